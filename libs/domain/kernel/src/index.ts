@@ -1,0 +1,4 @@
+export * from './assert-never';
+export * from './clock';
+export * from './domain-error';
+export * from './metadata';

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# tools/ci/services.sh — install, build, cache and start the real services Mango's tests and local stack need.
+#   tools/ci/services.sh install [pg|temporal|s3|docker|image|all]
+#   tools/ci/services.sh start   [pg|temporal|s3|docker|image|all]
+#   tools/ci/services.sh stop    [pg|temporal|s3|docker|all]
+#   eval "$(tools/ci/services.sh env)"
+# Idempotent. Builds are cached under $MANGO_SERVICES_CACHE (default ~/.cache/mango-services), which this
+# script owns; per-run state lives under $MANGO_SERVICES_RUN (default /tmp/mango-svc). Every listener binds
+# 127.0.0.1; dockerd runs without a bridge, so no container ever gets a private-range address.
+set -euo pipefail
+CACHE=${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}
+RUN=${MANGO_SERVICES_RUN:-/tmp/mango-svc}
+PG_PORT=${MANGO_PG_PORT:-55432}; TEMPORAL_PORT=${MANGO_TEMPORAL_PORT:-17233}; S3_PORT=${MANGO_S3_PORT:-17070}
+S3_ACCESS_KEY=${MANGO_S3_ACCESS_KEY:-mangoaccess}; S3_SECRET_KEY=${MANGO_S3_SECRET_KEY:-mangosecretkey123}
+TEMPORAL_CLI_VERSION=${TEMPORAL_CLI_VERSION:-v1.5.1}; VERSITYGW_VERSION=${VERSITYGW_VERSION:-v1.7.0}
+BASE_IMAGE=${MANGO_BASE_IMAGE:-mango-base:local}
+BIN=$CACHE/bin
+export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build GOFLAGS=-modcacherw CGO_ENABLED=0
+mkdir -p "$BIN" "$RUN/log" "$RUN/pid"
+log() { printf '[services] %s\n' "$*" >&2; }
+
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+apt_ensure() {
+  local p missing=(); for p in "$@"; do have_pkg "$p" || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" = 0 ] || { log "missing Debian packages (${missing[*]}); run as root or install them"; return 1; }
+  log "apt-get install ${missing[*]}"
+  [ -e "$RUN/.apt-updated" ] || { apt-get update -qq >/dev/null; touch "$RUN/.apt-updated"; }
+  # keep dpkg from starting the distro's own daemons (default postgres cluster, dockerd with a bridge)
+  if ! [ -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+wait_tcp() { local i; for ((i=0; i<${2:-30}*10; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
+             log "${3:-service} did not open 127.0.0.1:$1 (log: $RUN/log/${3:-service}.log)"; return 1; }
+running()  { local f=$RUN/pid/$1.pid; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
+start_bg() { local n=$1; shift; running "$n" && return 0
+             setsid "$@" >"$RUN/log/$n.log" 2>&1 </dev/null & echo $! >"$RUN/pid/$n.pid"; }   # only our own pids are ever killed
+stop_bg()  { local f=$RUN/pid/$1.pid p i; [ -f "$f" ] || return 0; p=$(cat "$f")
+             if kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null || true; for ((i=0;i<100;i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -9 "$p" 2>/dev/null || true; fi
+             rm -f "$f"; }
+need_go()  {
+  command -v go >/dev/null && return 0
+  [ -x /usr/local/go/bin/go ] && { export PATH=/usr/local/go/bin:$PATH; return 0; }
+  apt_ensure golang-go; command -v go >/dev/null || { log "no Go toolchain"; return 1; }
+}
+go_build() { # go_build <name> <module/pkg@version> [ldflags]  → $BIN/<name>-<version>, linked as $BIN/<name>
+  local name=$1 pkg=$2 ldflags=${3:-} ver=${2##*@} want
+  want=$BIN/$name-$ver
+  if ! [ -x "$want" ]; then need_go; log "building $pkg (cached in $CACHE; first build takes minutes)"
+    rm -rf "$CACHE/go/tmpbin-$name"
+    GOBIN=$CACHE/go/tmpbin-$name go install -trimpath -ldflags "-s -w $ldflags" "$pkg"
+    mv "$CACHE/go/tmpbin-$name/$name" "$want"; rm -rf "$CACHE/go/tmpbin-$name"; fi
+  ln -sfn "$want" "$BIN/$name"
+}
+
+# PostgreSQL 15 (Debian) -------------------------------------------------------------------------
+PGBIN=/usr/lib/postgresql/15/bin
+pg_install() { [ -x "$PGBIN/initdb" ] || apt_ensure postgresql-15; command -v psql >/dev/null || apt_ensure postgresql-client-15; }
+pg_start() {
+  pg_install; local d=$RUN/pg/data s=$RUN/pg/sock
+  if ! [ -s "$d/PG_VERSION" ]; then mkdir -p "$d" "$s"; chown -R postgres:postgres "$RUN/pg"; chmod 755 "$RUN"
+    runuser -u postgres -- "$PGBIN/initdb" -D "$d" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$RUN/log/pg-initdb.log"; fi
+  runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" status >/dev/null 2>&1 ||
+    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -l "$RUN/pg/postgres.log" -w -t 30 -o \
+      "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=minimal -c max_wal_senders=0 -c max_connections=300" start >/dev/null
+  local q="psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt"
+  $q -c "select 1 from pg_roles where rolname='mango'" | grep -q 1 || $q -c "create role mango login superuser password 'mango'" >/dev/null
+  $q -c "select 1 from pg_database where datname='mango'" | grep -q 1 || $q -c "create database mango owner mango" >/dev/null
+}
+pg_stop() { if [ -s "$RUN/pg/data/PG_VERSION" ]; then runuser -u postgres -- "$PGBIN/pg_ctl" -D "$RUN/pg/data" -m fast -w stop >/dev/null 2>&1 || true; fi; }
+
+# Temporal CLI dev server, built from the Go module proxy -----------------------------------------
+temporal_install() { go_build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" "-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}"; }
+temporal_start() {
+  temporal_install
+  start_bg temporal "$BIN/temporal" server start-dev --headless --ip 127.0.0.1 --port "$TEMPORAL_PORT" \
+    --http-port 0 --metrics-port 0 --log-level warn --log-format json \
+    --dynamic-config-value frontend.enableUpdateWorkflowExecution=true \
+    --dynamic-config-value frontend.enableUpdateWorkflowExecutionAsyncAccepted=true \
+    --dynamic-config-value frontend.enableExecuteMultiOperation=true \
+    --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
+    --dynamic-config-value matching.numTaskqueueWritePartitions=1
+  wait_tcp "$TEMPORAL_PORT" 60 temporal
+  local i; for ((i=0;i<150;i++)); do "$BIN/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  log "temporal not healthy (log: $RUN/log/temporal.log)"; return 1
+}
+temporal_stop() { stop_bg temporal; }
+
+# S3: versitygw (Apache-2.0), POSIX backend ---------------------------------------------------------
+s3_install() { go_build versitygw "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"; }
+s3_start() {
+  s3_install; mkdir -p "$RUN/s3/data" "$RUN/s3/meta"
+  start_bg s3 "$BIN/versitygw" --access "$S3_ACCESS_KEY" --secret "$S3_SECRET_KEY" --region us-east-1 \
+    --port "127.0.0.1:$S3_PORT" --health /health --quiet posix --sidecar "$RUN/s3/meta" "$RUN/s3/data"
+  wait_tcp "$S3_PORT" 30 s3
+}
+s3_stop() { stop_bg s3; }
+
+# Docker: our own daemon, no bridge, no iptables -------------------------------------------------------
+DOCKER_SOCK=$RUN/docker.sock
+docker_install() { command -v dockerd >/dev/null || apt_ensure docker.io; }
+docker_start() {
+  docker_install; export DOCKER_HOST=unix://$DOCKER_SOCK; docker info >/dev/null 2>&1 && return 0
+  mkdir -p "$CACHE/docker"
+  start_bg dockerd dockerd --data-root "$CACHE/docker" --exec-root "$RUN/dx" -H "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" \
+    --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --userland-proxy=false \
+    --storage-driver=overlay2 --log-level=warn
+  local i; for ((i=0;i<150;i++)); do docker info >/dev/null 2>&1 && return 0; sleep 0.2; done
+  log "dockerd failed: $RUN/log/dockerd.log"; return 1
+}
+docker_stop() { stop_bg dockerd
+  awk -v r="$RUN/dx" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true; }
+# Base image: bash, coreutils-lite and the machine's Node, imported from scratch (no registry needed).
+image_build() {
+  export DOCKER_HOST=unix://$DOCKER_SOCK; docker image inspect "$BASE_IMAGE" >/dev/null 2>&1 && return 0
+  local stage b l; stage=$(mktemp -d)
+  for b in "$(readlink -f "$(command -v node)")" /bin/bash /bin/sh /usr/bin/env /bin/cat /bin/ls /bin/rm /bin/mkdir /bin/sleep /usr/bin/id /bin/echo; do
+    cp -L --parents "$b" "$stage/"; for l in $(ldd "$b" | grep -o '/[^ ]*\.so[^ ]*'); do cp -L --parents "$l" "$stage/"; done; done
+  [ -e "$stage/usr/bin/node" ] || { mkdir -p "$stage/usr/bin"; ln -s "$(readlink -f "$(command -v node)")" "$stage/usr/bin/node"; }
+  mkdir -p "$stage"/{tmp,etc,root,workspace,home/mango}; chmod 1777 "$stage/tmp"
+  printf 'root:x:0:0:root:/root:/bin/bash\nmango:x:1000:1000:mango:/home/mango:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$stage/etc/passwd"
+  printf 'root:x:0:\nmango:x:1000:\nnogroup:x:65534:\n' >"$stage/etc/group"
+  tar --numeric-owner -C "$stage" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c 'CMD ["/bin/bash"]' - "$BASE_IMAGE" >/dev/null
+  rm -rf "$stage"
+}
+image_install() { docker_start; image_build; }; image_start() { image_install; }; image_stop() { :; }
+
+print_env() { cat <<ENV
+export MANGO_DATABASE_URL=postgres://mango:mango@127.0.0.1:$PG_PORT/mango
+export MANGO_PG_ADMIN_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
+export MANGO_TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT MANGO_TEMPORAL_NAMESPACE=default
+export MANGO_S3_ENDPOINT=http://127.0.0.1:$S3_PORT MANGO_S3_ACCESS_KEY=$S3_ACCESS_KEY MANGO_S3_SECRET_KEY=$S3_SECRET_KEY MANGO_S3_REGION=us-east-1
+export DOCKER_HOST=unix://$DOCKER_SOCK MANGO_BASE_IMAGE=$BASE_IMAGE
+ENV
+}
+action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image"
+case "$action" in
+  install|start|stop) for p in $what; do "${p}_${action}"; done ;;
+  env) print_env ;;
+  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|all]" >&2; exit 2 ;;
+esac

@@ -1,1 +1,2 @@
-export {};
+export * from './agent-definition';
+export * from './parse-agent';

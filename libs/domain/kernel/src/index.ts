@@ -2,3 +2,4 @@ export * from './assert-never';
 export * from './clock';
 export * from './domain-error';
 export * from './metadata';
+export * from './input-reader';

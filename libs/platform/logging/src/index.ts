@@ -1,1 +1,1 @@
-export {};
+export * from './create-logger';

@@ -1,0 +1,33 @@
+import 'reflect-metadata';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+
+/** One error that names every bad variable, so an operator fixes them all in one go. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function describe(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((e) => {
+    const name = prefix + e.property;
+    const own = Object.values(e.constraints ?? {}).map((msg) => `${name}: ${msg}`);
+    return [...own, ...describe(e.children ?? [], `${name}.`)];
+  });
+}
+
+/**
+ * Validates the process environment against an app's env DTO (class-validator decorators, with
+ * `@Type(() => Number)` etc. for conversion) once at boot. The only place that reads process.env.
+ */
+export function loadConfig<T extends object>(
+  dto: new () => T,
+  env: Record<string, string | undefined> = process.env,
+): T {
+  const instance = plainToInstance(dto, { ...env }, { enableImplicitConversion: false });
+  const errors = validateSync(instance, { whitelist: false, forbidUnknownValues: false });
+  if (errors.length > 0) throw new ConfigError(describe(errors));
+  return instance;
+}

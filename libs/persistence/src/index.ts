@@ -1,1 +1,4 @@
-export {};
+export * from './data-source';
+export * from './entities';
+export * from './migrate';
+export * from './migrations';

@@ -1,4 +1,5 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { AgentEntity } from './agent.entity';
 import type { AgentDefinition } from '@mango/domain-agents';
 
 /** One immutable version of an Agent's definition. Sessions freeze a copy of one of these. */
@@ -15,4 +16,8 @@ export class AgentVersionEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt!: Date;
+
+  @ManyToOne(() => AgentEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'agent_id' })
+  agent?: AgentEntity;
 }

@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { WorkspaceEntity } from './workspace.entity';
 
 /** An Agent's identity and lifecycle; its definition lives in immutable agent_versions rows. */
 @Entity({ name: 'agents' })
@@ -21,4 +22,8 @@ export class AgentEntity {
 
   @Column({ name: 'archived_at', type: 'timestamptz', precision: 3, nullable: true })
   archivedAt!: Date | null;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE', createForeignKeyConstraints: true })
+  @JoinColumn({ name: 'workspace_id' })
+  workspace?: WorkspaceEntity;
 }

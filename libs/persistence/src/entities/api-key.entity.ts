@@ -1,4 +1,6 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { EnvironmentEntity } from './environment.entity';
+import { WorkspaceEntity } from './workspace.entity';
 
 /**
  * Workspace API keys (environment_id null) and Environment-scoped supervisor keys. Only the SHA-256
@@ -32,4 +34,12 @@ export class ApiKeyEntity {
 
   @Column({ name: 'revoked_at', type: 'timestamptz', precision: 3, nullable: true })
   revokedAt!: Date | null;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE', createForeignKeyConstraints: true })
+  @JoinColumn({ name: 'workspace_id' })
+  workspace?: WorkspaceEntity;
+
+  @ManyToOne(() => EnvironmentEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'environment_id' })
+  environment?: EnvironmentEntity;
 }

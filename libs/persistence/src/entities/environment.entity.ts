@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { WorkspaceEntity } from './workspace.entity';
 
 @Entity({ name: 'environments' })
 @Index('environments_workspace_idx', ['workspaceId', 'id'])
@@ -37,4 +38,8 @@ export class EnvironmentEntity {
   /** Deleted Environments keep a row so that ids are never reused; every read treats them as absent. */
   @Column({ name: 'deleted_at', type: 'timestamptz', precision: 3, nullable: true })
   deletedAt!: Date | null;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE', createForeignKeyConstraints: true })
+  @JoinColumn({ name: 'workspace_id' })
+  workspace?: WorkspaceEntity;
 }

@@ -1,0 +1,40 @@
+import { createEmptyDatabase, createTestDatabase } from '@mango/testing';
+import { createDataSource } from './data-source';
+import { migrate, schemaDrift } from './migrate';
+import { MIGRATIONS } from './migrations';
+
+describe('migrations (real PostgreSQL)', () => {
+  it('produce exactly the schema the entities describe (generating a migration would produce nothing)', async () => {
+    const db = await createTestDatabase('drift');
+    const ds = createDataSource({ url: db.url, poolSize: 2 });
+    await ds.initialize();
+    try {
+      expect(await schemaDrift(ds)).toEqual([]);
+    } finally {
+      await ds.destroy();
+      await db.drop();
+    }
+  });
+
+  it('apply once under concurrent runners, hold an advisory lock, and leave wrkspc_default', async () => {
+    const db = await createEmptyDatabase('concurrent');
+    const sources = [1, 2, 3].map(() => createDataSource({ url: db.url, poolSize: 2 }));
+    try {
+      await Promise.all(sources.map((s) => s.initialize()));
+      const results = await Promise.all(sources.map((s) => migrate(s)));
+      expect(results.flat()).toHaveLength(MIGRATIONS.length);
+      const rows = await sources[0]!.query('SELECT count(*)::int AS n FROM mango_migrations');
+      expect(rows[0].n).toBe(MIGRATIONS.length);
+      const ws = await sources[0]!.query("SELECT id FROM workspaces WHERE id = 'wrkspc_default'");
+      expect(ws).toHaveLength(1);
+      expect(await migrate(sources[0]!)).toEqual([]);
+    } finally {
+      await Promise.all(sources.map((s) => (s.isInitialized ? s.destroy() : undefined)));
+      await db.drop();
+    }
+  });
+
+  it('file names follow <epoch-ms>-<VerbNoun> and class names carry the same stamp', () => {
+    for (const m of MIGRATIONS) expect(m.name).toMatch(/^[A-Z][A-Za-z]+\d{13}$/);
+  });
+});

@@ -1,0 +1,4 @@
+import { CreateFoundation1795940285941 } from './1795940285941-CreateFoundation';
+
+/** Every migration, in order, as an imported array. Landed migrations are immutable. */
+export const MIGRATIONS: Function[] = [CreateFoundation1795940285941];

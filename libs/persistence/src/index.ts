@@ -2,3 +2,5 @@ export * from './data-source';
 export * from './entities';
 export * from './migrate';
 export * from './migrations';
+export * from './persistence.module';
+export * from './insert-row';

@@ -38,7 +38,7 @@ const TEMPLATE_LOCK = 7_242_002;
 
 async function ensureTemplate(): Promise<string> {
   const digest = createHash('sha256')
-    .update(MIGRATIONS.map((m) => m.name).join(','))
+    .update(MIGRATIONS.map((m) => m.name + String(m.prototype.up)).join(','))
     .digest('hex')
     .slice(0, 12);
   const template = `mango_tpl_${digest}`;

@@ -1,1 +1,4 @@
-export {};
+export * from './healthcheck-result';
+export * from './work-lease.constants';
+export * from './work-lease.state';
+export * from './work-lease.types';

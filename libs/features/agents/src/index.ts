@@ -1,1 +1,3 @@
-export {};
+export * from './agent.view';
+export * from './agents.module';
+export * from './agents.service';

@@ -1,1 +1,3 @@
-export {};
+export * from './environment.view';
+export * from './environments.module';
+export * from './environments.service';

@@ -23,7 +23,7 @@ export class EnvironmentEntity {
   @Column({ type: 'text', nullable: true })
   scope!: 'organization' | 'account' | null;
 
-  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  @Column({ type: 'jsonb' })
   metadata!: Record<string, string>;
 
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })

@@ -1,1 +1,2 @@
 export * from './page-cursor';
+export * from './list-query';

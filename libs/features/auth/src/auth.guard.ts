@@ -1,0 +1,77 @@
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { permissionDenied, unauthenticated } from '@mango/domain-kernel';
+import { PUBLIC_ROUTE } from '@mango/platform-http';
+import type { Request } from 'express';
+import { DataSource } from 'typeorm';
+import { ALLOWED_CREDENTIALS } from './allow-credentials.decorator';
+import { credentialKindOf, digestCredential } from './credential';
+import type { Principal, PrincipalKind } from './principal';
+import { WORK_TOKEN_AUTHENTICATOR, WorkTokenAuthenticator } from './work-token-authenticator';
+
+/** Reads the credential from `Authorization: Bearer …` or `x-api-key: …` (same meaning). */
+export function presentedCredential(req: Request): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && auth.length > 0) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m ? m[1] : '';
+  }
+  const key = req.headers['x-api-key'];
+  return typeof key === 'string' && key.length > 0 ? key.trim() : undefined;
+}
+
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Optional() @Inject(WORK_TOKEN_AUTHENTICATOR) private readonly workTokens?: WorkTokenAuthenticator,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    const credential = presentedCredential(req);
+    if (credential === undefined) throw unauthenticated('missing credential: send Authorization: Bearer <key> or x-api-key');
+    const principal = await this.authenticate(credential);
+    if (!principal) throw unauthenticated('invalid or revoked credential');
+    const allowed = this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? ['workspace'];
+    if (!allowed.includes(principal.kind)) throw permissionDenied(`a ${describeKind(principal.kind)} may not perform this request`);
+    req.principal = principal;
+    return true;
+  }
+
+  async authenticate(credential: string): Promise<Principal | null> {
+    const kind = credentialKindOf(credential);
+    if (!kind) return null;
+    const digest = digestCredential(credential);
+    if (kind === 'workToken') return this.workTokens ? this.workTokens.authenticate(digest) : null;
+    const rows: Array<{ id: string; workspace_id: string; environment_id: string | null }> = await this.dataSource.query(
+      `SELECT k.id, k.workspace_id, k.environment_id
+         FROM api_keys k
+         LEFT JOIN environments e ON e.id = k.environment_id
+        WHERE k.digest = $1 AND k.revoked_at IS NULL
+          AND (k.environment_id IS NULL OR e.deleted_at IS NULL)`,
+      [digest],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    if (kind === 'workspaceKey' && row.environment_id === null) return { kind: 'workspace', workspaceId: row.workspace_id, keyId: row.id };
+    if (kind === 'environmentKey' && row.environment_id !== null) {
+      return { kind: 'environment', workspaceId: row.workspace_id, environmentId: row.environment_id, keyId: row.id };
+    }
+    return null;
+  }
+}
+
+function describeKind(kind: PrincipalKind): string {
+  switch (kind) {
+    case 'workspace':
+      return 'Workspace API key';
+    case 'environment':
+      return 'Environment key';
+    case 'work':
+      return 'Work token';
+  }
+}

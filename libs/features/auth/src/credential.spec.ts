@@ -1,0 +1,27 @@
+import { credentialHint, credentialKindOf, digestCredential, generateCredential } from './credential';
+
+describe('credentials', () => {
+  it.each(['workspaceKey', 'environmentKey', 'workToken'] as const)('%s round-trips its kind and is unpredictable', (kind) => {
+    const a = generateCredential(kind);
+    const b = generateCredential(kind);
+    expect(a).not.toBe(b);
+    expect(credentialKindOf(a)).toBe(kind);
+  });
+
+  it('stores a 32-byte SHA-256 digest, never the key', () => {
+    const key = generateCredential('workspaceKey');
+    const digest = digestCredential(key);
+    expect(digest).toHaveLength(32);
+    expect(digest.toString('utf8')).not.toContain(key);
+  });
+
+  it('rejects unknown formats', () => {
+    expect(credentialKindOf('sk-ant-api-xyz')).toBeUndefined();
+    expect(credentialKindOf(`${generateCredential('workspaceKey')}x`)).toBeUndefined();
+  });
+
+  it('hints reveal only the prefix and four characters', () => {
+    const key = generateCredential('environmentKey');
+    expect(credentialHint(key)).toBe(`${key.slice(0, 13)}…`);
+  });
+});

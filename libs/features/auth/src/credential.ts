@@ -1,0 +1,31 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Credential formats. The prefix tells the guard which table holds the digest; the rest is 32 random
+ * bytes. Only SHA-256 digests are ever stored.
+ */
+export const CREDENTIAL_PREFIXES = {
+  workspaceKey: 'mango_ak_',
+  environmentKey: 'mango_ek_',
+  workToken: 'mango_wt_',
+} as const;
+
+export type CredentialKind = keyof typeof CREDENTIAL_PREFIXES;
+
+export function generateCredential(kind: CredentialKind): string {
+  return CREDENTIAL_PREFIXES[kind] + randomBytes(32).toString('base64url');
+}
+
+export function digestCredential(credential: string): Buffer {
+  return createHash('sha256').update(credential, 'utf8').digest();
+}
+
+export function credentialKindOf(credential: string): CredentialKind | undefined {
+  for (const [kind, prefix] of Object.entries(CREDENTIAL_PREFIXES) as Array<[CredentialKind, string]>) {
+    if (credential.startsWith(prefix) && credential.length === prefix.length + 43) return kind;
+  }
+  return undefined;
+}
+
+/** A short, non-secret hint for listings: the prefix and the first four characters. */
+export const credentialHint = (credential: string): string => `${credential.slice(0, credential.indexOf('_', 6) + 5)}…`;

@@ -1,0 +1,66 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
+import { DomainError, ErrorCode } from '@mango/domain-kernel';
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { codeForHttpStatus, ErrorEnvelope, errorTypeOf, httpStatusOf } from './error-mapping';
+
+const FRAMEWORK_MESSAGES: Partial<Record<number, string>> = {
+  404: 'no such route',
+  413: 'request body is too large',
+};
+
+/** Renders every failure as the documented envelope. Unknown errors become a logged 500 `api_error`. */
+export function renderError(err: unknown, req: Request, log: Logger): { status: number; body: ErrorEnvelope } {
+  const request_id = req.requestId ?? 'req_unknown';
+  if (err instanceof DomainError) {
+    const status = httpStatusOf(err.code);
+    const error: ErrorEnvelope['error'] = { type: err.errorType ?? errorTypeOf(err.code), message: err.message };
+    if (err.details) error.details = err.details;
+    return { status, body: { type: 'error', error, request_id } };
+  }
+  const status = statusOfFrameworkError(err);
+  if (status !== undefined && status < 500) {
+    const code = codeForHttpStatus(status);
+    const message = frameworkMessage(err, status);
+    return { status: httpStatusOf(code), body: { type: 'error', error: { type: errorTypeOf(code), message }, request_id } };
+  }
+  log.error({ err, request_id, method: req.method, path: req.path }, 'unhandled error');
+  return {
+    status: 500,
+    body: { type: 'error', error: { type: errorTypeOf(ErrorCode.Internal), message: 'internal error' }, request_id },
+  };
+}
+
+function statusOfFrameworkError(err: unknown): number | undefined {
+  if (err instanceof HttpException) return err.getStatus();
+  if (typeof err === 'object' && err !== null) {
+    const s = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
+    if (typeof s === 'number' && s >= 400 && s < 600) return s;
+  }
+  return undefined;
+}
+
+function frameworkMessage(err: unknown, status: number): string {
+  const type = (err as { type?: unknown }).type;
+  if (type === 'entity.parse.failed') return 'request body is not valid JSON';
+  if (type === 'entity.too.large') return 'request body is too large';
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return 'unsupported request body encoding';
+  return FRAMEWORK_MESSAGES[status] ?? 'invalid request';
+}
+
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  constructor(private readonly log: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const req = http.getRequest<Request>();
+    const res = http.getResponse<Response>();
+    const { status, body } = renderError(exception, req, this.log);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(status).json(body);
+  }
+}

@@ -1,0 +1,55 @@
+import { INestApplication, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ApiExceptionFilter, renderError } from './api-exception.filter';
+import { NestPinoLogger } from './nest-pino-logger';
+import { requestIdMiddleware } from './request-id';
+
+export interface HttpAppOptions {
+  log: Logger;
+  /** Largest accepted JSON body, e.g. '32mb'. */
+  jsonLimit?: string;
+}
+
+/**
+ * Builds a Nest HTTP app with Mango's wire conventions: request ids, JSON bodies with a size limit,
+ * the error envelope for every failure (including malformed JSON and unknown routes), pino logs, and
+ * graceful shutdown on SIGTERM/SIGINT.
+ */
+export async function createHttpApp(module: Type<unknown>, options: HttpAppOptions): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(module, {
+    bodyParser: false,
+    logger: new NestPinoLogger(options.log),
+    abortOnError: false,
+  });
+  const express = app.getHttpAdapter().getInstance();
+  express.disable('x-powered-by');
+  express.set('query parser', 'extended');
+  app.use(requestIdMiddleware);
+  app.use(accessLog(options.log));
+  app.useBodyParser('json', { limit: options.jsonLimit ?? '32mb', strict: false, type: () => true });
+  app.useGlobalFilters(new ApiExceptionFilter(options.log));
+  app.enableShutdownHooks();
+  // Errors raised before routing (body parser) reach Express's error chain: render them too.
+  await app.init();
+  express.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const { status, body } = renderError(err, req, options.log);
+    res.status(status).json(body);
+  });
+  return app;
+}
+
+function accessLog(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const level = res.statusCode >= 500 ? 'error' : 'info';
+      log[level]({ request_id: req.requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+    });
+    next();
+  };
+}

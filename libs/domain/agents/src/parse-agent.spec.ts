@@ -59,8 +59,12 @@ describe('agent create', () => {
       configs: [
         { name: 'bash', type: 'bash', enabled: true, permission_policy: { type: 'deny' } },
         { name: 'read', type: 'read', enabled: true, permission_policy: { type: 'always_ask' } },
-        { name: 'web_search', type: 'web_search', enabled: true, permission_policy: { type: 'always_allow' } },
+        { name: 'write', type: 'write', enabled: true, permission_policy: { type: 'always_ask' } },
+        { name: 'edit', type: 'edit', enabled: true, permission_policy: { type: 'always_ask' } },
+        { name: 'glob', type: 'glob', enabled: true, permission_policy: { type: 'always_ask' } },
+        { name: 'grep', type: 'grep', enabled: true, permission_policy: { type: 'always_ask' } },
         { name: 'web_fetch', type: 'web_fetch', enabled: false, permission_policy: { type: 'always_ask' } },
+        { name: 'web_search', type: 'web_search', enabled: true, permission_policy: { type: 'always_allow' } },
       ],
     });
   });

@@ -157,18 +157,20 @@ function parseAgentToolset(o: Record<string, unknown>, path: string): AgentTools
       configs.push(config);
     });
   }
+  // The resolved form lists every tool of the toolset, in a fixed order, with every key filled in.
+  const resolved = BUILTIN_TOOL_NAMES.map(
+    (name): BuiltinToolConfig =>
+      configs.find((c) => c.name === name) ?? { name, type: name, enabled: default_config.enabled, permission_policy: default_config.permission_policy },
+  );
   // Web tools run at the model endpoint and require always_allow (seed 002, decisions).
-  for (const web of WEB_TOOL_NAMES) {
-    const explicit = configs.find((c) => c.name === web);
-    const enabled = explicit ? explicit.enabled : default_config.enabled;
-    const policy = explicit ? explicit.permission_policy : default_config.permission_policy;
-    if (enabled && policy.type !== 'always_allow') {
+  for (const web of resolved.filter((c) => (WEB_TOOL_NAMES as readonly string[]).includes(c.name))) {
+    if (web.enabled && web.permission_policy.type !== 'always_allow') {
       throw invalidRequest(
-        `${path}: ${web} runs at the model endpoint and requires permission_policy always_allow; configure it explicitly or disable it`,
+        `${path}: ${web.name} runs at the model endpoint and requires permission_policy always_allow; configure it explicitly or disable it`,
       );
     }
   }
-  return { type: AGENT_TOOLSET_TYPE, default_config, configs };
+  return { type: AGENT_TOOLSET_TYPE, default_config, configs: resolved };
 }
 
 function parseMcpToolset(o: Record<string, unknown>, path: string): McpToolset {
@@ -358,8 +360,7 @@ function checkCrossFieldRules(d: AgentDraft): void {
   }
   if (d.skills.length > 0) {
     const toolset = d.tools.find((t): t is AgentToolset => t.type === AGENT_TOOLSET_TYPE);
-    const read = toolset?.configs.find((c) => c.name === 'read');
-    const readEnabled = toolset ? (read ? read.enabled : toolset.default_config.enabled) : false;
+    const readEnabled = toolset?.configs.find((c) => c.name === 'read')?.enabled ?? false;
     if (!readEnabled) throw invalidRequest('skills require the read tool of agent_toolset_20260401 to be enabled');
   }
 }

@@ -1,7 +1,15 @@
 import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import type { ReportedResult } from './healthcheck-result';
 import { NO_HEARTBEAT } from './work-lease.constants';
-import { ack, claim, createHealthcheck, createSessionWork, heartbeat, recordResult, stop } from './work-lease.state';
+import {
+  ack,
+  claim,
+  createHealthcheck,
+  createSessionWork,
+  heartbeat,
+  recordResult,
+  stop,
+} from './work-lease.state';
 import type { WorkKind, WorkLease } from './work-lease.types';
 
 /**
@@ -21,12 +29,17 @@ export const claimedWork = (kind: WorkKind): WorkLease => claim(createdWork(kind
 export const startingWork = (kind: WorkKind): WorkLease => ack(claimedWork(kind), at(1)).next;
 export const activeWork = (kind: WorkKind): WorkLease =>
   heartbeat(startingWork(kind), { expectedLastHeartbeat: NO_HEARTBEAT }, at(2)).next;
-export const stoppingWork = (kind: WorkKind): WorkLease => stop(activeWork(kind), { force: false }, at(3)).next;
+export const stoppingWork = (kind: WorkKind): WorkLease =>
+  stop(activeWork(kind), { force: false }, at(3)).next;
 export const stoppedWork = (kind: WorkKind): WorkLease => stop(activeWork(kind), { force: true }, at(3)).next;
 
-export const SUCCEEDED: ReportedResult = { status: 'succeeded', message: 'Sandbox process and workspace check passed' };
+export const SUCCEEDED: ReportedResult = {
+  status: 'succeeded',
+  message: 'Sandbox process and workspace check passed',
+};
 /** A healthcheck whose worker reported SUCCEEDED at 10 s (retry window until 40 s). */
-export const completedCheck = (): WorkLease => recordResult(activeWork('healthcheck'), SUCCEEDED, at(10)).next;
+export const completedCheck = (): WorkLease =>
+  recordResult(activeWork('healthcheck'), SUCCEEDED, at(10)).next;
 
 export function caught(fn: () => unknown): DomainError {
   try {

@@ -163,7 +163,9 @@ function claimability(lease: WorkLease, now: Date, reclaimOlderThanMs: number): 
   switch (lease.state) {
     case 'queued':
       if (lease.claimedAt === null) return 'unclaimed';
-      return now.getTime() - lease.claimedAt.getTime() >= reclaimOlderThanMs ? 'stale_claim' : 'not_claimable';
+      return now.getTime() - lease.claimedAt.getTime() >= reclaimOlderThanMs
+        ? 'stale_claim'
+        : 'not_claimable';
     case 'starting':
     case 'active':
       return isLeaseLive(lease, now) ? 'not_claimable' : 'lost_lease';
@@ -296,7 +298,9 @@ export function heartbeat(
 function parseTtl(desired: number | undefined): number {
   if (desired === undefined) return DEFAULT_TTL_SECONDS;
   if (!Number.isInteger(desired) || desired < MIN_TTL_SECONDS || desired > MAX_TTL_SECONDS) {
-    throw invalidRequest(`desired_ttl_seconds must be an integer from ${MIN_TTL_SECONDS} through ${MAX_TTL_SECONDS}`);
+    throw invalidRequest(
+      `desired_ttl_seconds must be an integer from ${MIN_TTL_SECONDS} through ${MAX_TTL_SECONDS}`,
+    );
   }
   return desired;
 }
@@ -324,7 +328,11 @@ const heartbeatResponse = (lease: WorkLease, leaseExtended: boolean): HeartbeatR
  * records `stopped` from any live state. A healthcheck's result becomes `cancelled` at the moment of the
  * Stop — unless it already finished or is overdue (then it keeps its result / becomes `timed_out`).
  */
-export function stop(lease: WorkLease, input: { force: boolean }, now: Date): { next: WorkLease; changed: boolean } {
+export function stop(
+  lease: WorkLease,
+  input: { force: boolean },
+  now: Date,
+): { next: WorkLease; changed: boolean } {
   const reconciled = reconcileDeadline(lease, now);
   const current = reconciled.next;
   switch (current.state) {
@@ -365,7 +373,8 @@ function stopRequested(lease: WorkLease, now: Date): WorkLease {
  * failure with Result instead.
  */
 export function fail(lease: WorkLease, message: string, now: Date): { next: WorkLease } {
-  if (lease.kind !== 'session') throw invalidRequest('Fail is only for session Work; a healthcheck reports Result');
+  if (lease.kind !== 'session')
+    throw invalidRequest('Fail is only for session Work; a healthcheck reports Result');
   if (typeof message !== 'string' || message.length > FAIL_MESSAGE_MAX) {
     throw invalidRequest(`message must be a string of at most ${FAIL_MESSAGE_MAX} characters`);
   }
@@ -406,7 +415,9 @@ export function recordResult(
       throw refusal('not_acknowledged', 'result', current);
     case 'starting':
       requireLiveLease(current, now, 'result');
-      throw conflict('a healthcheck Result needs an active lease: send the first heartbeat before the Result');
+      throw conflict(
+        'a healthcheck Result needs an active lease: send the first heartbeat before the Result',
+      );
     case 'active':
       requireLiveLease(current, now, 'result');
       return {
@@ -441,7 +452,9 @@ export function recordResult(
 export function tokenAccess(lease: WorkLease, now: Date, operation: TokenOperation): TokenAccess {
   const current = reconcileDeadline(lease, now).next;
   const reason = tokenDenial(current, now, operation);
-  return reason === null ? { allowed: true } : { allowed: false, reason, error: refusal(reason, operation, current) };
+  return reason === null
+    ? { allowed: true }
+    : { allowed: false, reason, error: refusal(reason, operation, current) };
 }
 
 function tokenDenial(current: WorkLease, now: Date, operation: TokenOperation): TokenDenialReason | null {
@@ -514,7 +527,6 @@ function heartbeatPreconditionFailed(current: WorkLease, message: string): Domai
         lease_extended: false,
       },
     },
-    'heartbeat_precondition_failed',
   );
 }
 

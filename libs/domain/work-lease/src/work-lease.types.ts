@@ -56,11 +56,7 @@ export type TokenOperation = 'heartbeat' | 'fail' | 'stop' | 'result' | 'session
  * old token fails the digest lookup (401) before the lease is consulted.
  */
 export type TokenDenialReason =
-  | 'not_acknowledged'
-  | 'lease_expired'
-  | 'work_stopped'
-  | 'result_retry_only'
-  | 'result_window_closed';
+  'not_acknowledged' | 'lease_expired' | 'work_stopped' | 'result_retry_only' | 'result_window_closed';
 
 export type TokenAccess =
   | { readonly allowed: true }

@@ -12,12 +12,16 @@ import { WORK_TOKEN_AUTHENTICATOR, WorkTokenAuthenticator } from './work-token-a
 /** Reads the credential from `Authorization: Bearer …` or `x-api-key: …` (same meaning). */
 export function presentedCredential(req: Request): string | undefined {
   const auth = req.headers.authorization;
+  const key = req.headers['x-api-key'];
+  const fromKey = typeof key === 'string' && key.length > 0 ? key.trim() : undefined;
   if (typeof auth === 'string' && auth.length > 0) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    return m ? m[1] : '';
+    const bearer = m ? m[1] : '';
+    // Two different credentials in one request are ambiguous: refuse rather than pick one.
+    if (fromKey !== undefined && fromKey !== bearer) return '';
+    return bearer;
   }
-  const key = req.headers['x-api-key'];
-  return typeof key === 'string' && key.length > 0 ? key.trim() : undefined;
+  return fromKey;
 }
 
 @Injectable()

@@ -8,7 +8,7 @@ export function renderEnvironment(e: EnvironmentEntity) {
     name: e.name,
     description: e.description,
     config: e.config,
-    ...(e.scope ? { scope: e.scope } : {}),
+    scope: e.scope ?? 'organization',
     metadata: e.metadata,
     created_at: e.createdAt.toISOString(),
     updated_at: e.updatedAt.toISOString(),

@@ -52,7 +52,7 @@ export class EnvironmentsService {
     try {
       return await this.dataSource.transaction(async (tx) => {
         const env = await this.find(tx, workspaceId, id, true);
-        if (env.archivedAt) throw invalidRequest(`environment ${env.id} is archived and read-only`);
+        if (env.archivedAt) throw conflict(`environment ${env.id} is archived and read-only`);
         if (o.name !== undefined) {
           if (o.name === null) throw invalidRequest('name cannot be cleared');
           env.name = parseName(o.name);

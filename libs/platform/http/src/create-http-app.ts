@@ -1,4 +1,4 @@
-import { INestApplication, Type } from '@nestjs/common';
+import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
@@ -18,7 +18,7 @@ export interface HttpAppOptions {
  * the error envelope for every failure (including malformed JSON and unknown routes), pino logs, and
  * graceful shutdown on SIGTERM/SIGINT.
  */
-export async function createHttpApp(module: Type<unknown>, options: HttpAppOptions): Promise<INestApplication> {
+export async function createHttpApp(module: Type<unknown> | DynamicModule, options: HttpAppOptions): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module, {
     bodyParser: false,
     logger: new NestPinoLogger(options.log),

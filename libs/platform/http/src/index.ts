@@ -6,3 +6,4 @@ export * from './nest-pino-logger';
 export * from './public.decorator';
 export * from './readiness';
 export * from './request-id';
+export * from './run-main';

@@ -1,0 +1,23 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AgentsModule } from '@mango/feature-agents';
+import { AuthModule } from '@mango/feature-auth';
+import { EnvironmentsModule } from '@mango/feature-environments';
+import { HealthController } from '@mango/platform-http';
+import { PersistenceModule } from '@mango/persistence';
+import { ApiEnv } from './api.env';
+
+@Module({})
+export class AppModule {
+  static forRoot(env: ApiEnv): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, poolSize: env.MANGO_DB_POOL_SIZE, applicationName: 'mango-api' }),
+        AuthModule,
+        AgentsModule,
+        EnvironmentsModule,
+      ],
+      controllers: [HealthController],
+    };
+  }
+}

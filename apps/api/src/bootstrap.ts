@@ -1,0 +1,25 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { loadConfig } from '@mango/platform-config';
+import { createHttpApp } from '@mango/platform-http';
+import { createLogger } from '@mango/platform-logging';
+import { ApiEnv } from './api.env';
+import { AppModule } from './app.module';
+
+export interface RunningApi {
+  app: INestApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Boots the control-plane API. `main.ts` and the tests call exactly this. */
+export async function bootstrap(rawEnv: Record<string, string | undefined> = process.env): Promise<RunningApi> {
+  const env = loadConfig(ApiEnv, rawEnv);
+  const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
+  const app = await createHttpApp(AppModule.forRoot(env), { log });
+  await app.listen(env.MANGO_API_PORT, env.MANGO_API_HOST);
+  const address = app.getHttpServer().address() as { port: number };
+  const url = `http://${env.MANGO_API_HOST}:${address.port}`;
+  log.info({ url }, 'api listening');
+  return { app, url, close: () => app.close() };
+}

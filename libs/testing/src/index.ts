@@ -1,1 +1,4 @@
+export * from './app-process';
+export * from './http-client';
+export * from './openapi-contract';
 export * from './test-database';

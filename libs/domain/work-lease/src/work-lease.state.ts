@@ -1,13 +1,4 @@
-import {
-  DomainError,
-  ErrorCode,
-  assertNever,
-  conflict,
-  invalidRequest,
-  toWireTime,
-  toWireTimeOrNull,
-  unauthenticated,
-} from '@mango/domain-kernel';
+import { assertNever, conflict, invalidRequest, toWireTime } from '@mango/domain-kernel';
 import {
   CANCELLED_RESULT,
   type HealthcheckResult,
@@ -28,7 +19,10 @@ import {
   RESULT_RETRY_WINDOW_MS,
   STARTING_LEASE_SECONDS,
 } from './work-lease.constants';
+import { heartbeatPreconditionFailed, refusal } from './token-refusal';
 import type {
+  HeartbeatInput,
+  HeartbeatResponse,
   TokenAccess,
   TokenDenialReason,
   TokenOperation,
@@ -40,11 +34,13 @@ import type {
 /**
  * The Environment Work lease state machine (seed 002 "Environment Work", seed 003 healthchecks).
  *
- *   Poll        Ack          Heartbeat(NO_HEARTBEAT)   Heartbeat(previous)   graceful Stop
- *  queued ───▶ starting ───▶ active ──────────────────▶ active ─────────────▶ stopping ──▶ stopped
- *    ▲            │             │                                               (lease end / forced Stop)
- *    └────────────┴─────────────┘ lost lease: Poll reclaims under the same id, a new Ack is needed
- *  Fail, forced Stop, Result (healthcheck) and the healthcheck deadline lead to stopped from any live state.
+ *   Poll          Ack              Heartbeat(NO_HEARTBEAT)   graceful Stop     lease end / forced Stop
+ *  queued ─────▶ starting ───────▶ active ─────────────────▶ stopping ────────────────────────▶ stopped
+ *    ▲              │                │
+ *    └──────────────┴────────────────┘ lost lease: Poll reclaims under the same Work id; a new Ack is needed
+ *
+ *  Each later heartbeat echoes the previous one and renews the active lease. Fail, forced Stop, a
+ *  healthcheck Result and the healthcheck deadline stop live Work directly.
  *
  * How to read it:
  * - Every function is pure: `(lease, input, now) → { next, ...outputs }`, or it throws a DomainError.
@@ -241,21 +237,6 @@ export function ack(lease: WorkLease, now: Date): { next: WorkLease; alreadyAcke
 
 // ── Heartbeat ─────────────────────────────────────────────────────────────────────────────────────
 
-export interface HeartbeatInput {
-  /** `NO_HEARTBEAT` for the first heartbeat, then the previous response's `last_heartbeat` verbatim. */
-  readonly expectedLastHeartbeat: string;
-  /** 1–300; DEFAULT_TTL_SECONDS when omitted. */
-  readonly desiredTtlSeconds?: number;
-}
-
-/** The wire body (the controller adds `type: "work_heartbeat"`). */
-export interface HeartbeatResponse {
-  readonly last_heartbeat: string;
-  readonly lease_extended: boolean;
-  readonly state: WorkState;
-  readonly ttl_seconds: number;
-}
-
 /**
  * Heartbeat (Work token). The worker must echo what the server last returned — `NO_HEARTBEAT` while
  * `starting` — so a stale or duplicated owner gets 412. The first heartbeat makes the Work `active`.
@@ -373,8 +354,9 @@ function stopRequested(lease: WorkLease, now: Date): WorkLease {
  * failure with Result instead.
  */
 export function fail(lease: WorkLease, message: string, now: Date): { next: WorkLease } {
-  if (lease.kind !== 'session')
+  if (lease.kind !== 'session') {
     throw invalidRequest('Fail is only for session Work; a healthcheck reports Result');
+  }
   if (typeof message !== 'string' || message.length > FAIL_MESSAGE_MAX) {
     throw invalidRequest(`message must be a string of at most ${FAIL_MESSAGE_MAX} characters`);
   }
@@ -492,42 +474,6 @@ function closedWindowDenial(current: WorkLease): 'result_window_closed' | 'work_
 
 function requireLiveLease(current: WorkLease, now: Date, operation: TokenOperation): void {
   if (!isLeaseLive(current, now)) throw refusal('lease_expired', operation, current);
-}
-
-/** The single place a token denial becomes an error: all 401, except an expired lease on heartbeat (412). */
-function refusal(reason: TokenDenialReason, operation: TokenOperation, current: WorkLease): DomainError {
-  switch (reason) {
-    case 'not_acknowledged':
-      return unauthenticated('the Work token is not usable until the Work is acknowledged');
-    case 'lease_expired':
-      return operation === 'heartbeat'
-        ? heartbeatPreconditionFailed(current, 'the Work lease has expired')
-        : unauthenticated('the Work lease has expired');
-    case 'work_stopped':
-      return unauthenticated('the Work is stopped');
-    case 'result_retry_only':
-      return unauthenticated('after its Result, the Work token may only retry that Result');
-    case 'result_window_closed':
-      return unauthenticated('the Result retry window has closed');
-    default:
-      return assertNever(reason, 'token denial');
-  }
-}
-
-/** 412 with the lease as the server sees it, so the worker knows it lost the lease. */
-function heartbeatPreconditionFailed(current: WorkLease, message: string): DomainError {
-  return new DomainError(
-    ErrorCode.PreconditionFailed,
-    message,
-    {
-      current_state: {
-        state: current.state,
-        ttl_seconds: current.ttlSeconds,
-        last_heartbeat: toWireTimeOrNull(current.latestHeartbeatAt),
-        lease_extended: false,
-      },
-    },
-  );
 }
 
 function earliest(a: Date | null, b: Date | null): Date | null {

@@ -61,3 +61,18 @@ export type TokenDenialReason =
 export type TokenAccess =
   | { readonly allowed: true }
   | { readonly allowed: false; readonly reason: TokenDenialReason; readonly error: DomainError };
+
+export interface HeartbeatInput {
+  /** `NO_HEARTBEAT` for the first heartbeat, then the previous response's `last_heartbeat` verbatim. */
+  readonly expectedLastHeartbeat: string;
+  /** 1–300; DEFAULT_TTL_SECONDS when omitted. */
+  readonly desiredTtlSeconds?: number;
+}
+
+/** The wire body (the controller adds `type: "work_heartbeat"`). */
+export interface HeartbeatResponse {
+  readonly last_heartbeat: string;
+  readonly lease_extended: boolean;
+  readonly state: WorkState;
+  readonly ttl_seconds: number;
+}

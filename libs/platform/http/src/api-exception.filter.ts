@@ -43,6 +43,8 @@ function statusOfFrameworkError(err: unknown): number | undefined {
 function frameworkMessage(err: unknown, status: number): string {
   const type = (err as { type?: unknown }).type;
   if (type === 'entity.parse.failed') return 'request body is not valid JSON';
+  // Nest turns body-parser failures into HttpExceptions that carry JSON.parse's message.
+  if (status === 400 && err instanceof HttpException && /JSON/.test(err.message)) return 'request body is not valid JSON';
   if (type === 'entity.too.large') return 'request body is too large';
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') return 'unsupported request body encoding';
   return FRAMEWORK_MESSAGES[status] ?? 'invalid request';

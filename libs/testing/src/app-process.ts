@@ -1,0 +1,66 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '../../..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface AppProcess {
+  child: ChildProcess;
+  logs: () => string;
+  /** Sends a signal and waits for the process to exit; returns its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts one of Mango's apps as a real child process (`node -r tools/runtime/register.js <entry>`)
+ * and waits until `ready()` resolves true.
+ */
+export async function startApp(
+  entry: string,
+  env: Record<string, string>,
+  ready: () => Promise<boolean>,
+  timeoutMs = 30_000,
+): Promise<AppProcess> {
+  const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += String(d)));
+  child.stderr!.on('data', (d) => (output += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode} during start-up:\n${output}`);
+    if (await ready().catch(() => false)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${entry} was not ready after ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    logs: () => output,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Resolves once GET url answers with the given status. */
+export const answers = (url: string, status = 200) => async () => (await fetch(url)).status === status;

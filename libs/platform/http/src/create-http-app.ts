@@ -16,7 +16,7 @@ export interface HttpAppOptions {
 /**
  * Builds a Nest HTTP app with Mango's wire conventions: request ids, JSON bodies with a size limit,
  * the error envelope for every failure (including malformed JSON and unknown routes), pino logs, and
- * graceful shutdown on SIGTERM/SIGINT.
+ * graceful shutdown through `runMain`.
  */
 export async function createHttpApp(module: Type<unknown> | DynamicModule, options: HttpAppOptions): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module, {
@@ -31,7 +31,6 @@ export async function createHttpApp(module: Type<unknown> | DynamicModule, optio
   app.use(accessLog(options.log));
   app.useBodyParser('json', { limit: options.jsonLimit ?? '32mb', strict: false, type: () => true });
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
-  app.enableShutdownHooks();
   // Errors raised before routing (body parser) reach Express's error chain: render them too.
   await app.init();
   express.use((err: unknown, req: Request, res: Response, next: NextFunction) => {

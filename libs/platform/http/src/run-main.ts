@@ -2,15 +2,41 @@ import { ConfigError } from '@mango/platform-config';
 
 /**
  * Entry-point wrapper shared by every app: a configuration error prints the list of bad variables and
- * exits 2; any other boot failure exits 1. Shutdown signals are handled by each app's Nest hooks.
+ * exits 2; any other boot failure exits 1. SIGTERM and SIGINT close the app (Nest shutdown hooks run) and exit 0.
  */
-export function runMain(service: string, start: () => Promise<unknown>): void {
-  start().catch((err: unknown) => {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${JSON.stringify({ level: 'fatal', service, msg: err.message, problems: err.problems })}\n`);
-      process.exit(2);
-    }
-    process.stderr.write(`${JSON.stringify({ level: 'fatal', service, msg: 'boot failed', err: String((err as Error)?.stack ?? err) })}\n`);
-    process.exit(1);
-  });
+export function runMain(service: string, start: () => Promise<{ close(): Promise<void> }>): void {
+  start()
+    .then((running) => {
+      let stopping = false;
+      const stop = (signal: NodeJS.Signals) => {
+        if (stopping) return;
+        stopping = true;
+        process.stderr.write(
+          `${JSON.stringify({ level: 'info', service, msg: `${signal}: shutting down` })}\n`,
+        );
+        running.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            process.stderr.write(
+              `${JSON.stringify({ level: 'error', service, msg: 'shutdown failed', err: String(err) })}\n`,
+            );
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    })
+    .catch((err: unknown) => {
+      if (err instanceof ConfigError) {
+        process.stderr.write(
+          `${JSON.stringify({ level: 'fatal', service, msg: err.message, problems: err.problems })}\n`,
+        );
+        process.exit(2);
+      }
+      process.stderr.write(
+        `${JSON.stringify({ level: 'fatal', service, msg: 'boot failed', err: String((err as Error)?.stack ?? err) })}\n`,
+      );
+      process.exit(1);
+    });
 }

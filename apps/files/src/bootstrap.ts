@@ -1,0 +1,34 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { ObjectStore } from '@mango/adapter-object-store';
+import { loadConfig } from '@mango/platform-config';
+import { createHttpApp } from '@mango/platform-http';
+import { createLogger } from '@mango/platform-logging';
+import { AppModule } from './app.module';
+import { FilesEnv } from './files.env';
+
+export interface RunningFiles {
+  app: INestApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Boots the file/object service (Files and Skills arrive in their own milestone). */
+export async function bootstrap(rawEnv: Record<string, string | undefined> = process.env): Promise<RunningFiles> {
+  const env = loadConfig(FilesEnv, rawEnv);
+  const log = createLogger({ service: 'files', level: env.MANGO_LOG_LEVEL });
+  const store = new ObjectStore({
+    endpoint: env.MANGO_S3_ENDPOINT,
+    accessKey: env.MANGO_S3_ACCESS_KEY,
+    secretKey: env.MANGO_S3_SECRET_KEY,
+    region: env.MANGO_S3_REGION,
+    bucket: env.MANGO_S3_BUCKET,
+  });
+  await store.ensureBucket();
+  const app = await createHttpApp(AppModule.forRoot(env, store), { log });
+  await app.listen(env.MANGO_FILES_PORT, env.MANGO_FILES_HOST);
+  const { port } = app.getHttpServer().address() as { port: number };
+  const url = `http://${env.MANGO_FILES_HOST}:${port}`;
+  log.info({ url, bucket: env.MANGO_S3_BUCKET }, 'files listening');
+  return { app, url, close: () => app.close() };
+}

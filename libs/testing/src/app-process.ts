@@ -30,7 +30,7 @@ export interface AppProcess {
 export async function startApp(
   entry: string,
   env: Record<string, string>,
-  ready: () => Promise<boolean>,
+  ready: (logs: () => string) => Promise<boolean>,
   timeoutMs = 30_000,
 ): Promise<AppProcess> {
   const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)], {
@@ -45,7 +45,7 @@ export async function startApp(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode} during start-up:\n${output}`);
-    if (await ready().catch(() => false)) break;
+    if (await ready(() => output).catch(() => false)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`${entry} was not ready after ${timeoutMs} ms:\n${output}`);
@@ -61,6 +61,9 @@ export async function startApp(
     },
   };
 }
+
+/** Resolves once the process has logged a line containing `text`. */
+export const logged = (text: string) => async (logs: () => string) => logs().includes(text);
 
 /** Resolves once GET url answers with the given status. */
 export const answers = (url: string, status = 200) => async () => (await fetch(url)).status === status;

@@ -1,1 +1,1 @@
-export {};
+export * from './probe.activities';

@@ -1,1 +1,3 @@
-export {};
+// Workflow entry point bundled by the Temporal SDK: export every workflow function here.
+export * from './probe.workflow';
+export type * from './activities.contract';

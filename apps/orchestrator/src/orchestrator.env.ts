@@ -1,0 +1,21 @@
+import { IsIn, IsString, Matches, MinLength } from 'class-validator';
+
+/** Every variable apps/orchestrator reads, validated once at boot. */
+export class OrchestratorEnv {
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
+  MANGO_DATABASE_URL!: string;
+
+  @Matches(/^[^\s:]+:\d{1,5}$/, { message: 'MANGO_TEMPORAL_ADDRESS must be host:port' })
+  MANGO_TEMPORAL_ADDRESS!: string;
+
+  @IsString()
+  @MinLength(1)
+  MANGO_TEMPORAL_NAMESPACE: string = 'default';
+
+  @IsString()
+  @MinLength(1)
+  MANGO_TASK_QUEUE: string = 'mango';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  MANGO_LOG_LEVEL: string = 'info';
+}

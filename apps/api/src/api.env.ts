@@ -17,7 +17,7 @@ export class ApiEnv {
 
   /** The base URL workers use to reach the API (it goes into each Work secret as api_base_url). */
   @IsOptional()
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_PUBLIC_BASE_URL?: string;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

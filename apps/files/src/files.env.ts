@@ -15,7 +15,7 @@ export class FilesEnv {
   @IsString()
   MANGO_FILES_HOST: string = '127.0.0.1';
 
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_S3_ENDPOINT!: string;
 
   @IsString()

@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { loadConfig } from '@mango/platform-config';
+import { NestPinoLogger } from '@mango/platform-http';
+import { createLogger } from '@mango/platform-logging';
+import { AppModule } from './app.module';
+import { SupervisorEnv } from './supervisor.env';
+
+/** Boots `mango-worker docker`. `main.ts` and the tests call exactly this. */
+export async function bootstrap(rawEnv: Record<string, string | undefined> = process.env) {
+  const env = loadConfig(SupervisorEnv, rawEnv);
+  const log = createLogger({ service: 'supervisor', level: env.MANGO_LOG_LEVEL });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log), { logger: new NestPinoLogger(log) });
+  await app.init();
+  return { app, close: () => app.close() };
+}

@@ -1,0 +1,4 @@
+import { runMain } from '@mango/platform-http';
+import { bootstrap } from './bootstrap';
+
+runMain('supervisor', bootstrap);

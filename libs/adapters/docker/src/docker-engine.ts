@@ -1,0 +1,24 @@
+import Docker from 'dockerode';
+
+/** Every Docker API request Mango makes is bounded (seed 003: separate 15-second request bounds). */
+export const DOCKER_REQUEST_TIMEOUT_MS = 15_000;
+
+export interface DockerEngineInfo {
+  version: string;
+  apiVersion: string;
+  os: string;
+  arch: string;
+}
+
+/** A dockerode client for `DOCKER_HOST` (unix:///path or tcp://host:port), or the default socket. */
+export function createDockerClient(dockerHost?: string): Docker {
+  if (!dockerHost) return new Docker({ timeout: DOCKER_REQUEST_TIMEOUT_MS });
+  const url = new URL(dockerHost);
+  if (url.protocol === 'unix:') return new Docker({ socketPath: url.pathname, timeout: DOCKER_REQUEST_TIMEOUT_MS });
+  return new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: 'http', timeout: DOCKER_REQUEST_TIMEOUT_MS });
+}
+
+export async function engineInfo(docker: Docker): Promise<DockerEngineInfo> {
+  const v = await docker.version();
+  return { version: v.Version, apiVersion: v.ApiVersion, os: v.Os, arch: v.Arch };
+}

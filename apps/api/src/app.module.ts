@@ -12,7 +12,11 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, poolSize: env.MANGO_DB_POOL_SIZE, applicationName: 'mango-api' }),
+        PersistenceModule.forRoot({
+          url: env.MANGO_DATABASE_URL,
+          poolSize: env.MANGO_DB_POOL_SIZE,
+          applicationName: 'mango-api',
+        }),
         AuthModule,
         AgentsModule,
         EnvironmentsModule,

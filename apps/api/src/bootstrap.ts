@@ -13,7 +13,7 @@ export interface RunningApi {
 }
 
 /** Boots the control-plane API. `main.ts` and the tests call exactly this. */
-export async function bootstrap(rawEnv: Record<string, string | undefined> = process.env): Promise<RunningApi> {
+export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningApi> {
   const env = loadConfig(ApiEnv, rawEnv);
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
   const app = await createHttpApp(AppModule.forRoot(env), { log });

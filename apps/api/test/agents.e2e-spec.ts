@@ -10,13 +10,27 @@ describe('Agents over HTTP (real apps/api process, real PostgreSQL)', () => {
   });
   afterAll(() => api.close());
 
-  const toolset = { type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } };
+  const toolset = {
+    type: 'agent_toolset_20260401',
+    default_config: { permission_policy: { type: 'always_allow' } },
+  };
 
   it('creates (201), reads, updates with optimistic versions and keeps every version', async () => {
-    const created = await http.post('/v1/agents', { name: 'coder', model: 'claude-sonnet-4-6', tools: [toolset], metadata: { team: 'a' } });
+    const created = await http.post('/v1/agents', {
+      name: 'coder',
+      model: 'claude-sonnet-4-6',
+      tools: [toolset],
+      metadata: { team: 'a' },
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('request-id')).toMatch(/^req_/);
-    expect(created.body).toMatchObject({ type: 'agent', name: 'coder', version: 1, model: { id: 'claude-sonnet-4-6' }, archived_at: null });
+    expect(created.body).toMatchObject({
+      type: 'agent',
+      name: 'coder',
+      version: 1,
+      model: { id: 'claude-sonnet-4-6' },
+      archived_at: null,
+    });
     const id = created.body.id;
 
     const stale = await http.post(`/v1/agents/${id}`, { version: 0 + 2, system: 'be brief' });
@@ -24,7 +38,11 @@ describe('Agents over HTTP (real apps/api process, real PostgreSQL)', () => {
     expect(stale.body.error.type).toBe('invalid_request_error');
     expect(stale.body.error.message).toMatch(/current version 1/);
 
-    const updated = await http.post(`/v1/agents/${id}`, { version: 1, system: 'be brief', metadata: { team: null, tier: 'gold' } });
+    const updated = await http.post(`/v1/agents/${id}`, {
+      version: 1,
+      system: 'be brief',
+      metadata: { team: null, tier: 'gold' },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ version: 2, system: 'be brief', metadata: { tier: 'gold' } });
 
@@ -48,7 +66,8 @@ describe('Agents over HTTP (real apps/api process, real PostgreSQL)', () => {
 
   it('lists newest first with pagination, time filters and archive exclusion', async () => {
     const ids: string[] = [];
-    for (const name of ['l1', 'l2', 'l3']) ids.push((await http.post('/v1/agents', { name, model: 'm' })).body.id);
+    for (const name of ['l1', 'l2', 'l3'])
+      ids.push((await http.post('/v1/agents', { name, model: 'm' })).body.id);
     const first = await http.get('/v1/agents?limit=2');
     expect(first.body.data.map((a: { id: string }) => a.id)).toEqual([ids[2], ids[1]]);
     const second = await http.get(`/v1/agents?limit=2&page=${first.body.next_page}`);
@@ -56,10 +75,16 @@ describe('Agents over HTTP (real apps/api process, real PostgreSQL)', () => {
 
     const archived = await http.post(`/v1/agents/${ids[1]}/archive`);
     expect(archived.body.archived_at).not.toBeNull();
-    expect((await http.post(`/v1/agents/${ids[1]}/archive`)).body.archived_at).toBe(archived.body.archived_at);
+    expect((await http.post(`/v1/agents/${ids[1]}/archive`)).body.archived_at).toBe(
+      archived.body.archived_at,
+    );
     const visible = (await http.get('/v1/agents?limit=100')).body.data.map((a: { id: string }) => a.id);
     expect(visible).not.toContain(ids[1]);
-    expect((await http.get('/v1/agents?limit=100&include_archived=true')).body.data.map((a: { id: string }) => a.id)).toContain(ids[1]);
+    expect(
+      (await http.get('/v1/agents?limit=100&include_archived=true')).body.data.map(
+        (a: { id: string }) => a.id,
+      ),
+    ).toContain(ids[1]);
     const updateArchived = await http.post(`/v1/agents/${ids[1]}`, { name: 'x' });
     expect(updateArchived.status).toBe(409);
 
@@ -73,43 +98,88 @@ describe('Agents over HTTP (real apps/api process, real PostgreSQL)', () => {
     const lead = await http.post('/v1/agents', {
       name: 'lead',
       model: 'm',
-      multiagent: { type: 'coordinator', agents: [worker.id, { type: 'self' }, { type: 'advisor', model: 'claude-opus-4-8' }] },
+      multiagent: {
+        type: 'coordinator',
+        agents: [worker.id, { type: 'self' }, { type: 'advisor', model: 'claude-opus-4-8' }],
+      },
     });
     expect(lead.status).toBe(201);
     expect(lead.body.multiagent.agents[0]).toEqual({ type: 'agent', id: worker.id, version: 1 });
-    const nested = await http.post('/v1/agents', { name: 'boss', model: 'm', multiagent: { type: 'coordinator', agents: [lead.body.id] } });
+    const nested = await http.post('/v1/agents', {
+      name: 'boss',
+      model: 'm',
+      multiagent: { type: 'coordinator', agents: [lead.body.id] },
+    });
     expect(nested.status).toBe(400);
     expect(nested.body.error.message).toMatch(/depth is limited to 1/);
   });
 
   describe('bad input: documented status and envelope, nothing written', () => {
     const cases: Array<[string, () => Promise<{ status: number; body: any }>, number, RegExp]> = [
-      ['malformed JSON', () => http.post('/v1/agents', undefined, { raw: '{"name": ' }), 400, /not valid JSON/],
+      [
+        'malformed JSON',
+        () => http.post('/v1/agents', undefined, { raw: '{"name": ' }),
+        400,
+        /not valid JSON/,
+      ],
       ['a wrong type', () => http.post('/v1/agents', { name: 5, model: 'm' }), 400, /name must be a string/],
-      ['an unknown enum value', () => http.post('/v1/agents', { name: 'a', model: { id: 'm', speed: 'warp' } }), 400, /model.speed must be one of/],
-      ['an oversize name', () => http.post('/v1/agents', { name: 'x'.repeat(257), model: 'm' }), 400, /at most 256/],
-      ['oversize metadata', () => http.post('/v1/agents', { name: 'a', model: 'm', metadata: { k: 'v'.repeat(513) } }), 400, /exceeds 512/],
+      [
+        'an unknown enum value',
+        () => http.post('/v1/agents', { name: 'a', model: { id: 'm', speed: 'warp' } }),
+        400,
+        /model.speed must be one of/,
+      ],
+      [
+        'an oversize name',
+        () => http.post('/v1/agents', { name: 'x'.repeat(257), model: 'm' }),
+        400,
+        /at most 256/,
+      ],
+      [
+        'oversize metadata',
+        () => http.post('/v1/agents', { name: 'a', model: 'm', metadata: { k: 'v'.repeat(513) } }),
+        400,
+        /exceeds 512/,
+      ],
       ['an array body', () => http.post('/v1/agents', [1]), 400, /body must be an object/],
       ['an unknown query parameter', () => http.get('/v1/agents?colour=red'), 400, /unknown query parameter/],
-      ['a bad limit', () => http.get('/v1/agents?limit=1001'), 400, /limit must be an integer from 1 to 1000/],
+      [
+        'a bad limit',
+        () => http.get('/v1/agents?limit=1001'),
+        400,
+        /limit must be an integer from 1 to 1000/,
+      ],
       ['a forged page cursor', () => http.get('/v1/agents?page=Zm9v'), 400, /page cursor/],
       ['a wrong id prefix', () => http.get('/v1/agents/env_01JD2Y3QX9V5M8K7R6T4W2P0AB'), 404, /not found/],
-      ['an unknown agent', () => http.post('/v1/agents/agent_01JD2Y3QX9V5M8K7R6T4W2P0AB', { name: 'x' }), 404, /not found/],
+      [
+        'an unknown agent',
+        () => http.post('/v1/agents/agent_01JD2Y3QX9V5M8K7R6T4W2P0AB', { name: 'x' }),
+        404,
+        /not found/,
+      ],
       ['an unknown route', () => http.get('/v1/nothing-here', { contract: false }), 404, /no such route/],
     ];
     it.each(cases)('%s', async (_label, send, status, message) => {
-      const before = await api.sql<{ n: number }>('SELECT (SELECT count(*) FROM agents) + (SELECT count(*) FROM agent_versions) AS n');
+      const before = await api.sql<{ n: number }>(
+        'SELECT (SELECT count(*) FROM agents) + (SELECT count(*) FROM agent_versions) AS n',
+      );
       const res = await send();
       expect(res.status).toBe(status);
       expect(res.body.type).toBe('error');
       expect(res.body.request_id).toMatch(/^req_/);
       expect(res.body.error.message).toMatch(message);
-      const after = await api.sql<{ n: number }>('SELECT (SELECT count(*) FROM agents) + (SELECT count(*) FROM agent_versions) AS n');
+      const after = await api.sql<{ n: number }>(
+        'SELECT (SELECT count(*) FROM agents) + (SELECT count(*) FROM agent_versions) AS n',
+      );
       expect(after[0]!.n).toBe(before[0]!.n);
     });
 
     it('a body over the limit is 413 request_too_large', async () => {
-      const res = await http.post('/v1/agents', { name: 'a', model: 'm', system: 'x'.repeat(33 * 1024 * 1024) });
+      const res = await http.post('/v1/agents', {
+        name: 'a',
+        model: 'm',
+        system: 'x'.repeat(33 * 1024 * 1024),
+      });
       expect(res.status).toBe(413);
       expect(res.body.error.type).toBe('request_too_large');
     });

@@ -15,7 +15,10 @@ function servedRoutes(api: RunningApi): string[] {
     .flatMap((l) =>
       Object.keys(l.route!.methods)
         .filter((m) => m !== '_all')
-        .map((m) => `${m.toUpperCase()} ${l.route!.path.replace(/:([A-Za-z]+)/g, (_, name: string) => `{${name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}}`)}`),
+        .map(
+          (m) =>
+            `${m.toUpperCase()} ${l.route!.path.replace(/:([A-Za-z]+)/g, (_, name: string) => `{${name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}}`)}`,
+        ),
     );
 }
 

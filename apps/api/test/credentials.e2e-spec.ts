@@ -64,7 +64,11 @@ describe('credential matrix (real apps/api process)', () => {
     });
   }
 
-  it.each(routes.filter(([, op]) => op.endsWith('retrieve') || op.endsWith('update') || op.endsWith('versions.list')))(
+  it.each(
+    routes.filter(
+      ([, op]) => op.endsWith('retrieve') || op.endsWith('update') || op.endsWith('versions.list'),
+    ),
+  )(
     "another workspace's key gets 404 for this workspace's resources: %s %s",
     async (method, _op, path, body) => {
       const res = await httpClient(api.url, creds.otherWorkspace).request(method, path(ids), body());
@@ -80,10 +84,16 @@ describe('credential matrix (real apps/api process)', () => {
   });
 
   it('x-api-key means the same as Authorization: Bearer; two different credentials are refused', async () => {
-    expect((await httpClient(api.url, creds.workspace, { header: 'x-api-key' }).get('/v1/agents')).status).toBe(200);
-    const both = await httpClient(api.url, creds.workspace).get('/v1/agents', { headers: { 'x-api-key': creds.environment! } });
+    expect(
+      (await httpClient(api.url, creds.workspace, { header: 'x-api-key' }).get('/v1/agents')).status,
+    ).toBe(200);
+    const both = await httpClient(api.url, creds.workspace).get('/v1/agents', {
+      headers: { 'x-api-key': creds.environment! },
+    });
     expect(both.status).toBe(401);
-    const same = await httpClient(api.url, creds.workspace).get('/v1/agents', { headers: { 'x-api-key': creds.workspace! } });
+    const same = await httpClient(api.url, creds.workspace).get('/v1/agents', {
+      headers: { 'x-api-key': creds.workspace! },
+    });
     expect(same.status).toBe(200);
   });
 

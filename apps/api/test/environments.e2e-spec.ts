@@ -11,16 +11,28 @@ describe('Environments over HTTP (real apps/api process, real PostgreSQL)', () =
   afterAll(() => api.close());
 
   it('creates self_hosted Environments (201), enforces unique names, patches metadata, archives and deletes', async () => {
-    const created = await http.post('/v1/environments', { name: 'pool-a', description: 'docker hosts', metadata: { region: 'eu', owner: 'ops' } });
+    const created = await http.post('/v1/environments', {
+      name: 'pool-a',
+      description: 'docker hosts',
+      metadata: { region: 'eu', owner: 'ops' },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ type: 'environment', name: 'pool-a', config: { type: 'self_hosted' }, scope: 'organization' });
+    expect(created.body).toMatchObject({
+      type: 'environment',
+      name: 'pool-a',
+      config: { type: 'self_hosted' },
+      scope: 'organization',
+    });
     const id = created.body.id;
 
     const dup = await http.post('/v1/environments', { name: 'pool-a' });
     expect(dup.status).toBe(409);
     expect(dup.body.error.message).toMatch(/already exists/);
 
-    const updated = await http.post(`/v1/environments/${id}`, { description: null, metadata: { region: '', owner: null, tier: '1' } });
+    const updated = await http.post(`/v1/environments/${id}`, {
+      description: null,
+      metadata: { region: '', owner: null, tier: '1' },
+    });
     expect(updated.body).toMatchObject({ description: null, metadata: { tier: '1' } });
     const cloud = await http.post(`/v1/environments/${id}`, { config: { type: 'cloud' } });
     expect(cloud.status).toBe(400);
@@ -36,7 +48,9 @@ describe('Environments over HTTP (real apps/api process, real PostgreSQL)', () =
     expect(page2.body.data[0].id).toBe(id);
 
     await http.post(`/v1/environments/${id}/archive`);
-    expect((await http.get('/v1/environments')).body.data.map((e: { id: string }) => e.id)).toEqual([other.id]);
+    expect((await http.get('/v1/environments')).body.data.map((e: { id: string }) => e.id)).toEqual([
+      other.id,
+    ]);
     expect((await http.get('/v1/environments?include_archived=true')).body.data).toHaveLength(2);
     expect((await http.post(`/v1/environments/${id}`, { name: 'z' })).status).toBe(409);
 
@@ -56,7 +70,11 @@ describe('Environments over HTTP (real apps/api process, real PostgreSQL)', () =
     ['a cloud config', { name: 'c', config: { type: 'cloud' } }, /self_hosted/],
     ['an unknown scope', { name: 'c', scope: 'galaxy' }, /scope must be one of/],
     ['an unknown field', { name: 'c', networking: {} }, /unknown field/],
-    ['17 metadata keys', { name: 'c', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, /at most 16/],
+    [
+      '17 metadata keys',
+      { name: 'c', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) },
+      /at most 16/,
+    ],
   ])('rejects %s and writes nothing', async (_label, body, message) => {
     const before = await api.sql<{ n: string }>('SELECT count(*) AS n FROM environments');
     const res = await http.post('/v1/environments', body);

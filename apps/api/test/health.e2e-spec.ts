@@ -43,10 +43,14 @@ describe('health (seed 004 "API health")', () => {
     expect(await readyz()).toEqual([200, 'ok']);
     // A failover to a read-only node: the database refuses writes and existing sessions are dropped.
     await admin(`ALTER DATABASE ${api.db.name} SET default_transaction_read_only = on`);
-    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${api.db.name}' AND pid <> pg_backend_pid()`);
+    await admin(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${api.db.name}' AND pid <> pg_backend_pid()`,
+    );
     expect(await eventually(readyz, [503, 'read_only'])).toEqual([503, 'read_only']);
     await admin(`ALTER DATABASE ${api.db.name} RESET default_transaction_read_only`);
-    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${api.db.name}' AND pid <> pg_backend_pid()`);
+    await admin(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${api.db.name}' AND pid <> pg_backend_pid()`,
+    );
     expect(await eventually(readyz, [200, 'ok'])).toEqual([200, 'ok']);
   });
 

@@ -22,7 +22,12 @@ export async function startApi(label: string): Promise<ApiUnderTest> {
   const url = `http://127.0.0.1:${port}`;
   const app = await startApp(
     'apps/api/src/main.ts',
-    { MANGO_DATABASE_URL: db.url, MANGO_API_PORT: String(port), MANGO_LOG_LEVEL: 'warn', MANGO_DB_POOL_SIZE: '5' },
+    {
+      MANGO_DATABASE_URL: db.url,
+      MANGO_API_PORT: String(port),
+      MANGO_LOG_LEVEL: 'warn',
+      MANGO_DB_POOL_SIZE: '5',
+    },
     answers(`${url}/healthz`),
   );
   const ds = await createDataSource({ url: db.url, poolSize: 2 }).initialize();

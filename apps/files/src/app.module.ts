@@ -11,7 +11,10 @@ export class AppModule {
     const objectStoreCheck: ReadinessCheck = { name: 'object_store', check: () => store.ping() };
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' }), AuthModule],
+      imports: [
+        PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' }),
+        AuthModule,
+      ],
       controllers: [HealthController],
       providers: [
         { provide: ObjectStore, useValue: store },

@@ -14,7 +14,7 @@ export interface RunningFiles {
 }
 
 /** Boots the file/object service (Files and Skills arrive in their own milestone). */
-export async function bootstrap(rawEnv: Record<string, string | undefined> = process.env): Promise<RunningFiles> {
+export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningFiles> {
   const env = loadConfig(FilesEnv, rawEnv);
   const log = createLogger({ service: 'files', level: env.MANGO_LOG_LEVEL });
   const store = new ObjectStore({

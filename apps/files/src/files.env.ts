@@ -29,7 +29,9 @@ export class FilesEnv {
   @IsString()
   MANGO_S3_REGION: string = 'us-east-1';
 
-  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'MANGO_S3_BUCKET must be a valid S3 bucket name' })
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+    message: 'MANGO_S3_BUCKET must be a valid S3 bucket name',
+  })
   MANGO_S3_BUCKET: string = 'mango';
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { answers, AppProcess, createTestDatabase, freePort, httpClient, startApp, TestDatabase } from '@mango/testing';
+import {
+  answers,
+  AppProcess,
+  createTestDatabase,
+  freePort,
+  httpClient,
+  startApp,
+  TestDatabase,
+} from '@mango/testing';
 
 describe('apps/files boots for real (PostgreSQL + S3)', () => {
   let db: TestDatabase;
@@ -53,7 +61,14 @@ describe('apps/files configuration', () => {
   it('refuses to boot with one error naming every bad variable', async () => {
     const port = await freePort();
     await expect(
-      startApp('apps/files/src/main.ts', { MANGO_DATABASE_URL: 'mysql://x', MANGO_FILES_PORT: String(port), MANGO_S3_BUCKET: 'NO' }, async () => false, 15_000),
-    ).rejects.toThrow(/MANGO_DATABASE_URL[\s\S]*MANGO_S3_ENDPOINT|MANGO_S3_ENDPOINT[\s\S]*MANGO_DATABASE_URL/);
+      startApp(
+        'apps/files/src/main.ts',
+        { MANGO_DATABASE_URL: 'mysql://x', MANGO_FILES_PORT: String(port), MANGO_S3_BUCKET: 'NO' },
+        async () => false,
+        15_000,
+      ),
+    ).rejects.toThrow(
+      /MANGO_DATABASE_URL[\s\S]*MANGO_S3_ENDPOINT|MANGO_S3_ENDPOINT[\s\S]*MANGO_DATABASE_URL/,
+    );
   });
 });

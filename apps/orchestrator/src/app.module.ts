@@ -9,7 +9,13 @@ export class AppModule {
   static forRoot(env: OrchestratorEnv, log: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, poolSize: 10, applicationName: 'mango-orchestrator' })],
+      imports: [
+        PersistenceModule.forRoot({
+          url: env.MANGO_DATABASE_URL,
+          poolSize: 10,
+          applicationName: 'mango-orchestrator',
+        }),
+      ],
       providers: [
         { provide: ORCHESTRATOR_ENV, useValue: env },
         { provide: LOGGER, useValue: log },

@@ -7,10 +7,12 @@ import { AppModule } from './app.module';
 import { OrchestratorEnv } from './orchestrator.env';
 
 /** Boots the orchestration worker (no HTTP port). `main.ts` and the tests call exactly this. */
-export async function bootstrap(rawEnv: Record<string, string | undefined> = process.env) {
+export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
   const env = loadConfig(OrchestratorEnv, rawEnv);
   const log = createLogger({ service: 'orchestrator', level: env.MANGO_LOG_LEVEL });
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log), { logger: new NestPinoLogger(log) });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log), {
+    logger: new NestPinoLogger(log),
+  });
   await app.init();
   return { app, close: () => app.close() };
 }

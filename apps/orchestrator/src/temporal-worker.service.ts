@@ -37,7 +37,10 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       this.log.fatal({ err }, 'temporal worker stopped');
       process.exit(1);
     });
-    this.log.info({ taskQueue: this.env.MANGO_TASK_QUEUE, namespace: this.env.MANGO_TEMPORAL_NAMESPACE }, 'temporal worker running');
+    this.log.info(
+      { taskQueue: this.env.MANGO_TASK_QUEUE, namespace: this.env.MANGO_TEMPORAL_NAMESPACE },
+      'temporal worker running',
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -47,15 +50,22 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
   }
 }
 
-
 let runtimeInstalled = false;
 
 /** Sends the Temporal SDK's own log lines (bundler, core) into pino as JSON, warnings and above. */
 function installRuntimeLogger(log: Logger): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'trace',
+    DEBUG: 'debug',
+    INFO: 'info',
+    WARN: 'warn',
+    ERROR: 'error',
+  };
   Runtime.install({
-    logger: new DefaultLogger('WARN', (entry) => log[levels[entry.level]]({ temporal: entry.meta }, entry.message)),
+    logger: new DefaultLogger('WARN', (entry) =>
+      log[levels[entry.level]]({ temporal: entry.meta }, entry.message),
+    ),
   });
 }

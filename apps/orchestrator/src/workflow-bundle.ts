@@ -8,11 +8,15 @@ export const WORKFLOWS_PATH = join(ROOT, 'libs/orchestration/workflows/src/index
 
 /** Resolves the @mango/* aliases inside the bundle, from tsconfig.base.json like every other runtime. */
 export function workflowBundlerOptions(): Pick<BundleOptions, 'webpackConfigHook'> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { compilerOptions } = require(join(ROOT, 'tsconfig.base.json')) as { compilerOptions: { paths: Record<string, string[]> } };
+  const { compilerOptions } = require(join(ROOT, 'tsconfig.base.json')) as {
+    compilerOptions: { paths: Record<string, string[]> };
+  };
   const alias: Record<string, string> = {};
   for (const [name, [target]] of Object.entries(compilerOptions.paths)) alias[name] = join(ROOT, target!);
   return {
-    webpackConfigHook: (config) => ({ ...config, resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as object), ...alias } } }),
+    webpackConfigHook: (config) => ({
+      ...config,
+      resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as object), ...alias } },
+    }),
   };
 }

@@ -8,7 +8,11 @@ export class AppModule {
   static forRoot(env: SupervisorEnv, log: Logger): DynamicModule {
     return {
       module: AppModule,
-      providers: [{ provide: SUPERVISOR_ENV, useValue: env }, { provide: LOGGER, useValue: log }, DockerSupervisorService],
+      providers: [
+        { provide: SUPERVISOR_ENV, useValue: env },
+        { provide: LOGGER, useValue: log },
+        DockerSupervisorService,
+      ],
     };
   }
 }

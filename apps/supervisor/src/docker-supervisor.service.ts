@@ -26,7 +26,12 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const docker = createDockerClient(this.env.DOCKER_HOST);
     const info = await engineInfo(docker);
     this.log.info(
-      { docker_version: info.version, docker_api_version: info.apiVersion, environment_id: this.env.MANGO_ENVIRONMENT_ID, base_url: this.env.MANGO_BASE_URL },
+      {
+        docker_version: info.version,
+        docker_api_version: info.apiVersion,
+        environment_id: this.env.MANGO_ENVIRONMENT_ID,
+        base_url: this.env.MANGO_BASE_URL,
+      },
       'docker engine connected',
     );
     this.watch = setInterval(() => void this.checkEngine(docker), ENGINE_CHECK_INTERVAL_MS);
@@ -38,7 +43,11 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       () => true,
       () => false,
     );
-    if (up !== this.engineUp) this.log[up ? 'info' : 'error']({ docker_host: this.env.DOCKER_HOST ?? 'default' }, up ? 'docker engine reachable again' : 'docker engine unreachable');
+    if (up !== this.engineUp)
+      this.log[up ? 'info' : 'error'](
+        { docker_host: this.env.DOCKER_HOST ?? 'default' },
+        up ? 'docker engine reachable again' : 'docker engine unreachable',
+      );
     this.engineUp = up;
   }
 

@@ -2,7 +2,9 @@ import { IsIn, IsOptional, IsString, IsUrl, Matches } from 'class-validator';
 
 /** Every variable `mango-worker docker` reads, validated once at boot. It never reads MANGO_API_KEY. */
 export class SupervisorEnv {
-  @Matches(/^mango_ek_[A-Za-z0-9_-]{43}$/, { message: 'MANGO_ENVIRONMENT_KEY must be an Environment key (mango_ek_…)' })
+  @Matches(/^mango_ek_[A-Za-z0-9_-]{43}$/, {
+    message: 'MANGO_ENVIRONMENT_KEY must be an Environment key (mango_ek_…)',
+  })
   MANGO_ENVIRONMENT_KEY!: string;
 
   @Matches(/^env_[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'MANGO_ENVIRONMENT_ID must be an env_ id' })

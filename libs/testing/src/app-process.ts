@@ -44,7 +44,8 @@ export async function startApp(
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode} during start-up:\n${output}`);
+    if (child.exitCode !== null)
+      throw new Error(`${entry} exited with ${child.exitCode} during start-up:\n${output}`);
     if (await ready(() => output).catch(() => false)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -66,4 +67,7 @@ export async function startApp(
 export const logged = (text: string) => async (logs: () => string) => logs().includes(text);
 
 /** Resolves once GET url answers with the given status. */
-export const answers = (url: string, status = 200) => async () => (await fetch(url)).status === status;
+export const answers =
+  (url: string, status = 200) =>
+  async () =>
+    (await fetch(url)).status === status;

@@ -10,7 +10,11 @@ export interface HttpResult<T = any> {
  * A raw HTTP client for tests: sends JSON, returns status/body/headers and checks every response
  * against openapi.yaml (unless `contract: false`, for routes deliberately outside the contract).
  */
-export function httpClient(baseUrl: string, credential?: string, options: { header?: 'bearer' | 'x-api-key' } = {}) {
+export function httpClient(
+  baseUrl: string,
+  credential?: string,
+  options: { header?: 'bearer' | 'x-api-key' } = {},
+) {
   async function request<T = any>(
     method: string,
     path: string,
@@ -28,15 +32,20 @@ export function httpClient(baseUrl: string, credential?: string, options: { head
     const res = await fetch(baseUrl + path, { method, headers, body: payload });
     const text = await res.text();
     let parsed: unknown = text;
-    if (text.length > 0 && (res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+    if (text.length > 0 && (res.headers.get('content-type') ?? '').includes('json'))
+      parsed = JSON.parse(text);
     if (text.length === 0) parsed = undefined;
-    if (extra.contract !== false) assertMatchesContract(method, new URL(baseUrl + path).pathname, res.status, parsed);
+    if (extra.contract !== false)
+      assertMatchesContract(method, new URL(baseUrl + path).pathname, res.status, parsed);
     return { status: res.status, body: parsed as T, headers: res.headers };
   }
   return {
-    get: <T = any>(path: string, extra?: Parameters<typeof request>[3]) => request<T>('GET', path, undefined, extra),
-    post: <T = any>(path: string, body?: unknown, extra?: Parameters<typeof request>[3]) => request<T>('POST', path, body, extra),
-    delete: <T = any>(path: string, extra?: Parameters<typeof request>[3]) => request<T>('DELETE', path, undefined, extra),
+    get: <T = any>(path: string, extra?: Parameters<typeof request>[3]) =>
+      request<T>('GET', path, undefined, extra),
+    post: <T = any>(path: string, body?: unknown, extra?: Parameters<typeof request>[3]) =>
+      request<T>('POST', path, body, extra),
+    delete: <T = any>(path: string, extra?: Parameters<typeof request>[3]) =>
+      request<T>('DELETE', path, undefined, extra),
     request,
   };
 }

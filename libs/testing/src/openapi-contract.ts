@@ -7,7 +7,13 @@ import { parse } from 'yaml';
 
 /** The repo's openapi.yaml, loaded once, with response validators compiled on demand. */
 export interface OpenApiDoc {
-  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }
+    >
+  >;
 }
 
 const ROOT = join(__dirname, '../../..');
@@ -42,7 +48,9 @@ export function contractRoutes(): string[] {
 
 /** Finds the contract path template that matches a concrete request path. */
 export function matchPath(method: string, concrete: string): string | undefined {
-  const candidates = Object.keys(openApi().paths).filter((tpl) => openApi().paths[tpl]![method.toLowerCase()] !== undefined);
+  const candidates = Object.keys(openApi().paths).filter(
+    (tpl) => openApi().paths[tpl]![method.toLowerCase()] !== undefined,
+  );
   const exact = candidates.filter((tpl) => !tpl.includes('{')).find((tpl) => tpl === concrete);
   if (exact) return exact;
   return candidates.find((tpl) => new RegExp(`^${tpl.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(concrete));
@@ -52,7 +60,12 @@ export function matchPath(method: string, concrete: string): string | undefined 
  * Validates a response body against the contract's schema for (method, path, status). Throws with
  * Ajv's errors when it does not conform, or when the contract does not document the status.
  */
-export function assertMatchesContract(method: string, concretePath: string, status: number, body: unknown): void {
+export function assertMatchesContract(
+  method: string,
+  concretePath: string,
+  status: number,
+  body: unknown,
+): void {
   const template = matchPath(method, concretePath);
   if (!template) throw new Error(`openapi.yaml has no ${method} ${concretePath}`);
   const op = openApi().paths[template]![method.toLowerCase()]!;
@@ -66,18 +79,27 @@ export function assertMatchesContract(method: string, concretePath: string, stat
   let validate = validators.get(key);
   if (!validate) {
     const which = status in (op.responses ?? {}) ? String(status) : 'default';
-    validate = compiler().compile({ $ref: schemaPointer(template, method, which, response as { $ref?: string }) });
+    validate = compiler().compile({
+      $ref: schemaPointer(template, method, which, response as { $ref?: string }),
+    });
     validators.set(key, validate);
   }
   if (!validate(body)) {
-    throw new Error(`${key} does not match openapi.yaml: ${JSON.stringify(validate.errors, null, 1).slice(0, 2000)}\nbody: ${JSON.stringify(body).slice(0, 1000)}`);
+    throw new Error(
+      `${key} does not match openapi.yaml: ${JSON.stringify(validate.errors, null, 1).slice(0, 2000)}\nbody: ${JSON.stringify(body).slice(0, 1000)}`,
+    );
   }
 }
 
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** JSON pointer (inside the registered document) to the JSON schema of one response. */
-function schemaPointer(template: string, method: string, status: string, response: { $ref?: string }): string {
+function schemaPointer(
+  template: string,
+  method: string,
+  status: string,
+  response: { $ref?: string },
+): string {
   const base = response.$ref
     ? `openapi.json${response.$ref}`
     : `openapi.json#/paths/${escape(template)}/${method.toLowerCase()}/responses/${status}`;

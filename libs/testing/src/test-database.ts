@@ -14,7 +14,10 @@ export interface TestDatabase {
 
 export function adminUrl(): string {
   const url = process.env.MANGO_PG_ADMIN_URL;
-  if (!url) throw new Error('MANGO_PG_ADMIN_URL is not set: run the tests through `npm test` or eval "$(tools/ci/services.sh env)"');
+  if (!url)
+    throw new Error(
+      'MANGO_PG_ADMIN_URL is not set: run the tests through `npm test` or eval "$(tools/ci/services.sh env)"',
+    );
   return url;
 }
 

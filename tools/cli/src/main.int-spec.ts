@@ -5,7 +5,11 @@ import { main, normalizeArgs } from './main';
 function run(db: TestDatabase, argv: string[]) {
   let out = '';
   let err = '';
-  return main(argv, { out: (s) => (out += s), err: (s) => (err += s), env: { MANGO_DATABASE_URL: db.url } }).then((code) => ({ code, out, err }));
+  return main(argv, {
+    out: (s) => (out += s),
+    err: (s) => (err += s),
+    env: { MANGO_DATABASE_URL: db.url },
+  }).then((code) => ({ code, out, err }));
 }
 
 describe('mango CLI (real PostgreSQL)', () => {
@@ -16,13 +20,28 @@ describe('mango CLI (real PostgreSQL)', () => {
   afterAll(() => db.drop());
 
   it('accepts the documented single-dash long options', () => {
-    expect(normalizeArgs(['api-key', 'create', '-workspace', 'w', '-label=x', '-h'])).toEqual(['api-key', 'create', '--workspace', 'w', '--label=x', '-h']);
+    expect(normalizeArgs(['api-key', 'create', '-workspace', 'w', '-label=x', '-h'])).toEqual([
+      'api-key',
+      'create',
+      '--workspace',
+      'w',
+      '--label=x',
+      '-h',
+    ]);
   });
 
   it('migrates, then creates a Workspace key shown once and stored only as a digest', async () => {
     expect((await run(db, ['migrate'])).out).toMatch(/applied 1 migration/);
     expect((await run(db, ['migrate'])).out).toMatch(/up to date/);
-    const created = await run(db, ['api-key', 'create', '-workspace', 'wrkspc_default', '-label', 'ops', '--json']);
+    const created = await run(db, [
+      'api-key',
+      'create',
+      '-workspace',
+      'wrkspc_default',
+      '-label',
+      'ops',
+      '--json',
+    ]);
     expect(created.code).toBe(0);
     const key = JSON.parse(created.out);
     expect(key.api_key).toMatch(/^mango_ak_/);
@@ -47,7 +66,16 @@ describe('mango CLI (real PostgreSQL)', () => {
     const unknownWs = await run(db, ['api-key', 'create', '-workspace', 'wrkspc_nope', '-label', 'x']);
     expect(unknownWs.code).toBe(1);
     expect(unknownWs.err).toMatch(/workspace wrkspc_nope not found/);
-    const unknownEnv = await run(db, ['api-key', 'create', '-workspace', 'wrkspc_default', '-environment', 'env_01JD2Y3QX9V5M8K7R6T4W2P0AB', '-label', 'x']);
+    const unknownEnv = await run(db, [
+      'api-key',
+      'create',
+      '-workspace',
+      'wrkspc_default',
+      '-environment',
+      'env_01JD2Y3QX9V5M8K7R6T4W2P0AB',
+      '-label',
+      'x',
+    ]);
     expect(unknownEnv.err).toMatch(/environment env_01JD2Y3QX9V5M8K7R6T4W2P0AB not found/);
     const missingLabel = await run(db, ['api-key', 'create', '-workspace', 'wrkspc_default']);
     expect(missingLabel.code).toBe(2);

@@ -26,9 +26,16 @@ interface Io {
   env: Record<string, string | undefined>;
 }
 
-const defaultIo: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env };
+const defaultIo: Io = {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+  env: process.env,
+};
 
-async function withDatabase<T>(io: Io, fn: (ds: ReturnType<typeof createDataSource>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(
+  io: Io,
+  fn: (ds: ReturnType<typeof createDataSource>) => Promise<T>,
+): Promise<T> {
   const url = io.env.MANGO_DATABASE_URL;
   if (!url) throw new Error('MANGO_DATABASE_URL is not set');
   const ds = createDataSource({ url, poolSize: 2, applicationName: 'mango-cli' });
@@ -49,7 +56,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     .description('apply pending database migrations (under an advisory lock)')
     .action(async () => {
       const applied = await withDatabase(io, migrate);
-      io.out(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'database is up to date\n');
+      io.out(
+        applied.length
+          ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n`
+          : 'database is up to date\n',
+      );
     });
 
   const apiKey = program.command('api-key').description('issue, list and revoke API keys');
@@ -61,7 +72,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     .option('--json', 'print JSON')
     .action(async (o: { workspace: string; environment?: string; label: string; json?: boolean }) => {
       const key = await withDatabase(io, (ds) =>
-        new ApiKeysService(ds).create({ workspaceId: o.workspace, environmentId: o.environment, label: o.label }),
+        new ApiKeysService(ds).create({
+          workspaceId: o.workspace,
+          environmentId: o.environment,
+          label: o.label,
+        }),
       );
       if (o.json) io.out(`${JSON.stringify(key)}\n`);
       else io.out(`id: ${key.id}\napi_key: ${key.api_key}\n(the key is shown only once)\n`);
@@ -74,7 +89,9 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       const keys = await withDatabase(io, (ds) => new ApiKeysService(ds).list(o.workspace));
       if (o.json) return io.out(`${JSON.stringify(keys)}\n`);
       for (const k of keys) {
-        io.out(`${k.id}\t${k.environment_id ?? 'workspace'}\t${k.label}\t${k.key_hint}\t${k.created_at}\t${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}\n`);
+        io.out(
+          `${k.id}\t${k.environment_id ?? 'workspace'}\t${k.label}\t${k.key_hint}\t${k.created_at}\t${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}\n`,
+        );
       }
     });
   apiKey

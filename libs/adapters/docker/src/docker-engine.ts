@@ -14,8 +14,14 @@ export interface DockerEngineInfo {
 export function createDockerClient(dockerHost?: string): Docker {
   if (!dockerHost) return new Docker({ timeout: DOCKER_REQUEST_TIMEOUT_MS });
   const url = new URL(dockerHost);
-  if (url.protocol === 'unix:') return new Docker({ socketPath: url.pathname, timeout: DOCKER_REQUEST_TIMEOUT_MS });
-  return new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: 'http', timeout: DOCKER_REQUEST_TIMEOUT_MS });
+  if (url.protocol === 'unix:')
+    return new Docker({ socketPath: url.pathname, timeout: DOCKER_REQUEST_TIMEOUT_MS });
+  return new Docker({
+    host: url.hostname,
+    port: Number(url.port || 2375),
+    protocol: 'http',
+    timeout: DOCKER_REQUEST_TIMEOUT_MS,
+  });
 }
 
 export async function engineInfo(docker: Docker): Promise<DockerEngineInfo> {

@@ -46,7 +46,10 @@ export class ObjectStore {
       timer = setTimeout(() => resolve('timeout'), timeoutMs);
     });
     try {
-      return await Promise.race([this.client.bucketExists(this.bucket).then((ok) => (ok ? ('ok' as const) : ('unreachable' as const))), timeout]);
+      return await Promise.race([
+        this.client.bucketExists(this.bucket).then((ok) => (ok ? ('ok' as const) : ('unreachable' as const))),
+        timeout,
+      ]);
     } catch {
       return 'unreachable';
     } finally {

@@ -75,7 +75,8 @@ export interface SkillPin {
   version: string;
 }
 
-export type RosterEntry = { type: 'agent'; id: string; version: number } | { type: 'self' } | { type: 'advisor'; model: string };
+export type RosterEntry =
+  { type: 'agent'; id: string; version: number } | { type: 'self' } | { type: 'advisor'; model: string };
 
 export interface Multiagent {
   type: 'coordinator';

@@ -1,6 +1,13 @@
 import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import { AgentDefinition } from './agent-definition';
-import { checkExpectedVersion, parseAgentCreate, parseAgentUpdate, resolveRoster, RosterAgentFacts, sameDefinition } from './parse-agent';
+import {
+  checkExpectedVersion,
+  parseAgentCreate,
+  parseAgentUpdate,
+  resolveRoster,
+  RosterAgentFacts,
+  sameDefinition,
+} from './parse-agent';
 
 const AGENT_A = 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AB';
 const AGENT_B = 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AC';
@@ -64,7 +71,12 @@ describe('agent create', () => {
         { name: 'glob', type: 'glob', enabled: true, permission_policy: { type: 'always_ask' } },
         { name: 'grep', type: 'grep', enabled: true, permission_policy: { type: 'always_ask' } },
         { name: 'web_fetch', type: 'web_fetch', enabled: false, permission_policy: { type: 'always_ask' } },
-        { name: 'web_search', type: 'web_search', enabled: true, permission_policy: { type: 'always_allow' } },
+        {
+          name: 'web_search',
+          type: 'web_search',
+          enabled: true,
+          permission_policy: { type: 'always_allow' },
+        },
       ],
     });
   });
@@ -76,7 +88,12 @@ describe('agent create', () => {
       tools: [
         { type: 'agent_toolset_20260401' },
         { type: 'mcp_toolset', mcp_server_name: 'docs' },
-        { type: 'custom', name: 'lookup_order', description: 'Find an order', input_schema: { type: 'object', properties: {} } },
+        {
+          type: 'custom',
+          name: 'lookup_order',
+          description: 'Find an order',
+          input_schema: { type: 'object', properties: {} },
+        },
       ],
       mcp_servers: [{ type: 'url', name: 'docs', url: 'https://mcp.example.com/sse' }],
       skills: [{ type: 'custom', skill_id: SKILL }],
@@ -91,50 +108,206 @@ describe('agent create', () => {
     ['a 257-char name', { name: 'x'.repeat(257), model: 'm' }, /at most 256/],
     ['a missing model', { name: 'a' }, /model is required/],
     ['an unknown field', { name: 'a', model: 'm', colour: 'red' }, /body.colour: unknown field/],
-    ['a 2049-char description', { name: 'a', model: 'm', description: 'x'.repeat(2049) }, /description must have at most 2048/],
-    ['a 100001-char system prompt', { name: 'a', model: 'm', system: 'x'.repeat(100_001) }, /system must have at most 100000/],
-    ['an unknown effort', { name: 'a', model: { id: 'm', effort: 'extreme' } }, /model.effort must be one of/],
-    ['an unknown tool type', { name: 'a', model: 'm', tools: [{ type: 'shell' }] }, /tools\[0\].type must be one of/],
-    ['an unknown builtin tool', { name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'rm' }] }] }, /name must be one of/],
+    [
+      'a 2049-char description',
+      { name: 'a', model: 'm', description: 'x'.repeat(2049) },
+      /description must have at most 2048/,
+    ],
+    [
+      'a 100001-char system prompt',
+      { name: 'a', model: 'm', system: 'x'.repeat(100_001) },
+      /system must have at most 100000/,
+    ],
+    [
+      'an unknown effort',
+      { name: 'a', model: { id: 'm', effort: 'extreme' } },
+      /model.effort must be one of/,
+    ],
+    [
+      'an unknown tool type',
+      { name: 'a', model: 'm', tools: [{ type: 'shell' }] },
+      /tools\[0\].type must be one of/,
+    ],
+    [
+      'an unknown builtin tool',
+      { name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'rm' }] }] },
+      /name must be one of/,
+    ],
     [
       'an unknown permission policy',
-      { name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'auto' } } }] },
+      {
+        name: 'a',
+        model: 'm',
+        tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'auto' } } }],
+      },
       /permission_policy.type must be one of/,
     ],
     [
       'web_search without always_allow',
-      { name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'web_search', permission_policy: { type: 'always_ask' } }] }] },
+      {
+        name: 'a',
+        model: 'm',
+        tools: [
+          {
+            type: 'agent_toolset_20260401',
+            configs: [{ name: 'web_search', permission_policy: { type: 'always_ask' } }],
+          },
+        ],
+      },
       /web_search runs at the model endpoint and requires permission_policy always_allow/,
     ],
     [
       'a default always_ask that leaves web tools implicitly enabled',
-      { name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }] },
+      {
+        name: 'a',
+        model: 'm',
+        tools: [
+          { type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } },
+        ],
+      },
       /web_fetch runs at the model endpoint/,
     ],
-    ['two toolsets', { name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401' }, { type: 'agent_toolset_20260401' }] }, /at most one/],
-    ['a bad custom tool name', { name: 'a', model: 'm', tools: [{ type: 'custom', name: 'no spaces', description: 'd', input_schema: { type: 'object' } }] }, /only letters/],
-    ['a custom tool shadowing bash', { name: 'a', model: 'm', tools: [{ type: 'custom', name: 'bash', description: 'd', input_schema: { type: 'object' } }] }, /reserved/],
-    ['a non-object input schema', { name: 'a', model: 'm', tools: [{ type: 'custom', name: 't', description: 'd', input_schema: { type: 'string' } }] }, /input_schema.type must be "object"/],
-    ['an unreferenced MCP server', { name: 'a', model: 'm', mcp_servers: [{ type: 'url', name: 'x', url: 'https://x.example' }] }, /not referenced by any mcp_toolset/],
-    ['a toolset for an unknown MCP server', { name: 'a', model: 'm', tools: [{ type: 'mcp_toolset', mcp_server_name: 'x' }] }, /unknown mcp server "x"/],
-    ['a non-http MCP url', { name: 'a', model: 'm', mcp_servers: [{ type: 'url', name: 'x', url: 'file:///etc/passwd' }] }, /absolute http\(s\) URL/],
-    ['skills without the read tool', { name: 'a', model: 'm', skills: [{ type: 'custom', skill_id: SKILL }] }, /skills require the read tool/],
-    ['an anthropic skill', { name: 'a', model: 'm', skills: [{ type: 'anthropic', skill_id: 'xlsx' }] }, /custom Skills only/],
-    ['21 skills', { name: 'a', model: 'm', skills: Array.from({ length: 21 }, () => ({ type: 'custom', skill_id: SKILL })) }, /at most 20/],
-    ['a roster with two advisors', { name: 'a', model: 'm', multiagent: { type: 'coordinator', agents: [{ type: 'advisor', model: 'x' }, { type: 'advisor', model: 'y' }] } }, /at most one advisor/],
-    ['an empty roster', { name: 'a', model: 'm', multiagent: { type: 'coordinator', agents: [] } }, /at least 1/],
-    ['a roster listing one agent twice', { name: 'a', model: 'm', multiagent: { type: 'coordinator', agents: [AGENT_A, { type: 'agent', id: AGENT_A }] } }, /listed twice/],
-    ['a roster entry with a wrong prefix', { name: 'a', model: 'm', multiagent: { type: 'coordinator', agents: ['env_01JD2Y3QX9V5M8K7R6T4W2P0AB'] } }, /must be an agent_ id/],
-    ['17 metadata keys', { name: 'a', model: 'm', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, /at most 16 keys/],
+    [
+      'two toolsets',
+      {
+        name: 'a',
+        model: 'm',
+        tools: [{ type: 'agent_toolset_20260401' }, { type: 'agent_toolset_20260401' }],
+      },
+      /at most one/,
+    ],
+    [
+      'a bad custom tool name',
+      {
+        name: 'a',
+        model: 'm',
+        tools: [{ type: 'custom', name: 'no spaces', description: 'd', input_schema: { type: 'object' } }],
+      },
+      /only letters/,
+    ],
+    [
+      'a custom tool shadowing bash',
+      {
+        name: 'a',
+        model: 'm',
+        tools: [{ type: 'custom', name: 'bash', description: 'd', input_schema: { type: 'object' } }],
+      },
+      /reserved/,
+    ],
+    [
+      'a non-object input schema',
+      {
+        name: 'a',
+        model: 'm',
+        tools: [{ type: 'custom', name: 't', description: 'd', input_schema: { type: 'string' } }],
+      },
+      /input_schema.type must be "object"/,
+    ],
+    [
+      'an unreferenced MCP server',
+      { name: 'a', model: 'm', mcp_servers: [{ type: 'url', name: 'x', url: 'https://x.example' }] },
+      /not referenced by any mcp_toolset/,
+    ],
+    [
+      'a toolset for an unknown MCP server',
+      { name: 'a', model: 'm', tools: [{ type: 'mcp_toolset', mcp_server_name: 'x' }] },
+      /unknown mcp server "x"/,
+    ],
+    [
+      'a non-http MCP url',
+      { name: 'a', model: 'm', mcp_servers: [{ type: 'url', name: 'x', url: 'file:///etc/passwd' }] },
+      /absolute http\(s\) URL/,
+    ],
+    [
+      'skills without the read tool',
+      { name: 'a', model: 'm', skills: [{ type: 'custom', skill_id: SKILL }] },
+      /skills require the read tool/,
+    ],
+    [
+      'an anthropic skill',
+      { name: 'a', model: 'm', skills: [{ type: 'anthropic', skill_id: 'xlsx' }] },
+      /custom Skills only/,
+    ],
+    [
+      '21 skills',
+      {
+        name: 'a',
+        model: 'm',
+        skills: Array.from({ length: 21 }, () => ({ type: 'custom', skill_id: SKILL })),
+      },
+      /at most 20/,
+    ],
+    [
+      'a roster with two advisors',
+      {
+        name: 'a',
+        model: 'm',
+        multiagent: {
+          type: 'coordinator',
+          agents: [
+            { type: 'advisor', model: 'x' },
+            { type: 'advisor', model: 'y' },
+          ],
+        },
+      },
+      /at most one advisor/,
+    ],
+    [
+      'an empty roster',
+      { name: 'a', model: 'm', multiagent: { type: 'coordinator', agents: [] } },
+      /at least 1/,
+    ],
+    [
+      'a roster listing one agent twice',
+      {
+        name: 'a',
+        model: 'm',
+        multiagent: { type: 'coordinator', agents: [AGENT_A, { type: 'agent', id: AGENT_A }] },
+      },
+      /listed twice/,
+    ],
+    [
+      'a roster entry with a wrong prefix',
+      {
+        name: 'a',
+        model: 'm',
+        multiagent: { type: 'coordinator', agents: ['env_01JD2Y3QX9V5M8K7R6T4W2P0AB'] },
+      },
+      /must be an agent_ id/,
+    ],
+    [
+      '17 metadata keys',
+      {
+        name: 'a',
+        model: 'm',
+        metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])),
+      },
+      /at most 16 keys/,
+    ],
     ['a body that is not an object', ['name'], /body must be an object/],
   ])('rejects %s', (_label, body, message) => {
     rejects(() => parseAgentCreate(body), message);
   });
 
   it('counts toolset tools towards the 128-tool limit', () => {
-    const custom = Array.from({ length: 121 }, (_, i) => ({ type: 'custom', name: `t${i}`, description: 'd', input_schema: { type: 'object' } }));
-    rejects(() => parseAgentCreate({ name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401' }, ...custom] }), /at most 128 tools/);
-    expect(parseAgentCreate({ name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401' }, ...custom.slice(0, 120)] }).tools).toHaveLength(121);
+    const custom = Array.from({ length: 121 }, (_, i) => ({
+      type: 'custom',
+      name: `t${i}`,
+      description: 'd',
+      input_schema: { type: 'object' },
+    }));
+    rejects(
+      () =>
+        parseAgentCreate({ name: 'a', model: 'm', tools: [{ type: 'agent_toolset_20260401' }, ...custom] }),
+      /at most 128 tools/,
+    );
+    expect(
+      parseAgentCreate({
+        name: 'a',
+        model: 'm',
+        tools: [{ type: 'agent_toolset_20260401' }, ...custom.slice(0, 120)],
+      }).tools,
+    ).toHaveLength(121);
   });
 });
 
@@ -143,19 +316,50 @@ describe('roster resolution', () => {
     over.id,
     { currentVersion: 3, archived: false, hasMultiagent: (v) => (v <= 3 ? false : undefined), ...over },
   ];
-  const draft = parseAgentCreate({ name: 'lead', model: 'm', multiagent: { type: 'coordinator', agents: [AGENT_A, { type: 'agent', id: AGENT_B, version: 2 }, { type: 'self' }] } });
+  const draft = parseAgentCreate({
+    name: 'lead',
+    model: 'm',
+    multiagent: {
+      type: 'coordinator',
+      agents: [AGENT_A, { type: 'agent', id: AGENT_B, version: 2 }, { type: 'self' }],
+    },
+  });
 
   it('pins unversioned references to the current version', () => {
     const def = resolveRoster(draft, null, new Map([facts({ id: AGENT_A }), facts({ id: AGENT_B })]));
-    expect(def.multiagent!.agents).toEqual([{ type: 'agent', id: AGENT_A, version: 3 }, { type: 'agent', id: AGENT_B, version: 2 }, { type: 'self' }]);
+    expect(def.multiagent!.agents).toEqual([
+      { type: 'agent', id: AGENT_A, version: 3 },
+      { type: 'agent', id: AGENT_B, version: 2 },
+      { type: 'self' },
+    ]);
   });
 
   it.each<[string, Map<string, RosterAgentFacts>, string | null, RegExp]>([
     ['a missing agent', new Map([facts({ id: AGENT_A })]), null, /agent_.* not found/],
-    ['an archived agent', new Map([facts({ id: AGENT_A, archived: true }), facts({ id: AGENT_B })]), null, /is archived/],
-    ['a missing version', new Map([facts({ id: AGENT_A }), facts({ id: AGENT_B, hasMultiagent: () => undefined })]), null, /has no version 2/],
-    ['a nested coordinator', new Map([facts({ id: AGENT_A, hasMultiagent: () => true }), facts({ id: AGENT_B })]), null, /depth is limited to 1/],
-    ['the agent itself by id', new Map([facts({ id: AGENT_A }), facts({ id: AGENT_B })]), AGENT_A, /use \{"type":"self"\}/],
+    [
+      'an archived agent',
+      new Map([facts({ id: AGENT_A, archived: true }), facts({ id: AGENT_B })]),
+      null,
+      /is archived/,
+    ],
+    [
+      'a missing version',
+      new Map([facts({ id: AGENT_A }), facts({ id: AGENT_B, hasMultiagent: () => undefined })]),
+      null,
+      /has no version 2/,
+    ],
+    [
+      'a nested coordinator',
+      new Map([facts({ id: AGENT_A, hasMultiagent: () => true }), facts({ id: AGENT_B })]),
+      null,
+      /depth is limited to 1/,
+    ],
+    [
+      'the agent itself by id',
+      new Map([facts({ id: AGENT_A }), facts({ id: AGENT_B })]),
+      AGENT_A,
+      /use \{"type":"self"\}/,
+    ],
   ])('rejects %s', (_label, map, selfId, message) => {
     rejects(() => resolveRoster(draft, selfId, map), message);
   });
@@ -206,7 +410,11 @@ describe('agent update', () => {
 
   it('a stale expected version is a 409 conflict, even when nothing would change', () => {
     const { expectedVersion } = parseAgentUpdate(current, { version: 1 });
-    rejects(() => checkExpectedVersion(expectedVersion, 2), /does not match the agent's current version 2/, ErrorCode.Conflict);
+    rejects(
+      () => checkExpectedVersion(expectedVersion, 2),
+      /does not match the agent's current version 2/,
+      ErrorCode.Conflict,
+    );
     expect(() => checkExpectedVersion(2, 2)).not.toThrow();
     expect(() => checkExpectedVersion(undefined, 7)).not.toThrow();
   });

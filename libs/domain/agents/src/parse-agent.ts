@@ -21,7 +21,6 @@ import {
   AgentToolset,
   BUILTIN_TOOL_NAMES,
   BuiltinToolConfig,
-  BuiltinToolName,
   CustomTool,
   EFFORT_LEVELS,
   McpServer,
@@ -38,15 +37,30 @@ import {
 } from './agent-definition';
 
 /** A roster entry before its agent version is resolved (`version: null` = that agent's latest). */
-export type RosterDraft = { type: 'agent'; id: string; version: number | null } | { type: 'self' } | { type: 'advisor'; model: string };
-export type AgentDraft = Omit<AgentDefinition, 'multiagent'> & { multiagent: { type: 'coordinator'; agents: RosterDraft[] } | null };
+export type RosterDraft =
+  | { type: 'agent'; id: string; version: number | null }
+  | { type: 'self' }
+  | { type: 'advisor'; model: string };
+export type AgentDraft = Omit<AgentDefinition, 'multiagent'> & {
+  multiagent: { type: 'coordinator'; agents: RosterDraft[] } | null;
+};
 
 const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
 const SKILL_ID = /^skill_[0-9A-HJKMNP-TV-Z]{26}$/;
 const CUSTOM_TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 const HOSTNAME = /^(\*\.)?([A-Za-z0-9-]{1,63}\.)*[A-Za-z0-9-]{1,63}$/;
 
-const CREATE_FIELDS = ['name', 'model', 'description', 'system', 'tools', 'mcp_servers', 'skills', 'multiagent', 'metadata'] as const;
+const CREATE_FIELDS = [
+  'name',
+  'model',
+  'description',
+  'system',
+  'tools',
+  'mcp_servers',
+  'skills',
+  'multiagent',
+  'metadata',
+] as const;
 const UPDATE_FIELDS = [...CREATE_FIELDS, 'version'] as const;
 
 // ---------------------------------------------------------------------------------------------------
@@ -65,7 +79,8 @@ export function parseModel(v: unknown, previous?: ModelConfig): ModelConfig {
   const o = readObject(v, 'model', ['id', 'effort', 'inference_geo', 'speed']);
   const model: ModelConfig = { id: readString(o.id, 'model.id', { min: 1, max: 256 }) };
   if (o.effort !== undefined && o.effort !== null) {
-    const level = typeof o.effort === 'string' ? o.effort : readObject(o.effort, 'model.effort', ['type']).type;
+    const level =
+      typeof o.effort === 'string' ? o.effort : readObject(o.effort, 'model.effort', ['type']).type;
     model.effort = { type: readEnum(level, 'model.effort', EFFORT_LEVELS) };
   } else if (o.effort === undefined && previous && previous.id === model.id && previous.effort) {
     // Same model, effort omitted: keep the stored effort. A new model id resets it.
@@ -73,7 +88,8 @@ export function parseModel(v: unknown, previous?: ModelConfig): ModelConfig {
   }
   const geo = readOptionalString(o.inference_geo, 'model.inference_geo', { min: 1, max: 64 });
   if (geo) model.inference_geo = geo;
-  if (o.speed !== undefined && o.speed !== null) model.speed = readEnum(o.speed, 'model.speed', ['standard', 'fast'] as const);
+  if (o.speed !== undefined && o.speed !== null)
+    model.speed = readEnum(o.speed, 'model.speed', ['standard', 'fast'] as const);
   return model;
 }
 
@@ -84,7 +100,8 @@ function parseDefaultConfig(v: unknown, path: string): ToolsetDefaultConfig {
   const resolved: ToolsetDefaultConfig = { enabled: true, permission_policy: { type: 'always_allow' } };
   if (v === undefined || v === null) return resolved;
   const o = readObject(v, path, ['enabled', 'permission_policy']);
-  if (o.enabled !== undefined && o.enabled !== null) resolved.enabled = readBoolean(o.enabled, `${path}.enabled`);
+  if (o.enabled !== undefined && o.enabled !== null)
+    resolved.enabled = readBoolean(o.enabled, `${path}.enabled`);
   if (o.permission_policy !== undefined && o.permission_policy !== null) {
     resolved.permission_policy = parsePolicy(o.permission_policy, `${path}.permission_policy`);
   }
@@ -107,11 +124,15 @@ function parseBuiltinConfig(v: unknown, path: string, defaults: ToolsetDefaultCo
         ? ['allowed_domains', 'blocked_domains', 'user_location']
         : [];
   const o = readObject(v, path, [...base, ...extra]);
-  if (o.type !== undefined && o.type !== name) throw invalidRequest(`${path}.type must equal its name "${name}"`);
+  if (o.type !== undefined && o.type !== name)
+    throw invalidRequest(`${path}.type must equal its name "${name}"`);
   const config: BuiltinToolConfig = {
     name,
     type: name,
-    enabled: o.enabled === undefined || o.enabled === null ? defaults.enabled : readBoolean(o.enabled, `${path}.enabled`),
+    enabled:
+      o.enabled === undefined || o.enabled === null
+        ? defaults.enabled
+        : readBoolean(o.enabled, `${path}.enabled`),
     permission_policy:
       o.permission_policy === undefined || o.permission_policy === null
         ? defaults.permission_policy
@@ -120,24 +141,37 @@ function parseBuiltinConfig(v: unknown, path: string, defaults: ToolsetDefaultCo
   if (o.allowed_domains !== undefined && o.blocked_domains !== undefined) {
     throw invalidRequest(`${path}: allowed_domains and blocked_domains are mutually exclusive`);
   }
-  if (o.allowed_domains !== undefined) config.allowed_domains = parseDomains(o.allowed_domains, `${path}.allowed_domains`);
-  if (o.blocked_domains !== undefined) config.blocked_domains = parseDomains(o.blocked_domains, `${path}.blocked_domains`);
+  if (o.allowed_domains !== undefined)
+    config.allowed_domains = parseDomains(o.allowed_domains, `${path}.allowed_domains`);
+  if (o.blocked_domains !== undefined)
+    config.blocked_domains = parseDomains(o.blocked_domains, `${path}.blocked_domains`);
   if (o.max_content_tokens !== undefined) {
     config.max_content_tokens =
-      o.max_content_tokens === null ? null : readInteger(o.max_content_tokens, `${path}.max_content_tokens`, { min: 1, max: 1_000_000 });
+      o.max_content_tokens === null
+        ? null
+        : readInteger(o.max_content_tokens, `${path}.max_content_tokens`, { min: 1, max: 1_000_000 });
   }
   if (o.user_location !== undefined) {
     if (o.user_location === null) config.user_location = null;
     else {
-      const loc = readObject(o.user_location, `${path}.user_location`, ['type', 'city', 'region', 'country', 'timezone']);
+      const loc = readObject(o.user_location, `${path}.user_location`, [
+        'type',
+        'city',
+        'region',
+        'country',
+        'timezone',
+      ]);
       readEnum(loc.type, `${path}.user_location.type`, ['approximate'] as const);
-      const country = readOptionalString(loc.country, `${path}.user_location.country`, { pattern: /^[A-Z]{2}$/ });
+      const country = readOptionalString(loc.country, `${path}.user_location.country`, {
+        pattern: /^[A-Z]{2}$/,
+      });
       config.user_location = {
         type: 'approximate',
         city: readOptionalString(loc.city, `${path}.user_location.city`, { min: 1, max: 255 }) ?? null,
         region: readOptionalString(loc.region, `${path}.user_location.region`, { min: 1, max: 255 }) ?? null,
         country: country ?? null,
-        timezone: readOptionalString(loc.timezone, `${path}.user_location.timezone`, { min: 1, max: 255 }) ?? null,
+        timezone:
+          readOptionalString(loc.timezone, `${path}.user_location.timezone`, { min: 1, max: 255 }) ?? null,
       };
     }
   }
@@ -152,7 +186,8 @@ function parseAgentToolset(o: Record<string, unknown>, path: string): AgentTools
     const seen = new Set<string>();
     readArray(o.configs, `${path}.configs`, { max: BUILTIN_TOOL_NAMES.length }).forEach((c, i) => {
       const config = parseBuiltinConfig(c, `${path}.configs[${i}]`, default_config);
-      if (seen.has(config.name)) throw invalidRequest(`${path}.configs: tool "${config.name}" is configured twice`);
+      if (seen.has(config.name))
+        throw invalidRequest(`${path}.configs: tool "${config.name}" is configured twice`);
       seen.add(config.name);
       configs.push(config);
     });
@@ -160,7 +195,12 @@ function parseAgentToolset(o: Record<string, unknown>, path: string): AgentTools
   // The resolved form lists every tool of the toolset, in a fixed order, with every key filled in.
   const resolved = BUILTIN_TOOL_NAMES.map(
     (name): BuiltinToolConfig =>
-      configs.find((c) => c.name === name) ?? { name, type: name, enabled: default_config.enabled, permission_policy: default_config.permission_policy },
+      configs.find((c) => c.name === name) ?? {
+        name,
+        type: name,
+        enabled: default_config.enabled,
+        permission_policy: default_config.permission_policy,
+      },
   );
   // Web tools run at the model endpoint and require always_allow (seed 002, decisions).
   for (const web of resolved.filter((c) => (WEB_TOOL_NAMES as readonly string[]).includes(c.name))) {
@@ -187,7 +227,10 @@ function parseMcpToolset(o: Record<string, unknown>, path: string): McpToolset {
       seen.add(name);
       configs.push({
         name,
-        enabled: co.enabled === undefined || co.enabled === null ? default_config.enabled : readBoolean(co.enabled, `${p}.enabled`),
+        enabled:
+          co.enabled === undefined || co.enabled === null
+            ? default_config.enabled
+            : readBoolean(co.enabled, `${p}.enabled`),
         permission_policy:
           co.permission_policy === undefined || co.permission_policy === null
             ? default_config.permission_policy
@@ -197,7 +240,10 @@ function parseMcpToolset(o: Record<string, unknown>, path: string): McpToolset {
   }
   return {
     type: 'mcp_toolset',
-    mcp_server_name: readString(o.mcp_server_name, `${path}.mcp_server_name`, { min: 1, max: AGENT_LIMITS.mcpServerName }),
+    mcp_server_name: readString(o.mcp_server_name, `${path}.mcp_server_name`, {
+      min: 1,
+      max: AGENT_LIMITS.mcpServerName,
+    }),
     default_config,
     configs,
   };
@@ -206,19 +252,25 @@ function parseMcpToolset(o: Record<string, unknown>, path: string): McpToolset {
 function parseCustomTool(o: Record<string, unknown>, path: string): CustomTool {
   readObject(o, path, ['type', 'name', 'description', 'input_schema']);
   const name = readString(o.name, `${path}.name`, { min: 1, max: AGENT_LIMITS.toolName });
-  if (!CUSTOM_TOOL_NAME.test(name)) throw invalidRequest(`${path}.name may contain only letters, digits, "_" and "-"`);
+  if (!CUSTOM_TOOL_NAME.test(name))
+    throw invalidRequest(`${path}.name may contain only letters, digits, "_" and "-"`);
   const schema = readObject(o.input_schema, `${path}.input_schema`);
   if (schema.type !== 'object') throw invalidRequest(`${path}.input_schema.type must be "object"`);
   if (schema.properties !== undefined && schema.properties !== null && !isObject(schema.properties)) {
     throw invalidRequest(`${path}.input_schema.properties must be an object`);
   }
   if (schema.required !== undefined && schema.required !== null) {
-    readArray(schema.required, `${path}.input_schema.required`).forEach((r, i) => readString(r, `${path}.input_schema.required[${i}]`));
+    readArray(schema.required, `${path}.input_schema.required`).forEach((r, i) =>
+      readString(r, `${path}.input_schema.required[${i}]`),
+    );
   }
   return {
     type: 'custom',
     name,
-    description: readString(o.description, `${path}.description`, { min: 1, max: AGENT_LIMITS.customToolDescription }),
+    description: readString(o.description, `${path}.description`, {
+      min: 1,
+      max: AGENT_LIMITS.customToolDescription,
+    }),
     input_schema: schema,
   };
 }
@@ -253,16 +305,20 @@ export function parseTools(v: unknown): AgentTool[] {
   if (tools.filter((t) => t.type === AGENT_TOOLSET_TYPE).length > 1) {
     throw invalidRequest(`tools: at most one ${AGENT_TOOLSET_TYPE} toolset`);
   }
-  const mcpNames = tools.filter((t): t is McpToolset => t.type === 'mcp_toolset').map((t) => t.mcp_server_name);
+  const mcpNames = tools
+    .filter((t): t is McpToolset => t.type === 'mcp_toolset')
+    .map((t) => t.mcp_server_name);
   const dupMcp = mcpNames.find((n, i) => mcpNames.indexOf(n) !== i);
   if (dupMcp) throw invalidRequest(`tools: more than one mcp_toolset for server "${dupMcp}"`);
   const customNames = tools.filter((t): t is CustomTool => t.type === 'custom').map((t) => t.name);
   for (const [i, n] of customNames.entries()) {
     if (customNames.indexOf(n) !== i) throw invalidRequest(`tools: custom tool name "${n}" is used twice`);
-    if ((BUILTIN_TOOL_NAMES as readonly string[]).includes(n)) throw invalidRequest(`tools: custom tool name "${n}" is reserved`);
+    if ((BUILTIN_TOOL_NAMES as readonly string[]).includes(n))
+      throw invalidRequest(`tools: custom tool name "${n}" is reserved`);
   }
   const total = tools.reduce((sum, t) => sum + toolCount(t), 0);
-  if (total > AGENT_LIMITS.tools) throw invalidRequest(`tools: at most ${AGENT_LIMITS.tools} tools across all toolsets (got ${total})`);
+  if (total > AGENT_LIMITS.tools)
+    throw invalidRequest(`tools: at most ${AGENT_LIMITS.tools} tools across all toolsets (got ${total})`);
   return tools;
 }
 
@@ -282,8 +338,13 @@ export function parseMcpServers(v: unknown): McpServer[] {
     } catch {
       throw invalidRequest(`${path}.url must be an absolute http(s) URL`);
     }
-    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw invalidRequest(`${path}.url must be an absolute http(s) URL`);
-    return { type: 'url', name: readString(o.name, `${path}.name`, { min: 1, max: AGENT_LIMITS.mcpServerName }), url };
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+      throw invalidRequest(`${path}.url must be an absolute http(s) URL`);
+    return {
+      type: 'url',
+      name: readString(o.name, `${path}.name`, { min: 1, max: AGENT_LIMITS.mcpServerName }),
+      url,
+    };
   });
   const names = servers.map((s) => s.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
@@ -300,7 +361,11 @@ export function parseSkills(v: unknown): SkillPin[] {
     readEnum(o.type, `${path}.type`, ['custom'] as const);
     const skill_id = readString(o.skill_id, `${path}.skill_id`);
     if (!SKILL_ID.test(skill_id)) throw invalidRequest(`${path}.skill_id must be a skill_ id`);
-    const version = readOptionalString(o.version, `${path}.version`, { min: 1, max: 64, pattern: /^(latest|[1-9][0-9]*)$/ });
+    const version = readOptionalString(o.version, `${path}.version`, {
+      min: 1,
+      max: 64,
+      pattern: /^(latest|[1-9][0-9]*)$/,
+    });
     return { type: 'custom', skill_id, version: version ?? 'latest' };
   });
   const ids = skills.map((s) => s.skill_id);
@@ -313,7 +378,10 @@ export function parseMultiagent(v: unknown): AgentDraft['multiagent'] {
   if (v === undefined || v === null) return null;
   const o = readObject(v, 'multiagent', ['type', 'agents']);
   readEnum(o.type, 'multiagent.type', ['coordinator'] as const);
-  const entries = readArray(o.agents, 'multiagent.agents', { min: AGENT_LIMITS.rosterMin, max: AGENT_LIMITS.rosterMax });
+  const entries = readArray(o.agents, 'multiagent.agents', {
+    min: AGENT_LIMITS.rosterMin,
+    max: AGENT_LIMITS.rosterMax,
+  });
   const agents = entries.map((e, i): RosterDraft => {
     const path = `multiagent.agents[${i}]`;
     if (typeof e === 'string') {
@@ -327,7 +395,10 @@ export function parseMultiagent(v: unknown): AgentDraft['multiagent'] {
         readObject(e, path, ['type', 'id', 'version']);
         const id = readString(eo.id, `${path}.id`);
         if (!AGENT_ID.test(id)) throw invalidRequest(`${path}.id must be an agent_ id`);
-        const version = eo.version === undefined || eo.version === null ? null : readInteger(eo.version, `${path}.version`, { min: 1 });
+        const version =
+          eo.version === undefined || eo.version === null
+            ? null
+            : readInteger(eo.version, `${path}.version`, { min: 1 });
         return { type: 'agent', id, version };
       }
       case 'self':
@@ -338,9 +409,13 @@ export function parseMultiagent(v: unknown): AgentDraft['multiagent'] {
         return { type: 'advisor', model: readString(eo.model, `${path}.model`, { min: 1, max: 256 }) };
     }
   });
-  if (agents.filter((a) => a.type === 'self').length > 1) throw invalidRequest('multiagent.agents: at most one "self" entry');
-  if (agents.filter((a) => a.type === 'advisor').length > 1) throw invalidRequest('multiagent.agents: at most one advisor');
-  const ids = agents.filter((a): a is Extract<RosterDraft, { type: 'agent' }> => a.type === 'agent').map((a) => a.id);
+  if (agents.filter((a) => a.type === 'self').length > 1)
+    throw invalidRequest('multiagent.agents: at most one "self" entry');
+  if (agents.filter((a) => a.type === 'advisor').length > 1)
+    throw invalidRequest('multiagent.agents: at most one advisor');
+  const ids = agents
+    .filter((a): a is Extract<RosterDraft, { type: 'agent' }> => a.type === 'agent')
+    .map((a) => a.id);
   const dup = ids.find((n, i) => ids.indexOf(n) !== i);
   if (dup) throw invalidRequest(`multiagent.agents: ${dup} is listed twice`);
   return { type: 'coordinator', agents };
@@ -350,18 +425,23 @@ export function parseMultiagent(v: unknown): AgentDraft['multiagent'] {
 // Cross-field rules, create, update
 
 function checkCrossFieldRules(d: AgentDraft): void {
-  const toolsetServers = new Set(d.tools.filter((t): t is McpToolset => t.type === 'mcp_toolset').map((t) => t.mcp_server_name));
+  const toolsetServers = new Set(
+    d.tools.filter((t): t is McpToolset => t.type === 'mcp_toolset').map((t) => t.mcp_server_name),
+  );
   for (const s of d.mcp_servers) {
-    if (!toolsetServers.has(s.name)) throw invalidRequest(`mcp_servers: "${s.name}" is not referenced by any mcp_toolset`);
+    if (!toolsetServers.has(s.name))
+      throw invalidRequest(`mcp_servers: "${s.name}" is not referenced by any mcp_toolset`);
   }
   const serverNames = new Set(d.mcp_servers.map((s) => s.name));
   for (const name of toolsetServers) {
-    if (!serverNames.has(name)) throw invalidRequest(`tools: mcp_toolset references unknown mcp server "${name}"`);
+    if (!serverNames.has(name))
+      throw invalidRequest(`tools: mcp_toolset references unknown mcp server "${name}"`);
   }
   if (d.skills.length > 0) {
     const toolset = d.tools.find((t): t is AgentToolset => t.type === AGENT_TOOLSET_TYPE);
     const readEnabled = toolset?.configs.find((c) => c.name === 'read')?.enabled ?? false;
-    if (!readEnabled) throw invalidRequest('skills require the read tool of agent_toolset_20260401 to be enabled');
+    if (!readEnabled)
+      throw invalidRequest('skills require the read tool of agent_toolset_20260401 to be enabled');
   }
 }
 
@@ -396,10 +476,16 @@ export function parseAgentUpdate(current: AgentDefinition, body: unknown): Agent
   if (o.name === null) throw invalidRequest('name cannot be cleared');
   if (o.model === null) throw invalidRequest('model cannot be cleared');
   const draft: AgentDraft = {
-    name: o.name === undefined ? current.name : readString(o.name, 'name', { min: 1, max: AGENT_LIMITS.name }),
+    name:
+      o.name === undefined ? current.name : readString(o.name, 'name', { min: 1, max: AGENT_LIMITS.name }),
     description:
-      o.description === undefined ? current.description : (readOptionalString(o.description, 'description', { max: AGENT_LIMITS.description }) ?? null),
-    system: o.system === undefined ? current.system : (readOptionalString(o.system, 'system', { max: AGENT_LIMITS.system }) ?? null),
+      o.description === undefined
+        ? current.description
+        : (readOptionalString(o.description, 'description', { max: AGENT_LIMITS.description }) ?? null),
+    system:
+      o.system === undefined
+        ? current.system
+        : (readOptionalString(o.system, 'system', { max: AGENT_LIMITS.system }) ?? null),
     model: o.model === undefined ? current.model : parseModel(o.model, current.model),
     tools: o.tools === undefined ? current.tools : parseTools(o.tools),
     mcp_servers: o.mcp_servers === undefined ? current.mcp_servers : parseMcpServers(o.mcp_servers),
@@ -408,7 +494,8 @@ export function parseAgentUpdate(current: AgentDefinition, body: unknown): Agent
     metadata: applyMetadataPatch(current.metadata, o.metadata),
   };
   checkCrossFieldRules(draft);
-  const expectedVersion = o.version === undefined || o.version === null ? undefined : readInteger(o.version, 'version', { min: 1 });
+  const expectedVersion =
+    o.version === undefined || o.version === null ? undefined : readInteger(o.version, 'version', { min: 1 });
   return { draft, expectedVersion };
 }
 
@@ -429,7 +516,11 @@ export function rosterAgentIds(draft: AgentDraft): string[] {
  * Resolves roster references: each must exist in the Workspace, not be archived, have the named
  * version, and have no roster of its own. `selfId` is the Agent being written (it may not list itself).
  */
-export function resolveRoster(draft: AgentDraft, selfId: string | null, facts: Map<string, RosterAgentFacts>): AgentDefinition {
+export function resolveRoster(
+  draft: AgentDraft,
+  selfId: string | null,
+  facts: Map<string, RosterAgentFacts>,
+): AgentDefinition {
   if (!draft.multiagent) return { ...draft, multiagent: null };
   const agents = draft.multiagent.agents.map((a, i): RosterEntry => {
     if (a.type !== 'agent') return a;
@@ -441,7 +532,8 @@ export function resolveRoster(draft: AgentDraft, selfId: string | null, facts: M
     const version = a.version ?? f.currentVersion;
     const nested = f.hasMultiagent(version);
     if (nested === undefined) throw invalidRequest(`${path}: agent ${a.id} has no version ${version}`);
-    if (nested) throw invalidRequest(`${path}: agent ${a.id} has its own multiagent roster (depth is limited to 1)`);
+    if (nested)
+      throw invalidRequest(`${path}: agent ${a.id} has its own multiagent roster (depth is limited to 1)`);
     return { type: 'agent', id: a.id, version };
   });
   const multiagent: Multiagent = { type: 'coordinator', agents };
@@ -449,11 +541,14 @@ export function resolveRoster(draft: AgentDraft, selfId: string | null, facts: M
 }
 
 /** True when an update changes nothing, in which case no new version is written. */
-export const sameDefinition = (a: AgentDefinition, b: AgentDefinition): boolean => canonicalJson(a) === canonicalJson(b);
+export const sameDefinition = (a: AgentDefinition, b: AgentDefinition): boolean =>
+  canonicalJson(a) === canonicalJson(b);
 
 /** Optimistic concurrency: a supplied version must equal the current one, even when nothing changes. */
 export function checkExpectedVersion(expected: number | undefined, current: number): void {
   if (expected !== undefined && expected !== current) {
-    throw conflict(`version ${expected} does not match the agent's current version ${current}`, { current_version: current });
+    throw conflict(`version ${expected} does not match the agent's current version ${current}`, {
+      current_version: current,
+    });
   }
 }

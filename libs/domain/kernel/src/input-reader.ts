@@ -7,7 +7,8 @@ import { invalidRequest } from './domain-error';
 export type Json = unknown;
 export type JsonObject = Record<string, unknown>;
 
-export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is JsonObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function readObject(v: unknown, path: string, allowed?: readonly string[]): JsonObject {
   if (!isObject(v)) throw invalidRequest(`${path} must be an object`);
@@ -19,11 +20,19 @@ export function readObject(v: unknown, path: string, allowed?: readonly string[]
   return v;
 }
 
-export function readString(v: unknown, path: string, opts: { min?: number; max?: number; pattern?: RegExp } = {}): string {
+export function readString(
+  v: unknown,
+  path: string,
+  opts: { min?: number; max?: number; pattern?: RegExp } = {},
+): string {
   if (typeof v !== 'string') throw invalidRequest(`${path} must be a string`);
   const min = opts.min ?? 0;
-  if (v.length < min) throw invalidRequest(min === 1 ? `${path} must not be empty` : `${path} must have at least ${min} characters`);
-  if (opts.max !== undefined && v.length > opts.max) throw invalidRequest(`${path} must have at most ${opts.max} characters`);
+  if (v.length < min)
+    throw invalidRequest(
+      min === 1 ? `${path} must not be empty` : `${path} must have at least ${min} characters`,
+    );
+  if (opts.max !== undefined && v.length > opts.max)
+    throw invalidRequest(`${path} must have at most ${opts.max} characters`);
   if (opts.pattern && !opts.pattern.test(v)) throw invalidRequest(`${path} has an invalid format`);
   return v;
 }
@@ -52,8 +61,10 @@ export function readInteger(v: unknown, path: string, opts: { min?: number; max?
 
 export function readArray(v: unknown, path: string, opts: { max?: number; min?: number } = {}): unknown[] {
   if (!Array.isArray(v)) throw invalidRequest(`${path} must be an array`);
-  if (opts.min !== undefined && v.length < opts.min) throw invalidRequest(`${path} must have at least ${opts.min} entries`);
-  if (opts.max !== undefined && v.length > opts.max) throw invalidRequest(`${path} must have at most ${opts.max} entries`);
+  if (opts.min !== undefined && v.length < opts.min)
+    throw invalidRequest(`${path} must have at least ${opts.min} entries`);
+  if (opts.max !== undefined && v.length > opts.max)
+    throw invalidRequest(`${path} must have at most ${opts.max} entries`);
   return v;
 }
 

@@ -15,7 +15,9 @@ const expectInvalid = (fn: () => unknown, message: RegExp) => {
 
 describe('metadata rules', () => {
   it('accepts up to 16 keys of ≤64 chars with values of ≤512 chars', () => {
-    const input = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`.padEnd(64, 'x'), 'v'.repeat(512)]));
+    const input = Object.fromEntries(
+      Array.from({ length: 16 }, (_, i) => [`k${i}`.padEnd(64, 'x'), 'v'.repeat(512)]),
+    );
     expect(Object.keys(parseMetadata(input))).toHaveLength(16);
   });
 

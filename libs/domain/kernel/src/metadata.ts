@@ -14,7 +14,9 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 function checkKey(key: string): void {
   if (key.length < 1 || key.length > METADATA_MAX_KEY_LENGTH) {
-    throw invalidRequest(`metadata keys must be 1–${METADATA_MAX_KEY_LENGTH} characters`, { key: key.slice(0, 80) });
+    throw invalidRequest(`metadata keys must be 1–${METADATA_MAX_KEY_LENGTH} characters`, {
+      key: key.slice(0, 80),
+    });
   }
 }
 

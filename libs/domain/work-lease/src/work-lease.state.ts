@@ -28,7 +28,6 @@ import type {
   TokenOperation,
   WorkKind,
   WorkLease,
-  WorkState,
 } from './work-lease.types';
 
 /**

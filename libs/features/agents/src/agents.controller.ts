@@ -19,7 +19,11 @@ export class AgentsController {
   }
 
   @Get(':agentId')
-  get(@CurrentPrincipal() p: Principal, @Param('agentId') id: string, @Query() query: Record<string, unknown>) {
+  get(
+    @CurrentPrincipal() p: Principal,
+    @Param('agentId') id: string,
+    @Query() query: Record<string, unknown>,
+  ) {
     return this.agents.get(p.workspaceId, id, query);
   }
 
@@ -36,7 +40,11 @@ export class AgentsController {
   }
 
   @Get(':agentId/versions')
-  versions(@CurrentPrincipal() p: Principal, @Param('agentId') id: string, @Query() query: Record<string, unknown>) {
+  versions(
+    @CurrentPrincipal() p: Principal,
+    @Param('agentId') id: string,
+    @Query() query: Record<string, unknown>,
+  ) {
     return this.agents.versions(p.workspaceId, id, query);
   }
 }

@@ -33,7 +33,11 @@ const view = (k: ApiKeyEntity): ApiKeyView => ({
 export class ApiKeysService {
   constructor(private readonly dataSource: DataSource) {}
 
-  async create(input: { workspaceId: string; environmentId?: string; label: string }): Promise<CreatedApiKey> {
+  async create(input: {
+    workspaceId: string;
+    environmentId?: string;
+    label: string;
+  }): Promise<CreatedApiKey> {
     const label = input.label.trim();
     if (label.length < 1 || label.length > 256) throw invalidRequest('label must be 1–256 characters');
     return this.dataSource.transaction(async (tx) => {
@@ -64,7 +68,9 @@ export class ApiKeysService {
   }
 
   async list(workspaceId: string): Promise<ApiKeyView[]> {
-    const rows = await this.dataSource.getRepository(ApiKeyEntity).find({ where: { workspaceId }, order: { id: 'ASC' } });
+    const rows = await this.dataSource
+      .getRepository(ApiKeyEntity)
+      .find({ where: { workspaceId }, order: { id: 'ASC' } });
     return rows.map(view);
   }
 

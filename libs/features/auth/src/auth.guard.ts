@@ -37,11 +37,15 @@ export class AuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = context.switchToHttp().getRequest<Request>();
     const credential = presentedCredential(req);
-    if (credential === undefined) throw unauthenticated('missing credential: send Authorization: Bearer <key> or x-api-key');
+    if (credential === undefined)
+      throw unauthenticated('missing credential: send Authorization: Bearer <key> or x-api-key');
     const principal = await this.authenticate(credential);
     if (!principal) throw unauthenticated('invalid or revoked credential');
-    const allowed = this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? ['workspace'];
-    if (!allowed.includes(principal.kind)) throw permissionDenied(`a ${describeKind(principal.kind)} may not perform this request`);
+    const allowed = this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? [
+      'workspace',
+    ];
+    if (!allowed.includes(principal.kind))
+      throw permissionDenied(`a ${describeKind(principal.kind)} may not perform this request`);
     req.principal = principal;
     return true;
   }
@@ -51,19 +55,26 @@ export class AuthGuard implements CanActivate {
     if (!kind) return null;
     const digest = digestCredential(credential);
     if (kind === 'workToken') return this.workTokens ? this.workTokens.authenticate(digest) : null;
-    const rows: Array<{ id: string; workspace_id: string; environment_id: string | null }> = await this.dataSource.query(
-      `SELECT k.id, k.workspace_id, k.environment_id
+    const rows: Array<{ id: string; workspace_id: string; environment_id: string | null }> =
+      await this.dataSource.query(
+        `SELECT k.id, k.workspace_id, k.environment_id
          FROM api_keys k
          LEFT JOIN environments e ON e.id = k.environment_id
         WHERE k.digest = $1 AND k.revoked_at IS NULL
           AND (k.environment_id IS NULL OR e.deleted_at IS NULL)`,
-      [digest],
-    );
+        [digest],
+      );
     const row = rows[0];
     if (!row) return null;
-    if (kind === 'workspaceKey' && row.environment_id === null) return { kind: 'workspace', workspaceId: row.workspace_id, keyId: row.id };
+    if (kind === 'workspaceKey' && row.environment_id === null)
+      return { kind: 'workspace', workspaceId: row.workspace_id, keyId: row.id };
     if (kind === 'environmentKey' && row.environment_id !== null) {
-      return { kind: 'environment', workspaceId: row.workspace_id, environmentId: row.environment_id, keyId: row.id };
+      return {
+        kind: 'environment',
+        workspaceId: row.workspace_id,
+        environmentId: row.environment_id,
+        keyId: row.id,
+      };
     }
     return null;
   }

@@ -1,12 +1,15 @@
 import { credentialHint, credentialKindOf, digestCredential, generateCredential } from './credential';
 
 describe('credentials', () => {
-  it.each(['workspaceKey', 'environmentKey', 'workToken'] as const)('%s round-trips its kind and is unpredictable', (kind) => {
-    const a = generateCredential(kind);
-    const b = generateCredential(kind);
-    expect(a).not.toBe(b);
-    expect(credentialKindOf(a)).toBe(kind);
-  });
+  it.each(['workspaceKey', 'environmentKey', 'workToken'] as const)(
+    '%s round-trips its kind and is unpredictable',
+    (kind) => {
+      const a = generateCredential(kind);
+      const b = generateCredential(kind);
+      expect(a).not.toBe(b);
+      expect(credentialKindOf(a)).toBe(kind);
+    },
+  );
 
   it('stores a 32-byte SHA-256 digest, never the key', () => {
     const key = generateCredential('workspaceKey');

@@ -28,4 +28,5 @@ export function credentialKindOf(credential: string): CredentialKind | undefined
 }
 
 /** A short, non-secret hint for listings: the prefix and the first four characters. */
-export const credentialHint = (credential: string): string => `${credential.slice(0, credential.indexOf('_', 6) + 5)}…`;
+export const credentialHint = (credential: string): string =>
+  `${credential.slice(0, credential.indexOf('_', 6) + 5)}…`;

@@ -2,7 +2,14 @@
 export type Principal =
   | { kind: 'workspace'; workspaceId: string; keyId: string }
   | { kind: 'environment'; workspaceId: string; environmentId: string; keyId: string }
-  | { kind: 'work'; workspaceId: string; environmentId: string; workId: string; sessionId: string | null; tokenDigest: Buffer };
+  | {
+      kind: 'work';
+      workspaceId: string;
+      environmentId: string;
+      workId: string;
+      sessionId: string | null;
+      tokenDigest: Buffer;
+    };
 
 export type PrincipalKind = Principal['kind'];
 

@@ -2,5 +2,9 @@ import { Module } from '@nestjs/common';
 import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsService } from './environments.service';
 
-@Module({ controllers: [EnvironmentsController], providers: [EnvironmentsService], exports: [EnvironmentsService] })
+@Module({
+  controllers: [EnvironmentsController],
+  providers: [EnvironmentsService],
+  exports: [EnvironmentsService],
+})
 export class EnvironmentsModule {}

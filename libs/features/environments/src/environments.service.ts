@@ -1,7 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { applyMetadataPatch, conflict, invalidRequest, notFound, parseMetadata, readObject } from '@mango/domain-kernel';
+import {
+  applyMetadataPatch,
+  conflict,
+  invalidRequest,
+  notFound,
+  parseMetadata,
+  readObject,
+} from '@mango/domain-kernel';
 import { isId, newId } from '@mango/platform-ids';
-import { decodeCursor, Page, parseBooleanQuery, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
+import {
+  decodeCursor,
+  Page,
+  parseBooleanQuery,
+  parseLimit,
+  rejectUnknownQuery,
+  toPage,
+} from '@mango/platform-pagination';
 import { EnvironmentEntity, insertRow } from '@mango/persistence';
 import { DataSource, EntityManager, IsNull, QueryFailedError } from 'typeorm';
 import { parseConfig, parseDescription, parseName, parseScope } from './environment-input';
@@ -10,7 +24,10 @@ import { EnvironmentView, renderEnvironment } from './environment.view';
 const CREATE_FIELDS = ['name', 'description', 'config', 'metadata', 'scope'];
 
 function isNameConflict(e: unknown): boolean {
-  return e instanceof QueryFailedError && (e.driverError as { constraint?: string }).constraint === 'environments_name_key';
+  return (
+    e instanceof QueryFailedError &&
+    (e.driverError as { constraint?: string }).constraint === 'environments_name_key'
+  );
 }
 
 @Injectable()
@@ -65,7 +82,14 @@ export class EnvironmentsService {
         await tx.update(
           EnvironmentEntity,
           { id: env.id },
-          { name: env.name, description: env.description, config: env.config, scope: env.scope, metadata: env.metadata, updatedAt: env.updatedAt },
+          {
+            name: env.name,
+            description: env.description,
+            config: env.config,
+            scope: env.scope,
+            metadata: env.metadata,
+            updatedAt: env.updatedAt,
+          },
         );
         return renderEnvironment(env);
       });
@@ -85,9 +109,15 @@ export class EnvironmentsService {
       .orderBy('e.id', 'DESC')
       .limit(limit + 1);
     if (!includeArchived) qb.andWhere('e.archived_at IS NULL');
-    if (typeof query.page === 'string') qb.andWhere('e.id < :after', { after: decodeCursor(query.page, { scope: 'environments', order: 'desc' }).after });
+    if (typeof query.page === 'string')
+      qb.andWhere('e.id < :after', {
+        after: decodeCursor(query.page, { scope: 'environments', order: 'desc' }).after,
+      });
     else if (query.page !== undefined) throw invalidRequest('page must be a string');
-    return toPage(await qb.getMany(), limit, (e) => e.id, renderEnvironment, { scope: 'environments', order: 'desc' });
+    return toPage(await qb.getMany(), limit, (e) => e.id, renderEnvironment, {
+      scope: 'environments',
+      order: 'desc',
+    });
   }
 
   async archive(workspaceId: string, id: string): Promise<EnvironmentView> {
@@ -109,12 +139,20 @@ export class EnvironmentsService {
     return this.dataSource.transaction(async (tx) => {
       const env = await this.find(tx, workspaceId, id, true);
       await tx.update(EnvironmentEntity, { id: env.id }, { deletedAt: new Date() });
-      await tx.query('UPDATE api_keys SET revoked_at = now() WHERE environment_id = $1 AND revoked_at IS NULL', [env.id]);
+      await tx.query(
+        'UPDATE api_keys SET revoked_at = now() WHERE environment_id = $1 AND revoked_at IS NULL',
+        [env.id],
+      );
       return { id: env.id, type: 'environment_deleted' as const };
     });
   }
 
-  private async find(em: EntityManager, workspaceId: string, id: string, lock = false): Promise<EnvironmentEntity> {
+  private async find(
+    em: EntityManager,
+    workspaceId: string,
+    id: string,
+    lock = false,
+  ): Promise<EnvironmentEntity> {
     if (!isId('environment', id)) throw notFound('environment', id);
     const env = await em.findOne(EnvironmentEntity, {
       where: { id, workspaceId, deletedAt: IsNull() },

@@ -1,4 +1,5 @@
+import type { MigrationInterface } from 'typeorm';
 import { CreateFoundation1795940285941 } from './1795940285941-CreateFoundation';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
-export const MIGRATIONS: Function[] = [CreateFoundation1795940285941];
+export const MIGRATIONS: Array<new () => MigrationInterface> = [CreateFoundation1795940285941];

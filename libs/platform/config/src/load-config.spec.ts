@@ -18,9 +18,18 @@ class ExampleEnv {
 
 describe('loadConfig', () => {
   it('converts and keeps defaults', () => {
-    const cfg = loadConfig(ExampleEnv, { MANGO_DATABASE_URL: 'postgres://a@localhost:5432/db', MANGO_REQUIRED: 'x' });
+    const cfg = loadConfig(ExampleEnv, {
+      MANGO_DATABASE_URL: 'postgres://a@localhost:5432/db',
+      MANGO_REQUIRED: 'x',
+    });
     expect(cfg.MANGO_PORT).toBe(8080);
-    expect(loadConfig(ExampleEnv, { MANGO_DATABASE_URL: 'postgres://a@h/db', MANGO_REQUIRED: 'x', MANGO_PORT: '9' }).MANGO_PORT).toBe(9);
+    expect(
+      loadConfig(ExampleEnv, {
+        MANGO_DATABASE_URL: 'postgres://a@h/db',
+        MANGO_REQUIRED: 'x',
+        MANGO_PORT: '9',
+      }).MANGO_PORT,
+    ).toBe(9);
   });
 
   it('names every bad variable in one error', () => {

@@ -10,11 +10,18 @@ const FRAMEWORK_MESSAGES: Partial<Record<number, string>> = {
 };
 
 /** Renders every failure as the documented envelope. Unknown errors become a logged 500 `api_error`. */
-export function renderError(err: unknown, req: Request, log: Logger): { status: number; body: ErrorEnvelope } {
+export function renderError(
+  err: unknown,
+  req: Request,
+  log: Logger,
+): { status: number; body: ErrorEnvelope } {
   const request_id = req.requestId ?? 'req_unknown';
   if (err instanceof DomainError) {
     const status = httpStatusOf(err.code);
-    const error: ErrorEnvelope['error'] = { type: err.errorType ?? errorTypeOf(err.code), message: err.message };
+    const error: ErrorEnvelope['error'] = {
+      type: err.errorType ?? errorTypeOf(err.code),
+      message: err.message,
+    };
     if (err.details) error.details = err.details;
     return { status, body: { type: 'error', error, request_id } };
   }
@@ -22,19 +29,28 @@ export function renderError(err: unknown, req: Request, log: Logger): { status: 
   if (status !== undefined && status < 500) {
     const code = codeForHttpStatus(status);
     const message = frameworkMessage(err, status);
-    return { status: httpStatusOf(code), body: { type: 'error', error: { type: errorTypeOf(code), message }, request_id } };
+    return {
+      status: httpStatusOf(code),
+      body: { type: 'error', error: { type: errorTypeOf(code), message }, request_id },
+    };
   }
   log.error({ err, request_id, method: req.method, path: req.path }, 'unhandled error');
   return {
     status: 500,
-    body: { type: 'error', error: { type: errorTypeOf(ErrorCode.Internal), message: 'internal error' }, request_id },
+    body: {
+      type: 'error',
+      error: { type: errorTypeOf(ErrorCode.Internal), message: 'internal error' },
+      request_id,
+    },
   };
 }
 
 function statusOfFrameworkError(err: unknown): number | undefined {
   if (err instanceof HttpException) return err.getStatus();
   if (typeof err === 'object' && err !== null) {
-    const s = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
+    const s =
+      (err as { status?: unknown; statusCode?: unknown }).status ??
+      (err as { statusCode?: unknown }).statusCode;
     if (typeof s === 'number' && s >= 400 && s < 600) return s;
   }
   return undefined;
@@ -44,9 +60,11 @@ function frameworkMessage(err: unknown, status: number): string {
   const type = (err as { type?: unknown }).type;
   if (type === 'entity.parse.failed') return 'request body is not valid JSON';
   // Nest turns body-parser failures into HttpExceptions that carry JSON.parse's message.
-  if (status === 400 && err instanceof HttpException && /JSON/.test(err.message)) return 'request body is not valid JSON';
+  if (status === 400 && err instanceof HttpException && /JSON/.test(err.message))
+    return 'request body is not valid JSON';
   if (type === 'entity.too.large') return 'request body is too large';
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return 'unsupported request body encoding';
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported')
+    return 'unsupported request body encoding';
   return FRAMEWORK_MESSAGES[status] ?? 'invalid request';
 }
 

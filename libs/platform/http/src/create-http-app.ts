@@ -18,7 +18,10 @@ export interface HttpAppOptions {
  * the error envelope for every failure (including malformed JSON and unknown routes), pino logs, and
  * graceful shutdown through `runMain`.
  */
-export async function createHttpApp(module: Type<unknown> | DynamicModule, options: HttpAppOptions): Promise<INestApplication> {
+export async function createHttpApp(
+  module: Type<unknown> | DynamicModule,
+  options: HttpAppOptions,
+): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module, {
     bodyParser: false,
     logger: new NestPinoLogger(options.log),
@@ -47,7 +50,16 @@ function accessLog(log: Logger) {
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const level = res.statusCode >= 500 ? 'error' : 'info';
-      log[level]({ request_id: req.requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+      log[level](
+        {
+          request_id: req.requestId,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round(ms * 10) / 10,
+        },
+        'request',
+      );
     });
     next();
   };

@@ -27,7 +27,9 @@ export class HealthController {
 
   @Public()
   @Get('readyz')
-  async readyz(@Res({ passthrough: true }) res: Response): Promise<{ status: string; checks: Record<string, string> }> {
+  async readyz(
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<{ status: string; checks: Record<string, string> }> {
     const results = await Promise.all([
       checkDatabase(this.dataSource).then((r) => ['database', r] as const),
       ...this.extra.map((c) => c.check().then((r) => [c.name, r] as const)),

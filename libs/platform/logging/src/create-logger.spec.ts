@@ -24,8 +24,13 @@ describe('createLogger', () => {
   it('never writes credentials', () => {
     const { lines, stream } = capture();
     const log = createLogger({ service: 'api' }, stream);
-    log.info({ req: { headers: { authorization: 'Bearer mango_ak_secret1', 'x-api-key': 'mango_ak_secret2' } } });
-    log.info({ work: { secret: 'c2VjcmV0Mw', sessions_token: 'mango_wt_secret4' }, api_key: 'mango_ak_secret5' });
+    log.info({
+      req: { headers: { authorization: 'Bearer mango_ak_secret1', 'x-api-key': 'mango_ak_secret2' } },
+    });
+    log.info({
+      work: { secret: 'c2VjcmV0Mw', sessions_token: 'mango_wt_secret4' },
+      api_key: 'mango_ak_secret5',
+    });
     const text = lines.join('');
     for (const s of ['secret1', 'secret2', 'c2VjcmV0Mw', 'secret4', 'secret5']) expect(text).not.toContain(s);
     expect(text).toContain('[redacted]');

@@ -25,14 +25,19 @@ export interface TimeRange {
 }
 
 /** Reads `field[gte]=…` style filters (Express's extended parser makes them an object). */
-export function parseTimeRange(raw: unknown, field: string, allowed: Array<keyof TimeRange> = ['gt', 'gte', 'lt', 'lte']): TimeRange {
+export function parseTimeRange(
+  raw: unknown,
+  field: string,
+  allowed: Array<keyof TimeRange> = ['gt', 'gte', 'lt', 'lte'],
+): TimeRange {
   if (raw === undefined) return {};
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw invalidRequest(`${field} must be given as ${allowed.map((k) => `${field}[${k}]`).join(', ')}`);
   }
   const range: TimeRange = {};
   for (const [key, value] of Object.entries(raw)) {
-    if (!(allowed as string[]).includes(key)) throw invalidRequest(`${field}[${key}] is not a supported filter`);
+    if (!(allowed as string[]).includes(key))
+      throw invalidRequest(`${field}[${key}] is not a supported filter`);
     range[key as keyof TimeRange] = parseTimestampQuery(value, `${field}[${key}]`);
   }
   return range;

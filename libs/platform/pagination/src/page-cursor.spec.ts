@@ -37,11 +37,25 @@ describe('limit', () => {
 describe('toPage', () => {
   const cursor = { scope: 's', order: 'asc' as const };
   it('uses the extra row only to decide that a next page exists', () => {
-    const page = toPage(['a', 'b', 'c'], 2, (r) => r, (r) => r.toUpperCase(), cursor);
+    const page = toPage(
+      ['a', 'b', 'c'],
+      2,
+      (r) => r,
+      (r) => r.toUpperCase(),
+      cursor,
+    );
     expect(page.data).toEqual(['A', 'B']);
     expect(decodeCursor(page.next_page!, cursor).after).toBe('b');
   });
   it('has no next page when the rows fit', () => {
-    expect(toPage(['a', 'b'], 2, (r) => r, (r) => r, cursor).next_page).toBeNull();
+    expect(
+      toPage(
+        ['a', 'b'],
+        2,
+        (r) => r,
+        (r) => r,
+        cursor,
+      ).next_page,
+    ).toBeNull();
   });
 });

@@ -18,7 +18,9 @@ export const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_PAGE_LIMIT = 1000;
 
 export function encodeCursor(cursor: PageCursor): string {
-  return Buffer.from(JSON.stringify([cursor.scope, cursor.order, cursor.after]), 'utf8').toString('base64url');
+  return Buffer.from(JSON.stringify([cursor.scope, cursor.order, cursor.after]), 'utf8').toString(
+    'base64url',
+  );
 }
 
 export function decodeCursor(page: string, expected: { scope: string; order: SortOrder }): PageCursor {
@@ -49,7 +51,8 @@ export function decodeCursor(page: string, expected: { scope: string; order: Sor
 export function parseLimit(raw: unknown, max = MAX_PAGE_LIMIT, fallback = DEFAULT_PAGE_LIMIT): number {
   if (raw === undefined || raw === '') return fallback;
   const text = Array.isArray(raw) ? undefined : String(raw);
-  if (text === undefined || !/^\d{1,7}$/.test(text)) throw invalidRequest(`limit must be an integer from 1 to ${max}`);
+  if (text === undefined || !/^\d{1,7}$/.test(text))
+    throw invalidRequest(`limit must be an integer from 1 to ${max}`);
   const n = Number(text);
   if (n < 1 || n > max) throw invalidRequest(`limit must be an integer from 1 to ${max}`);
   return n;

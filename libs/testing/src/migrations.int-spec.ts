@@ -1,7 +1,5 @@
-import { createEmptyDatabase, createTestDatabase } from '@mango/testing';
-import { createDataSource } from './data-source';
-import { migrate, schemaDrift } from './migrate';
-import { MIGRATIONS } from './migrations';
+import { createDataSource, migrate, MIGRATIONS, schemaDrift } from '@mango/persistence';
+import { createEmptyDatabase, createTestDatabase } from './test-database';
 
 describe('migrations (real PostgreSQL)', () => {
   it('produce exactly the schema the entities describe (generating a migration would produce nothing)', async () => {

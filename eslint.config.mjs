@@ -7,17 +7,17 @@ import prettier from 'eslint-config-prettier';
  * (see docs/architecture.md) and @nx/enforce-module-boundaries checks both on every import.
  */
 const typeConstraints = [
-  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:workflow', 'type:contracts', 'type:platform', 'type:testing', 'type:sdk'] },
-  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:contracts', 'type:platform', 'type:workflow', 'type:testing'] },
+  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:workflow', 'type:platform', 'type:testing', 'type:sdk'] },
+  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:platform', 'type:workflow', 'type:testing'] },
   { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:domain', 'type:platform', 'type:testing'] },
-  { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:domain', 'type:platform', 'type:contracts'] },
+  { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:domain', 'type:platform'] },
   { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:platform'] },
-  { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'] },
-  { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: ['type:contracts'] },
+  { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain'] },
+  { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: [] },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no I/O, no drivers, no Node built-ins.
     sourceTag: 'type:workflow',
-    onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'],
+    onlyDependOnLibsWithTags: ['type:domain'],
     allowedExternalImports: ['@temporalio/workflow', '@temporalio/common'],
   },
   {
@@ -26,7 +26,7 @@ const typeConstraints = [
     onlyDependOnLibsWithTags: ['type:domain'],
     allowedExternalImports: [],
   },
-  { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:platform', 'type:contracts', 'type:workflow'] },
+  { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:platform', 'type:workflow'] },
 ];
 
 const scopeConstraints = [

@@ -1,1 +1,5 @@
-module.exports = { ...require('../../../jest.preset.js'), displayName: 'domain-work-lease', rootDir: __dirname };
+module.exports = {
+  ...require('../../../jest.preset.js'),
+  displayName: 'domain-work-lease',
+  rootDir: __dirname,
+};

@@ -31,8 +31,4 @@ describe('migrations (real PostgreSQL)', () => {
       await db.drop();
     }
   });
-
-  it('file names follow <epoch-ms>-<VerbNoun> and class names carry the same stamp', () => {
-    for (const m of MIGRATIONS) expect(m.name).toMatch(/^[A-Z][A-Za-z]+\d{13}$/);
-  });
 });

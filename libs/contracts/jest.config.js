@@ -1,1 +1,0 @@
-module.exports = { ...require('../../jest.preset.js'), displayName: 'contracts', rootDir: __dirname };

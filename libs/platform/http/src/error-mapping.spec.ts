@@ -1,0 +1,84 @@
+import { DomainError, ErrorCode } from '@mango/domain-kernel';
+import { BadRequestException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import pino from 'pino';
+import type { Request } from 'express';
+import { renderError } from './api-exception.filter';
+import { errorTypeOf, httpStatusOf } from './error-mapping';
+
+const req = { requestId: 'req_TEST', method: 'GET', path: '/x' } as unknown as Request;
+const silent = pino({ level: 'silent' });
+
+describe('error mapping', () => {
+  it.each<[ErrorCode, number, string]>([
+    [ErrorCode.InvalidRequest, 400, 'invalid_request_error'],
+    [ErrorCode.Authentication, 401, 'authentication_error'],
+    [ErrorCode.Permission, 403, 'permission_error'],
+    [ErrorCode.NotFound, 404, 'not_found_error'],
+    [ErrorCode.Conflict, 409, 'invalid_request_error'],
+    [ErrorCode.PreconditionFailed, 412, 'heartbeat_precondition_failed'],
+    [ErrorCode.TooLarge, 413, 'request_too_large'],
+    [ErrorCode.RateLimited, 429, 'rate_limit_error'],
+    [ErrorCode.Internal, 500, 'api_error'],
+  ])('%s → %i %s', (code, status, type) => {
+    expect(httpStatusOf(code)).toBe(status);
+    expect(errorTypeOf(code)).toBe(type);
+  });
+
+  it('covers every code', () => {
+    for (const code of Object.values(ErrorCode)) expect(httpStatusOf(code)).toBeGreaterThanOrEqual(400);
+  });
+});
+
+describe('renderError', () => {
+  it('renders a DomainError with details and an explicit type override', () => {
+    const err = new DomainError(
+      ErrorCode.Conflict,
+      'stale',
+      { current_state: { state: 'active' } },
+      'memory_precondition_failed_error',
+    );
+    expect(renderError(err, req, silent)).toEqual({
+      status: 409,
+      body: {
+        type: 'error',
+        error: {
+          type: 'memory_precondition_failed_error',
+          message: 'stale',
+          details: { current_state: { state: 'active' } },
+        },
+        request_id: 'req_TEST',
+      },
+    });
+  });
+
+  it('maps framework errors: malformed JSON, unknown route, oversize body', () => {
+    expect(
+      renderError(new BadRequestException('Unexpected token } in JSON at position 1'), req, silent).body.error
+        .message,
+    ).toBe('request body is not valid JSON');
+    expect(renderError(new NotFoundException('Cannot GET /x'), req, silent)).toMatchObject({
+      status: 404,
+      body: { error: { type: 'not_found_error', message: 'no such route' } },
+    });
+    expect(renderError(new PayloadTooLargeException(), req, silent)).toMatchObject({
+      status: 413,
+      body: { error: { type: 'request_too_large' } },
+    });
+  });
+
+  it('never leaks internals: an unknown error becomes a generic 500 api_error', () => {
+    const out = renderError(
+      new Error('relation "secret_table" does not exist at /srv/app.js:12'),
+      req,
+      silent,
+    );
+    expect(out).toEqual({
+      status: 500,
+      body: {
+        type: 'error',
+        error: { type: 'api_error', message: 'internal error' },
+        request_id: 'req_TEST',
+      },
+    });
+  });
+});

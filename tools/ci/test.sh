@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# npm test: install what is missing, start the real services (PostgreSQL, Temporal, S3, Docker), run every
+# lint and test target (unit, integration, e2e) with Nx, stop the services, print one summary line.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+
+bash tools/ci/ensure-node-deps.sh
+
+started=0
+cleanup() { if [ "$started" = 1 ] && [ -z "${MANGO_KEEP_SERVICES:-}" ]; then bash tools/ci/services.sh stop all || true; fi; }
+trap cleanup EXIT
+bash tools/ci/services.sh start all
+started=1
+eval "$(bash tools/ci/services.sh env)"
+
+rm -rf tmp/test-results && mkdir -p tmp/test-results
+status=0
+npx nx run-many -t lint test --parallel="${MANGO_TEST_PARALLEL:-2}" --outputStyle=stream "$@" || status=$?
+node tools/ci/summarize-tests.js tmp/test-results || status=$?
+exit "$status"

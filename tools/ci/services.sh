@@ -101,8 +101,8 @@ DOCKER_SOCK=$RUN/docker.sock
 docker_install() { command -v dockerd >/dev/null || apt_ensure docker.io; }
 docker_start() {
   docker_install; export DOCKER_HOST=unix://$DOCKER_SOCK; docker info >/dev/null 2>&1 && return 0
-  mkdir -p "$CACHE/docker"
-  start_bg dockerd dockerd --data-root "$CACHE/docker" --exec-root "$RUN/dx" -H "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" \
+  mkdir -p "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}"
+  start_bg dockerd dockerd --data-root "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}" --exec-root "$RUN/dx" -H "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" \
     --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --userland-proxy=false \
     --storage-driver=overlay2 --log-level=warn
   local i; for ((i=0;i<150;i++)); do docker info >/dev/null 2>&1 && return 0; sleep 0.2; done
@@ -125,6 +125,9 @@ image_build() {
 }
 image_install() { docker_start; image_build; }; image_start() { image_install; }; image_stop() { :; }
 
+# nginx: the local ingress of `npm run up` ------------------------------------------------------------
+nginx_install() { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_ensure nginx-light; }
+
 print_env() { cat <<ENV
 export MANGO_DATABASE_URL=postgres://mango:mango@127.0.0.1:$PG_PORT/mango
 export MANGO_PG_ADMIN_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
@@ -133,6 +136,8 @@ export MANGO_S3_ENDPOINT=http://127.0.0.1:$S3_PORT MANGO_S3_ACCESS_KEY=$S3_ACCES
 export DOCKER_HOST=unix://$DOCKER_SOCK MANGO_BASE_IMAGE=$BASE_IMAGE
 ENV
 }
+# Sourced by tools/dev/up.sh for its helpers: stop here.
+if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
 action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image"
 case "$action" in
   install|start|stop) for p in $what; do "${p}_${action}"; done ;;

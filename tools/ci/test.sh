@@ -6,9 +6,16 @@ cd "$(dirname "$0")/../.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
 
 bash tools/ci/ensure-node-deps.sh
+# A fresh run directory per test run (short path: it holds unix sockets); builds stay cached.
+export MANGO_SERVICES_RUN=${MANGO_SERVICES_RUN:-/tmp/mango-test-$$}
 
 started=0
-cleanup() { if [ "$started" = 1 ] && [ -z "${MANGO_KEEP_SERVICES:-}" ]; then bash tools/ci/services.sh stop all || true; fi; }
+cleanup() {
+  if [ "$started" = 1 ] && [ -z "${MANGO_KEEP_SERVICES:-}" ]; then
+    bash tools/ci/services.sh stop all || true
+    case "$MANGO_SERVICES_RUN" in /tmp/mango-test-*) rm -rf "$MANGO_SERVICES_RUN" ;; esac
+  fi
+}
 trap cleanup EXIT
 bash tools/ci/services.sh start all
 started=1

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
 import { AuthModule } from '@mango/feature-auth';
 import { EnvironmentsModule } from '@mango/feature-environments';
+import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { ApiEnv } from './api.env';
@@ -20,6 +21,7 @@ export class AppModule {
         AuthModule,
         AgentsModule,
         EnvironmentsModule,
+        WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
       ],
       controllers: [HealthController],
     };

@@ -44,8 +44,12 @@ export class AuthGuard implements CanActivate {
     const allowed = this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? [
       'workspace',
     ];
-    if (!allowed.includes(principal.kind))
+    if (!allowed.includes(principal.kind)) {
+      // A Work token that is no longer usable is simply invalid; a live one is valid but out of scope.
+      if (principal.kind === 'work' && !principal.live)
+        throw unauthenticated('the Work token is no longer valid');
       throw permissionDenied(`a ${describeKind(principal.kind)} may not perform this request`);
+    }
     req.principal = principal;
     return true;
   }

@@ -9,6 +9,8 @@ export type Principal =
       workId: string;
       sessionId: string | null;
       tokenDigest: Buffer;
+      /** Whether the token may still read its Session now; a dead token is 401 on every other route. */
+      live: boolean;
     };
 
 export type PrincipalKind = Principal['kind'];

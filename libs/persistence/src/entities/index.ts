@@ -2,9 +2,27 @@ import { AgentVersionEntity } from './agent-version.entity';
 import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { EnvironmentEntity } from './environment.entity';
+import { WorkItemEntity } from './work-item.entity';
+import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
 
-export { AgentEntity, AgentVersionEntity, ApiKeyEntity, EnvironmentEntity, WorkspaceEntity };
+export {
+  AgentEntity,
+  AgentVersionEntity,
+  ApiKeyEntity,
+  EnvironmentEntity,
+  WorkItemEntity,
+  WorkPollerEntity,
+  WorkspaceEntity,
+};
 
 /** Every entity, as one imported array (no globs): the DataSource and the drift check use this list. */
-export const ENTITIES = [WorkspaceEntity, ApiKeyEntity, AgentEntity, AgentVersionEntity, EnvironmentEntity];
+export const ENTITIES = [
+  WorkspaceEntity,
+  ApiKeyEntity,
+  AgentEntity,
+  AgentVersionEntity,
+  EnvironmentEntity,
+  WorkItemEntity,
+  WorkPollerEntity,
+];

@@ -1,1 +1,16 @@
-export {};
+export { MangoClient } from './client';
+export {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  SDK_VERSION,
+  type MangoClientOptions,
+  type RequestOptions,
+} from './core';
+export * from './errors';
+export { PagePromise } from './pagination';
+export type { AgentVersions, Agents } from './resources/agents';
+export type { Environments } from './resources/environments';
+export type { Health } from './resources/health';
+export type { EnvironmentWork } from './resources/work';
+export * from './types';
+export { decodeWorkSecret, encodeWorkSecret, InvalidWorkSecretError } from './work-secret';

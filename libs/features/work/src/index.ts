@@ -1,0 +1,4 @@
+export * from './work-secret';
+export * from './work.module';
+export * from './work.service';
+export * from './work.view';

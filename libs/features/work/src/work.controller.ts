@@ -1,0 +1,116 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
+import type { Request } from 'express';
+import { WorkService } from './work.service';
+
+type Q = Record<string, unknown>;
+
+/** `/v1/environments/{environment_id}/work` — the eleven Environment Work operations. */
+@Controller('v1/environments/:environmentId/work')
+export class WorkController {
+  constructor(private readonly work: WorkService) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@CurrentPrincipal() p: Principal, @Param('environmentId') env: string, @Body() body: unknown) {
+    return this.work.create(p, env, body);
+  }
+
+  @Get()
+  list(@CurrentPrincipal() p: Principal, @Param('environmentId') env: string, @Query() q: Q) {
+    return this.work.list(p, env, q);
+  }
+
+  @Get('poll')
+  @AllowCredentials('environment')
+  poll(
+    @CurrentPrincipal() p: Principal,
+    @Param('environmentId') env: string,
+    @Query() q: Q,
+    @Headers('anthropic-worker-id') worker: unknown,
+    @Req() req: Request,
+  ) {
+    return this.work.poll(p, env, q, worker, `${req.protocol}://${req.get('host')}`);
+  }
+
+  @Get('stats')
+  @AllowCredentials('workspace', 'environment')
+  stats(@CurrentPrincipal() p: Principal, @Param('environmentId') env: string) {
+    return this.work.stats(p, env);
+  }
+
+  @Get(':workId')
+  retrieve(
+    @CurrentPrincipal() p: Principal,
+    @Param('environmentId') env: string,
+    @Param('workId') id: string,
+  ) {
+    return this.work.retrieve(p, env, id);
+  }
+
+  @Post(':workId')
+  @HttpCode(200)
+  update(
+    @CurrentPrincipal() p: Principal,
+    @Param('environmentId') env: string,
+    @Param('workId') id: string,
+    @Body() body: unknown,
+  ) {
+    return this.work.update(p, env, id, body);
+  }
+
+  @Post(':workId/ack')
+  @HttpCode(200)
+  @AllowCredentials('environment')
+  ack(@CurrentPrincipal() p: Principal, @Param('environmentId') env: string, @Param('workId') id: string) {
+    return this.work.ack(p, env, id);
+  }
+
+  @Post(':workId/heartbeat')
+  @HttpCode(200)
+  @AllowCredentials('work')
+  heartbeat(
+    @CurrentPrincipal() p: Principal,
+    @Param('environmentId') env: string,
+    @Param('workId') id: string,
+    @Query() q: Q,
+  ) {
+    return this.work.heartbeat(p, env, id, q);
+  }
+
+  @Post(':workId/result')
+  @HttpCode(200)
+  @AllowCredentials('work')
+  result(
+    @CurrentPrincipal() p: Principal,
+    @Param('environmentId') env: string,
+    @Param('workId') id: string,
+    @Body() body: unknown,
+  ) {
+    return this.work.result(p, env, id, body);
+  }
+
+  @Post(':workId/fail')
+  @HttpCode(200)
+  @AllowCredentials('work')
+  fail(
+    @CurrentPrincipal() p: Principal,
+    @Param('environmentId') env: string,
+    @Param('workId') id: string,
+    @Body() body: unknown,
+  ) {
+    return this.work.fail(p, env, id, body);
+  }
+
+  @Post(':workId/stop')
+  @HttpCode(204)
+  @AllowCredentials('workspace', 'work')
+  stop(
+    @CurrentPrincipal() p: Principal,
+    @Param('environmentId') env: string,
+    @Param('workId') id: string,
+    @Body() body: unknown,
+  ) {
+    return this.work.stop(p, env, id, body);
+  }
+}

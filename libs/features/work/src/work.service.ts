@@ -1,0 +1,453 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  applyMetadataPatch,
+  conflict,
+  DomainError,
+  notFound,
+  permissionDenied,
+  unauthenticated,
+} from '@mango/domain-kernel';
+import {
+  ack,
+  claim,
+  createHealthcheck,
+  fail,
+  heartbeat,
+  recordResult,
+  reconcileDeadline,
+  stop,
+  tokenAccess,
+  WorkLease,
+} from '@mango/domain-work-lease';
+import { generateCredential, digestCredential, Principal } from '@mango/feature-auth';
+import { isId, newId } from '@mango/platform-ids';
+import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
+import { EnvironmentEntity, insertRow, WorkItemEntity } from '@mango/persistence';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
+import {
+  parseCreateBody,
+  parseFailBody,
+  parseHeartbeatQuery,
+  parsePollQuery,
+  parseResultBody,
+  parseStopBody,
+  parseUpdateBody,
+} from './work-input';
+import { leaseColumns, toLease } from './work-lease.mapper';
+import { WORK_CHANNEL, WorkNotifier } from './work-notifier.service';
+import { encodeWorkSecret } from './work-secret';
+import { renderWork, WorkView } from './work.view';
+
+type WorkPrincipal = Extract<Principal, { kind: 'work' }>;
+type EnvPrincipal = Extract<Principal, { kind: 'environment' }>;
+
+export const WORK_SETTINGS = Symbol('WORK_SETTINGS');
+export interface WorkSettings {
+  /** The base URL put into each Work secret as `api_base_url` (else the request's own origin). */
+  publicBaseUrl?: string;
+}
+
+/** Rows that reconcile lazily: overdue healthchecks and `stopping` items whose lease ran out. */
+const RECONCILE_CANDIDATES = `environment_id = $1 AND state <> 'stopped'
+  AND ((kind = 'healthcheck' AND expires_at <= $2) OR (state = 'stopping' AND lease_expires_at <= $2))`;
+
+/**
+ * The Environment Work protocol (seeds 002 and 003). Every transition is decided by the pure state
+ * machine in @mango/domain-work-lease on a row locked FOR UPDATE, with PostgreSQL's clock; claims use
+ * FOR UPDATE SKIP LOCKED; Poll and Ack hold the Environment key's row FOR SHARE so that a revocation
+ * waits for them and, once committed, stops further claims and Acks.
+ */
+@Injectable()
+export class WorkService {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly notifier: WorkNotifier,
+    @Inject(WORK_SETTINGS) private readonly settings: WorkSettings,
+  ) {}
+
+  // ── Workspace-key routes ─────────────────────────────────────────────────────────────────────────
+
+  async create(p: Principal, environmentId: string, body: unknown): Promise<WorkView> {
+    parseCreateBody(body);
+    return this.dataSource.transaction(async (tx) => {
+      const env = await this.environment(tx, p, environmentId);
+      if (env.archivedAt) throw conflict(`environment ${env.id} is archived`);
+      const now = await dbNow(tx);
+      const lease = createHealthcheck(now);
+      const row = tx.create(WorkItemEntity, {
+        id: newId('work', now.getTime()),
+        workspaceId: env.workspaceId,
+        environmentId: env.id,
+        kind: 'healthcheck',
+        sessionId: null,
+        metadata: {},
+        tokenDigest: null,
+        workerId: null,
+        claimCount: 0,
+        createdAt: now,
+        ...leaseColumns(lease),
+        expiresAt: lease.expiresAt,
+      } as WorkItemEntity);
+      await insertRow(tx, WorkItemEntity, row);
+      await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, env.id]);
+      return renderWork(row);
+    });
+  }
+
+  async retrieve(p: Principal, environmentId: string, workId: string): Promise<WorkView> {
+    return this.dataSource.transaction(async (tx) => {
+      await this.environment(tx, p, environmentId);
+      const { row } = await this.lockedItem(tx, environmentId, workId);
+      return renderWork(row);
+    });
+  }
+
+  async update(p: Principal, environmentId: string, workId: string, body: unknown): Promise<WorkView> {
+    const patch = parseUpdateBody(body);
+    return this.dataSource.transaction(async (tx) => {
+      await this.environment(tx, p, environmentId);
+      const { row } = await this.lockedItem(tx, environmentId, workId);
+      row.metadata = applyMetadataPatch(row.metadata, patch);
+      await tx.update(WorkItemEntity, { id: row.id }, { metadata: row.metadata });
+      return renderWork(row);
+    });
+  }
+
+  async list(p: Principal, environmentId: string, query: Record<string, unknown>): Promise<Page<WorkView>> {
+    rejectUnknownQuery(query, ['limit', 'page']);
+    const limit = parseLimit(query.limit);
+    const scope = `work:${environmentId}`;
+    const after =
+      typeof query.page === 'string' ? decodeCursor(query.page, { scope, order: 'desc' }).after : undefined;
+    return this.dataSource.transaction(async (tx) => {
+      await this.environment(tx, p, environmentId);
+      await this.reconcileEnvironment(tx, environmentId, await dbNow(tx));
+      const qb = tx
+        .createQueryBuilder(WorkItemEntity, 'w')
+        .where('w.environment_id = :environmentId', { environmentId })
+        .orderBy('w.id', 'DESC')
+        .limit(limit + 1);
+      if (after) qb.andWhere('w.id < :after', { after });
+      return toPage(
+        await qb.getMany(),
+        limit,
+        (w) => w.id,
+        (w) => renderWork(w),
+        { scope, order: 'desc' },
+      );
+    });
+  }
+
+  // ── Environment-key routes ───────────────────────────────────────────────────────────────────────
+
+  /**
+   * Poll: claims the oldest claimable item (or reclaims a stale one) and returns it with a fresh
+   * secret; `{}` when there is none after `block_ms`. Waiting is woken by NOTIFY, or by the moment the
+   * next item becomes reclaimable — never by a fixed sleep. The key is re-checked on every attempt.
+   */
+  async poll(
+    p: Principal,
+    environmentId: string,
+    query: Record<string, unknown>,
+    workerHeader: unknown,
+    origin: string,
+  ): Promise<WorkView | Record<string, never>> {
+    const input = parsePollQuery(query, workerHeader);
+    const env = this.environmentPrincipal(p, environmentId);
+    const deadline = Date.now() + input.blockMs;
+    for (;;) {
+      const subscription = input.blockMs > 0 ? this.notifier.subscribe(environmentId) : undefined;
+      try {
+        const attempt = await this.dataSource.transaction(async (tx) => {
+          await this.holdKey(tx, env);
+          const now = await dbNow(tx);
+          if (input.workerId) {
+            await tx.query(
+              `INSERT INTO work_pollers (environment_id, worker_id, last_seen_at) VALUES ($1, $2, $3)
+               ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at`,
+              [environmentId, input.workerId, now],
+            );
+          }
+          await this.reconcileEnvironment(tx, environmentId, now);
+          const rows = await tx.query(
+            `SELECT id FROM work_items
+              WHERE environment_id = $1
+                AND (expires_at IS NULL OR expires_at > $2)
+                AND ((state = 'queued' AND (claimed_at IS NULL OR claimed_at <= $3))
+                  OR (state IN ('starting', 'active') AND (lease_expires_at IS NULL OR lease_expires_at <= $2)))
+              ORDER BY created_at, id
+              LIMIT 1
+              FOR UPDATE SKIP LOCKED`,
+            [environmentId, now, new Date(now.getTime() - input.reclaimOlderThanMs)],
+          );
+          if (rows.length === 0)
+            return {
+              work: null,
+              nextWakeMs: await this.nextClaimableInMs(tx, environmentId, now, input.reclaimOlderThanMs),
+            };
+          const row = await tx.findOneByOrFail(WorkItemEntity, { id: rows[0].id });
+          const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
+          const token = generateCredential('workToken');
+          Object.assign(row, leaseColumns(next), {
+            tokenDigest: digestCredential(token),
+            workerId: input.workerId,
+            claimCount: row.claimCount + 1,
+          });
+          await tx.update(
+            WorkItemEntity,
+            { id: row.id },
+            {
+              ...leaseColumns(next),
+              tokenDigest: row.tokenDigest,
+              workerId: row.workerId,
+              claimCount: row.claimCount,
+            },
+          );
+          const secret = encodeWorkSecret({
+            sessions_token: token,
+            api_base_url: this.settings.publicBaseUrl ?? origin,
+          });
+          return { work: renderWork(row, secret), nextWakeMs: 0 };
+        });
+        if (attempt.work) return attempt.work;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0 || !subscription) return {};
+        await subscription.wait(Math.min(remaining, attempt.nextWakeMs ?? remaining));
+      } finally {
+        subscription?.close();
+      }
+    }
+  }
+
+  /** Ack: `queued` (claimed) → `starting`; repeating it after success is idempotent. */
+  async ack(p: Principal, environmentId: string, workId: string): Promise<WorkView> {
+    const env = this.environmentPrincipal(p, environmentId);
+    return this.withItem(environmentId, workId, async (tx, row, lease, now) => {
+      await this.holdKey(tx, env);
+      const { next } = ack(lease, now);
+      return { next, view: () => renderWork(row) };
+    });
+  }
+
+  async stats(p: Principal, environmentId: string) {
+    return this.dataSource.transaction(async (tx) => {
+      if (p.kind === 'environment') {
+        this.environmentPrincipal(p, environmentId);
+        await this.holdKey(tx, p);
+      } else await this.environment(tx, p, environmentId);
+      const now = await dbNow(tx);
+      await this.reconcileEnvironment(tx, environmentId, now);
+      const [counts] = await tx.query(
+        `SELECT count(*) FILTER (WHERE state = 'queued' AND claimed_at IS NULL)::int AS depth,
+                count(*) FILTER (WHERE state = 'queued' AND claimed_at IS NOT NULL)::int AS pending,
+                min(created_at) FILTER (WHERE state = 'queued') AS oldest
+           FROM work_items WHERE environment_id = $1`,
+        [environmentId],
+      );
+      const [pollers] = await tx.query(
+        `SELECT count(*)::int AS n FROM work_pollers WHERE environment_id = $1 AND last_seen_at > $2`,
+        [environmentId, new Date(now.getTime() - 30_000)],
+      );
+      return {
+        type: 'work_queue_stats' as const,
+        depth: counts.depth as number,
+        pending: counts.pending as number,
+        oldest_queued_at: counts.oldest ? new Date(counts.oldest).toISOString() : null,
+        workers_polling: pollers.n as number,
+      };
+    });
+  }
+
+  // ── Work-token routes ────────────────────────────────────────────────────────────────────────────
+
+  async heartbeat(p: Principal, environmentId: string, workId: string, query: Record<string, unknown>) {
+    const input = parseHeartbeatQuery(query);
+    const token = this.workPrincipal(p, environmentId, workId);
+    return this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
+      checkDigest(row, token);
+      const { next, response } = heartbeat(lease, input, now);
+      return { next, view: () => ({ type: 'work_heartbeat' as const, ...response }) };
+    });
+  }
+
+  async result(p: Principal, environmentId: string, workId: string, body: unknown): Promise<WorkView> {
+    const input = parseResultBody(body);
+    const token = this.workPrincipal(p, environmentId, workId);
+    return this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
+      checkDigest(row, token);
+      const { next } = recordResult(lease, input, now);
+      return { next, view: () => renderWork(row) };
+    });
+  }
+
+  async fail(p: Principal, environmentId: string, workId: string, body: unknown): Promise<WorkView> {
+    const message = parseFailBody(body);
+    const token = this.workPrincipal(p, environmentId, workId);
+    return this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
+      checkDigest(row, token);
+      const { next } = fail(lease, message, now);
+      return { next, view: () => renderWork(row) };
+    });
+  }
+
+  /** Stop: Workspace key (operator authority) or the Work's own live token; 204 either way. */
+  async stop(p: Principal, environmentId: string, workId: string, body: unknown): Promise<void> {
+    const input = parseStopBody(body);
+    if (p.kind === 'work') this.workPrincipal(p, environmentId, workId);
+    else await this.dataSource.transaction((tx) => this.environment(tx, p, environmentId));
+    await this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
+      if (p.kind === 'work') {
+        checkDigest(row, p);
+        const access = tokenAccess(lease, now, 'stop');
+        if (!access.allowed) throw access.error;
+      }
+      const { next } = stop(lease, input, now);
+      return { next, view: () => undefined };
+    });
+  }
+
+  // ── Helpers ──────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Runs one transition on a row locked FOR UPDATE. Lazy deadline reconciliation is committed even
+   * when the transition itself is refused, so a refused request still leaves the truthful state.
+   */
+  private async withItem<T>(
+    environmentId: string,
+    workId: string,
+    transition: (
+      tx: EntityManager,
+      row: WorkItemEntity,
+      lease: WorkLease,
+      now: Date,
+    ) => Promise<{ next: WorkLease; view: () => T }>,
+  ): Promise<T> {
+    let refusal: unknown;
+    const out = await this.dataSource.transaction(async (tx) => {
+      const { row, now } = await this.lockedItem(tx, environmentId, workId);
+      try {
+        const { next, view } = await transition(tx, row, toLease(row), now);
+        const columns = leaseColumns(next);
+        Object.assign(row, columns);
+        await tx.update(WorkItemEntity, { id: row.id }, columns);
+        return view();
+      } catch (e) {
+        if (!(e instanceof DomainError)) throw e;
+        refusal = e;
+        return undefined;
+      }
+    });
+    if (refusal) throw refusal;
+    return out as T;
+  }
+
+  /** Locks one item of the Environment, reconciles its deadline (persisted) and returns it with DB time. */
+  private async lockedItem(
+    tx: EntityManager,
+    environmentId: string,
+    workId: string,
+  ): Promise<{ row: WorkItemEntity; now: Date }> {
+    if (!isId('work', workId)) throw notFound('work', workId);
+    const now = await dbNow(tx);
+    const row = await tx.findOne(WorkItemEntity, {
+      where: { id: workId, environmentId },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!row) throw notFound('work', workId);
+    const { next, changed } = reconcileDeadline(toLease(row), now);
+    if (changed) {
+      const columns = leaseColumns(next);
+      Object.assign(row, columns);
+      await tx.update(WorkItemEntity, { id: row.id }, columns);
+    }
+    return { row, now };
+  }
+
+  /** Reconciles every overdue item of an Environment (Get/List/Poll/Stats touch the whole queue). */
+  private async reconcileEnvironment(tx: EntityManager, environmentId: string, now: Date): Promise<void> {
+    const ids: Array<{ id: string }> = await tx.query(
+      `SELECT id FROM work_items WHERE ${RECONCILE_CANDIDATES} FOR UPDATE SKIP LOCKED`,
+      [environmentId, now],
+    );
+    for (const { id } of ids) {
+      const row = await tx.findOneByOrFail(WorkItemEntity, { id });
+      const { next, changed } = reconcileDeadline(toLease(row), now);
+      if (changed) await tx.update(WorkItemEntity, { id }, leaseColumns(next));
+    }
+  }
+
+  /** Milliseconds until the next item of the Environment becomes claimable by time alone, if any. */
+  private async nextClaimableInMs(
+    tx: EntityManager,
+    environmentId: string,
+    now: Date,
+    reclaimOlderThanMs: number,
+  ): Promise<number | undefined> {
+    const [row] = await tx.query(
+      `SELECT min(at) AS at FROM (
+         SELECT claimed_at + make_interval(secs => $3::double precision / 1000) AS at FROM work_items
+          WHERE environment_id = $1 AND state = 'queued' AND claimed_at IS NOT NULL
+         UNION ALL
+         SELECT lease_expires_at FROM work_items WHERE environment_id = $1 AND state IN ('starting', 'active')
+       ) t WHERE at > $2`,
+      [environmentId, now, reclaimOlderThanMs],
+    );
+    return row?.at ? Math.max(1, new Date(row.at).getTime() - now.getTime() + 5) : undefined;
+  }
+
+  /** The Environment, visible to this principal: another workspace's or a deleted one is 404. */
+  private async environment(
+    tx: EntityManager,
+    p: Principal,
+    environmentId: string,
+  ): Promise<EnvironmentEntity> {
+    if (!isId('environment', environmentId)) throw notFound('environment', environmentId);
+    const env = await tx.findOne(EnvironmentEntity, {
+      where: { id: environmentId, workspaceId: p.workspaceId, deletedAt: IsNull() },
+    });
+    if (!env) throw notFound('environment', environmentId);
+    return env;
+  }
+
+  private environmentPrincipal(p: Principal, environmentId: string): EnvPrincipal {
+    if (p.kind !== 'environment') throw permissionDenied('Poll and Ack need the Environment key');
+    if (!isId('environment', environmentId)) throw notFound('environment', environmentId);
+    if (p.environmentId !== environmentId)
+      throw permissionDenied('this Environment key belongs to another Environment');
+    return p;
+  }
+
+  private workPrincipal(p: Principal, environmentId: string, workId: string): WorkPrincipal {
+    if (p.kind !== 'work') throw permissionDenied('only the Work token may do this');
+    if (!isId('environment', environmentId)) throw notFound('environment', environmentId);
+    if (!isId('work', workId)) throw notFound('work', workId);
+    if (p.environmentId !== environmentId || p.workId !== workId)
+      throw permissionDenied('this Work token belongs to another Work item');
+    return p;
+  }
+
+  /**
+   * Holds the Environment key FOR SHARE for the rest of the transaction: revocation (an UPDATE of the
+   * row) waits for us, and after it commits this check fails.
+   */
+  private async holdKey(tx: EntityManager, p: EnvPrincipal): Promise<void> {
+    const rows = await tx.query(
+      `SELECT k.id FROM api_keys k JOIN environments e ON e.id = k.environment_id
+        WHERE k.id = $1 AND k.revoked_at IS NULL AND e.deleted_at IS NULL
+        FOR SHARE OF k`,
+      [p.keyId],
+    );
+    if (rows.length === 0) throw unauthenticated('the Environment key was revoked');
+  }
+}
+
+async function dbNow(tx: EntityManager): Promise<Date> {
+  const [row] = await tx.query('SELECT now() AS now');
+  return new Date(row.now);
+}
+
+/** The token must be the item's current one: a reclaim rotates the digest, so an old owner is 401. */
+function checkDigest(row: WorkItemEntity, p: WorkPrincipal): void {
+  if (!row.tokenDigest || !row.tokenDigest.equals(p.tokenDigest))
+    throw unauthenticated('the Work token is no longer valid (the Work was reclaimed)');
+}

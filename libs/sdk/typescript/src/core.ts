@@ -1,0 +1,324 @@
+import {
+  ConnectionError,
+  ConnectionTimeoutError,
+  errorFromResponse,
+  MangoError,
+  RequestAbortedError,
+} from './errors';
+
+export const SDK_VERSION = '0.1.0';
+
+export const DEFAULT_MAX_RETRIES = 2;
+export const DEFAULT_TIMEOUT_MS = 60_000;
+/** First retry waits about this long; each further retry doubles it. */
+export const INITIAL_RETRY_DELAY_MS = 500;
+export const MAX_RETRY_DELAY_MS = 8_000;
+/** A server-sent `retry-after` longer than this is ignored in favour of the computed backoff. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface MangoClientOptions {
+  /** Server origin (and optional path prefix) without `/v1`, e.g. `http://localhost:8080`. */
+  baseUrl: string;
+  /** Bearer credential: Workspace API key (`mango_ak_…`), Environment key (`mango_ek_…`) or Work token (`mango_wt_…`). */
+  apiKey: string;
+  /** fetch implementation; defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+  /** How many times a retryable failure (connection error, timeout, 408, 429, 5xx) is retried. Default 2. */
+  maxRetries?: number;
+  /** Per-attempt timeout in milliseconds. Default 60000. */
+  timeoutMs?: number;
+  /** Extra headers sent with every request. */
+  defaultHeaders?: Record<string, string>;
+}
+
+/** Per-call overrides accepted as the last argument of every method. */
+export interface RequestOptions {
+  /** Aborts the call (no further retries); the call rejects with `RequestAbortedError`. */
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** Extra headers for this call (cannot override `authorization`). */
+  headers?: Record<string, string>;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+export interface RequestSpec {
+  method: HttpMethod;
+  path: string;
+  query?: object;
+  /** JSON body; `undefined` sends no body at all. */
+  body?: unknown;
+  options?: RequestOptions;
+  /** Lower bound for this call's timeout (long polls need more than the default). */
+  minTimeoutMs?: number;
+  /** Non-2xx statuses whose body is returned instead of thrown (readiness 503). */
+  acceptStatuses?: readonly number[];
+}
+
+/** Resolved, immutable client configuration shared by the resource groups. */
+export interface ClientConfig {
+  baseUrl: string;
+  apiKey: string;
+  fetch: FetchLike;
+  maxRetries: number;
+  timeoutMs: number;
+  defaultHeaders: Record<string, string>;
+}
+
+export function resolveConfig(opts: MangoClientOptions): ClientConfig {
+  if (opts === null || typeof opts !== 'object') throw new TypeError('MangoClient: options are required');
+  if (typeof opts.baseUrl !== 'string' || opts.baseUrl.trim() === '') {
+    throw new TypeError('MangoClient: baseUrl is required');
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(opts.baseUrl);
+  } catch {
+    throw new TypeError(`MangoClient: baseUrl is not a valid URL: ${opts.baseUrl}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new TypeError('MangoClient: baseUrl must be an http:// or https:// URL');
+  }
+  if (typeof opts.apiKey !== 'string' || opts.apiKey.trim() === '') {
+    throw new TypeError('MangoClient: apiKey is required');
+  }
+  const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+    throw new TypeError('MangoClient: maxRetries must be a non-negative integer');
+  }
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new TypeError('MangoClient: timeoutMs must be a positive number');
+  }
+  const userFetch = opts.fetch;
+  if (userFetch === undefined && typeof globalThis.fetch !== 'function') {
+    throw new TypeError('MangoClient: no global fetch (Node 18+ required) and no fetch option given');
+  }
+  return {
+    baseUrl: opts.baseUrl.replace(/\/+$/, ''),
+    apiKey: opts.apiKey,
+    // Wrapped so the implementation is never invoked with the client as `this`.
+    fetch: userFetch
+      ? (input, init) => userFetch(input, init)
+      : (input, init) => globalThis.fetch(input, init),
+    maxRetries,
+    timeoutMs,
+    defaultHeaders: { ...(opts.defaultHeaders ?? {}) },
+  };
+}
+
+/** Encodes one path segment (ids are opaque to the client). */
+export function pathSegment(value: string): string {
+  if (typeof value !== 'string' || value === '')
+    throw new TypeError('path parameter must be a non-empty string');
+  return encodeURIComponent(value);
+}
+
+/**
+ * Encodes query parameters the way the server's (Express "extended"/qs) parser reads them:
+ * nested objects become `key[sub]=value`, arrays `key[]=value`, Dates ISO strings, booleans
+ * `true`/`false`. `undefined` and `null` values are omitted. Brackets are left literal.
+ */
+export function encodeQuery(query: object | undefined): string {
+  if (!query) return '';
+  const parts: string[] = [];
+  const add = (key: string, value: unknown): void => {
+    if (value === undefined || value === null) return;
+    if (value instanceof Date) {
+      parts.push(`${key}=${encodeURIComponent(value.toISOString())}`);
+    } else if (Array.isArray(value)) {
+      for (const item of value) add(`${key}[]`, item);
+    } else if (typeof value === 'object') {
+      for (const [sub, v] of Object.entries(value)) add(`${key}[${encodeURIComponent(sub)}]`, v);
+    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      parts.push(`${key}=${encodeURIComponent(String(value))}`);
+    } else {
+      throw new TypeError(`query parameter ${key} has unsupported type ${typeof value}`);
+    }
+  };
+  for (const [key, value] of Object.entries(query)) add(encodeURIComponent(key), value);
+  return parts.length === 0 ? '' : `?${parts.join('&')}`;
+}
+
+/** Whether a response status is worth retrying (the request may succeed unchanged later). */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/**
+ * Delay before retry number `retry` (0-based): exponential backoff from {@link INITIAL_RETRY_DELAY_MS},
+ * capped at {@link MAX_RETRY_DELAY_MS}, with up to 25 % downward jitter. A sane server `retry-after-ms`
+ * or `retry-after` (seconds or HTTP date) takes precedence.
+ */
+export function retryDelayMs(retry: number, headers?: Headers, random: () => number = Math.random): number {
+  const fromHeader = retryAfterMs(headers);
+  if (fromHeader !== undefined) return fromHeader;
+  const base = Math.min(INITIAL_RETRY_DELAY_MS * 2 ** retry, MAX_RETRY_DELAY_MS);
+  return Math.round(base * (1 - 0.25 * random()));
+}
+
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  if (!headers) return undefined;
+  let ms: number | undefined;
+  const rawMs = headers.get('retry-after-ms');
+  if (rawMs !== null && rawMs.trim() !== '' && Number.isFinite(Number(rawMs))) ms = Number(rawMs);
+  const raw = headers.get('retry-after');
+  if (ms === undefined && raw !== null && raw.trim() !== '') {
+    if (/^\d+(\.\d+)?$/.test(raw.trim())) ms = Number(raw) * 1000;
+    else {
+      const at = Date.parse(raw);
+      if (!Number.isNaN(at)) ms = at - Date.now();
+    }
+  }
+  if (ms === undefined || ms < 0 || ms > MAX_RETRY_AFTER_MS) return undefined;
+  return Math.round(ms);
+}
+
+/** Sends requests for one client configuration: auth, JSON, retries, timeouts and error mapping. */
+export class HttpClient {
+  constructor(readonly config: ClientConfig) {}
+
+  async request<T>(spec: RequestSpec): Promise<T> {
+    const options = spec.options ?? {};
+    const maxRetries = options.maxRetries ?? this.config.maxRetries;
+    const timeoutMs = Math.max(options.timeoutMs ?? this.config.timeoutMs, spec.minTimeoutMs ?? 0);
+    const url = `${this.config.baseUrl}${spec.path}${encodeQuery(spec.query)}`;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': `mango-sdk-typescript/${SDK_VERSION}`,
+      ...lowerCaseKeys(this.config.defaultHeaders),
+      ...lowerCaseKeys(options.headers ?? {}),
+      authorization: `Bearer ${this.config.apiKey}`,
+    };
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body);
+      headers['content-type'] = 'application/json';
+    }
+
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.attempt(
+        url,
+        { method: spec.method, headers, body },
+        timeoutMs,
+        options.signal,
+      );
+      if (outcome.kind === 'response') {
+        const { status, headers: resHeaders, text } = outcome;
+        if ((status >= 200 && status < 300) || spec.acceptStatuses?.includes(status)) {
+          return parseSuccess<T>(status, resHeaders, text);
+        }
+        if (isRetryableStatus(status) && attempt < maxRetries) {
+          await sleep(retryDelayMs(attempt, resHeaders), options.signal);
+          continue;
+        }
+        throw errorFromResponse(status, resHeaders, text);
+      }
+      if (outcome.error instanceof ConnectionError && attempt < maxRetries) {
+        await sleep(retryDelayMs(attempt), options.signal);
+        continue;
+      }
+      throw outcome.error;
+    }
+  }
+
+  /** One HTTP exchange, body included, under its own timeout. Never throws; failures are returned. */
+  private async attempt(
+    url: string,
+    init: { method: HttpMethod; headers: Record<string, string>; body: string | undefined },
+    timeoutMs: number,
+    userSignal: AbortSignal | undefined,
+  ): Promise<
+    | { kind: 'response'; status: number; headers: Headers; text: string }
+    | { kind: 'error'; error: MangoError }
+  > {
+    if (userSignal?.aborted) return { kind: 'error', error: aborted(userSignal.reason) };
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onUserAbort = (): void => controller.abort();
+    userSignal?.addEventListener('abort', onUserAbort, { once: true });
+    try {
+      const response = await this.config.fetch(url, { ...init, signal: controller.signal });
+      const text = await response.text();
+      return { kind: 'response', status: response.status, headers: response.headers, text };
+    } catch (cause) {
+      if (userSignal?.aborted) return { kind: 'error', error: aborted(userSignal.reason) };
+      if (timedOut) {
+        return {
+          kind: 'error',
+          error: new ConnectionTimeoutError({
+            message: `Request timed out after ${timeoutMs} ms: ${init.method} ${url}`,
+            cause,
+          }),
+        };
+      }
+      return {
+        kind: 'error',
+        error: new ConnectionError({
+          message: `Connection error: ${init.method} ${url}: ${describe(cause)}`,
+          cause,
+        }),
+      };
+    } finally {
+      clearTimeout(timer);
+      userSignal?.removeEventListener('abort', onUserAbort);
+    }
+  }
+}
+
+function parseSuccess<T>(status: number, headers: Headers, text: string): T {
+  if (status === 204 || text === '') return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch (cause) {
+    throw new MangoError({
+      status,
+      type: 'api_error',
+      message: `Invalid JSON in a ${status} response`,
+      requestId: headers.get('request-id') ?? undefined,
+      headers,
+      cause,
+    });
+  }
+}
+
+function aborted(reason: unknown): RequestAbortedError {
+  return new RequestAbortedError({ message: 'Request was aborted by the caller', cause: reason });
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(aborted(signal.reason));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(aborted(signal?.reason));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function describe(cause: unknown): string {
+  if (cause instanceof Error) {
+    const inner = (cause as Error & { cause?: unknown }).cause;
+    const innerText = inner instanceof Error ? ` (${inner.message})` : '';
+    return `${cause.message}${innerText}`;
+  }
+  return String(cause);
+}
+
+function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
+  return out;
+}

@@ -275,6 +275,7 @@ export class WorkService {
     const token = this.workPrincipal(p, environmentId, workId);
     return this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
       checkDigest(row, token);
+      requireToken(lease, now, 'result');
       const { next } = recordResult(lease, input, now);
       return { next, view: () => renderWork(row) };
     });
@@ -285,6 +286,7 @@ export class WorkService {
     const token = this.workPrincipal(p, environmentId, workId);
     return this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
       checkDigest(row, token);
+      requireToken(lease, now, 'fail');
       const { next } = fail(lease, message, now);
       return { next, view: () => renderWork(row) };
     });
@@ -298,8 +300,7 @@ export class WorkService {
     await this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
       if (p.kind === 'work') {
         checkDigest(row, p);
-        const access = tokenAccess(lease, now, 'stop');
-        if (!access.allowed) throw access.error;
+        requireToken(lease, now, 'stop');
       }
       const { next } = stop(lease, input, now);
       return { next, view: () => undefined };
@@ -444,6 +445,12 @@ export class WorkService {
 async function dbNow(tx: EntityManager): Promise<Date> {
   const [row] = await tx.query('SELECT now() AS now');
   return new Date(row.now);
+}
+
+/** A dead token is refused (401) before any input rule is looked at, whatever the route. */
+function requireToken(lease: WorkLease, now: Date, operation: 'result' | 'fail' | 'stop'): void {
+  const access = tokenAccess(lease, now, operation);
+  if (!access.allowed) throw access.error;
 }
 
 /** The token must be the item's current one: a reclaim rotates the digest, so an old owner is 401. */

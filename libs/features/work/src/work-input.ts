@@ -60,9 +60,11 @@ export function parseHeartbeatQuery(query: Record<string, unknown>): {
 
 export function parseCreateBody(body: unknown): void {
   const o = readObject(body, 'body', ['data']);
-  const data = readObject(o.data, 'data', ['type']);
-  if (data.type === 'session')
+  const data = readObject(o.data, 'data');
+  if (data.type === 'session') {
     throw invalidRequest('Session Work is created by runnable Session input, not by this route');
+  }
+  readObject(o.data, 'data', ['type']);
   if (data.type !== 'healthcheck') throw invalidRequest('data.type must be "healthcheck"');
 }
 

@@ -3,7 +3,7 @@
  * database: `node -r @swc-node/register tools/db/generate-migration.ts VerbNoun`.
  * Needs MANGO_PG_ADMIN_URL (a superuser connection) — `eval "$(tools/ci/services.sh env)"`.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { createDataSource, migrate, schemaDrift } from '@mango/persistence';
@@ -37,13 +37,26 @@ async function main(): Promise<void> {
       file,
       `import { MigrationInterface, QueryRunner } from 'typeorm';\n\nexport class ${name}${stamp} implements MigrationInterface {\n  name = '${name}${stamp}';\n\n  async up(runner: QueryRunner): Promise<void> {\n${up.map(q).join('\n')}\n  }\n\n  async down(runner: QueryRunner): Promise<void> {\n${down.map(q).join('\n')}\n  }\n}\n`,
     );
-    console.log(`wrote ${file}; add it to migrations/index.ts`);
+    registerMigration(`${name}${stamp}`, `${stamp}-${name}`);
+    console.log(`wrote ${file} and registered it in migrations/index.ts`);
     void schemaDrift;
   } finally {
     await ds.destroy().catch(() => undefined);
     await client.query(`DROP DATABASE IF EXISTS ${scratch}`);
     await client.end();
   }
+}
+
+/** Appends the new migration to the imported array in migrations/index.ts. */
+function registerMigration(className: string, fileName: string): void {
+  const index = join(__dirname, '../../libs/persistence/src/migrations/index.ts');
+  let text = readFileSync(index, 'utf8');
+  text = text.replace(
+    /(import [^\n]+\n)(?![\s\S]*import )/,
+    `$1import { ${className} } from './${fileName}';\n`,
+  );
+  text = text.replace(/\n\];\s*$/, `\n  ${className},\n];\n`);
+  writeFileSync(index, text);
 }
 
 main().catch((e) => {

@@ -47,10 +47,6 @@ export interface WorkSettings {
   publicBaseUrl?: string;
 }
 
-/** Rows that reconcile lazily: overdue healthchecks and `stopping` items whose lease ran out. */
-const RECONCILE_CANDIDATES = `environment_id = $1 AND state <> 'stopped'
-  AND ((kind = 'healthcheck' AND expires_at <= $2) OR (state = 'stopping' AND lease_expires_at <= $2))`;
-
 /**
  * The Environment Work protocol (seeds 002 and 003). Every transition is decided by the pure state
  * machine in @mango/domain-work-lease on a row locked FOR UPDATE, with PostgreSQL's clock; claims use
@@ -159,8 +155,7 @@ export class WorkService {
       const subscription = input.blockMs > 0 ? this.notifier.subscribe(environmentId) : undefined;
       try {
         const attempt = await this.dataSource.transaction(async (tx) => {
-          await this.holdKey(tx, env);
-          const now = await dbNow(tx);
+          const now = await this.holdKey(tx, env);
           if (input.workerId) {
             await tx.query(
               `INSERT INTO work_pollers (environment_id, worker_id, last_seen_at) VALUES ($1, $2, $3)
@@ -169,40 +164,23 @@ export class WorkService {
             );
           }
           await this.reconcileEnvironment(tx, environmentId, now);
-          const rows = await tx.query(
-            `SELECT id FROM work_items
-              WHERE environment_id = $1
-                AND (expires_at IS NULL OR expires_at > $2)
-                AND ((state = 'queued' AND (claimed_at IS NULL OR claimed_at <= $3))
-                  OR (state IN ('starting', 'active') AND (lease_expires_at IS NULL OR lease_expires_at <= $2)))
-              ORDER BY created_at, id
-              LIMIT 1
-              FOR UPDATE SKIP LOCKED`,
-            [environmentId, now, new Date(now.getTime() - input.reclaimOlderThanMs)],
-          );
-          if (rows.length === 0)
+          const row = await this.claimable(tx, environmentId, now, input.reclaimOlderThanMs);
+          if (!row) {
             return {
               work: null,
               nextWakeMs: await this.nextClaimableInMs(tx, environmentId, now, input.reclaimOlderThanMs),
             };
-          const row = await tx.findOneByOrFail(WorkItemEntity, { id: rows[0].id });
+          }
           const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
           const token = generateCredential('workToken');
-          Object.assign(row, leaseColumns(next), {
+          const columns = {
+            ...leaseColumns(next),
             tokenDigest: digestCredential(token),
             workerId: input.workerId,
             claimCount: row.claimCount + 1,
-          });
-          await tx.update(
-            WorkItemEntity,
-            { id: row.id },
-            {
-              ...leaseColumns(next),
-              tokenDigest: row.tokenDigest,
-              workerId: row.workerId,
-              claimCount: row.claimCount,
-            },
-          );
+          };
+          Object.assign(row, columns);
+          await tx.update(WorkItemEntity, { id: row.id }, columns);
           const secret = encodeWorkSecret({
             sessions_token: token,
             api_base_url: this.settings.publicBaseUrl ?? origin,
@@ -364,14 +342,54 @@ export class WorkService {
     return { row, now };
   }
 
+  /**
+   * The item Poll may claim, locked FOR UPDATE SKIP LOCKED (the SQL mirrors `isClaimable`): first a lost
+   * `starting`/`active` lease (an activation that already waited), else the oldest queued item that is
+   * unclaimed or whose tentative claim is older than `reclaim_older_than_ms`. Each probe is one small
+   * partial index scan.
+   */
+  private async claimable(tx: EntityManager, environmentId: string, now: Date, reclaimOlderThanMs: number) {
+    const lost = await tx
+      .createQueryBuilder(WorkItemEntity, 'w')
+      .where(
+        "w.environment_id = :environmentId AND w.state IN ('starting', 'active') AND w.lease_expires_at <= :now",
+        { environmentId, now },
+      )
+      .andWhere('(w.expires_at IS NULL OR w.expires_at > :now)', { now })
+      .orderBy('w.lease_expires_at')
+      .limit(1)
+      .setLock('pessimistic_write')
+      .setOnLocked('skip_locked')
+      .getOne();
+    if (lost) return lost;
+    return tx
+      .createQueryBuilder(WorkItemEntity, 'w')
+      .where("w.environment_id = :environmentId AND w.state = 'queued'", { environmentId })
+      .andWhere('(w.claimed_at IS NULL OR w.claimed_at <= :cutoff)', {
+        cutoff: new Date(now.getTime() - reclaimOlderThanMs),
+      })
+      .andWhere('(w.expires_at IS NULL OR w.expires_at > :now)', { now })
+      .orderBy('w.created_at')
+      .addOrderBy('w.id')
+      .limit(1)
+      .setLock('pessimistic_write')
+      .setOnLocked('skip_locked')
+      .getOne();
+  }
+
   /** Reconciles every overdue item of an Environment (Get/List/Poll/Stats touch the whole queue). */
   private async reconcileEnvironment(tx: EntityManager, environmentId: string, now: Date): Promise<void> {
     const ids: Array<{ id: string }> = await tx.query(
-      `SELECT id FROM work_items WHERE ${RECONCILE_CANDIDATES} FOR UPDATE SKIP LOCKED`,
+      `SELECT id FROM work_items WHERE environment_id = $1 AND kind = 'healthcheck' AND state <> 'stopped' AND expires_at <= $2
+       UNION SELECT id FROM work_items WHERE environment_id = $1 AND state = 'stopping' AND lease_expires_at <= $2`,
       [environmentId, now],
     );
     for (const { id } of ids) {
-      const row = await tx.findOneByOrFail(WorkItemEntity, { id });
+      const row = await tx.findOne(WorkItemEntity, {
+        where: { id },
+        lock: { mode: 'pessimistic_write', onLocked: 'skip_locked' },
+      });
+      if (!row) continue; // another request is reconciling or transitioning it right now
       const { next, changed } = reconcileDeadline(toLease(row), now);
       if (changed) await tx.update(WorkItemEntity, { id }, leaseColumns(next));
     }
@@ -431,14 +449,15 @@ export class WorkService {
    * Holds the Environment key FOR SHARE for the rest of the transaction: revocation (an UPDATE of the
    * row) waits for us, and after it commits this check fails.
    */
-  private async holdKey(tx: EntityManager, p: EnvPrincipal): Promise<void> {
+  private async holdKey(tx: EntityManager, p: EnvPrincipal): Promise<Date> {
     const rows = await tx.query(
-      `SELECT k.id FROM api_keys k JOIN environments e ON e.id = k.environment_id
+      `SELECT now() AS now FROM api_keys k JOIN environments e ON e.id = k.environment_id
         WHERE k.id = $1 AND k.revoked_at IS NULL AND e.deleted_at IS NULL
         FOR SHARE OF k`,
       [p.keyId],
     );
     if (rows.length === 0) throw unauthenticated('the Environment key was revoked');
+    return new Date(rows[0].now);
   }
 }
 

@@ -15,8 +15,14 @@ import { WorkspaceEntity } from './workspace.entity';
 )
 @Check('work_items_result_check', "kind = 'healthcheck' OR result IS NULL")
 @Index('work_items_environment_idx', ['environmentId', 'id'])
-@Index('work_items_claim_idx', ['environmentId', 'createdAt'], {
-  where: "state IN ('queued', 'starting', 'active')",
+// Claims: the queued line in creation order, and lost leases by expiry (each a small partial index).
+@Index('work_items_queued_idx', ['environmentId', 'createdAt'], { where: "state = 'queued'" })
+@Index('work_items_lease_idx', ['environmentId', 'leaseExpiresAt'], {
+  where: "state IN ('starting', 'active', 'stopping')",
+})
+// Lazy reconciliation of healthcheck deadlines.
+@Index('work_items_deadline_idx', ['environmentId', 'expiresAt'], {
+  where: "kind = 'healthcheck' AND state <> 'stopped'",
 })
 @Index('work_items_live_session_key', ['sessionId'], {
   unique: true,

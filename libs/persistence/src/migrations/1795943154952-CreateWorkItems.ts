@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-export class CreateWorkItems1795942609455 implements MigrationInterface {
-  name = 'CreateWorkItems1795942609455';
+export class CreateWorkItems1795943154952 implements MigrationInterface {
+  name = 'CreateWorkItems1795943154952';
 
   async up(runner: QueryRunner): Promise<void> {
     await runner.query(
@@ -12,7 +12,13 @@ export class CreateWorkItems1795942609455 implements MigrationInterface {
       'CREATE UNIQUE INDEX "work_items_live_session_key" ON "work_items" ("session_id") WHERE session_id IS NOT NULL AND state <> \'stopped\'',
     );
     await runner.query(
-      'CREATE INDEX "work_items_claim_idx" ON "work_items" ("environment_id", "created_at") WHERE state IN (\'queued\', \'starting\', \'active\')',
+      'CREATE INDEX "work_items_deadline_idx" ON "work_items" ("environment_id", "expires_at") WHERE kind = \'healthcheck\' AND state <> \'stopped\'',
+    );
+    await runner.query(
+      'CREATE INDEX "work_items_lease_idx" ON "work_items" ("environment_id", "lease_expires_at") WHERE state IN (\'starting\', \'active\', \'stopping\')',
+    );
+    await runner.query(
+      'CREATE INDEX "work_items_queued_idx" ON "work_items" ("environment_id", "created_at") WHERE state = \'queued\'',
     );
     await runner.query('CREATE INDEX "work_items_environment_idx" ON "work_items" ("environment_id", "id") ');
     await runner.query(
@@ -35,7 +41,9 @@ export class CreateWorkItems1795942609455 implements MigrationInterface {
     await runner.query('ALTER TABLE "work_items" DROP CONSTRAINT "FK_414c3aeaefc0134a881a29e00c6"');
     await runner.query('DROP TABLE "work_pollers"');
     await runner.query('DROP INDEX "public"."work_items_environment_idx"');
-    await runner.query('DROP INDEX "public"."work_items_claim_idx"');
+    await runner.query('DROP INDEX "public"."work_items_queued_idx"');
+    await runner.query('DROP INDEX "public"."work_items_lease_idx"');
+    await runner.query('DROP INDEX "public"."work_items_deadline_idx"');
     await runner.query('DROP INDEX "public"."work_items_live_session_key"');
     await runner.query('DROP INDEX "public"."work_items_token_digest_key"');
     await runner.query('DROP TABLE "work_items"');

@@ -1,0 +1,176 @@
+/**
+ * Benchmark: Environment Work claims. Prints, for the real API over HTTP and for a bare-SQL
+ * `FOR UPDATE SKIP LOCKED` loop on the same database in the same run (the floor):
+ *   - enqueue → Poll-returns latency (p50/p99) with one long-polling worker;
+ *   - Poll+Ack throughput (claims/s) with 1, 4 and 16 pollers.
+ * Printed figures only; never pass/fail. Run: npm run bench:work-claim (services from tools/ci/services.sh).
+ */
+import { Client } from 'pg';
+import { ApiKeysService } from '@mango/feature-auth';
+import { newId } from '@mango/platform-ids';
+import { createDataSource } from '@mango/persistence';
+import { answers, createTestDatabase, freePort, startApp } from '@mango/testing';
+
+const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
+const THROUGHPUT_ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
+
+async function main(): Promise<void> {
+  const db = await createTestDatabase('bench');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const app = await startApp(
+    'apps/api/src/main.ts',
+    {
+      MANGO_DATABASE_URL: db.url,
+      MANGO_API_PORT: String(port),
+      MANGO_LOG_LEVEL: 'warn',
+      MANGO_DB_POOL_SIZE: '20',
+    },
+    answers(`${url}/healthz`),
+  );
+  const ds = await createDataSource({ url: db.url, poolSize: 2 }).initialize();
+  const keys = new ApiKeysService(ds);
+  const sql = new Client({ connectionString: db.url });
+  await sql.connect();
+  try {
+    const wsKey = (await keys.create({ workspaceId: 'wrkspc_default', label: 'bench' })).api_key;
+    const env = await (
+      await fetch(`${url}/v1/environments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${wsKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bench' }),
+      })
+    ).json();
+    const envKey = (
+      await keys.create({ workspaceId: 'wrkspc_default', environmentId: env.id, label: 'bench' })
+    ).api_key;
+    const h = { authorization: `Bearer ${envKey}` };
+    const enqueue = (n: number) =>
+      sql.query(
+        `INSERT INTO work_items (id, workspace_id, environment_id, kind, session_id, state, metadata, created_at)
+         SELECT id, 'wrkspc_default', $2, 'session', 'sesn_' || substr(id, 6), 'queued', '{}', clock_timestamp() FROM unnest($1::text[]) id;
+         `,
+        [Array.from({ length: n }, () => newId('work')), env.id],
+      );
+    const notify = () => sql.query(`SELECT pg_notify('mango_work', $1)`, [env.id]);
+
+    // ── Latency: one long-polling worker, items enqueued one at a time ───────────────────────────────
+    const api: number[] = [];
+    for (let i = 0; i < LATENCY_SAMPLES; i++) {
+      const polling = fetch(`${url}/v1/environments/${env.id}/work/poll?block_ms=10000`, { headers: h }).then(
+        (r) => r.json(),
+      );
+      await new Promise((r) => setTimeout(r, 5));
+      const t0 = performance.now();
+      await sql.query('BEGIN');
+      await enqueue(1);
+      await notify();
+      await sql.query('COMMIT');
+      const item = await polling;
+      api.push(performance.now() - t0);
+      await fetch(`${url}/v1/environments/${env.id}/work/${item.id}/ack`, { method: 'POST', headers: h });
+    }
+    const listener = new Client({ connectionString: db.url });
+    await listener.connect();
+    await listener.query('LISTEN mango_work');
+    const floor: number[] = [];
+    for (let i = 0; i < LATENCY_SAMPLES; i++) {
+      const woke = new Promise<void>((resolve) => listener.once('notification', () => resolve()));
+      const t0 = performance.now();
+      await sql.query('BEGIN');
+      await enqueue(1);
+      await notify();
+      await sql.query('COMMIT');
+      await woke;
+      await listener.query(
+        `UPDATE work_items SET state = 'starting', claimed_at = now() WHERE id = (
+           SELECT id FROM work_items WHERE environment_id = $1 AND state = 'queued' AND claimed_at IS NULL
+           ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id`,
+        [env.id],
+      );
+      floor.push(performance.now() - t0);
+    }
+    await listener.end();
+    console.log('\nenqueue → Poll returns (one long-polling worker)');
+    console.log(`  mango API   p50 ${fmt(pct(api, 50))}  p99 ${fmt(pct(api, 99))}   (n=${api.length})`);
+    console.log(
+      `  bare SQL    p50 ${fmt(pct(floor, 50))}  p99 ${fmt(pct(floor, 99))}   (LISTEN + SKIP LOCKED claim)`,
+    );
+
+    // ── Throughput: P pollers draining N items with Poll + Ack ──────────────────────────────────────
+    console.log(`\nPoll+Ack throughput (${THROUGHPUT_ITEMS} items)`);
+    for (const pollers of [1, 4, 16]) {
+      await enqueue(THROUGHPUT_ITEMS);
+      let claimed = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: pollers }, async () => {
+          for (;;) {
+            const item = await (
+              await fetch(`${url}/v1/environments/${env.id}/work/poll`, { headers: h })
+            ).json();
+            if (!item.id) return;
+            await fetch(`${url}/v1/environments/${env.id}/work/${item.id}/ack`, {
+              method: 'POST',
+              headers: h,
+            });
+            claimed++;
+          }
+        }),
+      );
+      const apiRate = claimed / ((performance.now() - t0) / 1000);
+
+      await enqueue(THROUGHPUT_ITEMS);
+      const clients = await Promise.all(
+        Array.from({ length: pollers }, async () => {
+          const c = new Client({ connectionString: db.url });
+          await c.connect();
+          return c;
+        }),
+      );
+      let bare = 0;
+      const t1 = performance.now();
+      await Promise.all(
+        clients.map(async (c) => {
+          for (;;) {
+            const r = await c.query(
+              `UPDATE work_items SET claimed_at = now(), token_digest = sha256(gen_random_uuid()::text::bytea) WHERE id = (
+                 SELECT id FROM work_items WHERE environment_id = $1 AND state = 'queued' AND claimed_at IS NULL
+                 ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id`,
+              [env.id],
+            );
+            if (r.rowCount === 0) return;
+            await c.query(`UPDATE work_items SET state = 'starting', acknowledged_at = now() WHERE id = $1`, [
+              r.rows[0].id,
+            ]);
+            bare++;
+          }
+        }),
+      );
+      const bareRate = bare / ((performance.now() - t1) / 1000);
+      await Promise.all(clients.map((c) => c.end()));
+      console.log(
+        `  ${String(pollers).padStart(2)} pollers   mango API ${apiRate.toFixed(0).padStart(6)} claims/s   bare SQL ${bareRate.toFixed(0).padStart(6)} claims/s   ratio ${(apiRate / bareRate).toFixed(2)}`,
+      );
+    }
+    console.log(
+      '\ntargets: p50 ≤ 10 ms, p99 ≤ 50 ms, ≥ 2,000 claims/s (2-core machine; API, PostgreSQL and the load generator share it)',
+    );
+  } finally {
+    await sql.end();
+    await ds.destroy();
+    await app.stop();
+    await db.drop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -8,7 +8,7 @@ import prettier from 'eslint-config-prettier';
  */
 const typeConstraints = [
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:workflow', 'type:platform', 'type:testing', 'type:sdk'] },
-  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:platform', 'type:workflow', 'type:testing'] },
+  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:platform', 'type:workflow', 'type:testing', 'type:sdk'] },
   { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:domain', 'type:platform', 'type:testing'] },
   { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:domain', 'type:platform'] },
   { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:platform'] },

@@ -13,7 +13,8 @@ RUN=${MANGO_SERVICES_RUN:-/tmp/mango-svc}
 PG_PORT=${MANGO_PG_PORT:-55432}; TEMPORAL_PORT=${MANGO_TEMPORAL_PORT:-17233}; S3_PORT=${MANGO_S3_PORT:-17070}
 S3_ACCESS_KEY=${MANGO_S3_ACCESS_KEY:-mangoaccess}; S3_SECRET_KEY=${MANGO_S3_SECRET_KEY:-mangosecretkey123}
 TEMPORAL_CLI_VERSION=${TEMPORAL_CLI_VERSION:-v1.5.1}; VERSITYGW_VERSION=${VERSITYGW_VERSION:-v1.7.0}
-BASE_IMAGE=${MANGO_BASE_IMAGE:-mango-base:local}
+# Bump the tag when the image contents change (it is cached in the daemon's data-root).
+BASE_IMAGE=${MANGO_BASE_IMAGE:-mango-base:v2}
 BIN=$CACHE/bin
 export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build GOFLAGS=-modcacherw CGO_ENABLED=0
 mkdir -p "$BIN" "$RUN/log" "$RUN/pid"
@@ -116,6 +117,9 @@ image_build() {
   local stage b l; stage=$(mktemp -d)
   for b in "$(readlink -f "$(command -v node)")" /bin/bash /bin/sh /usr/bin/env /bin/cat /bin/ls /bin/rm /bin/mkdir /bin/sleep /usr/bin/id /bin/echo; do
     cp -L --parents "$b" "$stage/"; for l in $(ldd "$b" | grep -o '/[^ ]*\.so[^ ]*'); do cp -L --parents "$l" "$stage/"; done; done
+  # glibc pieces that native addons (SWC, koffi) load beside node's own
+  for l in libdl.so.2 librt.so.1 libpthread.so.0 libutil.so.1 libresolv.so.2; do
+    [ -e "/lib/x86_64-linux-gnu/$l" ] && cp -L --parents "/lib/x86_64-linux-gnu/$l" "$stage/"; done
   [ -e "$stage/usr/bin/node" ] || { mkdir -p "$stage/usr/bin"; ln -s "$(readlink -f "$(command -v node)")" "$stage/usr/bin/node"; }
   mkdir -p "$stage"/{tmp,etc,root,workspace,home/mango}; chmod 1777 "$stage/tmp"
   printf 'root:x:0:0:root:/root:/bin/bash\nmango:x:1000:1000:mango:/home/mango:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$stage/etc/passwd"

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule } from '@mango/feature-auth';
+import { FilesModule } from '@mango/feature-files';
 import { HealthController, READINESS_CHECKS, ReadinessCheck } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { FilesEnv } from './files.env';
@@ -14,12 +15,19 @@ export class AppModule {
       imports: [
         PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' }),
         AuthModule,
+        FilesModule.forRoot({
+          store,
+          settings: {
+            maxBytes: env.MANGO_FILES_MAX_BYTES,
+            partBytes: env.MANGO_FILES_PART_BYTES,
+            leaseMs: env.MANGO_FILES_UPLOAD_LEASE_MS,
+            sweepIntervalMs: env.MANGO_FILES_SWEEP_INTERVAL_MS,
+            sweepGraceMs: env.MANGO_FILES_SWEEP_GRACE_MS,
+          },
+        }),
       ],
       controllers: [HealthController],
-      providers: [
-        { provide: ObjectStore, useValue: store },
-        { provide: READINESS_CHECKS, useValue: [objectStoreCheck] },
-      ],
+      providers: [{ provide: READINESS_CHECKS, useValue: [objectStoreCheck] }],
     };
   }
 }

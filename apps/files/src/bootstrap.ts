@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { loadConfig } from '@mango/platform-config';
@@ -6,6 +7,7 @@ import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { AppModule } from './app.module';
 import { FilesEnv } from './files.env';
+import { streamUploadBodies } from './upload-body';
 
 export interface RunningFiles {
   app: INestApplication;
@@ -13,7 +15,7 @@ export interface RunningFiles {
   close(): Promise<void>;
 }
 
-/** Boots the file/object service (Files and Skills arrive in their own milestone). */
+/** Boots the file/object service: `/v1/files*` on the object store, plus the cleanup sweeper. */
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningFiles> {
   const env = loadConfig(FilesEnv, rawEnv);
   const log = createLogger({ service: 'files', level: env.MANGO_LOG_LEVEL });
@@ -26,6 +28,9 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   });
   await store.ensureBucket();
   const app = await createHttpApp(AppModule.forRoot(env, store), { log });
+  streamUploadBodies(app);
+  const server = app.getHttpServer() as Server;
+  server.requestTimeout = env.MANGO_FILES_REQUEST_TIMEOUT_MS;
   await app.listen(env.MANGO_FILES_PORT, env.MANGO_FILES_HOST);
   const { port } = app.getHttpServer().address() as { port: number };
   const url = `http://${env.MANGO_FILES_HOST}:${port}`;

@@ -1,6 +1,9 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 
+const MIB = 1024 * 1024;
+const TIB = 1024 * 1024 * MIB;
+
 /** Every variable apps/files reads, validated once at boot. */
 export class FilesEnv {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
@@ -36,4 +39,46 @@ export class FilesEnv {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
+
+  /** Largest accepted File in bytes (default 500 MiB); larger uploads are 413 `request_too_large`. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(5 * TIB)
+  MANGO_FILES_MAX_BYTES: number = 500 * MIB;
+
+  /** Multipart part size for object writes (5 MiB–5 GiB); one part per upload is held in memory. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(5 * MIB)
+  @Max(5 * 1024 * MIB)
+  MANGO_FILES_PART_BYTES: number = 8 * MIB;
+
+  /** Lease of an upload's (or a sweep's) cleanup intent; uploads renew it every third of this. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  MANGO_FILES_UPLOAD_LEASE_MS: number = 60_000;
+
+  /** How often this process sweeps abandoned cleanup intents; 0 turns the timer off. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  MANGO_FILES_SWEEP_INTERVAL_MS: number = 30_000;
+
+  /** How long past its lease an intent waits before a sweeper claims it. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(86_400_000)
+  MANGO_FILES_SWEEP_GRACE_MS: number = 30_000;
+
+  /** Longest time one request (a large upload) may take; 0 means no limit. Node's default is 5 min. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(86_400_000)
+  MANGO_FILES_REQUEST_TIMEOUT_MS: number = 3_600_000;
 }

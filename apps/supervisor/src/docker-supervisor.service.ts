@@ -1,5 +1,8 @@
+import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createDockerClient, engineInfo } from '@mango/adapter-docker';
+import { createDockerClient, DockerItemLauncher, engineInfo } from '@mango/adapter-docker';
+import { MangoClient } from '@mango/sdk';
+import { AcknowledgedWork, pollWork } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
 import type { Logger } from 'pino';
 import { SupervisorEnv } from './supervisor.env';
@@ -7,15 +10,24 @@ import { SupervisorEnv } from './supervisor.env';
 export const SUPERVISOR_ENV = Symbol('SUPERVISOR_ENV');
 export const LOGGER = Symbol('LOGGER');
 const ENGINE_CHECK_INTERVAL_MS = 15_000;
+/** Seed 003: the Docker launcher bounds a healthcheck container attempt to 30 seconds. */
+const HEALTHCHECK_CONTAINER_BOUND_MS = 30_000;
+/** How long shutdown waits for running items to deliver results, tear down and Stop before hard kill. */
+const SHUTDOWN_GRACE_MS = 5 * 60_000;
 
 /**
- * The Docker supervisor. This milestone connects to the engine and reports it; claiming Work and
- * running item containers arrive with the supervisor milestone.
+ * `mango-worker docker`: Poll and Ack with the Environment key, one hardened container per acknowledged
+ * item, up to MANGO_MAX_CONCURRENT_ITEMS at once. Shutdown drains: no new claims, running items finish
+ * their result delivery and final Stop (inside their containers) before the process exits.
  */
 @Injectable()
 export class DockerSupervisorService implements OnApplicationBootstrap, OnApplicationShutdown {
   private watch?: NodeJS.Timeout;
   private engineUp = true;
+  private readonly draining = new AbortController();
+  private readonly running = new Set<Promise<void>>();
+  private loop?: Promise<void>;
+  private launcher!: DockerItemLauncher;
 
   constructor(
     @Inject(SUPERVISOR_ENV) private readonly env: SupervisorEnv,
@@ -35,23 +47,96 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       'docker engine connected',
     );
     this.watch = setInterval(() => void this.checkEngine(docker), ENGINE_CHECK_INTERVAL_MS);
+    const supervisorId =
+      this.env.MANGO_SUPERVISOR_ID ?? `${hostname()}-${this.env.MANGO_ENVIRONMENT_ID}`.toLowerCase();
+    this.launcher = new DockerItemLauncher({
+      dockerHost: this.env.DOCKER_HOST,
+      image: this.env.MANGO_WORKER_IMAGE,
+      network: this.env.MANGO_WORKER_NETWORK,
+      baseUrl: this.env.MANGO_DOCKER_BASE_URL ?? this.env.MANGO_BASE_URL,
+      sourceDir: this.env.MANGO_WORKER_SOURCE_DIR,
+      supervisorId,
+    });
+    const removed = await this.launcher.reconcile();
+    if (removed.length)
+      this.log.warn(
+        { containers: removed },
+        'removed containers left by an earlier run (their Work will be reclaimed)',
+      );
+    this.loop = this.run(supervisorId);
   }
 
-  /** Reports engine loss and recovery (the Work loop pauses claims while the engine is down). */
+  private async run(workerId: string): Promise<void> {
+    const client = new MangoClient({
+      baseUrl: this.env.MANGO_BASE_URL,
+      apiKey: this.env.MANGO_ENVIRONMENT_KEY,
+      maxRetries: 0,
+    });
+    try {
+      for await (const item of pollWork({
+        client,
+        environmentId: this.env.MANGO_ENVIRONMENT_ID,
+        workerId,
+        signal: this.draining.signal,
+        onError: (err, attempt) => this.log.warn({ err: String(err), attempt }, 'poll failed; backing off'),
+      })) {
+        const task = this.runItem(item).finally(() => this.running.delete(task));
+        this.running.add(task);
+        while (this.running.size >= this.env.MANGO_MAX_CONCURRENT_ITEMS) await Promise.race(this.running);
+      }
+    } catch (err) {
+      this.log.fatal({ err: String(err) }, 'the Environment key was refused; stopping to claim Work');
+    }
+  }
+
+  private async runItem(item: AcknowledgedWork): Promise<void> {
+    const { work, secret } = item;
+    const log = this.log.child({ work_id: work.id, work_type: work.data.type });
+    const started = Date.now();
+    try {
+      const outcome = await this.launcher.launch({
+        workId: work.id,
+        environmentId: work.environment_id,
+        workType: work.data.type,
+        sessionId: work.data.type === 'session' ? work.data.id : undefined,
+        secret,
+        deadlineMs: work.data.type === 'healthcheck' ? HEALTHCHECK_CONTAINER_BOUND_MS : 24 * 3600_000,
+        signal: AbortSignal.timeout(
+          work.data.type === 'healthcheck' ? HEALTHCHECK_CONTAINER_BOUND_MS : 24 * 3600_000,
+        ),
+        onOutput: (line) => log.info({ item: line.slice(0, 2000) }, 'item output'),
+      });
+      log.info({ ...outcome, ms: Date.now() - started }, 'item container finished and was removed');
+    } catch (err) {
+      // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
+      log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');
+    }
+  }
+
   private async checkEngine(docker: Docker): Promise<void> {
     const up = await docker.ping().then(
       () => true,
       () => false,
     );
-    if (up !== this.engineUp)
+    if (up !== this.engineUp) {
       this.log[up ? 'info' : 'error'](
         { docker_host: this.env.DOCKER_HOST ?? 'default' },
         up ? 'docker engine reachable again' : 'docker engine unreachable',
       );
+    }
     this.engineUp = up;
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     if (this.watch) clearInterval(this.watch);
+    this.draining.abort();
+    await this.loop;
+    if (this.running.size) {
+      this.log.info({ items: this.running.size }, 'draining: waiting for running items to finish');
+      await Promise.race([
+        Promise.all(this.running),
+        new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS).unref()),
+      ]);
+    }
   }
 }

@@ -1,4 +1,5 @@
-import { IsIn, IsOptional, IsString, IsUrl, Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 
 /** Every variable `mango-worker docker` reads, validated once at boot. It never reads MANGO_API_KEY. */
 export class SupervisorEnv {
@@ -24,8 +25,29 @@ export class SupervisorEnv {
   @Matches(/^(unix|tcp):\/\/\S+$/, { message: 'DOCKER_HOST must be unix://… or tcp://…' })
   DOCKER_HOST?: string;
 
+  /** The sandbox image: bash, node and the Mango item runner (/opt/mango). */
   @IsString()
-  MANGO_BASE_IMAGE: string = 'mango-base:local';
+  MANGO_WORKER_IMAGE: string = 'mango-base:v2';
+
+  /** Development only: bind-mount this source tree read-only at /opt/mango instead of baking it in. */
+  @IsOptional()
+  @Matches(/^\//, { message: 'MANGO_WORKER_SOURCE_DIR must be an absolute path' })
+  MANGO_WORKER_SOURCE_DIR?: string;
+
+  /** Container network: host (reach the API on 127.0.0.1) or none. Never a private-range bridge by default. */
+  @IsString()
+  MANGO_WORKER_NETWORK: string = 'host';
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  MANGO_MAX_CONCURRENT_ITEMS: number = 4;
+
+  /** Identifies this supervisor's containers for startup reconciliation (default: hostname + Environment). */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_.-]{1,128}$/)
+  MANGO_SUPERVISOR_ID?: string;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';

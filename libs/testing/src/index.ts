@@ -2,3 +2,4 @@ export * from './app-process';
 export * from './http-client';
 export * from './openapi-contract';
 export * from './test-database';
+export * from './api-under-test';

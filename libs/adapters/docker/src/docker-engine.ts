@@ -10,18 +10,17 @@ export interface DockerEngineInfo {
   arch: string;
 }
 
-/** A dockerode client for `DOCKER_HOST` (unix:///path or tcp://host:port), or the default socket. */
-export function createDockerClient(dockerHost?: string): Docker {
-  if (!dockerHost) return new Docker({ timeout: DOCKER_REQUEST_TIMEOUT_MS });
+/**
+ * A dockerode client for `DOCKER_HOST` (unix:///path or tcp://host:port), or the default socket. Control
+ * requests are bounded (15 s); pass `timeoutMs: 0` for the long-lived attach/wait streams.
+ */
+export function createDockerClient(dockerHost?: string, options: { timeoutMs?: number } = {}): Docker {
+  const timeout = options.timeoutMs ?? DOCKER_REQUEST_TIMEOUT_MS;
+  const bound = timeout > 0 ? { timeout } : {};
+  if (!dockerHost) return new Docker(bound);
   const url = new URL(dockerHost);
-  if (url.protocol === 'unix:')
-    return new Docker({ socketPath: url.pathname, timeout: DOCKER_REQUEST_TIMEOUT_MS });
-  return new Docker({
-    host: url.hostname,
-    port: Number(url.port || 2375),
-    protocol: 'http',
-    timeout: DOCKER_REQUEST_TIMEOUT_MS,
-  });
+  if (url.protocol === 'unix:') return new Docker({ socketPath: url.pathname, ...bound });
+  return new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: 'http', ...bound });
 }
 
 export async function engineInfo(docker: Docker): Promise<DockerEngineInfo> {

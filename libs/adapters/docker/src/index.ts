@@ -1,1 +1,2 @@
 export * from './docker-engine';
+export * from './item-launcher';

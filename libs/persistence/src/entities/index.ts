@@ -2,6 +2,8 @@ import { AgentVersionEntity } from './agent-version.entity';
 import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { EnvironmentEntity } from './environment.entity';
+import { FileEntity } from './file.entity';
+import { ObjectCleanupEntity } from './object-cleanup.entity';
 import { WorkItemEntity } from './work-item.entity';
 import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
@@ -11,6 +13,8 @@ export {
   AgentVersionEntity,
   ApiKeyEntity,
   EnvironmentEntity,
+  FileEntity,
+  ObjectCleanupEntity,
   WorkItemEntity,
   WorkPollerEntity,
   WorkspaceEntity,
@@ -25,4 +29,6 @@ export const ENTITIES = [
   EnvironmentEntity,
   WorkItemEntity,
   WorkPollerEntity,
+  FileEntity,
+  ObjectCleanupEntity,
 ];

@@ -1,0 +1,25 @@
+import { IsIn, IsOptional, IsUrl, Matches } from 'class-validator';
+
+/** The narrow, non-secret identity of one Work item inside its container (seed 002 HandleItem). */
+export class ItemEnv {
+  @Matches(/^work_[0-9A-HJKMNP-TV-Z]{26}$/)
+  MANGO_WORK_ID!: string;
+
+  @Matches(/^env_[0-9A-HJKMNP-TV-Z]{26}$/)
+  MANGO_ENVIRONMENT_ID!: string;
+
+  @IsIn(['session', 'healthcheck'])
+  MANGO_WORK_TYPE!: 'session' | 'healthcheck';
+
+  @IsOptional()
+  @Matches(/^sesn_[0-9A-HJKMNP-TV-Z]{26}$/)
+  MANGO_SESSION_ID?: string;
+
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  MANGO_BASE_URL!: string;
+
+  /** Set by the launcher; the healthcheck probe refuses to run without it. */
+  @IsOptional()
+  @IsIn(['docker'])
+  MANGO_SANDBOX?: string;
+}

@@ -1,0 +1,154 @@
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import { decodeWorkSecret } from '@mango/feature-work';
+import { AppProcess, httpClient, HttpClient, logged, startApi, ApiUnderTest, startApp } from '@mango/testing';
+
+const ROOT = join(__dirname, '../../..');
+const LABEL = 'dev.mango.work_id';
+
+/** Seed 003 Docker path: supervisor → claim/Ack → fixed sandbox probe → Result, with cleanup, over real processes. */
+describe('healthcheck through the Docker supervisor (real API, real dockerd)', () => {
+  let api: ApiUnderTest;
+  let ws: HttpClient;
+  let envId: string;
+  let supervisor: AppProcess;
+  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+  const seen = new Map<string, Docker.ContainerInspectInfo>();
+  let events: NodeJS.ReadableStream | undefined;
+
+  beforeAll(async () => {
+    api = await startApi('supervisor');
+    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    envId = (await ws.post('/v1/environments', { name: 'docker-pool' })).body.id;
+    const envKey = (await api.issueKey('wrkspc_default', envId)).api_key;
+    // Inspect every Work container the moment it is created (it is removed right after the activation).
+    events = (await docker.getEvents({
+      filters: { type: ['container'], event: ['create'], label: [LABEL] },
+    })) as NodeJS.ReadableStream;
+    events.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) {
+        const id = JSON.parse(line).id as string;
+        docker
+          .getContainer(id)
+          .inspect()
+          .then((info) => seen.set(info.Config.Labels[LABEL]!, info))
+          .catch(() => undefined);
+      }
+    });
+    supervisor = await startApp(
+      'apps/supervisor/src/main.ts',
+      {
+        MANGO_ENVIRONMENT_KEY: envKey,
+        MANGO_ENVIRONMENT_ID: envId,
+        MANGO_BASE_URL: api.url,
+        DOCKER_HOST: process.env.DOCKER_HOST!,
+        MANGO_WORKER_IMAGE: process.env.MANGO_BASE_IMAGE!,
+        MANGO_WORKER_SOURCE_DIR: ROOT,
+        MANGO_SUPERVISOR_ID: `test-${envId.toLowerCase()}`,
+        // Must never reach a sandbox:
+        MANGO_MODEL_API_KEY: 'sk-model-secret-must-not-leak',
+        MANGO_API_KEY: 'mango_ak_must_not_leak',
+      },
+      logged('docker engine connected'),
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    (events as unknown as { destroy?: () => void })?.destroy?.();
+    await supervisor?.stop();
+    await api.close();
+  });
+
+  async function until(id: string, predicate: (w: any) => boolean, ms = 45_000) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const w = (await ws.get(`/v1/environments/${envId}/work/${id}`)).body;
+      if (predicate(w) || Date.now() > deadline) return w;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it('succeeds end to end, then the container and its tmpfs workspace are gone', async () => {
+    const created = await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
+    const done = await until(created.body.id, (w) => w.state === 'stopped');
+    expect(done).toMatchObject({
+      state: 'stopped',
+      result: { status: 'succeeded', message: 'Sandbox process and workspace check passed' },
+    });
+    expect(done.acknowledged_at).not.toBeNull();
+    expect(done.started_at).not.toBeNull();
+    // The Result stops the Work from inside the container; the supervisor removes it right after exit.
+    const byWork = { all: true, filters: { label: [`${LABEL}=${created.body.id}`] } };
+    let left = await docker.listContainers(byWork);
+    for (let i = 0; i < 150 && left.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = await docker.listContainers(byWork);
+    }
+    expect(left).toEqual([]);
+    expect(supervisor.logs()).toMatch(/item container finished and was removed/);
+  }, 60_000);
+
+  it('the container was hardened and carried no credentials in env, command or labels', async () => {
+    const created = await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
+    await until(created.body.id, (w) => w.state === 'stopped');
+    const info = seen.get(created.body.id)!;
+    expect(info).toBeDefined();
+    const text = JSON.stringify({
+      env: info.Config.Env,
+      cmd: info.Config.Cmd,
+      labels: info.Config.Labels,
+      args: info.Args,
+    });
+    for (const forbidden of [
+      'sk-model-secret',
+      'mango_ak_',
+      'mango_ek_',
+      'mango_wt_',
+      'MANGO_MODEL',
+      'MANGO_ENVIRONMENT_KEY',
+      'sessions_token',
+    ]) {
+      expect(text).not.toContain(forbidden);
+    }
+    expect(info.Config.Env).toEqual(
+      expect.arrayContaining([
+        `MANGO_WORK_ID=${created.body.id}`,
+        `MANGO_ENVIRONMENT_ID=${envId}`,
+        'MANGO_WORK_TYPE=healthcheck',
+        'MANGO_SANDBOX=docker',
+      ]),
+    );
+    expect(info.Config.User).toBe('1000:1000');
+    expect(info.HostConfig).toMatchObject({
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      NetworkMode: 'host',
+      PidsLimit: 256,
+    });
+    expect(info.HostConfig.Tmpfs).toHaveProperty('/workspace');
+    expect(info.Mounts.filter((m) => m.Type === 'volume')).toEqual([]);
+    expect(supervisor.logs()).not.toMatch(/mango_wt_[A-Za-z0-9_-]{20}/);
+  }, 60_000);
+
+  it('a check cancelled before any worker ran records cancelled and starts no container', async () => {
+    await supervisor.stop('SIGTERM');
+    const created = await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
+    expect((await ws.post(`/v1/environments/${envId}/work/${created.body.id}/stop`)).status).toBe(204);
+    expect((await ws.get(`/v1/environments/${envId}/work/${created.body.id}`)).body.result.status).toBe(
+      'cancelled',
+    );
+    expect(seen.has(created.body.id)).toBe(false);
+  });
+
+  it('a check that nobody completes before its deadline is timed_out (deadline moved in the database)', async () => {
+    const created = await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
+    await api.sql("UPDATE work_items SET expires_at = now() - interval '1 millisecond' WHERE id = $1", [
+      created.body.id,
+    ]);
+    expect((await ws.get(`/v1/environments/${envId}/work/${created.body.id}`)).body.result.status).toBe(
+      'timed_out',
+    );
+    void decodeWorkSecret;
+  });
+});

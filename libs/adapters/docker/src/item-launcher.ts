@@ -1,0 +1,217 @@
+import { PassThrough } from 'node:stream';
+import type Docker from 'dockerode';
+import { createDockerClient } from './docker-engine';
+
+export const LABEL_WORK = 'dev.mango.work_id';
+export const LABEL_ENVIRONMENT = 'dev.mango.environment_id';
+export const LABEL_SUPERVISOR = 'dev.mango.supervisor';
+
+export interface LaunchSettings {
+  dockerHost?: string;
+  image: string;
+  /** host | none (never a bridge with private-range addresses unless the operator chose one). */
+  network: string;
+  /** The Mango URL as seen from inside the container (MANGO_DOCKER_BASE_URL). */
+  baseUrl: string;
+  /** Development only: bind-mount this source tree read-only at /opt/mango instead of baking it in. */
+  sourceDir?: string;
+  memoryBytes?: number;
+  nanoCpus?: number;
+  pidsLimit?: number;
+  /** Identity of this supervisor, for startup reconciliation of its own containers. */
+  supervisorId: string;
+}
+
+export interface LaunchRequest {
+  workId: string;
+  environmentId: string;
+  workType: 'session' | 'healthcheck';
+  sessionId?: string;
+  /** Delivered once over the attached stdin, never in env, labels, command or logs. */
+  secret: string;
+  /** Bounds the whole container attempt (healthcheck: 30 s). */
+  deadlineMs: number;
+  /** Aborting it before the secret is written means the secret is never delivered. */
+  signal: AbortSignal;
+  onOutput?: (line: string) => void;
+}
+
+export interface LaunchOutcome {
+  exitCode: number | null;
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+/** /tmp allows exec: the runtime materializes its native addon there (and tools run scripts anyway). */
+const TMP = 'rw,exec,nosuid,nodev,size=256m,uid=1000,gid=1000';
+const ITEM_COMMAND = [
+  'node',
+  '-r',
+  '/opt/mango/tools/runtime/register.js',
+  '/opt/mango/apps/supervisor/src/item-main.ts',
+];
+
+/**
+ * Runs one hardened container per acknowledged Work item (seed 002 "First-party Docker worker"): non-root
+ * uid, read-only root, all capabilities dropped, no-new-privileges, pids/memory/CPU limits, the
+ * configured network, a tmpfs workspace for healthchecks (a per-Session named volume for Session Work),
+ * the Work secret over a one-shot attached stdin, and removal after the activation. Docker control
+ * requests are bounded to 15 s each.
+ */
+export class DockerItemLauncher {
+  private readonly docker: Docker;
+  private readonly streams: Docker;
+
+  constructor(private readonly settings: LaunchSettings) {
+    this.docker = createDockerClient(settings.dockerHost);
+    this.streams = createDockerClient(settings.dockerHost, { timeoutMs: 0 });
+  }
+
+  /**
+   * A reclaimed attempt's replacement: any container left for this Work item is validated (its labels
+   * must name this Work item and Environment) and force-removed; the new container starts only after
+   * removal succeeded.
+   */
+  async removeStale(workId: string, environmentId: string): Promise<number> {
+    const stale = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL_WORK}=${workId}`] },
+    });
+    for (const c of stale) {
+      if (c.Labels[LABEL_WORK] !== workId || c.Labels[LABEL_ENVIRONMENT] !== environmentId) {
+        throw new Error(`container ${c.Id} does not belong to Work ${workId}; refusing to remove it`);
+      }
+      await this.docker.getContainer(c.Id).remove({ force: true });
+    }
+    return stale.length;
+  }
+
+  /** Startup reconciliation: removes containers this supervisor identity left behind (their Work is reclaimed). */
+  async reconcile(): Promise<string[]> {
+    const left = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL_SUPERVISOR}=${this.settings.supervisorId}`] },
+    });
+    for (const c of left) await this.docker.getContainer(c.Id).remove({ force: true });
+    return left.map((c) => c.Id);
+  }
+
+  async launch(req: LaunchRequest): Promise<LaunchOutcome> {
+    await this.removeStale(req.workId, req.environmentId);
+    if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
+    const env = [
+      `MANGO_WORK_ID=${req.workId}`,
+      `MANGO_ENVIRONMENT_ID=${req.environmentId}`,
+      `MANGO_WORK_TYPE=${req.workType}`,
+      `MANGO_BASE_URL=${this.settings.baseUrl}`,
+      'MANGO_SANDBOX=docker',
+      'HOME=/tmp',
+      'PATH=/usr/local/bin:/usr/bin:/bin',
+      ...(req.sessionId ? [`MANGO_SESSION_ID=${req.sessionId}`] : []),
+    ];
+    const mounts: Docker.HostConfig =
+      req.workType === 'healthcheck'
+        ? {
+            Tmpfs: { '/workspace': 'rw,exec,nosuid,nodev,size=16m,uid=1000,gid=1000,mode=0700', '/tmp': TMP },
+          }
+        : {
+            Tmpfs: { '/tmp': TMP },
+            Mounts: [
+              {
+                Type: 'volume' as const,
+                Source: `mango-session-${req.sessionId!.toLowerCase()}`,
+                Target: '/workspace',
+              },
+            ],
+          };
+    const container: Docker.Container = await this.docker.createContainer({
+      name: `mango-${req.workId.toLowerCase()}`,
+      Image: this.settings.image,
+      Cmd: ITEM_COMMAND,
+      Env: env,
+      User: '1000:1000',
+      WorkingDir: '/workspace',
+      Labels: {
+        [LABEL_WORK]: req.workId,
+        [LABEL_ENVIRONMENT]: req.environmentId,
+        [LABEL_SUPERVISOR]: this.settings.supervisorId,
+      },
+      OpenStdin: true,
+      StdinOnce: true,
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+      HostConfig: {
+        NetworkMode: this.settings.network,
+        ReadonlyRootfs: true,
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        PidsLimit: this.settings.pidsLimit ?? 256,
+        Memory: this.settings.memoryBytes ?? 512 * 1024 * 1024,
+        NanoCpus: this.settings.nanoCpus ?? 1_000_000_000,
+        ...mounts,
+        ...(this.settings.sourceDir ? { Binds: [`${this.settings.sourceDir}:/opt/mango:ro`] } : {}),
+      },
+    });
+    try {
+      const io = (await this.streams
+        .getContainer(container.id)
+        .attach({
+          stream: true,
+          stdin: true,
+          stdout: true,
+          stderr: true,
+          hijack: true,
+        })) as NodeJS.ReadWriteStream;
+      const out = new PassThrough();
+      this.streams.modem.demuxStream(io, out, out);
+      let buffered = '';
+      out.on('data', (d: Buffer) => {
+        buffered += d.toString('utf8');
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          req.onOutput?.(buffered.slice(0, nl));
+          buffered = buffered.slice(nl + 1);
+        }
+      });
+      // `next-exit`: a created container is already "not running", so the default condition returns at once.
+      const exited = this.streams.getContainer(container.id).wait({ condition: 'next-exit' });
+      await container.start();
+      // No secret after cancellation, even when Start answered late.
+      if (req.signal.aborted) {
+        io.end();
+        await container.kill().catch(() => undefined);
+        return { exitCode: null, timedOut: false, cancelled: true };
+      }
+      io.write(`${req.secret}\n`);
+      io.end();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'deadline'>(
+        (resolve) => (timer = setTimeout(() => resolve('deadline'), req.deadlineMs)),
+      );
+      const cancelled = new Promise<'cancelled'>((resolve) =>
+        req.signal.addEventListener('abort', () => resolve('cancelled'), { once: true }),
+      );
+      const first = await Promise.race([exited, deadline, cancelled]);
+      clearTimeout(timer);
+      if (first === 'deadline' || first === 'cancelled') {
+        await container.kill().catch(() => undefined);
+        return { exitCode: null, timedOut: first === 'deadline', cancelled: first === 'cancelled' };
+      }
+      return { exitCode: (first as { StatusCode: number }).StatusCode, timedOut: false, cancelled: false };
+    } finally {
+      await this.removeContainer(container.id);
+    }
+  }
+
+  /** Force-removes a container (and its anonymous tmpfs); retried once within the 15 s bound each. */
+  private async removeContainer(id: string): Promise<void> {
+    try {
+      await this.docker.getContainer(id).remove({ force: true });
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return;
+      await this.docker.getContainer(id).remove({ force: true });
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
+import { invalidRequest, notFound } from '@mango/domain-kernel';
+import { isId } from '@mango/platform-ids';
+import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
+import { FileEntity } from '@mango/persistence';
+import { DataSource } from 'typeorm';
+import { FileObjects, isMissingObject } from './file-objects';
+import { FileView, renderFile } from './file.view';
+
+const CURSOR = { scope: 'files', order: 'desc' as const };
+
+/** Reading Files: list, metadata and bytes, always within the caller's Workspace. */
+@Injectable()
+export class FilesService {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(FileObjects) private readonly objects: FileObjects,
+  ) {}
+
+  async list(workspaceId: string, query: Record<string, unknown>): Promise<Page<FileView>> {
+    rejectUnknownQuery(query, ['limit', 'page']);
+    const limit = parseLimit(query.limit);
+    const qb = this.dataSource.manager
+      .createQueryBuilder(FileEntity, 'f')
+      .where('f.workspace_id = :workspaceId', { workspaceId })
+      .orderBy('f.id', 'DESC')
+      .limit(limit + 1);
+    if (typeof query.page === 'string')
+      qb.andWhere('f.id < :after', { after: decodeCursor(query.page, CURSOR).after });
+    else if (query.page !== undefined) throw invalidRequest('page must be a string');
+    return toPage(await qb.getMany(), limit, (f) => f.id, renderFile, CURSOR);
+  }
+
+  async get(workspaceId: string, fileId: string): Promise<FileView> {
+    return renderFile(await this.find(workspaceId, fileId));
+  }
+
+  /** The File and a stream of its bytes. A File deleted in the meantime is 404. */
+  async open(workspaceId: string, fileId: string): Promise<{ file: FileEntity; body: Readable }> {
+    const file = await this.find(workspaceId, fileId);
+    try {
+      return { file, body: await this.objects.open(file.objectKey) };
+    } catch (err) {
+      if (isMissingObject(err) && !(await this.exists(workspaceId, fileId))) throw notFound('file', fileId);
+      throw err;
+    }
+  }
+
+  private async find(workspaceId: string, fileId: string): Promise<FileEntity> {
+    if (!isId('file', fileId)) throw notFound('file', fileId);
+    const file = await this.dataSource.manager.findOne(FileEntity, { where: { id: fileId, workspaceId } });
+    if (!file) throw notFound('file', fileId);
+    return file;
+  }
+
+  private exists(workspaceId: string, fileId: string): Promise<boolean> {
+    return this.dataSource.manager.exists(FileEntity, { where: { id: fileId, workspaceId } });
+  }
+}

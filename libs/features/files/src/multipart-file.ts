@@ -1,0 +1,111 @@
+import busboy from 'busboy';
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { DomainError, ErrorCode, invalidRequest } from '@mango/domain-kernel';
+
+/** The form's `file` part: its declared name and type, and its bytes as they arrive. */
+export interface FilePart {
+  filename: string | undefined;
+  mimeType: string;
+  stream: Readable;
+}
+
+export interface MultipartForm {
+  /** The `file` part, as soon as its headers arrived; rejects (400) when the form has none. */
+  file: Promise<FilePart>;
+  /** Resolves once the whole form was read and held exactly the one `file` part. */
+  done: Promise<void>;
+  /** Stops reading: the `file` stream fails with `reason`, the rest of the body is drained unread. */
+  abort(reason: unknown): void;
+}
+
+/** Room for the multipart framing around the File when comparing Content-Length with the limit. */
+const FRAMING_ALLOWANCE = 64 * 1024;
+
+export const fileTooLarge = (maxBytes: number) =>
+  new DomainError(ErrorCode.TooLarge, `a File may have at most ${maxBytes} bytes`);
+
+const noop = () => undefined;
+
+/**
+ * Reads a `multipart/form-data` request that carries exactly one part, `file`, without buffering it:
+ * the part's bytes are handed over as a stream (backpressure reaches the socket). Wrong content types,
+ * malformed bodies, extra parts and a missing `file` are 400; a File over `maxBytes` is 413 — as soon
+ * as Content-Length shows it, otherwise when the limit is crossed.
+ */
+export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number }): MultipartForm {
+  const contentType = req.headers['content-type'] ?? '';
+  if (!/^multipart\/form-data\s*;/i.test(contentType))
+    throw invalidRequest('upload a File as multipart/form-data with one part named "file"');
+  const length = Number(req.headers['content-length']);
+  if (Number.isFinite(length) && length > opts.maxBytes + FRAMING_ALLOWANCE)
+    throw fileTooLarge(opts.maxBytes);
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: req.headers,
+      defParamCharset: 'utf8',
+      limits: { fileSize: opts.maxBytes, files: 1, fieldSize: 1024 },
+    });
+  } catch (e) {
+    throw invalidRequest(`malformed multipart/form-data request: ${(e as Error).message}`);
+  }
+
+  let failure: unknown;
+  let fileStream: Readable | undefined;
+  let settleFile!: { resolve: (p: FilePart) => void; reject: (e: unknown) => void };
+  let settleDone!: { resolve: () => void; reject: (e: unknown) => void };
+  const file = new Promise<FilePart>((resolve, reject) => (settleFile = { resolve, reject }));
+  const done = new Promise<void>((resolve, reject) => (settleDone = { resolve, reject }));
+  // The caller awaits what it needs; a rejection nobody awaited is not a process-level error.
+  file.catch(noop);
+  done.catch(noop);
+
+  const fail = (reason: unknown) => {
+    if (failure !== undefined) return;
+    failure = reason;
+    settleFile.reject(reason);
+    settleDone.reject(reason);
+    fileStream?.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+    req.unpipe(parser);
+    parser.destroy();
+    // Discard the rest of the body so the response can still be delivered on this connection.
+    req.resume();
+  };
+
+  parser.on('file', (name, stream, info) => {
+    stream.on('error', noop); // the consumer sees errors through its iteration
+    if (failure !== undefined) return void stream.resume();
+    if (name !== 'file') {
+      stream.resume();
+      return fail(invalidRequest(`unexpected part "${name}": the form has one part, named "file"`));
+    }
+    fileStream = stream;
+    stream.on('limit', () => fail(fileTooLarge(opts.maxBytes)));
+    settleFile.resolve({ filename: info.filename, mimeType: info.mimeType, stream });
+  });
+  parser.on('field', (name) =>
+    fail(
+      invalidRequest(
+        name === 'file'
+          ? 'the "file" part needs a filename (Content-Disposition: form-data; name="file"; filename="…")'
+          : `unexpected field "${name}": the form has one part, named "file"`,
+      ),
+    ),
+  );
+  parser.on('filesLimit', () => fail(invalidRequest('the form may carry only one "file" part')));
+  parser.on('error', (err: Error) =>
+    fail(invalidRequest(`malformed multipart/form-data body: ${err.message}`)),
+  );
+  parser.on('close', () => {
+    if (failure !== undefined) return;
+    if (!fileStream) return fail(invalidRequest('the form has no "file" part'));
+    settleDone.resolve();
+  });
+  req.on('error', (err) => fail(err));
+  req.on('close', () => {
+    if (!req.complete) fail(new Error('the client closed the connection during the upload'));
+  });
+  req.pipe(parser);
+  return { file, done, abort: fail };
+}

@@ -1,0 +1,125 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { newId } from '@mango/platform-ids';
+import { FileEntity, insertRow } from '@mango/persistence';
+import { DataSource } from 'typeorm';
+import { fileObjectKey, parseFilename, parseMimeType } from './file-input';
+import { FileObjects } from './file-objects';
+import { FileView, renderFile } from './file.view';
+import { FILES_SETTINGS, FilesSettings } from './files.settings';
+import { LeaseKeeper, LeaseLostError } from './lease-keeper';
+import { readMultipartFile } from './multipart-file';
+import { CleanupLease, ObjectCleanupRepository } from './object-cleanup.repository';
+
+/** An upload between its cleanup intent and its commit. */
+export interface PendingUpload {
+  file: FileEntity;
+  lease: CleanupLease;
+}
+
+/**
+ * `POST /v1/files`. The steps, each safe to crash after:
+ * 1. `begin`: a leased cleanup intent for the new object key is committed before any byte is written;
+ * 2. the bytes stream to the object store while a LeaseKeeper renews that lease;
+ * 3. `commit`: one transaction deletes the intent (only if the lease is still ours) and inserts the File;
+ * on any failure, `abandon` removes the object and the intent. A crash leaves the intent, whose lease
+ * runs out, and a sweeper removes the object.
+ */
+@Injectable()
+export class UploadFile {
+  private readonly log = new Logger('files');
+
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(ObjectCleanupRepository) private readonly cleanups: ObjectCleanupRepository,
+    @Inject(FileObjects) private readonly objects: FileObjects,
+    @Inject(FILES_SETTINGS) private readonly settings: FilesSettings,
+  ) {}
+
+  async execute(workspaceId: string, req: IncomingMessage): Promise<FileView> {
+    const form = readMultipartFile(req, { maxBytes: this.settings.maxBytes });
+    let upload: PendingUpload | undefined;
+    try {
+      const part = await form.file;
+      const filename = parseFilename(part.filename);
+      const mimeType = parseMimeType(part.mimeType);
+      upload = await this.begin(workspaceId, { filename, mimeType });
+      const size = await this.write(upload, part.stream);
+      await form.done; // nothing but the one part, and the body ended properly
+      return renderFile(await this.commit(upload, size));
+    } catch (err) {
+      form.abort(err);
+      if (upload) await this.abandon(upload);
+      throw err;
+    }
+  }
+
+  /** Step 1: mint the File id and commit a leased cleanup intent for its object key. */
+  async begin(workspaceId: string, input: { filename: string; mimeType: string }): Promise<PendingUpload> {
+    const createdAt = new Date();
+    const id = newId('file', createdAt.getTime());
+    const file = this.dataSource.manager.create(FileEntity, {
+      id,
+      workspaceId,
+      filename: input.filename,
+      mimeType: input.mimeType,
+      sizeBytes: 0,
+      objectKey: fileObjectKey(workspaceId, id),
+      createdAt,
+    });
+    const lease = await this.cleanups.register(this.dataSource.manager, {
+      objectKey: file.objectKey,
+      reason: 'upload',
+      leaseMs: this.settings.leaseMs,
+    });
+    return { file, lease };
+  }
+
+  /** Step 2: stream the bytes into the object, renewing the lease; a lost lease aborts the write. */
+  async write(upload: PendingUpload, source: Readable): Promise<number> {
+    const keeper = new LeaseKeeper(this.cleanups, upload.lease, this.settings.leaseMs, this.log);
+    try {
+      return await this.objects.write(upload.file.objectKey, source, {
+        contentType: upload.file.mimeType,
+        signal: keeper.signal,
+      });
+    } catch (err) {
+      throw keeper.signal.aborted ? keeper.signal.reason : err;
+    } finally {
+      await keeper.stop();
+    }
+  }
+
+  /** Step 3: the File row and the end of the intent commit together, only while the lease is ours. */
+  async commit(upload: PendingUpload, sizeBytes: number): Promise<FileEntity> {
+    const file = { ...upload.file, sizeBytes } as FileEntity;
+    await this.dataSource.transaction(async (tx) => {
+      if (!(await this.cleanups.release(upload.lease, tx))) throw new LeaseLostError(upload.lease);
+      await insertRow(tx, FileEntity, file);
+    });
+    return file;
+  }
+
+  /**
+   * After a failure: remove whatever was written and the intent. If a sweeper took the intent over
+   * (we stalled past the lease), a new intent covers our own removal first — the object may have been
+   * completed after the sweeper removed it. Anything that fails here is left to the sweeper.
+   */
+  async abandon(upload: PendingUpload): Promise<void> {
+    try {
+      let lease = upload.lease;
+      if (!(await this.cleanups.renew(lease, this.settings.leaseMs))) {
+        lease = await this.cleanups.register(this.dataSource.manager, {
+          objectKey: upload.file.objectKey,
+          reason: 'upload',
+          leaseMs: this.settings.leaseMs,
+        });
+      }
+      await this.objects.remove(upload.file.objectKey);
+      await this.cleanups.release(lease);
+    } catch (err) {
+      this.log.warn(`cleanup of failed upload ${upload.file.id} is left to the sweeper: ${String(err)}`);
+    }
+  }
+}

@@ -1,0 +1,6 @@
+export * from './backoff';
+export * from './healthcheck-probe';
+export * from './item-runner';
+export * from './lease-keeper';
+export * from './non-dumpable';
+export * from './work-poller';

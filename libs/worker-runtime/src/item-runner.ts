@@ -1,0 +1,126 @@
+import { decodeWorkSecret, MangoClient } from '@mango/sdk';
+import { backoffMs, sleep } from './backoff';
+import { HEALTHCHECK_TIMEOUT_MS, ProbeResult } from './healthcheck-probe';
+import { LeaseKeeper } from './lease-keeper';
+
+export interface ItemIdentity {
+  workId: string;
+  environmentId: string;
+  workType: 'session' | 'healthcheck';
+  sessionId?: string;
+}
+
+export interface ItemLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** The provider-owned healthcheck callback: a bounded context (signal) and the local work directory. */
+export type HealthcheckCallback = (ctx: { signal: AbortSignal; workdir: string }) => Promise<ProbeResult>;
+
+export interface HandleItemOptions {
+  identity: ItemIdentity;
+  /** The raw Work secret (from the launcher's one-shot stdin). */
+  secret: string;
+  /** Where the sandbox reaches the Mango API. */
+  baseUrl: string;
+  workdir: string;
+  log: ItemLog;
+  healthcheck?: HealthcheckCallback;
+}
+
+/**
+ * Serves one already-acknowledged Work item (the seeds' `HandleItem`): first heartbeat before anything
+ * else, continuous renewal, then the item's work. For a healthcheck: the callback with a 10-second
+ * context (no callback → a failed result), then the Result, which stops the Work. Nothing is posted after
+ * the lease is lost. Returns the process exit code.
+ */
+export async function handleItem(o: HandleItemOptions): Promise<number> {
+  const token = decodeWorkSecret(o.secret).sessions_token;
+  const client = new MangoClient({ baseUrl: o.baseUrl, apiKey: token, maxRetries: 2, timeoutMs: 15_000 });
+  const { workId, environmentId } = o.identity;
+  const cancel = new AbortController();
+  const keeper = new LeaseKeeper({
+    client,
+    environmentId,
+    workId,
+    ttlSeconds: 60,
+    onLost: (reason) => {
+      o.log.warn({ work_id: workId, reason }, 'lease lost: cancelling, nothing more will be posted');
+      cancel.abort();
+    },
+    onStopRequested: () => {
+      o.log.info({ work_id: workId }, 'stop requested: cancelling');
+      cancel.abort();
+    },
+  });
+  try {
+    await keeper.start();
+  } catch (err) {
+    o.log.error(
+      { work_id: workId, err: String(err) },
+      'first heartbeat refused; leaving the item to be reclaimed',
+    );
+    return 1;
+  }
+  try {
+    switch (o.identity.workType) {
+      case 'healthcheck':
+        return await runHealthcheck(o, client, keeper, cancel);
+      case 'session':
+        o.log.error(
+          { work_id: workId },
+          'Session execution is not available in this worker build; leaving the lease to expire',
+        );
+        return 1;
+    }
+  } finally {
+    await keeper.close();
+  }
+}
+
+async function runHealthcheck(
+  o: HandleItemOptions,
+  client: MangoClient,
+  keeper: LeaseKeeper,
+  cancel: AbortController,
+): Promise<number> {
+  const { workId, environmentId } = o.identity;
+  const context = AbortSignal.any([cancel.signal, AbortSignal.timeout(HEALTHCHECK_TIMEOUT_MS)]);
+  let result: ProbeResult;
+  if (!o.healthcheck)
+    result = { status: 'failed', message: 'No healthcheck callback is configured for this worker' };
+  else {
+    result = await Promise.race([
+      o.healthcheck({ signal: context, workdir: o.workdir }),
+      new Promise<ProbeResult>((resolve) =>
+        context.addEventListener(
+          'abort',
+          () => resolve({ status: 'failed', message: 'Healthcheck did not finish within 10 seconds' }),
+          { once: true },
+        ),
+      ),
+    ]);
+  }
+  if (keeper.lost || cancel.signal.aborted) {
+    o.log.warn({ work_id: workId }, 'healthcheck cancelled or lease lost: no result posted');
+    return 1;
+  }
+  // Identical retries are accepted by the server, so a lost success response is safe to resend.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      await client.environments.work.result(environmentId, workId, result, { maxRetries: 0 });
+      o.log.info({ work_id: workId, status: result.status }, 'healthcheck result recorded');
+      return 0;
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (status !== undefined && status < 500 && status !== 408 && status !== 429) {
+        o.log.error({ work_id: workId, err: String(err) }, 'result refused');
+        return 1;
+      }
+      await sleep(backoffMs(attempt));
+    }
+  }
+  return 1;
+}

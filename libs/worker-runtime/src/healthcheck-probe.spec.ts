@@ -34,13 +34,17 @@ describe('the fixed healthcheck probe', () => {
   });
 
   it('is bounded: a stuck process is killed and reported', async () => {
+    const stuck = join(dir, 'stuck.sh');
+    writeFileSync(stuck, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+    const started = Date.now();
     const result = await runHealthcheckProbe({
       workdir: dir,
       sandboxMarker: 'docker',
-      timeoutMs: 200,
-      bash: '/bin/sleep',
+      timeoutMs: 300,
+      bash: stuck,
     });
-    expect(result).toMatchObject({ status: 'failed' });
+    expect(result).toEqual({ status: 'failed', message: 'Sandbox process did not finish within 10 seconds' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
   });
 });
 

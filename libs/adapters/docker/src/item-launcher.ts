@@ -155,15 +155,13 @@ export class DockerItemLauncher {
       },
     });
     try {
-      const io = (await this.streams
-        .getContainer(container.id)
-        .attach({
-          stream: true,
-          stdin: true,
-          stdout: true,
-          stderr: true,
-          hijack: true,
-        })) as NodeJS.ReadWriteStream;
+      const io = (await this.streams.getContainer(container.id).attach({
+        stream: true,
+        stdin: true,
+        stdout: true,
+        stderr: true,
+        hijack: true,
+      })) as NodeJS.ReadWriteStream;
       const out = new PassThrough();
       this.streams.modem.demuxStream(io, out, out);
       let buffered = '';

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the worker image without any registry: the locally imported base image (bash + the machine's
+# node, tools/ci/services.sh image) plus this repository and its production node_modules at /opt/mango.
+#   tools/docker/build-worker-image.sh [tag]     (default mango-self-hosted-worker:local)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TAG=${1:-mango-self-hosted-worker:local}
+eval "$(bash "$ROOT/tools/ci/services.sh" env)"
+bash "$ROOT/tools/ci/services.sh" start image >&2
+ctx=$(mktemp -d); trap 'rm -rf "$ctx"' EXIT
+mkdir -p "$ctx/opt/mango"
+git -C "$ROOT" ls-files -z | (cd "$ROOT" && xargs -0 cp --parents -t "$ctx/opt/mango")
+# Production dependencies, from the same lock file, without the network when the npm cache is warm.
+cp -a "$ROOT/node_modules" "$ctx/opt/mango/node_modules"
+(cd "$ctx/opt/mango" && npm prune --omit=dev --no-audit --no-fund >/dev/null 2>&1 || true)
+mkdir -p "$ctx/usr/local/bin"
+ln -s /opt/mango/tools/cli/bin/mango-worker.js "$ctx/usr/local/bin/mango-worker"
+ln -s /opt/mango/tools/cli/bin/mango.js "$ctx/usr/local/bin/mango"
+cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM $MANGO_BASE_IMAGE
+COPY opt /opt
+COPY usr /usr
+ENV MANGO_WORKER_IMAGE=$TAG
+ENTRYPOINT ["/usr/bin/node", "/opt/mango/tools/cli/bin/mango-worker.js"]
+CMD ["docker"]
+DOCKERFILE
+DOCKER_BUILDKIT=0 docker build -q -t "$TAG" "$ctx" >/dev/null 2>&1 || docker build -q -t "$TAG" "$ctx"
+echo "$TAG"

@@ -33,6 +33,9 @@ apt_ensure() {
 }
 wait_tcp() { local i; for ((i=0; i<${2:-30}*10; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
              log "${3:-service} did not open 127.0.0.1:$1 (log: $RUN/log/${3:-service}.log)"; return 1; }
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Refuses to start a service whose port another process (another run directory) already holds.
+need_port() { if port_busy "$1"; then log "port 127.0.0.1:$1 for $2 is already in use (another stack? set MANGO_SERVICES_RUN and the MANGO_*_PORT variables, or stop it)"; return 1; fi; }
 running()  { local f=$RUN/pid/$1.pid; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
 start_bg() { local n=$1; shift; running "$n" && return 0
              setsid "$@" >"$RUN/log/$n.log" 2>&1 </dev/null & echo $! >"$RUN/pid/$n.pid"; }   # only our own pids are ever killed
@@ -61,9 +64,11 @@ pg_start() {
   pg_install; local d=$RUN/pg/data s=$RUN/pg/sock
   if ! [ -s "$d/PG_VERSION" ]; then mkdir -p "$d" "$s"; chown -R postgres:postgres "$RUN/pg"; chmod 755 "$RUN"
     runuser -u postgres -- "$PGBIN/initdb" -D "$d" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$RUN/log/pg-initdb.log"; fi
-  runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" status >/dev/null 2>&1 ||
+  if ! runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" status >/dev/null 2>&1; then
+    need_port "$PG_PORT" postgresql || return 1
     runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -l "$RUN/pg/postgres.log" -w -t 30 -o \
       "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=minimal -c max_wal_senders=0 -c max_connections=300" start >/dev/null
+  fi
   local q="psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt"
   $q -c "select 1 from pg_roles where rolname='mango'" | grep -q 1 || $q -c "create role mango login superuser password 'mango'" >/dev/null
   $q -c "select 1 from pg_database where datname='mango'" | grep -q 1 || $q -c "create database mango owner mango" >/dev/null
@@ -74,6 +79,7 @@ pg_stop() { if [ -s "$RUN/pg/data/PG_VERSION" ]; then runuser -u postgres -- "$P
 temporal_install() { go_build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" "-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}"; }
 temporal_start() {
   temporal_install
+  running temporal || need_port "$TEMPORAL_PORT" temporal || return 1
   start_bg temporal "$BIN/temporal" server start-dev --headless --ip 127.0.0.1 --port "$TEMPORAL_PORT" \
     --http-port 0 --metrics-port 0 --log-level warn --log-format json \
     --dynamic-config-value frontend.enableUpdateWorkflowExecution=true \
@@ -91,6 +97,7 @@ temporal_stop() { stop_bg temporal; }
 s3_install() { go_build versitygw "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"; }
 s3_start() {
   s3_install; mkdir -p "$RUN/s3/data" "$RUN/s3/meta"
+  running s3 || need_port "$S3_PORT" s3 || return 1
   start_bg s3 "$BIN/versitygw" --access "$S3_ACCESS_KEY" --secret "$S3_SECRET_KEY" --region us-east-1 \
     --port "127.0.0.1:$S3_PORT" --health /health --quiet posix --sidecar "$RUN/s3/meta" "$RUN/s3/data"
   wait_tcp "$S3_PORT" 30 s3

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
 import { AuthModule } from '@mango/feature-auth';
 import { EnvironmentsModule } from '@mango/feature-environments';
+import { SessionsModule } from '@mango/feature-sessions';
 import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
@@ -21,6 +22,7 @@ export class AppModule {
         AuthModule,
         AgentsModule,
         EnvironmentsModule,
+        SessionsModule,
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
       ],
       controllers: [HealthController],

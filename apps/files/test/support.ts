@@ -144,7 +144,9 @@ export async function startFiles(label: string, env: Record<string, string> = {}
     incompleteUploads,
     stored: async () => {
       const [{ files }] = await sql<{ files: number }>('SELECT count(*)::int AS files FROM files');
-      const [{ cleanups }] = await sql<{ cleanups: number }>('SELECT count(*)::int AS cleanups FROM object_cleanups');
+      const [{ cleanups }] = await sql<{ cleanups: number }>(
+        'SELECT count(*)::int AS cleanups FROM object_cleanups',
+      );
       return { files, cleanups, objects: await objectKeys(), incomplete: await incompleteUploads() };
     },
     close: async () => {
@@ -241,7 +243,10 @@ export function rawPost(
   opts: { delayMs?: number; contentLength?: number; onSent?: (i: number) => Promise<void> | void } = {},
 ): Promise<UploadResult> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${credential}`, 'content-type': contentType };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${credential}`,
+      'content-type': contentType,
+    };
     if (opts.contentLength !== undefined) headers['content-length'] = String(opts.contentLength);
     const req = request(`${url}/v1/files`, { method: 'POST', headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -273,7 +278,9 @@ export function rawPost(
 /** Splits a buffer into `n` nearly equal pieces. */
 export function split(buf: Buffer, n: number): Buffer[] {
   const size = Math.ceil(buf.length / n);
-  return Array.from({ length: n }, (_, i) => buf.subarray(i * size, (i + 1) * size)).filter((b) => b.length > 0);
+  return Array.from({ length: n }, (_, i) => buf.subarray(i * size, (i + 1) * size)).filter(
+    (b) => b.length > 0,
+  );
 }
 
 export async function waitFor<T>(

@@ -1,4 +1,4 @@
-import { invalidRequest } from '@mango/domain-kernel';
+import { DomainError, ErrorCode, invalidRequest } from '@mango/domain-kernel';
 
 export const FILENAME_MAX = 255;
 
@@ -42,3 +42,7 @@ export function contentDisposition(filename: string): string {
 /** Where a File's bytes live: under its Workspace's prefix, named by the File id. */
 export const fileObjectKey = (workspaceId: string, fileId: string): string =>
   `workspaces/${workspaceId}/files/${fileId}`;
+
+/** 413 `request_too_large` for a File over the configured limit. */
+export const fileTooLarge = (maxBytes: number) =>
+  new DomainError(ErrorCode.TooLarge, `a File may have at most ${maxBytes} bytes`);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { addAbortSignal, Readable } from 'node:stream';
 import { ObjectStore } from '@mango/adapter-object-store';
+import { fileTooLarge } from './file-input';
 import { FILES_SETTINGS, FilesSettings } from './files.settings';
 
 const S3_MAX_PARTS = 10_000;
@@ -24,12 +25,13 @@ export class FileObjects {
 
   /**
    * Streams `source` into `key`. Resolves with the number of bytes written once the object is
-   * complete. `signal` aborts the write (the source is destroyed, a multipart upload is aborted).
+   * complete. `signal` aborts the write (the source is destroyed, a multipart upload is aborted); a
+   * source longer than `maxBytes` fails with 413.
    */
   async write(
     key: string,
     source: Readable,
-    opts: { contentType: string; signal?: AbortSignal },
+    opts: { contentType: string; maxBytes?: number; signal?: AbortSignal },
   ): Promise<number> {
     const { client, bucket } = this.store;
     const headers = { 'Content-Type': opts.contentType };
@@ -57,6 +59,7 @@ export class FileObjects {
         pending.push(chunk);
         pendingBytes += chunk.length;
         total += chunk.length;
+        if (opts.maxBytes !== undefined && total > opts.maxBytes) throw fileTooLarge(opts.maxBytes);
         if (pendingBytes >= this.partBytes) await flushPart();
       }
       opts.signal?.throwIfAborted();

@@ -1,12 +1,14 @@
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
-import { DomainError, ErrorCode, invalidRequest } from '@mango/domain-kernel';
+import { PassThrough, Readable } from 'node:stream';
+import { invalidRequest } from '@mango/domain-kernel';
+import { fileTooLarge } from './file-input';
 
 /** The form's `file` part: its declared name and type, and its bytes as they arrive. */
 export interface FilePart {
   filename: string | undefined;
   mimeType: string;
+  /** Fails with the reason the form was refused (a DomainError for 400/413), never a parser error. */
   stream: Readable;
 }
 
@@ -15,6 +17,8 @@ export interface MultipartForm {
   file: Promise<FilePart>;
   /** Resolves once the whole form was read and held exactly the one `file` part. */
   done: Promise<void>;
+  /** Why the form was refused, once it was. */
+  readonly failure: unknown;
   /** Stops reading: the `file` stream fails with `reason`, the rest of the body is drained unread. */
   abort(reason: unknown): void;
 }
@@ -22,10 +26,8 @@ export interface MultipartForm {
 /** Room for the multipart framing around the File when comparing Content-Length with the limit. */
 const FRAMING_ALLOWANCE = 64 * 1024;
 
-export const fileTooLarge = (maxBytes: number) =>
-  new DomainError(ErrorCode.TooLarge, `a File may have at most ${maxBytes} bytes`);
-
 const noop = () => undefined;
+const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
 
 /**
  * Reads a `multipart/form-data` request that carries exactly one part, `file`, without buffering it:
@@ -45,14 +47,15 @@ export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number
     parser = busboy({
       headers: req.headers,
       defParamCharset: 'utf8',
-      limits: { fileSize: opts.maxBytes, files: 1, fieldSize: 1024 },
+      // busboy reports `limit` when a file *reaches* fileSize: one more byte means "over the limit".
+      limits: { fileSize: opts.maxBytes + 1, files: 1, fieldSize: 1024 },
     });
   } catch (e) {
     throw invalidRequest(`malformed multipart/form-data request: ${(e as Error).message}`);
   }
 
   let failure: unknown;
-  let fileStream: Readable | undefined;
+  let bytes: PassThrough | undefined;
   let settleFile!: { resolve: (p: FilePart) => void; reject: (e: unknown) => void };
   let settleDone!: { resolve: () => void; reject: (e: unknown) => void };
   const file = new Promise<FilePart>((resolve, reject) => (settleFile = { resolve, reject }));
@@ -66,23 +69,29 @@ export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number
     failure = reason;
     settleFile.reject(reason);
     settleDone.reject(reason);
-    fileStream?.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+    bytes?.destroy(asError(reason));
     req.unpipe(parser);
-    parser.destroy();
     // Discard the rest of the body so the response can still be delivered on this connection.
     req.resume();
+    // Not synchronously: busboy may be inside its own callback (e.g. emitting `limit`).
+    setImmediate(() => parser.destroy());
   };
 
   parser.on('file', (name, stream, info) => {
-    stream.on('error', noop); // the consumer sees errors through its iteration
+    stream.on('error', (err: Error) =>
+      fail(invalidRequest(`malformed multipart/form-data body: ${err.message}`)),
+    );
     if (failure !== undefined) return void stream.resume();
     if (name !== 'file') {
       stream.resume();
       return fail(invalidRequest(`unexpected part "${name}": the form has one part, named "file"`));
     }
-    fileStream = stream;
+    // The consumer reads `bytes`: it carries busboy's data, but only the errors chosen here.
+    bytes = new PassThrough();
+    bytes.on('error', noop);
     stream.on('limit', () => fail(fileTooLarge(opts.maxBytes)));
-    settleFile.resolve({ filename: info.filename, mimeType: info.mimeType, stream });
+    stream.pipe(bytes);
+    settleFile.resolve({ filename: info.filename, mimeType: info.mimeType, stream: bytes });
   });
   parser.on('field', (name) =>
     fail(
@@ -99,13 +108,21 @@ export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number
   );
   parser.on('close', () => {
     if (failure !== undefined) return;
-    if (!fileStream) return fail(invalidRequest('the form has no "file" part'));
+    if (!bytes) return fail(invalidRequest('the form has no "file" part'));
     settleDone.resolve();
   });
-  req.on('error', (err) => fail(err));
+  const interrupted = () => invalidRequest('the request body ended before the form was complete');
+  req.on('error', () => fail(interrupted()));
   req.on('close', () => {
-    if (!req.complete) fail(new Error('the client closed the connection during the upload'));
+    if (!req.complete) fail(interrupted());
   });
   req.pipe(parser);
-  return { file, done, abort: fail };
+  return {
+    file,
+    done,
+    get failure() {
+      return failure;
+    },
+    abort: fail,
+  };
 }

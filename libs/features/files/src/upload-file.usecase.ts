@@ -45,13 +45,14 @@ export class UploadFile {
       const filename = parseFilename(part.filename);
       const mimeType = parseMimeType(part.mimeType);
       upload = await this.begin(workspaceId, { filename, mimeType });
-      const size = await this.write(upload, part.stream);
-      await form.done; // nothing but the one part, and the body ended properly
+      // Under the lease until the whole form is read: nothing but the one part, and a proper end.
+      const size = await this.write(upload, part.stream, form.done);
       return renderFile(await this.commit(upload, size));
     } catch (err) {
       form.abort(err);
       if (upload) await this.abandon(upload);
-      throw err;
+      // A refused form (400/413) explains the failure better than what it broke downstream.
+      throw form.failure ?? err;
     }
   }
 
@@ -76,14 +77,20 @@ export class UploadFile {
     return { file, lease };
   }
 
-  /** Step 2: stream the bytes into the object, renewing the lease; a lost lease aborts the write. */
-  async write(upload: PendingUpload, source: Readable): Promise<number> {
+  /**
+   * Step 2: stream the bytes into the object, then wait for `settled` (the rest of the request), all
+   * the while renewing the lease; a lost lease aborts the write.
+   */
+  async write(upload: PendingUpload, source: Readable, settled?: Promise<unknown>): Promise<number> {
     const keeper = new LeaseKeeper(this.cleanups, upload.lease, this.settings.leaseMs, this.log);
     try {
-      return await this.objects.write(upload.file.objectKey, source, {
+      const size = await this.objects.write(upload.file.objectKey, source, {
         contentType: upload.file.mimeType,
+        maxBytes: this.settings.maxBytes,
         signal: keeper.signal,
       });
+      await settled;
+      return size;
     } catch (err) {
       throw keeper.signal.aborted ? keeper.signal.reason : err;
     } finally {

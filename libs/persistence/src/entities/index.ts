@@ -4,6 +4,9 @@ import { ApiKeyEntity } from './api-key.entity';
 import { EnvironmentEntity } from './environment.entity';
 import { FileEntity } from './file.entity';
 import { ObjectCleanupEntity } from './object-cleanup.entity';
+import { OutboxEntity } from './outbox.entity';
+import { SessionEventEntity } from './session-event.entity';
+import { SessionEntity } from './session.entity';
 import { WorkItemEntity } from './work-item.entity';
 import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
@@ -15,6 +18,9 @@ export {
   EnvironmentEntity,
   FileEntity,
   ObjectCleanupEntity,
+  OutboxEntity,
+  SessionEntity,
+  SessionEventEntity,
   WorkItemEntity,
   WorkPollerEntity,
   WorkspaceEntity,
@@ -31,4 +37,7 @@ export const ENTITIES = [
   WorkPollerEntity,
   FileEntity,
   ObjectCleanupEntity,
+  SessionEntity,
+  SessionEventEntity,
+  OutboxEntity,
 ];

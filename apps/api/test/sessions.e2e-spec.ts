@@ -1,0 +1,265 @@
+import { httpClient, HttpClient } from '@mango/testing';
+import { ApiUnderTest, startApi } from './support';
+
+/**
+ * Sessions and the event log over a real API process: frozen Agent snapshots, gapless sequences, and the
+ * one transaction that admits runnable input, updates the projection, creates or coalesces Session Work
+ * and writes the outbox (seed 002, first paragraph).
+ */
+describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
+  let api: ApiUnderTest;
+  let ws: HttpClient;
+  let agentId: string;
+  let envId: string;
+
+  beforeAll(async () => {
+    api = await startApi('sessions');
+    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    agentId = (
+      await ws.post('/v1/agents', { name: 'coder', model: 'claude-sonnet-4-6', system: 'v1 prompt' })
+    ).body.id;
+    await ws.post(`/v1/agents/${agentId}`, { system: 'v2 prompt' });
+    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+  });
+  afterAll(() => api.close());
+
+  const message = (text: string) => ({ type: 'user.message', content: [{ type: 'text', text }] });
+
+  it('freezes the chosen Agent version (with overrides) at creation; later Agent updates do not leak in', async () => {
+    const latest = await ws.post('/v1/sessions', { agent: agentId, environment_id: envId, title: 't' });
+    expect(latest.status).toBe(201);
+    expect(latest.body).toMatchObject({
+      type: 'session',
+      status: 'idle',
+      title: 't',
+      agent: { id: agentId, version: 2, system: 'v2 prompt' },
+    });
+    const pinned = await ws.post('/v1/sessions', {
+      agent: { type: 'agent', id: agentId, version: 1 },
+      environment_id: envId,
+    });
+    expect(pinned.body.agent).toMatchObject({ version: 1, system: 'v1 prompt' });
+    const overridden = await ws.post('/v1/sessions', {
+      agent: { type: 'agent_with_overrides', id: agentId, system: 'override' },
+      environment_id: envId,
+    });
+    expect(overridden.body.agent).toMatchObject({ version: 2, system: 'override' });
+    await ws.post(`/v1/agents/${agentId}`, { system: 'v3 prompt' });
+    expect((await ws.get(`/v1/sessions/${latest.body.id}`)).body.agent.system).toBe('v2 prompt');
+  });
+
+  it('admits input in one transaction: gapless sequence, running projection, one coalesced Work item, outbox rows', async () => {
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: agentId,
+        environment_id: envId,
+        initial_events: [message('one')],
+      })
+    ).body;
+    expect(s.status).toBe('running');
+    await ws.post(`/v1/sessions/${s.id}/events`, { events: [message('two'), message('three')] });
+    const events = await api.sql<{ seq: string; type: string }>(
+      'SELECT seq, type FROM session_events WHERE session_id = $1 ORDER BY seq',
+      [s.id],
+    );
+    expect(events.map((e) => Number(e.seq))).toEqual([1, 2, 3]);
+    const outbox = await api.sql<{ event_seq: string }>(
+      'SELECT event_seq FROM outbox WHERE session_id = $1 ORDER BY id',
+      [s.id],
+    );
+    expect(outbox.map((o) => Number(o.event_seq))).toEqual([1, 2, 3]);
+    const work = await api.sql<{ state: string }>('SELECT state FROM work_items WHERE session_id = $1', [
+      s.id,
+    ]);
+    expect(work).toEqual([{ state: 'queued' }]);
+
+    // The worker side sees exactly one Session Work item for it; after Stop, new input makes a new activation.
+    const [{ id: workId }] = await api.sql<{ id: string }>(
+      'SELECT id FROM work_items WHERE session_id = $1',
+      [s.id],
+    );
+    expect((await ws.post(`/v1/environments/${envId}/work/${workId}/stop`, { force: true })).status).toBe(
+      204,
+    );
+    await ws.post(`/v1/sessions/${s.id}/events`, { events: [message('four')] });
+    const after = await api.sql<{ state: string }>(
+      'SELECT state FROM work_items WHERE session_id = $1 ORDER BY id',
+      [s.id],
+    );
+    expect(after).toEqual([{ state: 'stopped' }, { state: 'queued' }]);
+  });
+
+  it('concurrent senders never produce a gap or a duplicate sequence', async () => {
+    const s = (await ws.post('/v1/sessions', { agent: agentId, environment_id: envId })).body;
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        ws.post(`/v1/sessions/${s.id}/events`, { events: [message(`m${i}`)] }),
+      ),
+    );
+    const seqs = await api.sql<{ seq: string }>(
+      'SELECT seq FROM session_events WHERE session_id = $1 ORDER BY seq',
+      [s.id],
+    );
+    expect(seqs.map((r) => Number(r.seq))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(await api.sql('SELECT id FROM work_items WHERE session_id = $1', [s.id])).toHaveLength(1);
+  });
+
+  it('lists events in order with types, paging and order; echoes persisted events on send', async () => {
+    const s = (await ws.post('/v1/sessions', { agent: agentId, environment_id: envId })).body;
+    const sent = await ws.post(`/v1/sessions/${s.id}/events`, {
+      events: [message('a'), { type: 'user.interrupt' }, message('b')],
+    });
+    expect(sent.body.data.map((e: { type: string }) => e.type)).toEqual([
+      'user.message',
+      'user.interrupt',
+      'user.message',
+    ]);
+    expect(sent.body.data[0].id).toMatch(/^sevt_/);
+    const page1 = await ws.get(`/v1/sessions/${s.id}/events?limit=2`);
+    expect(page1.body.data.map((e: { content?: Array<{ text: string }> }) => e.content?.[0]?.text)).toEqual([
+      'a',
+      undefined,
+    ]);
+    const page2 = await ws.get(`/v1/sessions/${s.id}/events?limit=2&page=${page1.body.next_page}`);
+    expect(page2.body.data[0].content[0].text).toBe('b');
+    expect(page2.body.next_page).toBeNull();
+    expect((await ws.get(`/v1/sessions/${s.id}/events?types[]=user.interrupt`)).body.data).toHaveLength(1);
+    expect(
+      (await ws.get(`/v1/sessions/${s.id}/events?order=desc&limit=1`)).body.data[0].content[0].text,
+    ).toBe('b');
+  });
+
+  it('updates title, metadata and budget with a session.updated event carrying only the changes', async () => {
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: agentId,
+        environment_id: envId,
+        budget: { type: 'limit', max_list_cost: { amount: '1000', currency: 'USD' } },
+      })
+    ).body;
+    const up = await ws.post(`/v1/sessions/${s.id}`, {
+      title: 'renamed',
+      budget: { type: 'limit', max_list_cost: { amount: '5000', currency: 'USD' } },
+    });
+    expect(up.body).toMatchObject({ title: 'renamed', budget: { max_list_cost: { amount: '5000' } } });
+    const events = (await ws.get(`/v1/sessions/${s.id}/events`)).body.data;
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'session.updated', title: 'renamed', budget: expect.anything() }),
+    ]);
+    expect(events[0]).not.toHaveProperty('metadata');
+    const removed = await ws.post(`/v1/sessions/${s.id}`, { budget: null });
+    expect(removed.body.budget).toBeNull();
+    const readd = await ws.post(`/v1/sessions/${s.id}`, {
+      budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } },
+    });
+    expect(readd.status).toBe(400);
+  });
+
+  it('archive makes events 409; delete returns a tombstone, appends session.deleted, stops the Work and hides the Session', async () => {
+    const s = (
+      await ws.post('/v1/sessions', { agent: agentId, environment_id: envId, initial_events: [message('x')] })
+    ).body;
+    await ws.post(`/v1/sessions/${s.id}/archive`);
+    const refused = await ws.post(`/v1/sessions/${s.id}/events`, { events: [message('late')] });
+    expect(refused.status).toBe(409);
+    expect((await ws.get(`/v1/sessions?limit=100`)).body.data.map((x: { id: string }) => x.id)).not.toContain(
+      s.id,
+    );
+    expect(
+      (await ws.get(`/v1/sessions?limit=100&include_archived=true`)).body.data.map(
+        (x: { id: string }) => x.id,
+      ),
+    ).toContain(s.id);
+    expect((await ws.delete(`/v1/sessions/${s.id}`)).body).toEqual({ id: s.id, type: 'session_deleted' });
+    expect((await ws.get(`/v1/sessions/${s.id}`)).status).toBe(404);
+    const last = await api.sql<{ type: string }>(
+      'SELECT type FROM session_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1',
+      [s.id],
+    );
+    expect(last[0]!.type).toBe('session.deleted');
+    expect(
+      await api.sql("SELECT state FROM work_items WHERE session_id = $1 AND state <> 'stopped'", [s.id]),
+    ).toEqual([]);
+  });
+
+  it('lists with filters, order and both page directions', async () => {
+    const other = (await ws.post('/v1/agents', { name: 'other', model: 'm' })).body.id;
+    const mine = [];
+    for (let i = 0; i < 3; i++)
+      mine.push((await ws.post('/v1/sessions', { agent: other, environment_id: envId })).body.id);
+    const asc = await ws.get(`/v1/sessions?agent_id=${other}&order=asc&limit=2`);
+    expect(asc.body.data.map((x: { id: string }) => x.id)).toEqual(mine.slice(0, 2));
+    expect(asc.body.prev_page).toBeNull();
+    const next = await ws.get(`/v1/sessions?agent_id=${other}&order=asc&limit=2&page=${asc.body.next_page}`);
+    expect(next.body.data.map((x: { id: string }) => x.id)).toEqual([mine[2]]);
+    expect(next.body.prev_page).not.toBeNull();
+    expect((await ws.get(`/v1/sessions?agent_id=${other}&statuses[]=running`)).body.data).toEqual([]);
+    expect((await ws.get(`/v1/sessions?agent_id=${other}&statuses[]=idle`)).body.data).toHaveLength(3);
+  });
+
+  describe('bad input: documented status, nothing written', () => {
+    const cases: Array<[string, () => Promise<{ status: number; body: any }>, number, RegExp]> = [
+      [
+        'an unknown agent',
+        () => ws.post('/v1/sessions', { agent: 'agent_01JD2Y3QX9V5M8K7R6T4W2P0ZZ', environment_id: envId }),
+        400,
+        /not found/,
+      ],
+      [
+        'an unknown environment',
+        () => ws.post('/v1/sessions', { agent: agentId, environment_id: 'env_01JD2Y3QX9V5M8K7R6T4W2P0ZZ' }),
+        400,
+        /not found/,
+      ],
+      [
+        'a missing agent version',
+        () =>
+          ws.post('/v1/sessions', {
+            agent: { type: 'agent', id: agentId, version: 99 },
+            environment_id: envId,
+          }),
+        400,
+        /no version 99/,
+      ],
+      [
+        'an image message',
+        () =>
+          ws.post(
+            '/v1/sessions',
+            {
+              agent: agentId,
+              environment_id: envId,
+              initial_events: [
+                {
+                  type: 'user.message',
+                  content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }],
+                },
+              ],
+            },
+            { contract: false },
+          ),
+        400,
+        /images are not supported/,
+      ],
+      [
+        'a wrong session prefix',
+        () => ws.get('/v1/sessions/agent_01JD2Y3QX9V5M8K7R6T4W2P0ZZ'),
+        404,
+        /not found/,
+      ],
+      ['an unknown status filter', () => ws.get('/v1/sessions?statuses[]=sleeping'), 400, /unknown status/],
+    ];
+    it.each(cases)('%s', async (_label, send, status, message) => {
+      const before = await api.sql<{ n: string }>(
+        'SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM session_events) + (SELECT count(*) FROM outbox) AS n',
+      );
+      const res = await send();
+      expect(res.status).toBe(status);
+      expect(res.body.error.message).toMatch(message);
+      const after = await api.sql<{ n: string }>(
+        'SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM session_events) + (SELECT count(*) FROM outbox) AS n',
+      );
+      expect(after[0]!.n).toBe(before[0]!.n);
+    });
+  });
+});

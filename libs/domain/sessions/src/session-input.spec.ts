@@ -1,0 +1,155 @@
+import { DomainError } from '@mango/domain-kernel';
+import { freezeAgent, parseEventsBody, parseSessionCreate } from './session-input';
+
+const AGENT = 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AB';
+const ENV = 'env_01JD2Y3QX9V5M8K7R6T4W2P0AB';
+
+describe('session create input', () => {
+  it('accepts an agent id, a pinned version and overrides', () => {
+    expect(parseSessionCreate({ agent: AGENT, environment_id: ENV }).agent).toEqual({
+      id: AGENT,
+      version: null,
+      overrides: null,
+    });
+    expect(
+      parseSessionCreate({ agent: { type: 'agent', id: AGENT, version: 2 }, environment_id: ENV }).agent
+        .version,
+    ).toBe(2);
+    const o = parseSessionCreate({
+      agent: { type: 'agent_with_overrides', id: AGENT, system: 'short', model: 'm2' },
+      environment_id: ENV,
+    });
+    expect(o.agent.overrides).toEqual({ system: 'short', model: { id: 'm2' } });
+  });
+
+  it('keeps initial user messages, a budget and metadata', () => {
+    const input = parseSessionCreate({
+      agent: AGENT,
+      environment_id: ENV,
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }],
+      budget: { type: 'limit', max_list_cost: { amount: '2500', currency: 'USD' } },
+      metadata: { a: 'b' },
+    });
+    expect(input.initialEvents).toHaveLength(1);
+    expect(input.budget?.max_list_cost.amount).toBe('2500');
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['no agent', { environment_id: ENV }, /agent is required/],
+    ['a wrong agent prefix', { agent: 'env_x', environment_id: ENV }, /agent_ id/],
+    ['no environment', { agent: AGENT }, /environment_id is required/],
+    [
+      'an interrupt as an initial event',
+      { agent: AGENT, environment_id: ENV, initial_events: [{ type: 'user.interrupt' }] },
+      /only user.message/,
+    ],
+    [
+      '51 initial events',
+      {
+        agent: AGENT,
+        environment_id: ENV,
+        initial_events: Array.from({ length: 51 }, () => ({
+          type: 'user.message',
+          content: [{ type: 'text', text: 'x' }],
+        })),
+      },
+      /at most 50/,
+    ],
+    [
+      'a budget in euros',
+      {
+        agent: AGENT,
+        environment_id: ENV,
+        budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'EUR' } },
+      },
+      /currency/,
+    ],
+    [
+      'a fractional budget',
+      {
+        agent: AGENT,
+        environment_id: ENV,
+        budget: { type: 'limit', max_list_cost: { amount: '2.5', currency: 'USD' } },
+      },
+      /amount/,
+    ],
+    ['vault ids', { agent: AGENT, environment_id: ENV, vault_ids: ['vlt_x'] }, /not yet supported/],
+    [
+      'file resources',
+      { agent: AGENT, environment_id: ENV, resources: [{ type: 'file', file_id: 'file_x' }] },
+      /resources/,
+    ],
+  ])('rejects %s', (_label, body, message) => {
+    expect(() => parseSessionCreate(body)).toThrow(message);
+    expect(() => parseSessionCreate(body)).toThrow(DomainError);
+  });
+});
+
+describe('client events', () => {
+  it('accepts user.message text and bounded text documents, and user.interrupt', () => {
+    const events = parseEventsBody({
+      events: [
+        {
+          type: 'user.message',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } },
+          ],
+        },
+        { type: 'user.interrupt' },
+      ],
+    });
+    expect(events.map((e) => e.type)).toEqual(['user.message', 'user.interrupt']);
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    [
+      'an image',
+      { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'url', url: 'x' } }] }] },
+      /images are not supported/,
+    ],
+    [
+      'a PDF',
+      {
+        events: [
+          {
+            type: 'user.message',
+            content: [
+              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } },
+            ],
+          },
+        ],
+      },
+      /PDFs are not supported/,
+    ],
+    ['an unknown type', { events: [{ type: 'user.shout' }] }, /must be one of/],
+    ['empty content', { events: [{ type: 'user.message', content: [] }] }, /at least 1/],
+    ['no events', { events: [] }, /at least 1/],
+    [
+      'a tool result before the agent loop exists',
+      { events: [{ type: 'user.tool_result', tool_use_id: 'sevt_x' }] },
+      /not accepted yet/,
+    ],
+  ])('rejects %s', (_label, body, message) => {
+    expect(() => parseEventsBody(body)).toThrow(message);
+  });
+});
+
+describe('freezeAgent', () => {
+  it('applies overrides over the version and keeps the base id and version', () => {
+    const def = {
+      name: 'n',
+      description: null,
+      system: 'long',
+      model: { id: 'm' },
+      tools: [],
+      mcp_servers: [],
+      skills: [],
+      multiagent: null,
+      metadata: { x: 'y' },
+    };
+    const frozen = freezeAgent(AGENT, 3, def, { system: 'short' });
+    expect(frozen).toMatchObject({ id: AGENT, type: 'agent', version: 3, system: 'short', name: 'n' });
+    expect(frozen).not.toHaveProperty('metadata');
+  });
+});

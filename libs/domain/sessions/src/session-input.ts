@@ -1,0 +1,262 @@
+import {
+  AGENT_LIMITS,
+  AgentDefinition,
+  AgentTool,
+  McpServer,
+  ModelConfig,
+  parseMcpServers,
+  parseModel,
+  parseSkills,
+  parseTools,
+  SkillPin,
+} from '@mango/domain-agents';
+import {
+  invalidRequest,
+  parseMetadata,
+  readArray,
+  readEnum,
+  readInteger,
+  readObject,
+  readOptionalString,
+  readString,
+} from '@mango/domain-kernel';
+
+/** Rules for Session creation input (hosted §2.2, §5.2, decisions): pure, no I/O. */
+export const SESSION_LIMITS = {
+  title: 512,
+  initialEvents: 50,
+  eventsPerRequest: 100,
+  textBlock: 1_000_000,
+  contentBlocks: 1000,
+} as const;
+
+const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
+const ENV_ID = /^env_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+export interface AgentOverrides {
+  model?: ModelConfig;
+  system?: string | null;
+  tools?: AgentTool[];
+  mcp_servers?: McpServer[];
+  skills?: SkillPin[];
+}
+
+export interface AgentSelection {
+  id: string;
+  /** null = the Agent's current version. */
+  version: number | null;
+  overrides: AgentOverrides | null;
+}
+
+export interface Budget {
+  type: 'limit';
+  max_list_cost: { amount: string; currency: 'USD' };
+}
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | {
+      type: 'document';
+      source: { type: 'text'; media_type: 'text/plain'; data: string };
+      title?: string | null;
+      context?: string | null;
+    };
+
+export type ClientEvent =
+  { type: 'user.message'; content: ContentBlock[] } | { type: 'user.interrupt'; session_thread_id?: string };
+
+export interface SessionCreateInput {
+  agent: AgentSelection;
+  environmentId: string;
+  title: string | null;
+  initialEvents: ClientEvent[];
+  budget: Budget | null;
+  metadata: Record<string, string>;
+}
+
+export function parseAgentSelection(v: unknown): AgentSelection {
+  if (typeof v === 'string') {
+    if (!AGENT_ID.test(v)) throw invalidRequest('agent must be an agent_ id');
+    return { id: v, version: null, overrides: null };
+  }
+  const o = readObject(v, 'agent');
+  const type = readEnum(o.type, 'agent.type', ['agent', 'agent_with_overrides'] as const);
+  const allowed =
+    type === 'agent'
+      ? ['type', 'id', 'version']
+      : ['type', 'id', 'version', 'model', 'system', 'tools', 'mcp_servers', 'skills'];
+  readObject(v, 'agent', allowed);
+  const id = readString(o.id, 'agent.id');
+  if (!AGENT_ID.test(id)) throw invalidRequest('agent.id must be an agent_ id');
+  const version =
+    o.version === undefined || o.version === null
+      ? null
+      : readInteger(o.version, 'agent.version', { min: 1 });
+  if (type === 'agent') return { id, version, overrides: null };
+  const overrides: AgentOverrides = {};
+  if (o.model !== undefined) overrides.model = parseModel(o.model);
+  if (o.system !== undefined)
+    overrides.system = readOptionalString(o.system, 'agent.system', { max: AGENT_LIMITS.system }) ?? null;
+  if (o.tools !== undefined) overrides.tools = parseTools(o.tools);
+  if (o.mcp_servers !== undefined) overrides.mcp_servers = parseMcpServers(o.mcp_servers);
+  if (o.skills !== undefined) overrides.skills = parseSkills(o.skills);
+  return { id, version, overrides };
+}
+
+export function parseBudget(v: unknown): Budget {
+  const o = readObject(v, 'budget', ['type', 'max_list_cost']);
+  readEnum(o.type, 'budget.type', ['limit'] as const);
+  const cost = readObject(o.max_list_cost, 'budget.max_list_cost', ['amount', 'currency']);
+  const amount = readString(cost.amount, 'budget.max_list_cost.amount', {
+    pattern: /^(0|[1-9][0-9]{0,15})$/,
+  });
+  readEnum(cost.currency, 'budget.max_list_cost.currency', ['USD'] as const);
+  return { type: 'limit', max_list_cost: { amount, currency: 'USD' } };
+}
+
+function parseContent(v: unknown, path: string): ContentBlock[] {
+  const blocks = readArray(v, path, { min: 1, max: SESSION_LIMITS.contentBlocks });
+  return blocks.map((b, i): ContentBlock => {
+    const p = `${path}[${i}]`;
+    const o = readObject(b, p);
+    const type = readEnum(o.type, `${p}.type`, ['text', 'document', 'image'] as const);
+    switch (type) {
+      case 'text':
+        readObject(b, p, ['type', 'text']);
+        return {
+          type: 'text',
+          text: readString(o.text, `${p}.text`, { min: 1, max: SESSION_LIMITS.textBlock }),
+        };
+      case 'image':
+        throw invalidRequest(`${p}: images are not supported; send text or a bounded UTF-8 text document`);
+      case 'document': {
+        readObject(b, p, ['type', 'source', 'title', 'context']);
+        const src = readObject(o.source, `${p}.source`);
+        if (src.type === 'file')
+          throw invalidRequest(`${p}.source: File documents are not accepted yet; send the text inline`);
+        if (src.type === 'base64' && src.media_type === 'application/pdf')
+          throw invalidRequest(`${p}.source: PDFs are not supported; send UTF-8 text`);
+        readObject(o.source, `${p}.source`, ['type', 'media_type', 'data']);
+        readEnum(src.type, `${p}.source.type`, ['text'] as const);
+        readEnum(src.media_type, `${p}.source.media_type`, ['text/plain'] as const);
+        return {
+          type: 'document',
+          source: {
+            type: 'text',
+            media_type: 'text/plain',
+            data: readString(src.data, `${p}.source.data`, { max: SESSION_LIMITS.textBlock }),
+          },
+          title: readOptionalString(o.title, `${p}.title`, { max: 500 }) ?? null,
+          context: readOptionalString(o.context, `${p}.context`, { max: 10_000 }) ?? null,
+        };
+      }
+    }
+  });
+}
+
+const THREAD_ID = /^sthr_[0-9A-HJKMNP-TV-Z]{26}$/;
+const LATER = [
+  'user.tool_confirmation',
+  'user.custom_tool_result',
+  'user.tool_result',
+  'user.define_outcome',
+  'system.message',
+];
+
+/** One client event (hosted §3.4.2). This slice accepts `user.message` and `user.interrupt`. */
+export function parseClientEvent(v: unknown, path: string): ClientEvent {
+  const o = readObject(v, path);
+  if (typeof o.type === 'string' && LATER.includes(o.type)) {
+    throw invalidRequest(`${path}.type: "${o.type}" is not accepted yet (it arrives with the agent loop)`);
+  }
+  const type = readEnum(o.type, `${path}.type`, ['user.message', 'user.interrupt'] as const);
+  switch (type) {
+    case 'user.message':
+      readObject(v, path, ['type', 'content']);
+      return { type, content: parseContent(o.content, `${path}.content`) };
+    case 'user.interrupt': {
+      readObject(v, path, ['type', 'session_thread_id']);
+      if (o.session_thread_id === undefined || o.session_thread_id === null) return { type };
+      const t = readString(o.session_thread_id, `${path}.session_thread_id`);
+      if (!THREAD_ID.test(t)) throw invalidRequest(`${path}.session_thread_id must be a sthr_ id`);
+      return { type, session_thread_id: t };
+    }
+  }
+}
+
+export function parseEventsBody(body: unknown): ClientEvent[] {
+  const o = readObject(body, 'body', ['events']);
+  return readArray(o.events, 'events', { min: 1, max: SESSION_LIMITS.eventsPerRequest }).map((e, i) =>
+    parseClientEvent(e, `events[${i}]`),
+  );
+}
+
+export function parseSessionCreate(body: unknown): SessionCreateInput {
+  const o = readObject(body, 'body', [
+    'agent',
+    'environment_id',
+    'title',
+    'initial_events',
+    'budget',
+    'metadata',
+    'resources',
+    'vault_ids',
+  ]);
+  if (o.agent === undefined) throw invalidRequest('agent is required');
+  if (o.environment_id === undefined) throw invalidRequest('environment_id is required');
+  const environmentId = readString(o.environment_id, 'environment_id');
+  if (!ENV_ID.test(environmentId)) throw invalidRequest('environment_id must be an env_ id');
+  if (o.resources !== undefined && o.resources !== null && readArray(o.resources, 'resources').length > 0) {
+    throw invalidRequest(
+      'resources are not accepted yet (Memory Store attachments arrive with Memory Stores)',
+    );
+  }
+  if (o.vault_ids !== undefined && o.vault_ids !== null && readArray(o.vault_ids, 'vault_ids').length > 0) {
+    throw invalidRequest('vault_ids are not yet supported');
+  }
+  const initial =
+    o.initial_events === undefined || o.initial_events === null
+      ? []
+      : readArray(o.initial_events, 'initial_events', { max: SESSION_LIMITS.initialEvents });
+  const initialEvents = initial.map((e, i) => {
+    const parsed = parseClientEvent(e, `initial_events[${i}]`);
+    if (parsed.type !== 'user.message')
+      throw invalidRequest(`initial_events[${i}]: only user.message is allowed at creation`);
+    return parsed;
+  });
+  return {
+    agent: parseAgentSelection(o.agent),
+    environmentId,
+    title: readOptionalString(o.title, 'title', { max: SESSION_LIMITS.title }) ?? null,
+    initialEvents,
+    budget: o.budget === undefined || o.budget === null ? null : parseBudget(o.budget),
+    metadata: parseMetadata(o.metadata),
+  };
+}
+
+/** The frozen Agent a Session runs: the chosen version with any overrides applied (`id`/`version` name the base). */
+export function freezeAgent(
+  id: string,
+  version: number,
+  definition: AgentDefinition,
+  overrides: AgentOverrides | null,
+) {
+  const d = { ...definition, ...(overrides ?? {}) };
+  return {
+    id,
+    type: 'agent' as const,
+    version,
+    name: d.name,
+    description: d.description,
+    system: d.system,
+    model: d.model,
+    tools: d.tools,
+    mcp_servers: d.mcp_servers,
+    skills: d.skills,
+    multiagent: d.multiagent,
+  };
+}
+
+export type SessionAgent = ReturnType<typeof freezeAgent>;
+
+export const isRunnable = (e: ClientEvent): boolean => e.type === 'user.message';

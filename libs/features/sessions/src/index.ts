@@ -1,0 +1,4 @@
+export * from './session-log';
+export * from './session.view';
+export * from './sessions.module';
+export * from './sessions.service';

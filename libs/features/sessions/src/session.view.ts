@@ -1,0 +1,36 @@
+import type { SessionEntity, SessionEventEntity } from '@mango/persistence';
+
+/** The wire form of a Session (hosted §3.2). */
+export function renderSession(s: SessionEntity) {
+  return {
+    id: s.id,
+    type: 'session' as const,
+    title: s.title,
+    status: s.status,
+    agent: s.agent,
+    environment_id: s.environmentId,
+    resources: [] as unknown[],
+    vault_ids: [] as string[],
+    metadata: s.metadata,
+    budget: s.budget,
+    usage: s.usage,
+    stats: {},
+    outcome_evaluations: [] as unknown[],
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+    archived_at: s.archivedAt ? s.archivedAt.toISOString() : null,
+  };
+}
+
+/** The wire form of a persisted event: its own fields plus id, type and processed_at. */
+export function renderEvent(e: SessionEventEntity) {
+  return {
+    id: e.id,
+    type: e.type,
+    ...e.body,
+    processed_at: e.processedAt ? e.processedAt.toISOString() : null,
+  };
+}
+
+export type SessionView = ReturnType<typeof renderSession>;
+export type EventView = ReturnType<typeof renderEvent>;

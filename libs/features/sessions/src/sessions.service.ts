@@ -1,0 +1,319 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AgentDefinition } from '@mango/domain-agents';
+import {
+  applyMetadataPatch,
+  conflict,
+  invalidRequest,
+  notFound,
+  readObject,
+  readOptionalString,
+} from '@mango/domain-kernel';
+import {
+  ClientEvent,
+  freezeAgent,
+  isRunnable,
+  parseBudget,
+  parseEventsBody,
+  parseSessionCreate,
+  SESSION_LIMITS,
+} from '@mango/domain-sessions';
+import { isId, newId } from '@mango/platform-ids';
+import {
+  decodeCursor,
+  Page,
+  parseBooleanQuery,
+  parseLimit,
+  parseTimeRange,
+  rejectUnknownQuery,
+  SortOrder,
+  toPage,
+} from '@mango/platform-pagination';
+import {
+  AgentEntity,
+  AgentVersionEntity,
+  EnvironmentEntity,
+  insertRow,
+  SessionEntity,
+  SessionEventEntity,
+} from '@mango/persistence';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { appendEvents } from './session-log';
+import { EventView, renderEvent, renderSession, SessionView } from './session.view';
+
+type Query = Record<string, unknown>;
+const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
+const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
+
+function asList(raw: unknown): string[] {
+  if (raw === undefined) return [];
+  return (Array.isArray(raw) ? raw : [raw]).map(String);
+}
+
+const toStored = (e: ClientEvent) => {
+  const { type, ...body } = e;
+  return { type, body: body as Record<string, unknown>, processed: false, runnable: isRunnable(e) };
+};
+
+/** Sessions and their event log (hosted §2.2–§2.3, seed 002 "Session inputs and state"). */
+@Injectable()
+export class SessionsService {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async create(workspaceId: string, body: unknown): Promise<SessionView> {
+    const input = parseSessionCreate(body);
+    return this.dataSource.transaction(async (tx) => {
+      const env = await tx.findOne(EnvironmentEntity, {
+        where: { id: input.environmentId, workspaceId, deletedAt: IsNull() },
+      });
+      if (!env) throw invalidRequest(`environment ${input.environmentId} not found`);
+      if (env.archivedAt) throw invalidRequest(`environment ${env.id} is archived`);
+      const agent = await tx.findOne(AgentEntity, { where: { id: input.agent.id, workspaceId } });
+      if (!agent) throw invalidRequest(`agent ${input.agent.id} not found`);
+      if (agent.archivedAt) throw invalidRequest(`agent ${agent.id} is archived`);
+      const version = input.agent.version ?? agent.currentVersion;
+      const row = await tx.findOne(AgentVersionEntity, { where: { agentId: agent.id, version } });
+      if (!row) throw invalidRequest(`agent ${agent.id} has no version ${version}`);
+      const now = new Date();
+      const session = tx.create(SessionEntity, {
+        id: newId('session', now.getTime()),
+        workspaceId,
+        environmentId: env.id,
+        agentId: agent.id,
+        agentVersion: version,
+        agent: freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
+        title: input.title,
+        status: 'idle',
+        metadata: input.metadata,
+        budget: input.budget,
+        usage: {
+          input_tokens: 0,
+          output_tokens: 0,
+          cache_read_input_tokens: 0,
+          cache_creation_input_tokens: 0,
+        },
+        lastSeq: '0',
+        createdAt: now,
+        updatedAt: now,
+        archivedAt: null,
+        deletedAt: null,
+      });
+      await insertRow(tx, SessionEntity, session);
+      if (input.initialEvents.length) await appendEvents(tx, session, input.initialEvents.map(toStored), now);
+      return renderSession(session);
+    });
+  }
+
+  async get(workspaceId: string, id: string): Promise<SessionView> {
+    return renderSession(await this.find(this.dataSource.manager, workspaceId, id));
+  }
+
+  async list(workspaceId: string, query: Query): Promise<Page<SessionView> & { prev_page: string | null }> {
+    rejectUnknownQuery(query, [
+      'limit',
+      'page',
+      'order',
+      'agent_id',
+      'agent_version',
+      'statuses',
+      'statuses[]',
+      'include_archived',
+      'created_at',
+    ]);
+    const limit = parseLimit(query.limit);
+    const order: SortOrder =
+      query.order === undefined
+        ? 'desc'
+        : query.order === 'asc' || query.order === 'desc'
+          ? query.order
+          : (() => {
+              throw invalidRequest('order must be asc or desc');
+            })();
+    const statuses = [...asList(query.statuses), ...asList(query['statuses[]'])];
+    for (const s of statuses)
+      if (!STATUSES.includes(s)) throw invalidRequest(`statuses: unknown status "${s}"`);
+    const qb = this.dataSource.manager
+      .createQueryBuilder(SessionEntity, 's')
+      .where('s.workspace_id = :workspaceId AND s.deleted_at IS NULL', { workspaceId })
+      .orderBy('s.id', order === 'asc' ? 'ASC' : 'DESC')
+      .limit(limit + 1);
+    if (!parseBooleanQuery(query.include_archived, 'include_archived')) qb.andWhere('s.archived_at IS NULL');
+    if (query.agent_id !== undefined) {
+      if (!isId('agent', query.agent_id)) throw invalidRequest('agent_id must be an agent_ id');
+      qb.andWhere('s.agent_id = :agentId', { agentId: query.agent_id });
+    }
+    if (query.agent_version !== undefined) {
+      if (typeof query.agent_version !== 'string' || !/^[1-9]\d{0,8}$/.test(query.agent_version))
+        throw invalidRequest('agent_version must be an integer ≥ 1');
+      qb.andWhere('s.agent_version = :v', { v: Number(query.agent_version) });
+    }
+    if (statuses.length) qb.andWhere('s.status IN (:...statuses)', { statuses });
+    const range = parseTimeRange(query.created_at, 'created_at');
+    for (const [op, sql] of [
+      ['gt', '>'],
+      ['gte', '>='],
+      ['lt', '<'],
+      ['lte', '<='],
+    ] as const) {
+      if (range[op]) qb.andWhere(`s.created_at ${sql} :${op}`, { [op]: range[op] });
+    }
+    let first = true;
+    if (typeof query.page === 'string') {
+      const after = decodeCursor(query.page, { scope: 'sessions', order }).after;
+      qb.andWhere(order === 'asc' ? 's.id > :after' : 's.id < :after', { after });
+      first = false;
+    } else if (query.page !== undefined) throw invalidRequest('page must be a string');
+    const rows = await qb.getMany();
+    const page = toPage(rows, limit, (s) => s.id, renderSession, { scope: 'sessions', order });
+    // prev_page pages back towards the start in the opposite order; null on the first page.
+    const prev =
+      !first && rows.length
+        ? toPage([rows[0]!, rows[0]!], 1, (s) => s.id, renderSession, {
+            scope: 'sessions',
+            order: order === 'asc' ? 'desc' : 'asc',
+          }).next_page
+        : null;
+    return { ...page, prev_page: prev };
+  }
+
+  async update(workspaceId: string, id: string, body: unknown): Promise<SessionView> {
+    const o = readObject(body, 'body', ['title', 'metadata', 'budget', 'agent', 'vault_ids']);
+    if (o.vault_ids !== undefined) throw invalidRequest('vault_ids are not yet supported');
+    if (o.agent !== undefined)
+      throw invalidRequest('agent updates (tools, mcp_servers) arrive with the agent loop');
+    return this.dataSource.transaction(async (tx) => {
+      const session = await this.find(tx, workspaceId, id, true);
+      if (session.archivedAt) throw conflict(`session ${session.id} is archived`);
+      const changed: Record<string, unknown> = {};
+      if (o.title !== undefined) {
+        const title = readOptionalString(o.title, 'title', { max: SESSION_LIMITS.title }) ?? null;
+        if (title !== session.title) changed.title = session.title = title;
+      }
+      if (o.metadata !== undefined && o.metadata !== null) {
+        const next = applyMetadataPatch(session.metadata, o.metadata);
+        if (JSON.stringify(next) !== JSON.stringify(session.metadata))
+          changed.metadata = session.metadata = next;
+      }
+      if (o.budget !== undefined) {
+        if (o.budget === null) {
+          if (session.budget !== null) changed.budget = session.budget = null;
+        } else {
+          if (session.budget === null)
+            throw invalidRequest('a budget can only be set when the Session is created');
+          const next = parseBudget(o.budget);
+          if (JSON.stringify(next) !== JSON.stringify(session.budget)) changed.budget = session.budget = next;
+        }
+      }
+      if (Object.keys(changed).length === 0) return renderSession(session);
+      const now = new Date();
+      await tx.update(
+        SessionEntity,
+        { id: session.id },
+        { title: session.title, metadata: session.metadata, budget: session.budget },
+      );
+      await appendEvents(
+        tx,
+        session,
+        [{ type: 'session.updated', body: changed, processed: true, runnable: false }],
+        now,
+      );
+      return renderSession(session);
+    });
+  }
+
+  async archive(workspaceId: string, id: string): Promise<SessionView> {
+    return this.dataSource.transaction(async (tx) => {
+      const session = await this.find(tx, workspaceId, id, true);
+      if (!session.archivedAt) {
+        session.archivedAt = new Date();
+        await tx.update(SessionEntity, { id: session.id }, { archivedAt: session.archivedAt });
+      }
+      return renderSession(session);
+    });
+  }
+
+  async delete(workspaceId: string, id: string): Promise<{ id: string; type: 'session_deleted' }> {
+    return this.dataSource.transaction(async (tx) => {
+      const session = await this.find(tx, workspaceId, id, true);
+      const now = new Date();
+      await appendEvents(
+        tx,
+        session,
+        [{ type: 'session.deleted', body: {}, processed: true, runnable: false }],
+        now,
+      );
+      await tx.update(SessionEntity, { id: session.id }, { deletedAt: now });
+      await tx.query(
+        `UPDATE work_items SET state = 'stopped', stopped_at = $2, stop_requested_at = COALESCE(stop_requested_at, $2) WHERE session_id = $1 AND state <> 'stopped'`,
+        [session.id, now],
+      );
+      return { id: session.id, type: 'session_deleted' as const };
+    });
+  }
+
+  // ── Events ───────────────────────────────────────────────────────────────────────────────────────
+
+  async sendEvents(workspaceId: string, id: string, body: unknown): Promise<{ data: EventView[] }> {
+    const events = parseEventsBody(body);
+    return this.dataSource.transaction(async (tx) => {
+      const session = await this.find(tx, workspaceId, id, true);
+      if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);
+      if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
+      const rows = await appendEvents(tx, session, events.map(toStored), new Date());
+      return { data: rows.map(renderEvent) };
+    });
+  }
+
+  async listEvents(workspaceId: string, id: string, query: Query): Promise<Page<EventView>> {
+    rejectUnknownQuery(query, ['limit', 'page', 'order', 'types', 'types[]', 'created_at']);
+    const session = await this.find(this.dataSource.manager, workspaceId, id);
+    const limit = parseLimit(query.limit);
+    const order: SortOrder =
+      query.order === undefined || query.order === 'asc'
+        ? 'asc'
+        : query.order === 'desc'
+          ? 'desc'
+          : (() => {
+              throw invalidRequest('order must be asc or desc');
+            })();
+    const types = [...asList(query.types), ...asList(query['types[]'])];
+    for (const t of types)
+      if (!EVENT_TYPE.test(t)) throw invalidRequest(`types: "${t}" is not an event type`);
+    const scope = `events:${session.id}`;
+    const qb = this.dataSource.manager
+      .createQueryBuilder(SessionEventEntity, 'e')
+      .where('e.session_id = :id', { id: session.id })
+      .orderBy('e.seq', order === 'asc' ? 'ASC' : 'DESC')
+      .limit(limit + 1);
+    if (types.length) qb.andWhere('e.type IN (:...types)', { types });
+    const range = parseTimeRange(query.created_at, 'created_at');
+    for (const [op, sql] of [
+      ['gt', '>'],
+      ['gte', '>='],
+      ['lt', '<'],
+      ['lte', '<='],
+    ] as const) {
+      if (range[op]) qb.andWhere(`e.created_at ${sql} :${op}`, { [op]: range[op] });
+    }
+    if (typeof query.page === 'string') {
+      const after = decodeCursor(query.page, { scope, order }).after;
+      if (!/^\d+$/.test(after)) throw invalidRequest('page is not a valid page cursor');
+      qb.andWhere(order === 'asc' ? 'e.seq > :after' : 'e.seq < :after', { after });
+    } else if (query.page !== undefined) throw invalidRequest('page must be a string');
+    return toPage(await qb.getMany(), limit, (e) => e.seq, renderEvent, { scope, order });
+  }
+
+  private async find(
+    em: EntityManager,
+    workspaceId: string,
+    id: string,
+    lock = false,
+  ): Promise<SessionEntity> {
+    if (!isId('session', id)) throw notFound('session', id);
+    const s = await em.findOne(SessionEntity, {
+      where: { id, workspaceId, deletedAt: IsNull() },
+      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
+    if (!s) throw notFound('session', id);
+    return s;
+  }
+}

@@ -1,0 +1,27 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * The Temporal outbox: written in the same transaction as the event it announces; the orchestrator's
+ * relay claims undispatched rows (SKIP LOCKED), signal-with-starts the Session workflow and marks them.
+ */
+@Entity({ name: 'outbox' })
+@Index('outbox_pending_idx', ['id'], { where: 'dispatched_at IS NULL' })
+export class OutboxEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id!: string;
+
+  @Column({ name: 'session_id', type: 'text' })
+  sessionId!: string;
+
+  @Column({ name: 'event_seq', type: 'bigint' })
+  eventSeq!: string;
+
+  @Column({ type: 'text' })
+  kind!: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt!: Date;
+
+  @Column({ name: 'dispatched_at', type: 'timestamptz', precision: 3, nullable: true })
+  dispatchedAt!: Date | null;
+}

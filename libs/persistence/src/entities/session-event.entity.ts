@@ -1,0 +1,33 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { SessionEntity } from './session.entity';
+
+/** Append-only Session events; `(session_id, seq)` is the gapless per-Session stream order. */
+@Entity({ name: 'session_events' })
+@Index('session_events_seq_key', ['sessionId', 'seq'], { unique: true })
+export class SessionEventEntity {
+  @PrimaryColumn({ type: 'text' })
+  id!: string;
+
+  @Column({ name: 'session_id', type: 'text' })
+  sessionId!: string;
+
+  @Column({ type: 'bigint' })
+  seq!: string;
+
+  @Column({ type: 'text' })
+  type!: string;
+
+  /** The event's own fields (everything but id, type and processed_at). */
+  @Column({ type: 'jsonb' })
+  body!: Record<string, unknown>;
+
+  @Column({ name: 'processed_at', type: 'timestamptz', precision: 3, nullable: true })
+  processedAt!: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt!: Date;
+
+  @ManyToOne(() => SessionEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'session_id' })
+  session?: SessionEntity;
+}

@@ -1,0 +1,69 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { EnvironmentEntity } from './environment.entity';
+import { WorkspaceEntity } from './workspace.entity';
+
+/**
+ * A Session and its projection (status, usage). `last_seq` is the per-Session event sequence: an append
+ * takes `last_seq + 1` on the locked row, so sequences are gapless and ordered without a global lock.
+ */
+@Entity({ name: 'sessions' })
+@Index('sessions_workspace_idx', ['workspaceId', 'id'])
+@Check('sessions_status_check', "status IN ('idle', 'running', 'rescheduling', 'terminated')")
+export class SessionEntity {
+  @PrimaryColumn({ type: 'text' })
+  id!: string;
+
+  @Column({ name: 'workspace_id', type: 'text' })
+  workspaceId!: string;
+
+  @Column({ name: 'environment_id', type: 'text' })
+  environmentId!: string;
+
+  @Column({ name: 'agent_id', type: 'text' })
+  agentId!: string;
+
+  @Column({ name: 'agent_version', type: 'integer' })
+  agentVersion!: number;
+
+  /** The frozen Agent snapshot (version + overrides) this Session runs. */
+  @Column({ type: 'jsonb' })
+  agent!: Record<string, unknown>;
+
+  @Column({ type: 'text', nullable: true })
+  title!: string | null;
+
+  @Column({ type: 'text' })
+  status!: 'idle' | 'running' | 'rescheduling' | 'terminated';
+
+  @Column({ type: 'jsonb' })
+  metadata!: Record<string, string>;
+
+  @Column({ type: 'jsonb', nullable: true })
+  budget!: { type: 'limit'; max_list_cost: { amount: string; currency: 'USD' } } | null;
+
+  @Column({ type: 'jsonb' })
+  usage!: Record<string, unknown>;
+
+  @Column({ name: 'last_seq', type: 'bigint' })
+  lastSeq!: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt!: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', precision: 3 })
+  updatedAt!: Date;
+
+  @Column({ name: 'archived_at', type: 'timestamptz', precision: 3, nullable: true })
+  archivedAt!: Date | null;
+
+  @Column({ name: 'deleted_at', type: 'timestamptz', precision: 3, nullable: true })
+  deletedAt!: Date | null;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'workspace_id' })
+  workspace?: WorkspaceEntity;
+
+  @ManyToOne(() => EnvironmentEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'environment_id' })
+  environment?: EnvironmentEntity;
+}

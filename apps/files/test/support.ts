@@ -98,9 +98,17 @@ export async function startFiles(label: string, env: Record<string, string> = {}
     return keys.sort();
   };
   const incompleteUploads = async (): Promise<string[]> => {
-    const keys: string[] = [];
-    for await (const u of store.client.listIncompleteUploads(bucket, '', true)) keys.push(u.key);
-    return keys.sort();
+    // The listing also lists each upload's parts; an upload that finishes or is aborted in between makes
+    // that second call fail with NoSuchUpload, so list again.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const keys: string[] = [];
+        for await (const u of store.client.listIncompleteUploads(bucket, '', true)) keys.push(u.key);
+        return keys.sort();
+      } catch (err) {
+        if (attempt >= 5 || !/multipart upload does not exist/i.test(String(err))) throw err;
+      }
+    }
   };
   return {
     ...first,

@@ -105,3 +105,29 @@ function schemaPointer(
     : `openapi.json#/paths/${escape(template)}/${method.toLowerCase()}/responses/${status}`;
   return `${base}/content/application~1json/schema`;
 }
+
+interface RouterLayer {
+  route?: { path: string; methods: Record<string, boolean> };
+}
+
+/**
+ * Every (METHOD, /path/{param}) an in-process Nest app serves, in the contract's spelling
+ * (`:environmentId` → `{environment_id}`), read from Express's router.
+ */
+export function servedRoutes(app: { getHttpAdapter(): { getInstance(): unknown } }): string[] {
+  const express = app.getHttpAdapter().getInstance() as { router: { stack: RouterLayer[] } };
+  const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return express.router.stack
+    .filter((l) => l.route)
+    .flatMap((l) =>
+      Object.keys(l.route!.methods)
+        .filter((m) => m !== '_all')
+        .map(
+          (m) =>
+            `${m.toUpperCase()} ${l.route!.path.replace(/:([A-Za-z]+)/g, (_, name: string) => `{${snake(name)}}`)}`,
+        ),
+    );
+}
+
+/** The routes the ingress sends to apps/files; everything else in openapi.yaml is apps/api's. */
+export const FILES_ROUTES = /^(GET|POST|DELETE) \/v1\/(files|skills)/;

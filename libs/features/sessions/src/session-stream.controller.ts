@@ -1,0 +1,103 @@
+import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { invalidRequest, notFound } from '@mango/domain-kernel';
+import { CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { isId } from '@mango/platform-ids';
+import { rejectUnknownQuery } from '@mango/platform-pagination';
+import { SessionEntity, SessionEventEntity } from '@mango/persistence';
+import type { Request, Response } from 'express';
+import { DataSource, IsNull, MoreThan } from 'typeorm';
+import { renderEvent } from './session.view';
+import { SessionStreamHub } from './session-stream.service';
+
+/** Keep-alive frames at most every 15 s (decisions). */
+export const KEEPALIVE_MS = 15_000;
+const BATCH = 500;
+
+/**
+ * `GET /v1/sessions/{id}/events/stream` — Server-Sent Events over the durable log. Every frame carries
+ * `id: <sequence>`; `Last-Event-ID` (header or `?last_event_id=`) resumes after that sequence with no gap
+ * and no duplicate, for the whole life of the Session. The stream ends after `session.deleted`.
+ */
+@Controller('v1/sessions/:sessionId/events/stream')
+export class SessionStreamController {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly hub: SessionStreamHub,
+  ) {}
+
+  @Get()
+  async stream(
+    @CurrentPrincipal() p: Principal,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('last-event-id') lastEventHeader: string | undefined,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    rejectUnknownQuery(query, ['last_event_id', 'event_deltas', 'event_deltas[]']);
+    const raw = lastEventHeader ?? (query.last_event_id as string | undefined);
+    if (raw !== undefined && !/^\d{1,18}$/.test(String(raw)))
+      throw invalidRequest('Last-Event-ID must be an event sequence number from this stream');
+    if (!isId('session', sessionId)) throw notFound('session', sessionId);
+    const session = await this.dataSource.manager.findOne(SessionEntity, {
+      where: { id: sessionId, workspaceId: p.workspaceId, deletedAt: IsNull() },
+    });
+    if (!session) throw notFound('session', sessionId);
+
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('Connection', 'keep-alive');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+
+    let last = BigInt(raw ?? '0');
+    let closed = false;
+    let reading: Promise<void> | undefined;
+    let again = false;
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(keepalive);
+      unsubscribe();
+      res.end();
+    };
+    const drain = async (): Promise<void> => {
+      // One reader at a time per stream; a wake-up during a read schedules one more pass.
+      if (reading) {
+        again = true;
+        return reading;
+      }
+      reading = (async () => {
+        do {
+          again = false;
+          for (;;) {
+            const rows = await this.dataSource.manager.find(SessionEventEntity, {
+              where: { sessionId, seq: MoreThan(last.toString()) },
+              order: { seq: 'ASC' },
+              take: BATCH,
+            });
+            for (const row of rows) {
+              if (closed) return;
+              res.write(`id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`);
+              last = BigInt(row.seq);
+              if (row.type === 'session.deleted') return finish();
+            }
+            if (rows.length < BATCH) break;
+          }
+        } while (again && !closed);
+      })().finally(() => {
+        reading = undefined;
+      });
+      return reading;
+    };
+    const unsubscribe = this.hub.subscribe(
+      sessionId,
+      () => void drain().catch(() => finish()),
+      () => finish(),
+    );
+    const keepalive = setInterval(() => res.write(`event: ping\ndata: {}\n\n`), KEEPALIVE_MS);
+    req.on('close', finish);
+    await drain().catch(() => finish());
+  }
+}

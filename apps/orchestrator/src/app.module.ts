@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PersistenceModule } from '@mango/persistence';
 import type { Logger } from 'pino';
 import { OrchestratorEnv } from './orchestrator.env';
+import { OutboxRelayService } from './outbox-relay.service';
 import { LOGGER, ORCHESTRATOR_ENV, TemporalWorkerService } from './temporal-worker.service';
 
 @Module({})
@@ -20,6 +21,7 @@ export class AppModule {
         { provide: ORCHESTRATOR_ENV, useValue: env },
         { provide: LOGGER, useValue: log },
         TemporalWorkerService,
+        OutboxRelayService,
       ],
     };
   }

@@ -1,4 +1,4 @@
-import { IsIn, IsString, Matches, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength } from 'class-validator';
 
 /** Every variable apps/orchestrator reads, validated once at boot. */
 export class OrchestratorEnv {
@@ -15,6 +15,15 @@ export class OrchestratorEnv {
   @IsString()
   @MinLength(1)
   MANGO_TASK_QUEUE: string = 'mango';
+
+  /** The Anthropic Messages API endpoint (a scripted server in tests). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  MANGO_MODEL_BASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  MANGO_MODEL_API_KEY?: string;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';

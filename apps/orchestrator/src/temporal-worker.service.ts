@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createProbeActivities } from '@mango/activities';
+import { createProbeActivities, createSessionActivities } from '@mango/activities';
+import { ModelClient } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -31,7 +32,18 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       taskQueue: this.env.MANGO_TASK_QUEUE,
       workflowsPath: WORKFLOWS_PATH,
       bundlerOptions: workflowBundlerOptions(),
-      activities: { ...createProbeActivities({ dataSource: this.dataSource }) },
+      activities: {
+        ...createProbeActivities({ dataSource: this.dataSource }),
+        ...createSessionActivities({
+          dataSource: this.dataSource,
+          model: this.env.MANGO_MODEL_BASE_URL
+            ? new ModelClient({
+                baseUrl: this.env.MANGO_MODEL_BASE_URL,
+                apiKey: this.env.MANGO_MODEL_API_KEY ?? '',
+              })
+            : null,
+        }),
+      },
     });
     this.running = this.worker.run().catch((err: unknown) => {
       this.log.fatal({ err }, 'temporal worker stopped');

@@ -3,3 +3,4 @@ export * from './http-client';
 export * from './openapi-contract';
 export * from './test-database';
 export * from './api-under-test';
+export * from './scripted-model-server';

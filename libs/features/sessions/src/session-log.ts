@@ -12,12 +12,25 @@ export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
 export async function appendEvents(
   tx: EntityManager,
   session: SessionEntity,
-  events: Array<{ type: string; body: Record<string, unknown>; processed: boolean; runnable: boolean }>,
+  events: Array<{
+    type: string;
+    body: Record<string, unknown>;
+    processed: boolean;
+    runnable: boolean;
+    idempotencyKey?: string;
+  }>,
   now: Date,
 ): Promise<SessionEventEntity[]> {
   let seq = BigInt(session.lastSeq);
   const rows: SessionEventEntity[] = [];
   for (const e of events) {
+    if (e.idempotencyKey) {
+      const seen = await tx.query(
+        'SELECT 1 FROM session_events WHERE session_id = $1 AND idempotency_key = $2',
+        [session.id, e.idempotencyKey],
+      );
+      if (seen.length) continue; // a retried activity: appended once already
+    }
     seq += 1n;
     const row = tx.create(SessionEventEntity, {
       id: newId('sessionEvent', now.getTime()),
@@ -25,6 +38,7 @@ export async function appendEvents(
       seq: seq.toString(),
       type: e.type,
       body: e.body,
+      idempotencyKey: e.idempotencyKey ?? null,
       processedAt: e.processed ? now : null,
       createdAt: now,
     });

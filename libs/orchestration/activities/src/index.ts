@@ -1,1 +1,2 @@
 export * from './probe.activities';
+export * from './session.activities';

@@ -4,6 +4,11 @@ import { SessionEntity } from './session.entity';
 /** Append-only Session events; `(session_id, seq)` is the gapless per-Session stream order. */
 @Entity({ name: 'session_events' })
 @Index('session_events_seq_key', ['sessionId', 'seq'], { unique: true })
+// Orchestration appends carry a deterministic key (e.g. `turn:3:message`): a retried activity appends nothing twice.
+@Index('session_events_idempotency_key', ['sessionId', 'idempotencyKey'], {
+  unique: true,
+  where: 'idempotency_key IS NOT NULL',
+})
 export class SessionEventEntity {
   @PrimaryColumn({ type: 'text' })
   id!: string;
@@ -20,6 +25,9 @@ export class SessionEventEntity {
   /** The event's own fields (everything but id, type and processed_at). */
   @Column({ type: 'jsonb' })
   body!: Record<string, unknown>;
+
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey!: string | null;
 
   @Column({ name: 'processed_at', type: 'timestamptz', precision: 3, nullable: true })
   processedAt!: Date | null;

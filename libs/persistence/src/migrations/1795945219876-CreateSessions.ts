@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-export class CreateSessions1795944404490 implements MigrationInterface {
-  name = 'CreateSessions1795944404490';
+export class CreateSessions1795945219876 implements MigrationInterface {
+  name = 'CreateSessions1795945219876';
 
   async up(runner: QueryRunner): Promise<void> {
     await runner.query(
@@ -13,7 +13,10 @@ export class CreateSessions1795944404490 implements MigrationInterface {
     );
     await runner.query('CREATE INDEX "sessions_workspace_idx" ON "sessions" ("workspace_id", "id") ');
     await runner.query(
-      'CREATE TABLE "session_events" ("id" text NOT NULL, "session_id" text NOT NULL, "seq" bigint NOT NULL, "type" text NOT NULL, "body" jsonb NOT NULL, "processed_at" TIMESTAMP(3) WITH TIME ZONE, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, CONSTRAINT "PK_aeae988940cef0a489a14200af3" PRIMARY KEY ("id"))',
+      'CREATE TABLE "session_events" ("id" text NOT NULL, "session_id" text NOT NULL, "seq" bigint NOT NULL, "type" text NOT NULL, "body" jsonb NOT NULL, "idempotency_key" text, "processed_at" TIMESTAMP(3) WITH TIME ZONE, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, CONSTRAINT "PK_aeae988940cef0a489a14200af3" PRIMARY KEY ("id"))',
+    );
+    await runner.query(
+      'CREATE UNIQUE INDEX "session_events_idempotency_key" ON "session_events" ("session_id", "idempotency_key") WHERE idempotency_key IS NOT NULL',
     );
     await runner.query(
       'CREATE UNIQUE INDEX "session_events_seq_key" ON "session_events" ("session_id", "seq") ',
@@ -34,6 +37,7 @@ export class CreateSessions1795944404490 implements MigrationInterface {
     await runner.query('ALTER TABLE "sessions" DROP CONSTRAINT "FK_4b2d329af9b0dca6dc3942088b0"');
     await runner.query('ALTER TABLE "sessions" DROP CONSTRAINT "FK_f56ab3c008dffd4a221c95c7cf3"');
     await runner.query('DROP INDEX "public"."session_events_seq_key"');
+    await runner.query('DROP INDEX "public"."session_events_idempotency_key"');
     await runner.query('DROP TABLE "session_events"');
     await runner.query('DROP INDEX "public"."sessions_workspace_idx"');
     await runner.query('DROP TABLE "sessions"');

@@ -1,0 +1,109 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { SESSION_EVENTS_CHANNEL } from '@mango/feature-sessions';
+import { sessionInputSignal, sessionWorkflow } from '@mango/workflows';
+import { Client, Connection } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { OrchestratorEnv } from './orchestrator.env';
+import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
+
+/** Event kinds that wake the Session workflow; the others are marked dispatched without a signal. */
+const WAKES_WORKFLOW = new Set(['user.message']);
+const BATCH = 100;
+const SWEEP_MS = 1000;
+
+/**
+ * The outbox relay: claims undispatched rows with FOR UPDATE SKIP LOCKED (several orchestrators may run),
+ * signal-with-starts the Session workflow (workflow id = session id, signal carries the event sequence)
+ * and marks the rows dispatched in the same transaction. At least once: a crash between the signal and
+ * the commit re-sends a sequence the workflow already consumed, which it ignores. Woken by NOTIFY, with a
+ * slow sweep as the safety net.
+ */
+@Injectable()
+export class OutboxRelayService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private listener?: PgClient;
+  private connection?: Connection;
+  private client?: Client;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
+    @Inject(LOGGER) private readonly log: Logger,
+    @Inject(DataSource) private readonly dataSource: DataSource,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
+    this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
+    this.listener = new PgClient({
+      connectionString: this.env.MANGO_DATABASE_URL,
+      application_name: 'mango-outbox-relay',
+    });
+    this.listener.on('notification', () => this.kick());
+    this.listener.on('error', (err) =>
+      this.log.warn({ err: String(err) }, 'outbox listener lost; the sweep keeps relaying'),
+    );
+    await this.listener.connect();
+    await this.listener.query(`LISTEN ${SESSION_EVENTS_CHANNEL}`);
+    this.timer = setInterval(() => this.kick(), SWEEP_MS);
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((err: unknown) =>
+        this.log.error({ err: String(err) }, 'outbox relay pass failed; retrying on the next wake-up'),
+      )
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const relayed = await this.dataSource.transaction(async (tx) => {
+        const rows: Array<{ id: string; session_id: string; event_seq: string; kind: string }> =
+          await tx.query(
+            `SELECT id, session_id, event_seq, kind FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
+          );
+        for (const row of rows) {
+          if (!WAKES_WORKFLOW.has(row.kind)) continue;
+          await this.client!.workflow.signalWithStart(sessionWorkflow, {
+            workflowId: row.session_id,
+            taskQueue: this.env.MANGO_TASK_QUEUE,
+            args: [{ sessionId: row.session_id }],
+            signal: sessionInputSignal,
+            signalArgs: [{ seq: Number(row.event_seq) }],
+          });
+        }
+        if (rows.length)
+          await tx.query('UPDATE outbox SET dispatched_at = now() WHERE id = ANY($1::bigint[])', [
+            rows.map((r) => r.id),
+          ]);
+        return rows.length;
+      });
+      if (relayed < BATCH) return;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+    await this.listener?.end().catch(() => undefined);
+    await this.connection?.close();
+  }
+}

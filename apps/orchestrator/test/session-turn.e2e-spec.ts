@@ -1,0 +1,210 @@
+import {
+  AppProcess,
+  httpClient,
+  HttpClient,
+  logged,
+  startApi,
+  ApiUnderTest,
+  startApp,
+  startScriptedModel,
+  ScriptedModelServer,
+} from '@mango/testing';
+
+/**
+ * A text-only turn over real processes: apps/api admits the message (event, projection, Work, outbox in
+ * one transaction); apps/orchestrator relays the outbox to Temporal (signal-with-start, workflow id =
+ * session id); the Session workflow's activities call the scripted Messages API and append the turn's
+ * events exactly once.
+ */
+describe('a Session turn through the orchestrator (real API, Temporal, PostgreSQL, scripted model)', () => {
+  let api: ApiUnderTest;
+  let orchestrator: AppProcess;
+  let model: ScriptedModelServer;
+  let ws: HttpClient;
+  let agentId: string;
+  let envId: string;
+
+  beforeAll(async () => {
+    api = await startApi('turn');
+    model = await startScriptedModel();
+    orchestrator = await startApp(
+      'apps/orchestrator/src/main.ts',
+      {
+        MANGO_DATABASE_URL: api.db.url,
+        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+        MANGO_TASK_QUEUE: `turn-${Date.now()}`,
+        MANGO_MODEL_BASE_URL: model.url,
+        MANGO_MODEL_API_KEY: 'sk-scripted-model-key',
+        MANGO_LOG_LEVEL: 'info',
+      },
+      logged('temporal worker running'),
+      90_000,
+    );
+    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    agentId = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6', system: 'Be brief.' }))
+      .body.id;
+    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+  }, 120_000);
+
+  afterAll(async () => {
+    await orchestrator?.stop();
+    await model?.close();
+    await api?.close();
+  });
+
+  async function eventsUntilIdle(sessionId: string, idleCount: number) {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const events = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
+        type: string;
+        [k: string]: any;
+      }>;
+      if (events.filter((e) => e.type === 'session.status_idle').length >= idleCount || Date.now() > deadline)
+        return events;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it('user.message → running → model request → agent.message → idle(end_turn), each event once', async () => {
+    model.script({
+      content: [{ type: 'text', text: 'Hello from the scripted model.' }],
+      usage: { input_tokens: 12, output_tokens: 7 },
+    });
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: agentId,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Hi!' }] }],
+      })
+    ).body;
+    const events = await eventsUntilIdle(s.id, 1);
+    expect(events.map((e) => e.type)).toEqual([
+      'user.message',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    expect(events[3]!.content).toEqual([{ type: 'text', text: 'Hello from the scripted model.' }]);
+    expect(events[4]!).toMatchObject({
+      model_request_start_id: events[2]!.id,
+      is_error: false,
+      model_usage: { input_tokens: 12, output_tokens: 7 },
+    });
+    expect(events[5]!.stop_reason).toEqual({ type: 'end_turn' });
+    const session = (await ws.get(`/v1/sessions/${s.id}`)).body;
+    expect(session).toMatchObject({ status: 'idle', usage: { input_tokens: 12, output_tokens: 7 } });
+    expect(model.requests).toHaveLength(1);
+    expect(model.requests[0]!.headers['x-api-key']).toBe('sk-scripted-model-key');
+    expect(model.requests[0]!.body).toMatchObject({
+      model: 'claude-sonnet-4-6',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi!' }] }],
+    });
+  }, 90_000);
+
+  it('a follow-up message continues the same workflow with the whole transcript', async () => {
+    model.script(
+      { content: [{ type: 'text', text: 'First answer.' }] },
+      { content: [{ type: 'text', text: 'Second answer.' }] },
+    );
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: agentId,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'one' }] }],
+      })
+    ).body;
+    await eventsUntilIdle(s.id, 1);
+    await ws.post(`/v1/sessions/${s.id}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: 'two' }] }],
+    });
+    const events = await eventsUntilIdle(s.id, 2);
+    expect(events.filter((e) => e.type === 'agent.message').map((e) => e.content[0].text)).toEqual([
+      'First answer.',
+      'Second answer.',
+    ]);
+    expect(model.requests.at(-1)!.body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'one' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'First answer.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'two' }] },
+    ]);
+    const undispatched = await api.sql<{ n: string }>(
+      'SELECT count(*) AS n FROM outbox WHERE dispatched_at IS NULL',
+    );
+    expect(Number(undispatched[0]!.n)).toBe(0);
+  }, 90_000);
+});
+
+describe('orchestrator crash mid-turn (kill -9, real processes)', () => {
+  it('a new orchestrator finishes the turn; no event is lost or appended twice', async () => {
+    const api = await startApi('turncrash');
+    const model = await startScriptedModel();
+    const queue = `crash-${Date.now()}`;
+    const env = (extra: Record<string, string> = {}) => ({
+      MANGO_DATABASE_URL: api.db.url,
+      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+      MANGO_TASK_QUEUE: queue,
+      MANGO_MODEL_BASE_URL: model.url,
+      MANGO_MODEL_API_KEY: 'k',
+      MANGO_LOG_LEVEL: 'info',
+      ...extra,
+    });
+    let first: AppProcess | undefined = await startApp(
+      'apps/orchestrator/src/main.ts',
+      env(),
+      logged('temporal worker running'),
+      90_000,
+    );
+    let second: AppProcess | undefined;
+    try {
+      const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+      const agent = (await ws.post('/v1/agents', { name: 'a', model: 'm' })).body.id;
+      const envId = (await ws.post('/v1/environments', { name: 'e' })).body.id;
+      // The first model call never answers in time: the orchestrator dies while it waits.
+      model.script(
+        { content: [{ type: 'text', text: 'lost' }], delayMs: 60_000 },
+        { content: [{ type: 'text', text: 'recovered' }] },
+      );
+      const s = (
+        await ws.post('/v1/sessions', {
+          agent,
+          environment_id: envId,
+          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }],
+        })
+      ).body;
+      for (let i = 0; i < 300 && model.requests.length === 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(model.requests).toHaveLength(1);
+      expect(await first.stop('SIGKILL')).toBeNull();
+      first = undefined;
+      second = await startApp(
+        'apps/orchestrator/src/main.ts',
+        env(),
+        logged('temporal worker running'),
+        90_000,
+      );
+      let events: Array<{ type: string; [k: string]: any }> = [];
+      for (let i = 0; i < 600; i++) {
+        events = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data;
+        if (events.some((e) => e.type === 'session.status_idle')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(events.map((e) => e.type)).toEqual([
+        'user.message',
+        'session.status_running',
+        'span.model_request_start',
+        'agent.message',
+        'span.model_request_end',
+        'session.status_idle',
+      ]);
+      expect(events[3]!.content[0].text).toBe('recovered');
+    } finally {
+      await first?.stop('SIGKILL');
+      await second?.stop();
+      await model.close();
+      await api.close();
+    }
+  }, 120_000);
+});

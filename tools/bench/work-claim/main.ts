@@ -6,10 +6,8 @@
  * Printed figures only; never pass/fail. Run: npm run bench:work-claim (services from tools/ci/services.sh).
  */
 import { Client } from 'pg';
-import { ApiKeysService } from '@mango/feature-auth';
 import { newId } from '@mango/platform-ids';
-import { createDataSource } from '@mango/persistence';
-import { answers, createTestDatabase, freePort, startApp } from '@mango/testing';
+import { startApi } from '@mango/testing';
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
 const THROUGHPUT_ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
@@ -21,25 +19,12 @@ const pct = (xs: number[], p: number) => {
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase('bench');
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const app = await startApp(
-    'apps/api/src/main.ts',
-    {
-      MANGO_DATABASE_URL: db.url,
-      MANGO_API_PORT: String(port),
-      MANGO_LOG_LEVEL: 'warn',
-      MANGO_DB_POOL_SIZE: '20',
-    },
-    answers(`${url}/healthz`),
-  );
-  const ds = await createDataSource({ url: db.url, poolSize: 2 }).initialize();
-  const keys = new ApiKeysService(ds);
+  const api = await startApi('bench', { MANGO_DB_POOL_SIZE: '20' });
+  const { url, db } = api;
   const sql = new Client({ connectionString: db.url });
   await sql.connect();
   try {
-    const wsKey = (await keys.create({ workspaceId: 'wrkspc_default', label: 'bench' })).api_key;
+    const wsKey = (await api.issueKey('wrkspc_default')).api_key;
     const env = await (
       await fetch(`${url}/v1/environments`, {
         method: 'POST',
@@ -47,9 +32,7 @@ async function main(): Promise<void> {
         body: JSON.stringify({ name: 'bench' }),
       })
     ).json();
-    const envKey = (
-      await keys.create({ workspaceId: 'wrkspc_default', environmentId: env.id, label: 'bench' })
-    ).api_key;
+    const envKey = (await api.issueKey('wrkspc_default', env.id)).api_key;
     const h = { authorization: `Bearer ${envKey}` };
     const enqueue = (n: number) =>
       sql.query(
@@ -61,7 +44,7 @@ async function main(): Promise<void> {
     const notify = () => sql.query(`SELECT pg_notify('mango_work', $1)`, [env.id]);
 
     // ── Latency: one long-polling worker, items enqueued one at a time ───────────────────────────────
-    const api: number[] = [];
+    const apiLatency: number[] = [];
     for (let i = 0; i < LATENCY_SAMPLES; i++) {
       const polling = fetch(`${url}/v1/environments/${env.id}/work/poll?block_ms=10000`, { headers: h }).then(
         (r) => r.json(),
@@ -73,7 +56,7 @@ async function main(): Promise<void> {
       await notify();
       await sql.query('COMMIT');
       const item = await polling;
-      api.push(performance.now() - t0);
+      apiLatency.push(performance.now() - t0);
       await fetch(`${url}/v1/environments/${env.id}/work/${item.id}/ack`, { method: 'POST', headers: h });
     }
     const listener = new Client({ connectionString: db.url });
@@ -98,7 +81,9 @@ async function main(): Promise<void> {
     }
     await listener.end();
     console.log('\nenqueue → Poll returns (one long-polling worker)');
-    console.log(`  mango API   p50 ${fmt(pct(api, 50))}  p99 ${fmt(pct(api, 99))}   (n=${api.length})`);
+    console.log(
+      `  mango API   p50 ${fmt(pct(apiLatency, 50))}  p99 ${fmt(pct(apiLatency, 99))}   (n=${apiLatency.length})`,
+    );
     console.log(
       `  bare SQL    p50 ${fmt(pct(floor, 50))}  p99 ${fmt(pct(floor, 99))}   (LISTEN + SKIP LOCKED claim)`,
     );
@@ -164,9 +149,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await sql.end();
-    await ds.destroy();
-    await app.stop();
-    await db.drop();
+    await api.close();
   }
 }
 

@@ -36,7 +36,7 @@ import {
   SessionEntity,
   SessionEventEntity,
 } from '@mango/persistence';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { appendEvents } from './session-log';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
@@ -53,6 +53,23 @@ const toStored = (e: ClientEvent) => {
   const { type, ...body } = e;
   return { type, body: body as Record<string, unknown>, processed: false, runnable: isRunnable(e) };
 };
+
+/** `order` query parameter: asc | desc, with a per-list default. */
+function parseOrder(raw: unknown, fallback: SortOrder): SortOrder {
+  if (raw === undefined) return fallback;
+  if (raw === 'asc' || raw === 'desc') return raw;
+  throw invalidRequest('order must be asc or desc');
+}
+
+/** `created_at[gt|gte|lt|lte]` filters on `<alias>.created_at`. */
+function whereCreatedAt(qb: SelectQueryBuilder<ObjectLiteral>, alias: string, raw: unknown): void {
+  const range = parseTimeRange(raw, 'created_at');
+  const ops = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+  for (const op of Object.keys(ops) as Array<keyof typeof ops>) {
+    const at = range[op];
+    if (at) qb.andWhere(`${alias}.created_at ${ops[op]} :${op}`, { [op]: at });
+  }
+}
 
 /** Sessions and their event log (hosted §2.2–§2.3, seed 002 "Session inputs and state"). */
 @Injectable()
@@ -120,14 +137,7 @@ export class SessionsService {
       'created_at',
     ]);
     const limit = parseLimit(query.limit);
-    const order: SortOrder =
-      query.order === undefined
-        ? 'desc'
-        : query.order === 'asc' || query.order === 'desc'
-          ? query.order
-          : (() => {
-              throw invalidRequest('order must be asc or desc');
-            })();
+    const order = parseOrder(query.order, 'desc');
     const statuses = [...asList(query.statuses), ...asList(query['statuses[]'])];
     for (const s of statuses)
       if (!STATUSES.includes(s)) throw invalidRequest(`statuses: unknown status "${s}"`);
@@ -147,15 +157,7 @@ export class SessionsService {
       qb.andWhere('s.agent_version = :v', { v: Number(query.agent_version) });
     }
     if (statuses.length) qb.andWhere('s.status IN (:...statuses)', { statuses });
-    const range = parseTimeRange(query.created_at, 'created_at');
-    for (const [op, sql] of [
-      ['gt', '>'],
-      ['gte', '>='],
-      ['lt', '<'],
-      ['lte', '<='],
-    ] as const) {
-      if (range[op]) qb.andWhere(`s.created_at ${sql} :${op}`, { [op]: range[op] });
-    }
+    whereCreatedAt(qb, 's', query.created_at);
     let first = true;
     if (typeof query.page === 'string') {
       const after = decodeCursor(query.page, { scope: 'sessions', order }).after;
@@ -267,14 +269,7 @@ export class SessionsService {
     rejectUnknownQuery(query, ['limit', 'page', 'order', 'types', 'types[]', 'created_at']);
     const session = await this.find(this.dataSource.manager, workspaceId, id);
     const limit = parseLimit(query.limit);
-    const order: SortOrder =
-      query.order === undefined || query.order === 'asc'
-        ? 'asc'
-        : query.order === 'desc'
-          ? 'desc'
-          : (() => {
-              throw invalidRequest('order must be asc or desc');
-            })();
+    const order = parseOrder(query.order, 'asc');
     const types = [...asList(query.types), ...asList(query['types[]'])];
     for (const t of types)
       if (!EVENT_TYPE.test(t)) throw invalidRequest(`types: "${t}" is not an event type`);
@@ -285,15 +280,7 @@ export class SessionsService {
       .orderBy('e.seq', order === 'asc' ? 'ASC' : 'DESC')
       .limit(limit + 1);
     if (types.length) qb.andWhere('e.type IN (:...types)', { types });
-    const range = parseTimeRange(query.created_at, 'created_at');
-    for (const [op, sql] of [
-      ['gt', '>'],
-      ['gte', '>='],
-      ['lt', '<'],
-      ['lte', '<='],
-    ] as const) {
-      if (range[op]) qb.andWhere(`e.created_at ${sql} :${op}`, { [op]: range[op] });
-    }
+    whereCreatedAt(qb, 'e', query.created_at);
     if (typeof query.page === 'string') {
       const after = decodeCursor(query.page, { scope, order }).after;
       if (!/^\d+$/.test(after)) throw invalidRequest('page is not a valid page cursor');

@@ -25,13 +25,13 @@ async function main(): Promise<void> {
   await sql.connect();
   try {
     const wsKey = (await api.issueKey('wrkspc_default')).api_key;
-    const env = await (
+    const env = (await (
       await fetch(`${url}/v1/environments`, {
         method: 'POST',
         headers: { authorization: `Bearer ${wsKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'bench' }),
       })
-    ).json();
+    ).json()) as { id: string };
     const envKey = (await api.issueKey('wrkspc_default', env.id)).api_key;
     const h = { authorization: `Bearer ${envKey}` };
     const enqueue = (n: number) =>
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
       await enqueue(1);
       await notify();
       await sql.query('COMMIT');
-      const item = await polling;
+      const item = (await polling) as { id: string };
       apiLatency.push(performance.now() - t0);
       await fetch(`${url}/v1/environments/${env.id}/work/${item.id}/ack`, { method: 'POST', headers: h });
     }
@@ -97,9 +97,8 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: pollers }, async () => {
           for (;;) {
-            const item = await (
-              await fetch(`${url}/v1/environments/${env.id}/work/poll`, { headers: h })
-            ).json();
+            const res = await fetch(`${url}/v1/environments/${env.id}/work/poll`, { headers: h });
+            const item = (await res.json()) as { id?: string };
             if (!item.id) return;
             await fetch(`${url}/v1/environments/${env.id}/work/${item.id}/ack`, {
               method: 'POST',

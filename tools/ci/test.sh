@@ -23,6 +23,6 @@ eval "$(bash tools/ci/services.sh env)"
 
 rm -rf tmp/test-results && mkdir -p tmp/test-results
 status=0
-npx nx run-many -t lint test --parallel="${MANGO_TEST_PARALLEL:-2}" --outputStyle=stream "$@" || status=$?
+npx nx run-many -t lint typecheck test --parallel="${MANGO_TEST_PARALLEL:-2}" --outputStyle=stream "$@" || status=$?
 node tools/ci/summarize-tests.js tmp/test-results || status=$?
 exit "$status"

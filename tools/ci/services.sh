@@ -136,6 +136,11 @@ image_build() {
 }
 image_install() { docker_start; image_build; }; image_start() { image_install; }; image_stop() { :; }
 
+# Deployment tooling for the chart and Compose tests: helm (Go module proxy) and docker-compose (Debian) ----
+HELM_VERSION=${HELM_VERSION:-v3.16.4}
+deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; }
+deploytools_start() { deploytools_install; }; deploytools_stop() { :; }
+
 # nginx: the local ingress of `npm run up` ------------------------------------------------------------
 nginx_install() { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_ensure nginx-light; }
 
@@ -145,13 +150,14 @@ export MANGO_PG_ADMIN_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
 export MANGO_TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT MANGO_TEMPORAL_NAMESPACE=default
 export MANGO_S3_ENDPOINT=http://127.0.0.1:$S3_PORT MANGO_S3_ACCESS_KEY=$S3_ACCESS_KEY MANGO_S3_SECRET_KEY=$S3_SECRET_KEY MANGO_S3_REGION=us-east-1
 export DOCKER_HOST=unix://$DOCKER_SOCK MANGO_BASE_IMAGE=$BASE_IMAGE
+export MANGO_HELM_BIN=$BIN/helm
 ENV
 }
 # Sourced by tools/dev/up.sh for its helpers: stop here.
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
-action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image"
+action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image deploytools"
 case "$action" in
   install|start|stop) for p in $what; do "${p}_${action}"; done ;;
   env) print_env ;;
-  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|deploytools|all]" >&2; exit 2 ;;
 esac

@@ -16,6 +16,7 @@ cp -a "$ROOT/node_modules" "$ctx/opt/mango/node_modules"
 mkdir -p "$ctx/usr/local/bin"
 ln -s /opt/mango/tools/cli/bin/mango-worker.js "$ctx/usr/local/bin/mango-worker"
 ln -s /opt/mango/tools/cli/bin/mango.js "$ctx/usr/local/bin/mango"
+ln -s /opt/mango/tools/cli/bin/mango-server.js "$ctx/usr/local/bin/mango-server"
 cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM $MANGO_BASE_IMAGE
 COPY opt /opt

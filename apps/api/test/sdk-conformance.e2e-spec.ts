@@ -87,3 +87,41 @@ describe('@mango/sdk conformance (real apps/api process)', () => {
     expect(await client.environments.delete(env.id)).toEqual({ id: env.id, type: 'environment_deleted' });
   });
 });
+
+describe('@mango/sdk Sessions conformance (real apps/api process)', () => {
+  it('creates a Session, sends events, pages them and streams them with resume', async () => {
+    const api = await startApi('sdksessions');
+    try {
+      const client = new MangoClient({
+        baseUrl: api.url,
+        apiKey: (await api.issueKey('wrkspc_default')).api_key,
+        maxRetries: 0,
+      });
+      const agent = await client.agents.create({ name: 'a', model: 'm' });
+      const env = await client.environments.create({ name: 'e' });
+      const session = await client.sessions.create({ agent: agent.id, environment_id: env.id, title: 'sdk' });
+      expect(session).toMatchObject({ status: 'idle', title: 'sdk', agent: { id: agent.id, version: 1 } });
+      const sent = await client.sessions.events.send(session.id, {
+        events: [
+          { type: 'user.message', content: [{ type: 'text', text: 'one' }] },
+          { type: 'user.message', content: [{ type: 'text', text: 'two' }] },
+          { type: 'user.interrupt' },
+        ],
+      });
+      expect(sent.data.map((e) => e.type)).toEqual(['user.message', 'user.message', 'user.interrupt']);
+      const listed = [];
+      for await (const e of client.sessions.events.list(session.id, { limit: 1 })) listed.push(e.id);
+      expect(listed).toEqual(sent.data.map((e) => e.id));
+      const streamed: string[] = [];
+      for await (const { id } of client.sessions.events.stream(session.id, { lastEventId: '1' })) {
+        streamed.push(id);
+        if (streamed.length === 2) break;
+      }
+      expect(streamed).toEqual(['2', '3']);
+      expect((await client.sessions.retrieve(session.id)).status).toBe('running');
+      expect(await client.sessions.delete(session.id)).toEqual({ id: session.id, type: 'session_deleted' });
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { HttpClient, MangoClientOptions, resolveConfig } from './core';
 import { Agents } from './resources/agents';
 import { Environments } from './resources/environments';
 import { Health } from './resources/health';
+import { Sessions } from './resources/sessions';
 
 /**
  * Typed client for Mango's `/v1` API.
@@ -19,6 +20,7 @@ export class MangoClient {
   readonly agents: Agents;
   readonly environments: Environments;
   readonly health: Health;
+  readonly sessions: Sessions;
 
   private readonly options: Readonly<MangoClientOptions>;
 
@@ -29,6 +31,7 @@ export class MangoClient {
     this.agents = new Agents(http);
     this.environments = new Environments(http);
     this.health = new Health(http);
+    this.sessions = new Sessions(http);
   }
 
   /** The normalized base URL (no trailing slash). */

@@ -58,6 +58,31 @@ export interface RequestSpec {
   acceptStatuses?: readonly number[];
 }
 
+/** A long-lived `GET` whose body the caller reads (Server-Sent Events). */
+export interface StreamSpec {
+  path: string;
+  query?: object;
+  /** Extra headers for this connection (e.g. `last-event-id`). */
+  headers?: Record<string, string>;
+  options?: RequestOptions;
+}
+
+/** An open 2xx streaming response. */
+export interface OpenStream {
+  body: ReadableStream<Uint8Array>;
+  /** Restarts the idle timer; call after every received chunk. */
+  touch(): void;
+  /** Aborts the connection and releases its timer and listener (idempotent). */
+  close(): void;
+  /** Whether the idle timer cut the connection. */
+  readonly timedOut: boolean;
+}
+
+/** The outcome of {@link HttpClient.openStream}: an open stream, or a failure the caller may retry. */
+export type StreamOutcome =
+  | { kind: 'open'; stream: OpenStream }
+  | { kind: 'error'; error: MangoError; retryable: boolean; headers?: Headers };
+
 /** Resolved, immutable client configuration shared by the resource groups. */
 export interface ClientConfig {
   baseUrl: string;
@@ -186,13 +211,7 @@ export class HttpClient {
     const maxRetries = options.maxRetries ?? this.config.maxRetries;
     const timeoutMs = Math.max(options.timeoutMs ?? this.config.timeoutMs, spec.minTimeoutMs ?? 0);
     const url = `${this.config.baseUrl}${spec.path}${encodeQuery(spec.query)}`;
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      'user-agent': `mango-sdk-typescript/${SDK_VERSION}`,
-      ...lowerCaseKeys(this.config.defaultHeaders),
-      ...lowerCaseKeys(options.headers ?? {}),
-      authorization: `Bearer ${this.config.apiKey}`,
-    };
+    const headers = this.headers('application/json', options.headers);
     let body: string | undefined;
     if (spec.body !== undefined) {
       body = JSON.stringify(spec.body);
@@ -225,6 +244,93 @@ export class HttpClient {
     }
   }
 
+  /**
+   * Opens a long-lived `GET` in a single attempt (retrying is the caller's job) and resolves once the
+   * response headers arrive. `timeoutMs` bounds the wait for headers and then every silence between
+   * chunks (see {@link OpenStream.touch}); the caller's signal aborts the connection at any time.
+   */
+  async openStream(spec: StreamSpec): Promise<StreamOutcome> {
+    const options = spec.options ?? {};
+    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    const url = `${this.config.baseUrl}${spec.path}${encodeQuery(spec.query)}`;
+    const headers = this.headers('text/event-stream', {
+      ...(options.headers ?? {}),
+      ...(spec.headers ?? {}),
+    });
+    const userSignal = options.signal;
+    if (userSignal?.aborted) return { kind: 'error', error: aborted(userSignal.reason), retryable: false };
+
+    const controller = new AbortController();
+    let timedOut = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const touch = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, timeoutMs);
+    };
+    const onUserAbort = (): void => controller.abort();
+    const close = (): void => {
+      clearTimeout(timer);
+      userSignal?.removeEventListener('abort', onUserAbort);
+      controller.abort();
+    };
+    userSignal?.addEventListener('abort', onUserAbort, { once: true });
+    touch();
+
+    let response: Response;
+    try {
+      response = await this.config.fetch(url, { method: 'GET', headers, signal: controller.signal });
+    } catch (cause) {
+      close();
+      if (userSignal?.aborted) return { kind: 'error', error: aborted(userSignal.reason), retryable: false };
+      return {
+        kind: 'error',
+        error: connectionFailure('GET', url, cause, timedOut, timeoutMs),
+        retryable: true,
+      };
+    }
+    if (response.status < 200 || response.status >= 300 || response.body === null) {
+      let text = '';
+      try {
+        text = await response.text();
+      } catch {
+        // The error body is best-effort.
+      }
+      close();
+      if (userSignal?.aborted) return { kind: 'error', error: aborted(userSignal.reason), retryable: false };
+      return {
+        kind: 'error',
+        error: errorFromResponse(response.status, response.headers, text),
+        retryable: isRetryableStatus(response.status),
+        headers: response.headers,
+      };
+    }
+    const body = response.body;
+    return {
+      kind: 'open',
+      stream: {
+        body,
+        touch,
+        close,
+        get timedOut() {
+          return timedOut;
+        },
+      },
+    };
+  }
+
+  private headers(accept: string, extra: Record<string, string> | undefined): Record<string, string> {
+    return {
+      accept,
+      'user-agent': `mango-sdk-typescript/${SDK_VERSION}`,
+      ...lowerCaseKeys(this.config.defaultHeaders),
+      ...lowerCaseKeys(extra ?? {}),
+      authorization: `Bearer ${this.config.apiKey}`,
+    };
+  }
+
   /** One HTTP exchange, body included, under its own timeout. Never throws; failures are returned. */
   private async attempt(
     url: string,
@@ -250,22 +356,7 @@ export class HttpClient {
       return { kind: 'response', status: response.status, headers: response.headers, text };
     } catch (cause) {
       if (userSignal?.aborted) return { kind: 'error', error: aborted(userSignal.reason) };
-      if (timedOut) {
-        return {
-          kind: 'error',
-          error: new ConnectionTimeoutError({
-            message: `Request timed out after ${timeoutMs} ms: ${init.method} ${url}`,
-            cause,
-          }),
-        };
-      }
-      return {
-        kind: 'error',
-        error: new ConnectionError({
-          message: `Connection error: ${init.method} ${url}: ${describe(cause)}`,
-          cause,
-        }),
-      };
+      return { kind: 'error', error: connectionFailure(init.method, url, cause, timedOut, timeoutMs) };
     } finally {
       clearTimeout(timer);
       userSignal?.removeEventListener('abort', onUserAbort);
@@ -289,11 +380,29 @@ function parseSuccess<T>(status: number, headers: Headers, text: string): T {
   }
 }
 
-function aborted(reason: unknown): RequestAbortedError {
+/** A `ConnectionTimeoutError` when the timer fired, else a `ConnectionError`. */
+export function connectionFailure(
+  method: string,
+  url: string,
+  cause: unknown,
+  timedOut: boolean,
+  timeoutMs: number,
+): ConnectionError {
+  if (timedOut) {
+    return new ConnectionTimeoutError({
+      message: `Request timed out after ${timeoutMs} ms: ${method} ${url}`,
+      cause,
+    });
+  }
+  return new ConnectionError({ message: `Connection error: ${method} ${url}: ${describe(cause)}`, cause });
+}
+
+export function aborted(reason: unknown): RequestAbortedError {
   return new RequestAbortedError({ message: 'Request was aborted by the caller', cause: reason });
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`; rejects with `RequestAbortedError` as soon as `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(aborted(signal.reason));
     const onAbort = (): void => {

@@ -11,6 +11,7 @@ export { PagePromise } from './pagination';
 export type { AgentVersions, Agents } from './resources/agents';
 export type { Environments } from './resources/environments';
 export type { Health } from './resources/health';
+export type { SessionEvents, Sessions } from './resources/sessions';
 export type { EnvironmentWork } from './resources/work';
 export * from './types';
 export { decodeWorkSecret, encodeWorkSecret, InvalidWorkSecretError } from './work-secret';

@@ -59,6 +59,15 @@ export interface CreatedAtFilter {
   lte?: string | Date;
 }
 
+/** A `created_at` range filter with strict bounds too (`created_at[gt]`, `created_at[lt]`). */
+export interface CreatedAtRangeFilter extends CreatedAtFilter {
+  gt?: string | Date;
+  lt?: string | Date;
+}
+
+/** `asc` (oldest first) or `desc` (newest first). */
+export type SortOrder = 'asc' | 'desc';
+
 // ---------------------------------------------------------------------------------------------------
 // Errors and health
 // ---------------------------------------------------------------------------------------------------
@@ -647,4 +656,272 @@ export interface WorkQueueStats {
   oldest_queued_at: Timestamp | null;
   /** Distinct worker ids seen polling in the last 30 seconds. */
   workers_polling: number;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Session
+// ---------------------------------------------------------------------------------------------------
+
+export type SessionStatus = 'idle' | 'running' | 'rescheduling' | 'terminated';
+
+/** The frozen Agent a Session runs (`id`/`version` name the base Agent; overrides applied). */
+export interface SessionAgent {
+  id: AgentId;
+  type: 'agent';
+  version: number;
+  name: string;
+  description: string | null;
+  system: string | null;
+  model: ModelConfig;
+  tools: AgentTool[];
+  mcp_servers: McpServer[];
+  skills: SkillPin[];
+  multiagent: Multiagent | null;
+}
+
+export interface MonetaryAmount {
+  /** Integer minor units, e.g. `"2500"` = $25.00. */
+  amount: string;
+  currency: 'USD';
+}
+
+export interface Budget {
+  type: 'limit';
+  max_list_cost: MonetaryAmount;
+}
+
+/** Usage counters; values are integers, objects or null. */
+export type SessionUsage = Record<string, number | Record<string, unknown> | null>;
+
+export interface Session {
+  id: SessionId;
+  type: 'session';
+  title: string | null;
+  status: SessionStatus;
+  agent: SessionAgent;
+  environment_id: EnvironmentId;
+  /** Always empty in this release. */
+  resources: never[];
+  /** Always empty in this release. */
+  vault_ids: never[];
+  metadata: Metadata;
+  budget: Budget | null;
+  usage: SessionUsage;
+  stats: Record<string, unknown>;
+  outcome_evaluations: unknown[];
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  archived_at: Timestamp | null;
+}
+
+/** A page of Sessions; `prev_page` is the cursor of the previous page, or null on the first. */
+export interface SessionList extends Page<Session> {
+  prev_page: NextPage;
+}
+
+/** Tombstone returned by `DELETE /v1/sessions/{id}`. */
+export interface SessionDeleted {
+  id: SessionId;
+  type: 'session_deleted';
+}
+
+/** A specific Agent version (latest when `version` is omitted). */
+export interface AgentSelection {
+  type: 'agent';
+  id: AgentId;
+  version?: number;
+}
+
+/** A specific Agent version with per-Session overrides. */
+export interface AgentWithOverrides {
+  type: 'agent_with_overrides';
+  id: AgentId;
+  version?: number;
+  model?: ModelParam;
+  system?: string | null;
+  tools?: AgentToolParams[];
+  mcp_servers?: McpServer[];
+  skills?: SkillParams[];
+}
+
+/** An Agent id (latest version), `{type:"agent", id, version?}` or `{type:"agent_with_overrides", …}`. */
+export type AgentSelectionParams = AgentId | AgentSelection | AgentWithOverrides;
+
+export interface TextBlock {
+  type: 'text';
+  /** At least one character. */
+  text: string;
+}
+
+export interface TextDocumentBlock {
+  type: 'document';
+  source: { type: 'text'; media_type: 'text/plain'; data: string };
+  title?: string | null;
+  context?: string | null;
+}
+
+export type UserContentBlock = TextBlock | TextDocumentBlock;
+
+export interface UserMessageParams {
+  type: 'user.message';
+  /** At least one block. */
+  content: UserContentBlock[];
+}
+
+export interface UserInterruptParams {
+  type: 'user.interrupt';
+  session_thread_id?: string;
+}
+
+/** An event a client may send: `user.message` or `user.interrupt`. */
+export type SessionEventParams = UserMessageParams | UserInterruptParams;
+
+export interface SessionCreateParams {
+  agent: AgentSelectionParams;
+  environment_id: EnvironmentId;
+  title?: string | null;
+  /** Up to 50 `user.message` events; non-empty starts the Session `running`. */
+  initial_events?: UserMessageParams[];
+  budget?: Budget | null;
+  metadata?: Metadata;
+  /** Must be empty in this release. */
+  resources?: never[];
+  /** Must be empty in this release. */
+  vault_ids?: never[];
+}
+
+/** `budget` can be changed or removed (`null`) but not added after creation; `metadata` is a patch. */
+export interface SessionUpdateParams {
+  title?: string | null;
+  metadata?: MetadataPatch;
+  budget?: Budget | null;
+}
+
+export interface SessionListParams extends PageParams {
+  /** Default `desc` (newest first). */
+  order?: SortOrder;
+  agent_id?: AgentId;
+  agent_version?: number;
+  /** Sent as `statuses[]=…`. */
+  statuses?: SessionStatus[];
+  /** Include archived Sessions (default false). */
+  include_archived?: boolean;
+  created_at?: CreatedAtRangeFilter;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Session events
+// ---------------------------------------------------------------------------------------------------
+
+/** `sevt_` + 26-character ULID. */
+export type SessionEventId = string;
+
+interface SessionEventBase {
+  id: SessionEventId;
+  processed_at: Timestamp | null;
+}
+
+export interface SessionStatusRunningEvent extends SessionEventBase {
+  type: 'session.status_running';
+}
+
+export interface SessionStatusIdleEvent extends SessionEventBase {
+  type: 'session.status_idle';
+  stop_reason: {
+    type: 'end_turn' | 'requires_action' | 'retries_exhausted' | 'budget_reached';
+    event_ids?: string[];
+  };
+}
+
+export interface SpanModelRequestStartEvent extends SessionEventBase {
+  type: 'span.model_request_start';
+}
+
+export interface ModelUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  speed?: string;
+}
+
+export interface SpanModelRequestEndEvent extends SessionEventBase {
+  type: 'span.model_request_end';
+  model_request_start_id: string;
+  is_error: boolean | null;
+  model_usage: ModelUsage;
+}
+
+export interface AgentMessageEvent extends SessionEventBase {
+  type: 'agent.message';
+  content: TextBlock[];
+}
+
+export interface UserMessageEvent extends SessionEventBase {
+  type: 'user.message';
+  content: UserContentBlock[];
+}
+
+export interface UserInterruptEvent extends SessionEventBase {
+  type: 'user.interrupt';
+  session_thread_id?: string;
+}
+
+/** Only the fields that changed are present. */
+export interface SessionUpdatedEvent extends SessionEventBase {
+  type: 'session.updated';
+  title?: string | null;
+  metadata?: Metadata;
+  budget?: Budget | null;
+}
+
+/** The last event of a Session; open streams end after it. */
+export interface SessionDeletedEvent extends SessionEventBase {
+  type: 'session.deleted';
+}
+
+/** A persisted Session event, discriminated by `type`. */
+export type SessionEvent =
+  | SessionStatusRunningEvent
+  | SessionStatusIdleEvent
+  | SpanModelRequestStartEvent
+  | SpanModelRequestEndEvent
+  | AgentMessageEvent
+  | UserMessageEvent
+  | UserInterruptEvent
+  | SessionUpdatedEvent
+  | SessionDeletedEvent;
+
+export type SessionEventType = SessionEvent['type'];
+
+export interface SessionEventsSendParams {
+  /** 1–100 events. */
+  events: SessionEventParams[];
+}
+
+export interface SessionEventsSendResponse {
+  data: SessionEvent[];
+}
+
+export interface SessionEventListParams extends PageParams {
+  /** Default `asc` (sequence order). */
+  order?: SortOrder;
+  /** Sent as `types[]=…`. */
+  types?: SessionEventType[];
+  created_at?: CreatedAtRangeFilter;
+}
+
+export type SessionEventList = Page<SessionEvent>;
+
+export interface SessionEventStreamParams {
+  /** Resume after this event sequence number (sent as `Last-Event-ID`); omit to start at the beginning. */
+  lastEventId?: string;
+  /** Ends the stream; iteration rejects with `RequestAbortedError`. */
+  signal?: AbortSignal;
+}
+
+/** One streamed event with its SSE `id` (the event's sequence number, usable as `lastEventId`). */
+export interface SessionStreamEvent {
+  id: string;
+  event: SessionEvent;
 }

@@ -77,8 +77,10 @@ MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID
 MANGO_ENVIRONMENT_KEY=$MANGO_ENVIRONMENT_KEY
 ENV
 
+# Sandboxes use the host network and reach the API on 127.0.0.1; the item runner comes from this checkout.
 MANGO_BASE_URL=$BASE MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID MANGO_ENVIRONMENT_KEY=$MANGO_ENVIRONMENT_KEY \
-  MANGO_DOCKER_BASE_URL=$BASE start_app supervisor apps/supervisor/src/main.ts
+  MANGO_DOCKER_BASE_URL=$BASE MANGO_WORKER_IMAGE=$BASE_IMAGE MANGO_WORKER_SOURCE_DIR=$ROOT \
+  MANGO_SUPERVISOR_ID=local-up start_app supervisor apps/supervisor/src/main.ts
 for _ in $(seq 1 100); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; sleep 0.2; done
 
 cat <<EOF2

@@ -9,7 +9,7 @@ import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
 /** Event kinds that wake the Session workflow; the others are marked dispatched without a signal. */
-const WAKES_WORKFLOW = new Set(['user.message']);
+const WAKES_WORKFLOW = new Set(['user.message', 'user.tool_result']);
 const BATCH = 100;
 const SWEEP_MS = 1000;
 
@@ -86,7 +86,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
             taskQueue: this.env.MANGO_TASK_QUEUE,
             args: [{ sessionId: row.session_id }],
             signal: sessionInputSignal,
-            signalArgs: [{ seq: Number(row.event_seq) }],
+            signalArgs: [{ seq: Number(row.event_seq), kind: row.kind }],
           });
         }
         if (rows.length)

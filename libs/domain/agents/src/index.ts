@@ -1,2 +1,3 @@
 export * from './agent-definition';
 export * from './parse-agent';
+export * from './sandbox-tools';

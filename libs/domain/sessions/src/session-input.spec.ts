@@ -126,9 +126,27 @@ describe('client events', () => {
     ['empty content', { events: [{ type: 'user.message', content: [] }] }, /at least 1/],
     ['no events', { events: [] }, /at least 1/],
     [
-      'a tool result before the agent loop exists',
+      'a tool result for a malformed tool_use_id',
       { events: [{ type: 'user.tool_result', tool_use_id: 'sevt_x' }] },
+      /sevt_ id of an agent.tool_use event/,
+    ],
+    [
+      'a confirmation before confirmations exist',
+      { events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_x', result: 'allow' }] },
       /not accepted yet/,
+    ],
+    [
+      'a non-text tool result block',
+      {
+        events: [
+          {
+            type: 'user.tool_result',
+            tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0AB',
+            content: [{ type: 'image' }],
+          },
+        ],
+      },
+      /content\[0\].type must be one of/,
     ],
   ])('rejects %s', (_label, body, message) => {
     expect(() => parseEventsBody(body)).toThrow(message);

@@ -63,7 +63,14 @@ export type ContentBlock =
     };
 
 export type ClientEvent =
-  { type: 'user.message'; content: ContentBlock[] } | { type: 'user.interrupt'; session_thread_id?: string };
+  | { type: 'user.message'; content: ContentBlock[] }
+  | { type: 'user.interrupt'; session_thread_id?: string }
+  | {
+      type: 'user.tool_result';
+      tool_use_id: string;
+      content: Array<{ type: 'text'; text: string }>;
+      is_error: boolean;
+    };
 
 export interface SessionCreateInput {
   agent: AgentSelection;
@@ -155,21 +162,20 @@ function parseContent(v: unknown, path: string): ContentBlock[] {
 }
 
 const THREAD_ID = /^sthr_[0-9A-HJKMNP-TV-Z]{26}$/;
-const LATER = [
-  'user.tool_confirmation',
-  'user.custom_tool_result',
-  'user.tool_result',
-  'user.define_outcome',
-  'system.message',
-];
+const SEVT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
+const LATER = ['user.tool_confirmation', 'user.custom_tool_result', 'user.define_outcome', 'system.message'];
 
-/** One client event (hosted §3.4.2). This slice accepts `user.message` and `user.interrupt`. */
+/** One client event (hosted §3.4.2): `user.message`, `user.interrupt` and (from a Work token) `user.tool_result`. */
 export function parseClientEvent(v: unknown, path: string): ClientEvent {
   const o = readObject(v, path);
   if (typeof o.type === 'string' && LATER.includes(o.type)) {
     throw invalidRequest(`${path}.type: "${o.type}" is not accepted yet (it arrives with the agent loop)`);
   }
-  const type = readEnum(o.type, `${path}.type`, ['user.message', 'user.interrupt'] as const);
+  const type = readEnum(o.type, `${path}.type`, [
+    'user.message',
+    'user.interrupt',
+    'user.tool_result',
+  ] as const);
   switch (type) {
     case 'user.message':
       readObject(v, path, ['type', 'content']);
@@ -180,6 +186,27 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
       const t = readString(o.session_thread_id, `${path}.session_thread_id`);
       if (!THREAD_ID.test(t)) throw invalidRequest(`${path}.session_thread_id must be a sthr_ id`);
       return { type, session_thread_id: t };
+    }
+    case 'user.tool_result': {
+      readObject(v, path, ['type', 'tool_use_id', 'content', 'is_error', 'session_thread_id']);
+      const id = readString(o.tool_use_id, `${path}.tool_use_id`);
+      if (!SEVT_ID.test(id))
+        throw invalidRequest(`${path}.tool_use_id must be the sevt_ id of an agent.tool_use event`);
+      const content =
+        o.content === undefined || o.content === null
+          ? []
+          : readArray(o.content, `${path}.content`, { max: SESSION_LIMITS.contentBlocks }).map((b, i) => {
+              const bo = readObject(b, `${path}.content[${i}]`, ['type', 'text']);
+              readEnum(bo.type, `${path}.content[${i}].type`, ['text'] as const);
+              return {
+                type: 'text' as const,
+                text: readString(bo.text, `${path}.content[${i}].text`, { max: SESSION_LIMITS.textBlock }),
+              };
+            });
+      if (o.is_error !== undefined && o.is_error !== null && typeof o.is_error !== 'boolean') {
+        throw invalidRequest(`${path}.is_error must be a boolean`);
+      }
+      return { type, tool_use_id: id, content, is_error: o.is_error === true };
     }
   }
 }

@@ -18,6 +18,8 @@ export async function appendEvents(
     processed: boolean;
     runnable: boolean;
     idempotencyKey?: string;
+    /** user.tool_result: the agent.tool_use it answers (unique per Session). */
+    toolUseId?: string;
   }>,
   now: Date,
 ): Promise<SessionEventEntity[]> {
@@ -39,6 +41,7 @@ export async function appendEvents(
       type: e.type,
       body: e.body,
       idempotencyKey: e.idempotencyKey ?? null,
+      toolUseId: e.toolUseId ?? null,
       processedAt: e.processed ? now : null,
       createdAt: now,
     });

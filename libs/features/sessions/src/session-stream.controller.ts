@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import { invalidRequest, notFound } from '@mango/domain-kernel';
-import { CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import { SessionEntity, SessionEventEntity } from '@mango/persistence';
@@ -26,6 +26,7 @@ export class SessionStreamController {
   ) {}
 
   @Get()
+  @AllowCredentials('workspace', 'work')
   async stream(
     @CurrentPrincipal() p: Principal,
     @Param('sessionId') sessionId: string,
@@ -39,6 +40,7 @@ export class SessionStreamController {
     if (raw !== undefined && !/^\d{1,18}$/.test(String(raw)))
       throw invalidRequest('Last-Event-ID must be an event sequence number from this stream');
     if (!isId('session', sessionId)) throw notFound('session', sessionId);
+    if (p.kind === 'work' && (!p.live || p.sessionId !== sessionId)) throw notFound('session', sessionId);
     const session = await this.dataSource.manager.findOne(SessionEntity, {
       where: { id: sessionId, workspaceId: p.workspaceId, deletedAt: IsNull() },
     });

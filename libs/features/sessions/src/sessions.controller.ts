@@ -1,10 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
 import { SessionsService } from './sessions.service';
 
 type Q = Record<string, unknown>;
 
-/** `/v1/sessions` and their events: Workspace API keys (Work-token access arrives with the agent loop). */
+/**
+ * `/v1/sessions` and their events: Workspace API keys; the Session's own Work token may read the Session
+ * and its events and post `user.tool_result`.
+ */
 @Controller('v1/sessions')
 export class SessionsController {
   constructor(private readonly sessions: SessionsService) {}
@@ -21,8 +24,9 @@ export class SessionsController {
   }
 
   @Get(':sessionId')
+  @AllowCredentials('workspace', 'work')
   get(@CurrentPrincipal() p: Principal, @Param('sessionId') id: string) {
-    return this.sessions.get(p.workspaceId, id);
+    return this.sessions.get(p, id);
   }
 
   @Post(':sessionId')
@@ -44,13 +48,15 @@ export class SessionsController {
   }
 
   @Post(':sessionId/events')
+  @AllowCredentials('workspace', 'work')
   @HttpCode(200)
   send(@CurrentPrincipal() p: Principal, @Param('sessionId') id: string, @Body() body: unknown) {
-    return this.sessions.sendEvents(p.workspaceId, id, body);
+    return this.sessions.sendEvents(p, id, body);
   }
 
   @Get(':sessionId/events')
+  @AllowCredentials('workspace', 'work')
   events(@CurrentPrincipal() p: Principal, @Param('sessionId') id: string, @Query() q: Q) {
-    return this.sessions.listEvents(p.workspaceId, id, q);
+    return this.sessions.listEvents(p, id, q);
   }
 }

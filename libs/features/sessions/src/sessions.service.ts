@@ -2,12 +2,18 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AgentDefinition } from '@mango/domain-agents';
 import {
   applyMetadataPatch,
+  canonicalJson,
   conflict,
   invalidRequest,
   notFound,
+  permissionDenied,
   readObject,
   readOptionalString,
+  unauthenticated,
 } from '@mango/domain-kernel';
+import { tokenAccess } from '@mango/domain-work-lease';
+import type { Principal } from '@mango/feature-auth';
+import { toLease } from '@mango/feature-work';
 import {
   ClientEvent,
   freezeAgent,
@@ -35,6 +41,7 @@ import {
   insertRow,
   SessionEntity,
   SessionEventEntity,
+  WorkItemEntity,
 } from '@mango/persistence';
 import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { appendEvents } from './session-log';
@@ -120,8 +127,8 @@ export class SessionsService {
     });
   }
 
-  async get(workspaceId: string, id: string): Promise<SessionView> {
-    return renderSession(await this.find(this.dataSource.manager, workspaceId, id));
+  async get(p: Principal, id: string): Promise<SessionView> {
+    return renderSession(await this.find(this.dataSource.manager, p.workspaceId, this.sessionIdFor(p, id)));
   }
 
   async list(workspaceId: string, query: Query): Promise<Page<SessionView> & { prev_page: string | null }> {
@@ -254,20 +261,91 @@ export class SessionsService {
 
   // ── Events ───────────────────────────────────────────────────────────────────────────────────────
 
-  async sendEvents(workspaceId: string, id: string, body: unknown): Promise<{ data: EventView[] }> {
+  /**
+   * Appends client events. A Workspace key sends messages and interrupts; the Session's own Work token
+   * sends only `user.tool_result`, checked against its live lease in the same transaction. Each tool call
+   * is answered once: an identical retry returns the stored event, a different answer is 409.
+   */
+  async sendEvents(p: Principal, id: string, body: unknown): Promise<{ data: EventView[] }> {
     const events = parseEventsBody(body);
+    const fromWorker = p.kind === 'work';
+    for (const e of events) {
+      if (fromWorker && e.type !== 'user.tool_result')
+        throw permissionDenied('a Work token may only post user.tool_result');
+      if (!fromWorker && e.type === 'user.tool_result')
+        throw permissionDenied("user.tool_result is posted by the Session's Work token");
+    }
     return this.dataSource.transaction(async (tx) => {
-      const session = await this.find(tx, workspaceId, id, true);
+      const session = await this.find(tx, p.workspaceId, this.sessionIdFor(p, id), true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);
       if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
-      const rows = await appendEvents(tx, session, events.map(toStored), new Date());
-      return { data: rows.map(renderEvent) };
+      if (p.kind === 'work') await this.requireLiveLease(tx, p);
+      const now = new Date();
+      const stored: EventView[] = [];
+      const fresh: ClientEvent[] = [];
+      for (const e of events) {
+        if (e.type !== 'user.tool_result') {
+          fresh.push(e);
+          continue;
+        }
+        const use = await tx.findOne(SessionEventEntity, {
+          where: { id: e.tool_use_id, sessionId: session.id, type: 'agent.tool_use' },
+        });
+        if (!use)
+          throw invalidRequest(`tool_use_id ${e.tool_use_id} is not an agent.tool_use of this session`);
+        const prior = await tx.findOne(SessionEventEntity, {
+          where: { sessionId: session.id, toolUseId: e.tool_use_id },
+        });
+        if (prior) {
+          // jsonb reorders object keys: compare canonical forms.
+          const same =
+            canonicalJson(prior.body.content) === canonicalJson(e.content) &&
+            prior.body.is_error === e.is_error;
+          if (!same) throw conflict(`tool_use_id ${e.tool_use_id} already has a different result`);
+          stored.push(renderEvent(prior));
+          continue;
+        }
+        fresh.push(e);
+      }
+      const rows = await appendEvents(
+        tx,
+        session,
+        fresh.map((e) =>
+          e.type === 'user.tool_result'
+            ? { ...toStored(e), processed: true, toolUseId: e.tool_use_id }
+            : toStored(e),
+        ),
+        now,
+      );
+      return { data: [...stored, ...rows.map(renderEvent)] };
     });
   }
 
-  async listEvents(workspaceId: string, id: string, query: Query): Promise<Page<EventView>> {
+  /** A Work token reads and writes only its own Session; anything else is invisible (404). */
+  sessionIdFor(p: Principal, id: string): string {
+    if (p.kind === 'work') {
+      if (!p.live) throw unauthenticated('the Work token is no longer valid');
+      if (p.sessionId !== id) throw notFound('session', id);
+    }
+    return id;
+  }
+
+  /** The Work item's current token and live lease, held FOR SHARE until the append commits. */
+  private async requireLiveLease(tx: EntityManager, p: Extract<Principal, { kind: 'work' }>): Promise<void> {
+    const row = await tx.findOne(WorkItemEntity, {
+      where: { id: p.workId },
+      lock: { mode: 'pessimistic_read' },
+    });
+    if (!row || !row.tokenDigest || !row.tokenDigest.equals(p.tokenDigest))
+      throw unauthenticated('the Work token is no longer valid');
+    const [{ now }] = await tx.query('SELECT now() AS now');
+    const access = tokenAccess(toLease(row), new Date(now), 'session_write');
+    if (!access.allowed) throw access.error;
+  }
+
+  async listEvents(p: Principal, id: string, query: Query): Promise<Page<EventView>> {
     rejectUnknownQuery(query, ['limit', 'page', 'order', 'types', 'types[]', 'created_at']);
-    const session = await this.find(this.dataSource.manager, workspaceId, id);
+    const session = await this.find(this.dataSource.manager, p.workspaceId, this.sessionIdFor(p, id));
     const limit = parseLimit(query.limit);
     const order = parseOrder(query.order, 'asc');
     const types = [...asList(query.types), ...asList(query['types[]'])];

@@ -1,7 +1,8 @@
 import { ModelClient, ModelMessage, ModelRequestError } from '@mango/adapter-model';
 import { appendEvents } from '@mango/feature-sessions';
 import { SessionEntity, SessionEventEntity } from '@mango/persistence';
-import type { SessionActivities, TurnRef } from '@mango/workflows';
+import type { ModelStepRef, SessionActivities, StepOutcome, TurnRef } from '@mango/workflows';
+import { AgentDefinition, enabledSandboxTools, evaluatePermission } from '@mango/domain-agents';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -9,28 +10,73 @@ const MAX_TOKENS = 4096;
 
 type Content = Array<{ type: string; text?: string; source?: { data?: string }; title?: string | null }>;
 
-/** The model transcript from the durable log: user messages (text + inline text documents) and replies. */
+type Block = ModelMessage['content'] extends string | infer B ? B : never;
+
+/**
+ * The model transcript from the durable log: user messages (text + inline text documents), replies,
+ * tool calls (the agent.tool_use event id is the tool_use id) and their results. A call the policy denied
+ * gets an error result so the model learns it was not run.
+ */
 export function transcript(events: SessionEventEntity[]): ModelMessage[] {
   const messages: ModelMessage[] = [];
-  for (const e of events) {
-    let role: 'user' | 'assistant' | undefined;
-    let text: string[] = [];
-    if (e.type === 'user.message') {
-      role = 'user';
-      text = (e.body.content as Content).map((b) =>
-        b.type === 'text'
-          ? b.text!
-          : `<document${b.title ? ` title="${b.title}"` : ''}>\n${b.source?.data ?? ''}\n</document>`,
-      );
-    } else if (e.type === 'agent.message') {
-      role = 'assistant';
-      text = (e.body.content as Content).filter((b) => b.type === 'text').map((b) => b.text!);
-    }
-    if (!role || text.length === 0) continue;
-    const blocks = text.map((t) => ({ type: 'text' as const, text: t }));
+  const push = (role: 'user' | 'assistant', blocks: Block) => {
+    if (blocks.length === 0) return;
     const last = messages[messages.length - 1];
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
-    else messages.push({ role, content: blocks });
+    else messages.push({ role, content: [...blocks] });
+  };
+  for (const e of events) {
+    const content = (e.body.content ?? []) as Content;
+    switch (e.type) {
+      case 'user.message':
+        push(
+          'user',
+          content.map((b) => ({
+            type: 'text' as const,
+            text:
+              b.type === 'text'
+                ? b.text!
+                : `<document${b.title ? ` title="${b.title}"` : ''}>\n${b.source?.data ?? ''}\n</document>`,
+          })),
+        );
+        break;
+      case 'agent.message':
+        push(
+          'assistant',
+          content.filter((b) => b.type === 'text').map((b) => ({ type: 'text' as const, text: b.text! })),
+        );
+        break;
+      case 'agent.tool_use':
+        push('assistant', [
+          {
+            type: 'tool_use',
+            id: e.id,
+            name: e.body.name as string,
+            input: e.body.input as Record<string, unknown>,
+          },
+        ]);
+        if (e.body.evaluated_permission === 'deny') {
+          push('user', [
+            {
+              type: 'tool_result',
+              tool_use_id: e.id,
+              content: 'Permission to use this tool was denied by policy.',
+              is_error: true,
+            },
+          ]);
+        }
+        break;
+      case 'user.tool_result':
+        push('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: e.body.tool_use_id as string,
+            content: content.length ? content.map((b) => ({ type: 'text', text: b.text })) : '(no output)',
+            is_error: e.body.is_error === true,
+          },
+        ]);
+        break;
+    }
   }
   return messages;
 }
@@ -81,12 +127,13 @@ export function createSessionActivities(deps: {
       });
     },
 
-    async runModelTurn({ sessionId, turn }: TurnRef) {
+    async runModelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
       if (!deps.model)
         throw ApplicationFailure.nonRetryable('no model endpoint is configured (MANGO_MODEL_BASE_URL)');
+      const key = `turn:${turn}:step:${step}`;
       const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
         const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
-        const done = events.find((e) => e.idempotencyKey === `turn:${turn}:message`);
+        const done = events.find((e) => e.idempotencyKey === `${key}:model_end`);
         const [start] = await appendEvents(
           tx,
           s,
@@ -96,21 +143,24 @@ export function createSessionActivities(deps: {
               body: {},
               processed: true,
               runnable: false,
-              idempotencyKey: `turn:${turn}:model_start`,
+              idempotencyKey: `${key}:model_start`,
             },
           ],
           new Date(),
         );
-        const startId =
-          start?.id ?? events.find((e) => e.idempotencyKey === `turn:${turn}:model_start`)?.id ?? '';
+        const startId = start?.id ?? events.find((e) => e.idempotencyKey === `${key}:model_start`)?.id ?? '';
         return {
-          agent: s.agent as { model: { id: string }; system: string | null },
+          agent: s.agent as unknown as AgentDefinition,
           messages: transcript(events),
+          events,
           done: Boolean(done),
           startId,
         };
       });
-      if (!prepared || prepared.done) return { stopReason: 'end_turn' as const };
+      if (!prepared) return { stopReason: 'end_turn' };
+      if (prepared.done)
+        return outcomeOf(prepared.events.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
+      const tools = enabledSandboxTools(prepared.agent);
       let response;
       const heartbeat = setInterval(() => Context.current().heartbeat(), 2000);
       try {
@@ -118,6 +168,7 @@ export function createSessionActivities(deps: {
           model: prepared.agent.model.id,
           max_tokens: MAX_TOKENS,
           ...(prepared.agent.system ? { system: prepared.agent.system } : {}),
+          ...(tools.length ? { tools } : {}),
           messages: prepared.messages,
         });
       } catch (err) {
@@ -130,52 +181,83 @@ export function createSessionActivities(deps: {
       const text = response.content
         .filter((b) => b.type === 'text')
         .map((b) => ({ type: 'text', text: (b as { text: string }).text }));
-      await withSession(dataSource, sessionId, async (tx, s) => {
-        const now = new Date();
-        const inserted = await appendEvents(
-          tx,
-          s,
-          [
-            {
-              type: 'agent.message',
-              body: { content: text },
-              processed: true,
-              runnable: false,
-              idempotencyKey: `turn:${turn}:message`,
-            },
-            {
-              type: 'span.model_request_end',
-              body: {
-                model_request_start_id: prepared.startId,
-                is_error: false,
-                model_usage: {
-                  input_tokens: response.usage.input_tokens,
-                  output_tokens: response.usage.output_tokens,
-                  cache_creation_input_tokens: response.usage.cache_creation_input_tokens ?? 0,
-                  cache_read_input_tokens: response.usage.cache_read_input_tokens ?? 0,
+      const uses = response.content.filter(
+        (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
+      );
+      const appended = await withSession(dataSource, sessionId, async (tx, s) => {
+        const planned = [
+          ...(text.length
+            ? [
+                {
+                  type: 'agent.message',
+                  body: { content: text },
+                  processed: true,
+                  runnable: false,
+                  idempotencyKey: `${key}:message`,
                 },
-              },
-              processed: true,
-              runnable: false,
-              idempotencyKey: `turn:${turn}:model_end`,
+              ]
+            : []),
+          ...uses.map((u, i) => ({
+            type: 'agent.tool_use',
+            body: {
+              name: u.name,
+              input: u.input,
+              evaluated_permission: evaluatePermission(s.agent as unknown as AgentDefinition, u.name),
             },
-          ],
-          now,
-        );
+            processed: true,
+            runnable: false,
+            idempotencyKey: `${key}:tool_use:${i}`,
+          })),
+          {
+            type: 'span.model_request_end',
+            body: {
+              model_request_start_id: prepared.startId,
+              is_error: false,
+              model_usage: {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+                cache_creation_input_tokens: response.usage.cache_creation_input_tokens ?? 0,
+                cache_read_input_tokens: response.usage.cache_read_input_tokens ?? 0,
+              },
+            },
+            processed: true,
+            runnable: false,
+            idempotencyKey: `${key}:model_end`,
+          },
+        ];
+        const inserted = await appendEvents(tx, s, planned, new Date());
         if (inserted.length) {
           const usage = s.usage as Record<string, number>;
-          const next = {
-            ...usage,
-            input_tokens: (usage.input_tokens ?? 0) + response.usage.input_tokens,
-            output_tokens: (usage.output_tokens ?? 0) + response.usage.output_tokens,
-          };
-          await tx.update(SessionEntity, { id: s.id }, { usage: next });
+          await tx.update(
+            SessionEntity,
+            { id: s.id },
+            {
+              usage: {
+                ...usage,
+                input_tokens: (usage.input_tokens ?? 0) + response.usage.input_tokens,
+                output_tokens: (usage.output_tokens ?? 0) + response.usage.output_tokens,
+              },
+            },
+          );
         }
+        return tx.find(SessionEventEntity, {
+          where: { sessionId, type: 'agent.tool_use' },
+          order: { seq: 'ASC' },
+        });
       });
-      return { stopReason: 'end_turn' as const };
+      return outcomeOf((appended ?? []).filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
     },
 
-    async endTurn({ sessionId, turn, stopReason }) {
+    async toolResultsReady({ sessionId, toolUseIds }) {
+      if (toolUseIds.length === 0) return true;
+      const rows: Array<{ n: string }> = await dataSource.query(
+        `SELECT count(*) AS n FROM session_events WHERE session_id = $1 AND tool_use_id = ANY($2::text[])`,
+        [sessionId, toolUseIds],
+      );
+      return Number(rows[0]!.n) >= toolUseIds.length;
+    },
+
+    async endTurn({ sessionId, turn, stopReason, eventIds }) {
       await withSession(dataSource, sessionId, async (tx, s) => {
         s.status = 'idle';
         await tx.update(SessionEntity, { id: s.id }, { status: 'idle' });
@@ -185,7 +267,11 @@ export function createSessionActivities(deps: {
           [
             {
               type: 'session.status_idle',
-              body: { stop_reason: { type: stopReason } },
+              body: {
+                stop_reason: eventIds?.length
+                  ? { type: stopReason, event_ids: eventIds }
+                  : { type: stopReason },
+              },
               processed: true,
               runnable: false,
               idempotencyKey: `turn:${turn}:idle`,
@@ -196,4 +282,14 @@ export function createSessionActivities(deps: {
       });
     },
   };
+}
+
+/** What a model step asks for: sandbox runs for allowed calls, a confirmation for asked ones. */
+function outcomeOf(uses: SessionEventEntity[]): StepOutcome {
+  const ask = uses.filter((u) => u.body.evaluated_permission === 'ask').map((u) => u.id);
+  if (ask.length) return { stopReason: 'requires_action', eventIds: ask };
+  const run = uses.filter((u) => u.body.evaluated_permission === 'allow').map((u) => u.id);
+  if (run.length) return { stopReason: 'tool_use', toolUseIds: run };
+  // Only denied calls: their error results are in the transcript; the model answers next step.
+  return uses.length ? { stopReason: 'tool_use', toolUseIds: [] } : { stopReason: 'end_turn' };
 }

@@ -10,11 +10,25 @@ export interface TurnRef {
   turn: number;
 }
 
+export interface ModelStepRef extends TurnRef {
+  /** Model calls within the turn (one per tool round trip). */
+  step: number;
+}
+
+export type StepOutcome =
+  | { stopReason: 'end_turn' }
+  /** Tool calls to run in the sandbox: the turn waits for a user.tool_result for each. */
+  | { stopReason: 'tool_use'; toolUseIds: string[] }
+  /** Calls that need a confirmation (always_ask): the turn ends idle with these event ids. */
+  | { stopReason: 'requires_action'; eventIds: string[] };
+
 export interface SessionActivities {
   /** Appends `session.status_running` (once per turn) and sets the projection to running. */
   beginTurn(ref: TurnRef): Promise<void>;
   /** Builds the transcript from the event log, calls the model, appends its events once. */
-  runModelTurn(ref: TurnRef): Promise<{ stopReason: 'end_turn' | 'requires_action' | 'retries_exhausted' }>;
+  runModelStep(ref: ModelStepRef): Promise<StepOutcome>;
+  /** Whether every listed tool call has its user.tool_result. */
+  toolResultsReady(ref: { sessionId: string; toolUseIds: string[] }): Promise<boolean>;
   /** Appends `session.status_idle` with the stop reason (once per turn) and sets the projection to idle. */
-  endTurn(ref: TurnRef & { stopReason: string }): Promise<void>;
+  endTurn(ref: TurnRef & { stopReason: string; eventIds?: string[] }): Promise<void>;
 }

@@ -4,6 +4,8 @@ import { SessionEntity } from './session.entity';
 /** Append-only Session events; `(session_id, seq)` is the gapless per-Session stream order. */
 @Entity({ name: 'session_events' })
 @Index('session_events_seq_key', ['sessionId', 'seq'], { unique: true })
+// Each tool call is answered once: one user.tool_result per (session, tool_use_id).
+@Index('session_events_tool_result_key', ['sessionId', 'toolUseId'], { unique: true, where: 'tool_use_id IS NOT NULL' })
 // Orchestration appends carry a deterministic key (e.g. `turn:3:message`): a retried activity appends nothing twice.
 @Index('session_events_idempotency_key', ['sessionId', 'idempotencyKey'], {
   unique: true,
@@ -25,6 +27,10 @@ export class SessionEventEntity {
   /** The event's own fields (everything but id, type and processed_at). */
   @Column({ type: 'jsonb' })
   body!: Record<string, unknown>;
+
+  /** Set on user.tool_result events: the agent.tool_use event they answer. */
+  @Column({ name: 'tool_use_id', type: 'text', nullable: true })
+  toolUseId!: string | null;
 
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey!: string | null;

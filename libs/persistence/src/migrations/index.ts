@@ -2,12 +2,12 @@ import type { MigrationInterface } from 'typeorm';
 import { CreateFoundation1795940285941 } from './1795940285941-CreateFoundation';
 import { CreateWorkItems1795943154952 } from './1795943154952-CreateWorkItems';
 import { CreateFiles1795943688912 } from './1795943688912-CreateFiles';
-import { CreateSessions1795945219876 } from './1795945219876-CreateSessions';
+import { CreateSessions1795946504936 } from './1795946504936-CreateSessions';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateFoundation1795940285941,
   CreateWorkItems1795943154952,
   CreateFiles1795943688912,
-  CreateSessions1795945219876,
+  CreateSessions1795946504936,
 ];

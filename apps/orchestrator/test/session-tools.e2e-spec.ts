@@ -1,0 +1,223 @@
+import { decodeWorkSecret } from '@mango/feature-work';
+import {
+  AppProcess,
+  httpClient,
+  HttpClient,
+  logged,
+  startApi,
+  ApiUnderTest,
+  startApp,
+  startScriptedModel,
+  ScriptedModelServer,
+} from '@mango/testing';
+
+/**
+ * Seed 002's Session path over real processes: the model asks for `bash`; a test worker using raw HTTP
+ * claims the Session Work with the Environment key, heartbeats and reads the Session with the Work token,
+ * posts `user.tool_result`, and the model finishes. The exact event sequence is asserted.
+ */
+describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scripted model, raw-HTTP worker)', () => {
+  let api: ApiUnderTest;
+  let orchestrator: AppProcess;
+  let model: ScriptedModelServer;
+  let ws: HttpClient;
+  let envId: string;
+  let supervisor: HttpClient;
+
+  beforeAll(async () => {
+    api = await startApi('tools');
+    model = await startScriptedModel();
+    orchestrator = await startApp(
+      'apps/orchestrator/src/main.ts',
+      {
+        MANGO_DATABASE_URL: api.db.url,
+        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+        MANGO_TASK_QUEUE: `tools-${Date.now()}`,
+        MANGO_MODEL_BASE_URL: model.url,
+        MANGO_MODEL_API_KEY: 'k',
+        MANGO_LOG_LEVEL: 'info',
+      },
+      logged('temporal worker running'),
+      90_000,
+    );
+    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
+  }, 120_000);
+
+  afterAll(async () => {
+    await orchestrator?.stop();
+    await model?.close();
+    await api?.close();
+  });
+
+  async function events(sessionId: string) {
+    return (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
+      id: string;
+      type: string;
+      [k: string]: any;
+    }>;
+  }
+
+  async function until(
+    sessionId: string,
+    predicate: (e: Array<{ type: string; [k: string]: any }>) => boolean,
+  ) {
+    for (let i = 0; i < 600; i++) {
+      const list = await events(sessionId);
+      if (predicate(list)) return list;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return events(sessionId);
+  }
+
+  it('bash: agent.tool_use(allow) → the worker runs it and posts user.tool_result → the model finishes', async () => {
+    model.script(
+      {
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'echo hi' } }],
+        stop_reason: 'tool_use',
+      },
+      (body) => {
+        const last = body.messages.at(-1);
+        return {
+          content: [{ type: 'text', text: `The command printed: ${last.content[0].content[0].text}` }],
+        };
+      },
+    );
+    const agent = (
+      await ws.post('/v1/agents', { name: 'coder', model: 'm', tools: [{ type: 'agent_toolset_20260401' }] })
+    ).body.id;
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'run echo hi' }] }],
+      })
+    ).body;
+
+    // The worker: claim the Session Work, Ack, heartbeat with the Work token.
+    const polled = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
+    expect(polled.body.data).toEqual({ type: 'session', id: s.id });
+    await supervisor.post(`/v1/environments/${envId}/work/${polled.body.id}/ack`);
+    const worker = httpClient(api.url, decodeWorkSecret(polled.body.secret).sessions_token);
+    expect(
+      (
+        await worker.post(
+          `/v1/environments/${envId}/work/${polled.body.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`,
+        )
+      ).status,
+    ).toBe(200);
+
+    // It reads its Session with the token and finds the tool call.
+    const withUse = await until(s.id, (list) => list.some((e) => e.type === 'agent.tool_use'));
+    const use = withUse.find((e) => e.type === 'agent.tool_use')!;
+    expect(use).toMatchObject({ name: 'bash', input: { command: 'echo hi' }, evaluated_permission: 'allow' });
+    const seen = await worker.get(`/v1/sessions/${s.id}/events?limit=1000`);
+    expect(seen.body.data.map((e: { id: string }) => e.id)).toContain(use.id);
+    // The token may not post anything but tool results, nor reach other Sessions or routes.
+    expect(
+      (
+        await worker.post(`/v1/sessions/${s.id}/events`, {
+          events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }],
+        })
+      ).status,
+    ).toBe(403);
+    expect((await worker.get('/v1/agents')).status).toBe(403);
+
+    const result = { type: 'user.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: 'hi' }] };
+    const posted = await worker.post(`/v1/sessions/${s.id}/events`, { events: [result] });
+    expect(posted.status).toBe(200);
+    // A retry after a lost response returns the stored event; a different answer is a conflict.
+    const again = await worker.post(`/v1/sessions/${s.id}/events`, { events: [result] });
+    expect(again.body.data[0].id).toBe(posted.body.data[0].id);
+    expect(
+      (
+        await worker.post(`/v1/sessions/${s.id}/events`, {
+          events: [{ ...result, content: [{ type: 'text', text: 'other' }] }],
+        })
+      ).status,
+    ).toBe(409);
+    // The Workspace key cannot fabricate tool results.
+    expect((await ws.post(`/v1/sessions/${s.id}/events`, { events: [result] })).status).toBe(403);
+
+    const done = await until(s.id, (list) => list.some((e) => e.type === 'session.status_idle'));
+    expect(done.map((e) => e.type)).toEqual([
+      'user.message',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.tool_use',
+      'span.model_request_end',
+      'user.tool_result',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    expect(done.find((e) => e.type === 'agent.message')!.content[0].text).toBe('The command printed: hi');
+    expect(model.requests[1]!.body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'run echo hi' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: use.id, name: 'bash', input: { command: 'echo hi' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: use.id,
+            content: [{ type: 'text', text: 'hi' }],
+            is_error: false,
+          },
+        ],
+      },
+    ]);
+    // After Stop the token is dead: no more results, no more reads.
+    expect(
+      (await ws.post(`/v1/environments/${envId}/work/${polled.body.id}/stop`, { force: true })).status,
+    ).toBe(204);
+    expect((await worker.post(`/v1/sessions/${s.id}/events`, { events: [result] })).status).toBe(401);
+    expect((await worker.get(`/v1/sessions/${s.id}`)).status).toBe(401);
+    expect(model.requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual([
+      'bash',
+      'read',
+      'write',
+      'edit',
+      'glob',
+      'grep',
+    ]);
+  }, 120_000);
+
+  it('always_ask: the turn idles with requires_action naming the call, and nothing is run', async () => {
+    model.script({
+      content: [{ type: 'tool_use', id: 'toolu_2', name: 'bash', input: { command: 'rm -rf /' } }],
+      stop_reason: 'tool_use',
+    });
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: 'careful',
+        model: 'm',
+        tools: [
+          {
+            type: 'agent_toolset_20260401',
+            configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }],
+          },
+        ],
+      })
+    ).body.id;
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'clean up' }] }],
+      })
+    ).body;
+    const done = await until(s.id, (list) => list.some((e) => e.type === 'session.status_idle'));
+    const use = done.find((e) => e.type === 'agent.tool_use')!;
+    expect(use.evaluated_permission).toBe('ask');
+    expect(done.at(-1)).toMatchObject({
+      type: 'session.status_idle',
+      stop_reason: { type: 'requires_action', event_ids: [use.id] },
+    });
+  }, 120_000);
+});

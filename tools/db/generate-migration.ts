@@ -3,6 +3,7 @@
  * database: `node -r @swc-node/register tools/db/generate-migration.ts VerbNoun`.
  * Needs MANGO_PG_ADMIN_URL (a superuser connection) — `eval "$(tools/ci/services.sh env)"`.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -38,6 +39,17 @@ async function main(): Promise<void> {
       `import { MigrationInterface, QueryRunner } from 'typeorm';\n\nexport class ${name}${stamp} implements MigrationInterface {\n  name = '${name}${stamp}';\n\n  async up(runner: QueryRunner): Promise<void> {\n${up.map(q).join('\n')}\n  }\n\n  async down(runner: QueryRunner): Promise<void> {\n${down.map(q).join('\n')}\n  }\n}\n`,
     );
     registerMigration(`${name}${stamp}`, `${stamp}-${name}`);
+    // Landed migrations are immutable: write them in their final (formatted) form.
+    execFileSync(
+      process.execPath,
+      [
+        require.resolve('prettier/bin/prettier.cjs'),
+        '--write',
+        file,
+        join(__dirname, '../../libs/persistence/src/migrations/index.ts'),
+      ],
+      { stdio: 'ignore' },
+    );
     console.log(`wrote ${file} and registered it in migrations/index.ts`);
     void schemaDrift;
   } finally {

@@ -5,7 +5,10 @@ import { SessionEntity } from './session.entity';
 @Entity({ name: 'session_events' })
 @Index('session_events_seq_key', ['sessionId', 'seq'], { unique: true })
 // Each tool call is answered once: one user.tool_result per (session, tool_use_id).
-@Index('session_events_tool_result_key', ['sessionId', 'toolUseId'], { unique: true, where: 'tool_use_id IS NOT NULL' })
+@Index('session_events_tool_result_key', ['sessionId', 'toolUseId'], {
+  unique: true,
+  where: 'tool_use_id IS NOT NULL',
+})
 // Orchestration appends carry a deterministic key (e.g. `turn:3:message`): a retried activity appends nothing twice.
 @Index('session_events_idempotency_key', ['sessionId', 'idempotencyKey'], {
   unique: true,

@@ -9,7 +9,12 @@ import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
 /** Event kinds that wake the Session workflow; the others are marked dispatched without a signal. */
-const WAKES_WORKFLOW = new Set(['user.message', 'user.tool_result']);
+const WAKES_WORKFLOW = new Set([
+  'user.message',
+  'user.tool_result',
+  'user.tool_confirmation',
+  'user.custom_tool_result',
+]);
 const BATCH = 100;
 const SWEEP_MS = 1000;
 

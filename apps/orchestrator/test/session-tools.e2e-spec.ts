@@ -220,4 +220,193 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
       stop_reason: { type: 'requires_action', event_ids: [use.id] },
     });
   }, 120_000);
+
+  /** Each of these tests gets its own Environment (its own queue) and supervisor key. */
+  async function freshEnv() {
+    const id = (await ws.post('/v1/environments', { name: `pool-${Date.now()}-${Math.random()}` })).body
+      .id as string;
+    return { id, supervisor: httpClient(api.url, (await api.issueKey('wrkspc_default', id)).api_key) };
+  }
+
+  async function claimWorker(env: { id: string; supervisor: HttpClient }, sessionId: string) {
+    const polled = await env.supervisor.get(`/v1/environments/${env.id}/work/poll?block_ms=20000`);
+    expect(polled.body.data).toEqual({ type: 'session', id: sessionId });
+    await env.supervisor.post(`/v1/environments/${env.id}/work/${polled.body.id}/ack`);
+    const worker = httpClient(api.url, decodeWorkSecret(polled.body.secret).sessions_token);
+    await worker.post(
+      `/v1/environments/${env.id}/work/${polled.body.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`,
+    );
+    return { worker, workId: polled.body.id as string };
+  }
+
+  const askingAgent = async () =>
+    (
+      await ws.post('/v1/agents', {
+        name: `asker-${Date.now()}`,
+        model: 'm',
+        tools: [
+          {
+            type: 'agent_toolset_20260401',
+            configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }],
+          },
+        ],
+      })
+    ).body.id as string;
+
+  it('always_ask + allow: the worker may run the call only after the persisted allow; then the model finishes', async () => {
+    const env = await freshEnv();
+    model.script(
+      {
+        content: [{ type: 'tool_use', id: 'toolu_3', name: 'bash', input: { command: 'date' } }],
+        stop_reason: 'tool_use',
+      },
+      { content: [{ type: 'text', text: 'It is today.' }] },
+    );
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: await askingAgent(),
+        environment_id: env.id,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'what day?' }] }],
+      })
+    ).body;
+    const { worker, workId } = await claimWorker(env, s.id);
+    const idle = await until(s.id, (l) => l.some((e) => e.type === 'session.status_idle'));
+    const use = idle.find((e) => e.type === 'agent.tool_use')!;
+    const result = {
+      type: 'user.tool_result',
+      tool_use_id: use.id,
+      content: [{ type: 'text', text: 'Sunday' }],
+    };
+    // Before the allow, running it is refused.
+    expect((await worker.post(`/v1/sessions/${s.id}/events`, { events: [result] })).status).toBe(409);
+    await ws.post(`/v1/sessions/${s.id}/events`, {
+      events: [{ type: 'user.tool_confirmation', tool_use_id: use.id, result: 'allow' }],
+    });
+    // A second, different verdict is a conflict.
+    expect(
+      (
+        await ws.post(`/v1/sessions/${s.id}/events`, {
+          events: [{ type: 'user.tool_confirmation', tool_use_id: use.id, result: 'deny' }],
+        })
+      ).status,
+    ).toBe(409);
+    // The worker sees the persisted allow (and the resumed turn) before it runs the call.
+    await until(s.id, (l) => l.filter((e) => e.type === 'session.status_running').length >= 2);
+    expect((await worker.post(`/v1/sessions/${s.id}/events`, { events: [result] })).status).toBe(200);
+    const done = await until(s.id, (l) => l.filter((e) => e.type === 'session.status_idle').length >= 2);
+    expect(done.map((e) => e.type)).toEqual([
+      'user.message',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.tool_use',
+      'span.model_request_end',
+      'session.status_idle',
+      'user.tool_confirmation',
+      'session.status_running',
+      'user.tool_result',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    expect(done.at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
+    await ws.post(`/v1/environments/${env.id}/work/${workId}/stop`, { force: true });
+  }, 120_000);
+
+  it('always_ask + deny: the call never runs; the model hears the denial and answers', async () => {
+    const env = await freshEnv();
+    model.script(
+      {
+        content: [{ type: 'tool_use', id: 'toolu_4', name: 'bash', input: { command: 'rm -rf /' } }],
+        stop_reason: 'tool_use',
+      },
+      (body) => ({
+        content: [{ type: 'text', text: `Understood: ${body.messages.at(-1).content[0].content}` }],
+      }),
+    );
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: await askingAgent(),
+        environment_id: env.id,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'clean' }] }],
+      })
+    ).body;
+    const { worker, workId } = await claimWorker(env, s.id);
+    const idle = await until(s.id, (l) => l.some((e) => e.type === 'session.status_idle'));
+    const use = idle.find((e) => e.type === 'agent.tool_use')!;
+    await ws.post(`/v1/sessions/${s.id}/events`, {
+      events: [
+        {
+          type: 'user.tool_confirmation',
+          tool_use_id: use.id,
+          result: 'deny',
+          deny_message: 'Not on production.',
+        },
+      ],
+    });
+    const done = await until(s.id, (l) => l.filter((e) => e.type === 'session.status_idle').length >= 2);
+    expect(done.find((e) => e.type === 'agent.message')!.content[0].text).toBe(
+      'Understood: Not on production.',
+    );
+    expect(done.some((e) => e.type === 'user.tool_result')).toBe(false);
+    expect(
+      (
+        await worker.post(`/v1/sessions/${s.id}/events`, {
+          events: [{ type: 'user.tool_result', tool_use_id: use.id, content: [] }],
+        })
+      ).status,
+    ).toBe(409);
+    await ws.post(`/v1/environments/${env.id}/work/${workId}/stop`, { force: true });
+  }, 120_000);
+
+  it('a custom tool: agent.custom_tool_use idles requires_action; the application answers and the model finishes', async () => {
+    const env = await freshEnv();
+    model.script(
+      {
+        content: [{ type: 'tool_use', id: 'toolu_5', name: 'lookup_order', input: { order: 'A-1' } }],
+        stop_reason: 'tool_use',
+      },
+      (body) => ({
+        content: [{ type: 'text', text: `Order status: ${body.messages.at(-1).content[0].content[0].text}` }],
+      }),
+    );
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: 'support',
+        model: 'm',
+        tools: [
+          {
+            type: 'custom',
+            name: 'lookup_order',
+            description: 'Look up an order',
+            input_schema: { type: 'object', properties: { order: { type: 'string' } } },
+          },
+        ],
+      })
+    ).body.id;
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent,
+        environment_id: env.id,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'where is A-1?' }] }],
+      })
+    ).body;
+    const idle = await until(s.id, (l) => l.some((e) => e.type === 'session.status_idle'));
+    const use = idle.find((e) => e.type === 'agent.custom_tool_use')!;
+    expect(use).toMatchObject({ name: 'lookup_order', input: { order: 'A-1' } });
+    expect(idle.at(-1)!.stop_reason).toEqual({ type: 'requires_action', event_ids: [use.id] });
+    expect(model.requests.at(-1)!.body.tools.map((t: { name: string }) => t.name)).toEqual(['lookup_order']);
+    await ws.post(`/v1/sessions/${s.id}/events`, {
+      events: [
+        {
+          type: 'user.custom_tool_result',
+          custom_tool_use_id: use.id,
+          content: [{ type: 'text', text: 'shipped' }],
+        },
+      ],
+    });
+    const done = await until(s.id, (l) => l.filter((e) => e.type === 'session.status_idle').length >= 2);
+    expect(done.find((e) => e.type === 'agent.message')!.content[0].text).toBe('Order status: shipped');
+    expect(done.at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
+  }, 120_000);
 });

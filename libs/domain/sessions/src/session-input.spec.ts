@@ -131,8 +131,31 @@ describe('client events', () => {
       /sevt_ id of an agent.tool_use event/,
     ],
     [
-      'a confirmation before confirmations exist',
-      { events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_x', result: 'allow' }] },
+      'a deny message on an allow',
+      {
+        events: [
+          {
+            type: 'user.tool_confirmation',
+            tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0AB',
+            result: 'allow',
+            deny_message: 'no',
+          },
+        ],
+      },
+      /only allowed with result "deny"/,
+    ],
+    [
+      'an unknown confirmation verdict',
+      {
+        events: [
+          { type: 'user.tool_confirmation', tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0AB', result: 'maybe' },
+        ],
+      },
+      /result must be one of/,
+    ],
+    [
+      'an outcome before outcomes exist',
+      { events: [{ type: 'user.define_outcome', description: 'x' }] },
       /not accepted yet/,
     ],
     [

@@ -70,6 +70,13 @@ export type ClientEvent =
       tool_use_id: string;
       content: Array<{ type: 'text'; text: string }>;
       is_error: boolean;
+    }
+  | { type: 'user.tool_confirmation'; tool_use_id: string; result: 'allow' | 'deny'; deny_message?: string }
+  | {
+      type: 'user.custom_tool_result';
+      custom_tool_use_id: string;
+      content: Array<{ type: 'text'; text: string }>;
+      is_error: boolean;
     };
 
 export interface SessionCreateInput {
@@ -163,7 +170,31 @@ function parseContent(v: unknown, path: string): ContentBlock[] {
 
 const THREAD_ID = /^sthr_[0-9A-HJKMNP-TV-Z]{26}$/;
 const SEVT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
-const LATER = ['user.tool_confirmation', 'user.custom_tool_result', 'user.define_outcome', 'system.message'];
+const LATER = ['user.define_outcome', 'system.message'];
+
+function readSevt(v: unknown, path: string, of: string): string {
+  const id = readString(v, path);
+  if (!SEVT_ID.test(id)) throw invalidRequest(`${path} must be the sevt_ id of an ${of} event`);
+  return id;
+}
+
+function readResultContent(v: unknown, path: string): Array<{ type: 'text'; text: string }> {
+  if (v === undefined || v === null) return [];
+  return readArray(v, path, { max: SESSION_LIMITS.contentBlocks }).map((b, i) => {
+    const bo = readObject(b, `${path}[${i}]`, ['type', 'text']);
+    readEnum(bo.type, `${path}[${i}].type`, ['text'] as const);
+    return {
+      type: 'text' as const,
+      text: readString(bo.text, `${path}[${i}].text`, { max: SESSION_LIMITS.textBlock }),
+    };
+  });
+}
+
+function readIsError(v: unknown, path: string): boolean {
+  if (v !== undefined && v !== null && typeof v !== 'boolean')
+    throw invalidRequest(`${path}.is_error must be a boolean`);
+  return v === true;
+}
 
 /** One client event (hosted §3.4.2): `user.message`, `user.interrupt` and (from a Work token) `user.tool_result`. */
 export function parseClientEvent(v: unknown, path: string): ClientEvent {
@@ -175,6 +206,8 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
     'user.message',
     'user.interrupt',
     'user.tool_result',
+    'user.tool_confirmation',
+    'user.custom_tool_result',
   ] as const);
   switch (type) {
     case 'user.message':
@@ -189,24 +222,33 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
     }
     case 'user.tool_result': {
       readObject(v, path, ['type', 'tool_use_id', 'content', 'is_error', 'session_thread_id']);
-      const id = readString(o.tool_use_id, `${path}.tool_use_id`);
-      if (!SEVT_ID.test(id))
-        throw invalidRequest(`${path}.tool_use_id must be the sevt_ id of an agent.tool_use event`);
-      const content =
-        o.content === undefined || o.content === null
-          ? []
-          : readArray(o.content, `${path}.content`, { max: SESSION_LIMITS.contentBlocks }).map((b, i) => {
-              const bo = readObject(b, `${path}.content[${i}]`, ['type', 'text']);
-              readEnum(bo.type, `${path}.content[${i}].type`, ['text'] as const);
-              return {
-                type: 'text' as const,
-                text: readString(bo.text, `${path}.content[${i}].text`, { max: SESSION_LIMITS.textBlock }),
-              };
-            });
-      if (o.is_error !== undefined && o.is_error !== null && typeof o.is_error !== 'boolean') {
-        throw invalidRequest(`${path}.is_error must be a boolean`);
+      const id = readSevt(o.tool_use_id, `${path}.tool_use_id`, 'agent.tool_use');
+      return {
+        type,
+        tool_use_id: id,
+        content: readResultContent(o.content, `${path}.content`),
+        is_error: readIsError(o.is_error, path),
+      };
+    }
+    case 'user.custom_tool_result': {
+      readObject(v, path, ['type', 'custom_tool_use_id', 'content', 'is_error', 'session_thread_id']);
+      const id = readSevt(o.custom_tool_use_id, `${path}.custom_tool_use_id`, 'agent.custom_tool_use');
+      return {
+        type,
+        custom_tool_use_id: id,
+        content: readResultContent(o.content, `${path}.content`),
+        is_error: readIsError(o.is_error, path),
+      };
+    }
+    case 'user.tool_confirmation': {
+      readObject(v, path, ['type', 'tool_use_id', 'result', 'deny_message', 'session_thread_id']);
+      const id = readSevt(o.tool_use_id, `${path}.tool_use_id`, 'agent.tool_use');
+      const result = readEnum(o.result, `${path}.result`, ['allow', 'deny'] as const);
+      if (o.deny_message !== undefined && o.deny_message !== null && result !== 'deny') {
+        throw invalidRequest(`${path}.deny_message is only allowed with result "deny"`);
       }
-      return { type, tool_use_id: id, content, is_error: o.is_error === true };
+      const deny = readOptionalString(o.deny_message, `${path}.deny_message`, { max: 10_000 });
+      return deny ? { type, tool_use_id: id, result, deny_message: deny } : { type, tool_use_id: id, result };
     }
   }
 }
@@ -286,4 +328,6 @@ export function freezeAgent(
 
 export type SessionAgent = ReturnType<typeof freezeAgent>;
 
-export const isRunnable = (e: ClientEvent): boolean => e.type === 'user.message';
+/** Input that lets the agent continue (and so needs the Session's worker): messages, confirmations, custom tool results. */
+export const isRunnable = (e: ClientEvent): boolean =>
+  e.type === 'user.message' || e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result';

@@ -61,6 +61,36 @@ const toStored = (e: ClientEvent) => {
   return { type, body: body as Record<string, unknown>, processed: false, runnable: isRunnable(e) };
 };
 
+/**
+ * What an answering event answers: the call it targets, how "once" is enforced (the tool_use_id column for
+ * results, an idempotency key for confirmations), and the body compared on a retry.
+ */
+function answerOf(e: ClientEvent) {
+  const { type: _type, ...body } = e;
+  switch (e.type) {
+    case 'user.tool_result':
+      return { targetId: e.tool_use_id, targetType: 'agent.tool_use', needsAsk: false, key: undefined, body };
+    case 'user.custom_tool_result':
+      return {
+        targetId: e.custom_tool_use_id,
+        targetType: 'agent.custom_tool_use',
+        needsAsk: false,
+        key: undefined,
+        body,
+      };
+    case 'user.tool_confirmation':
+      return {
+        targetId: e.tool_use_id,
+        targetType: 'agent.tool_use',
+        needsAsk: true,
+        key: `confirmation:${e.tool_use_id}`,
+        body,
+      };
+    default:
+      return undefined;
+  }
+}
+
 /** `order` query parameter: asc | desc, with a per-list default. */
 function parseOrder(raw: unknown, fallback: SortOrder): SortOrder {
   if (raw === undefined) return fallback;
@@ -282,43 +312,59 @@ export class SessionsService {
       if (p.kind === 'work') await this.requireLiveLease(tx, p);
       const now = new Date();
       const stored: EventView[] = [];
-      const fresh: ClientEvent[] = [];
+      const fresh: Array<ReturnType<typeof toStored>> = [];
       for (const e of events) {
-        if (e.type !== 'user.tool_result') {
-          fresh.push(e);
+        const answer = answerOf(e);
+        if (!answer) {
+          fresh.push(toStored(e));
           continue;
         }
-        const use = await tx.findOne(SessionEventEntity, {
-          where: { id: e.tool_use_id, sessionId: session.id, type: 'agent.tool_use' },
+        const target = await tx.findOne(SessionEventEntity, {
+          where: { id: answer.targetId, sessionId: session.id, type: answer.targetType },
         });
-        if (!use)
-          throw invalidRequest(`tool_use_id ${e.tool_use_id} is not an agent.tool_use of this session`);
+        if (!target || (answer.needsAsk && target.body.evaluated_permission !== 'ask')) {
+          throw invalidRequest(
+            `${answer.targetId} is not ${answer.needsAsk ? 'an agent.tool_use awaiting confirmation' : `an ${answer.targetType}`} of this session`,
+          );
+        }
+        if (e.type === 'user.tool_result') await this.requireRunnable(tx, session.id, target);
+        // Each call is answered once: an identical retry returns the stored event, a different answer is 409.
         const prior = await tx.findOne(SessionEventEntity, {
-          where: { sessionId: session.id, toolUseId: e.tool_use_id },
+          where: answer.key
+            ? { sessionId: session.id, idempotencyKey: answer.key }
+            : { sessionId: session.id, toolUseId: answer.targetId },
         });
         if (prior) {
-          // jsonb reorders object keys: compare canonical forms.
-          const same =
-            canonicalJson(prior.body.content) === canonicalJson(e.content) &&
-            prior.body.is_error === e.is_error;
-          if (!same) throw conflict(`tool_use_id ${e.tool_use_id} already has a different result`);
+          if (canonicalJson(prior.body) !== canonicalJson(answer.body))
+            throw conflict(`${answer.targetId} already has a different ${e.type}`);
           stored.push(renderEvent(prior));
           continue;
         }
-        fresh.push(e);
+        fresh.push({
+          ...toStored(e),
+          processed: true,
+          ...(answer.key ? { idempotencyKey: answer.key } : { toolUseId: answer.targetId }),
+        });
       }
-      const rows = await appendEvents(
-        tx,
-        session,
-        fresh.map((e) =>
-          e.type === 'user.tool_result'
-            ? { ...toStored(e), processed: true, toolUseId: e.tool_use_id }
-            : toStored(e),
-        ),
-        now,
-      );
+      const rows = await appendEvents(tx, session, fresh, now);
       return { data: [...stored, ...rows.map(renderEvent)] };
     });
+  }
+
+  /** A denied call never runs; an `ask` call runs only after a persisted allow. */
+  private async requireRunnable(
+    tx: EntityManager,
+    sessionId: string,
+    use: SessionEventEntity,
+  ): Promise<void> {
+    const permission = use.body.evaluated_permission;
+    if (permission === 'deny') throw conflict(`${use.id} was denied by policy and is never run`);
+    if (permission !== 'ask') return;
+    const confirmation = await tx.findOne(SessionEventEntity, {
+      where: { sessionId, idempotencyKey: `confirmation:${use.id}` },
+    });
+    if (confirmation?.body.result !== 'allow')
+      throw conflict(`${use.id} has no allow confirmation; it must not run`);
   }
 
   /** A Work token reads and writes only its own Session; anything else is invisible (404). */

@@ -2,7 +2,7 @@ import { ModelClient, ModelMessage, ModelRequestError } from '@mango/adapter-mod
 import { appendEvents } from '@mango/feature-sessions';
 import { SessionEntity, SessionEventEntity } from '@mango/persistence';
 import type { ModelStepRef, SessionActivities, StepOutcome, TurnRef } from '@mango/workflows';
-import { AgentDefinition, enabledSandboxTools, evaluatePermission } from '@mango/domain-agents';
+import { AgentDefinition, CustomTool, enabledSandboxTools, evaluatePermission } from '@mango/domain-agents';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -65,6 +65,38 @@ export function transcript(events: SessionEventEntity[]): ModelMessage[] {
             },
           ]);
         }
+        break;
+      case 'agent.custom_tool_use':
+        push('assistant', [
+          {
+            type: 'tool_use',
+            id: e.id,
+            name: e.body.name as string,
+            input: e.body.input as Record<string, unknown>,
+          },
+        ]);
+        break;
+      case 'user.tool_confirmation':
+        if (e.body.result === 'deny') {
+          push('user', [
+            {
+              type: 'tool_result',
+              tool_use_id: e.body.tool_use_id as string,
+              content: (e.body.deny_message as string | undefined) ?? 'The user denied this tool call.',
+              is_error: true,
+            },
+          ]);
+        }
+        break;
+      case 'user.custom_tool_result':
+        push('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: e.body.custom_tool_use_id as string,
+            content: content.length ? content.map((b) => ({ type: 'text', text: b.text })) : '(no output)',
+            is_error: e.body.is_error === true,
+          },
+        ]);
         break;
       case 'user.tool_result':
         push('user', [
@@ -133,6 +165,9 @@ export function createSessionActivities(deps: {
       const key = `turn:${turn}:step:${step}`;
       const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
         const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
+        // Calls still open come first: the model is asked again only when every call is answered.
+        const pending = pendingCalls(events);
+        if (pending) return { pending };
         const done = events.find((e) => e.idempotencyKey === `${key}:model_end`);
         const [start] = await appendEvents(
           tx,
@@ -158,9 +193,14 @@ export function createSessionActivities(deps: {
         };
       });
       if (!prepared) return { stopReason: 'end_turn' };
+      if ('pending' in prepared) return prepared.pending!;
       if (prepared.done)
         return outcomeOf(prepared.events.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
-      const tools = enabledSandboxTools(prepared.agent);
+      const custom = prepared.agent.tools.filter((t): t is CustomTool => t.type === 'custom');
+      const tools = [
+        ...enabledSandboxTools(prepared.agent),
+        ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
+      ];
       let response;
       const heartbeat = setInterval(() => Context.current().heartbeat(), 2000);
       try {
@@ -198,12 +238,14 @@ export function createSessionActivities(deps: {
               ]
             : []),
           ...uses.map((u, i) => ({
-            type: 'agent.tool_use',
-            body: {
-              name: u.name,
-              input: u.input,
-              evaluated_permission: evaluatePermission(s.agent as unknown as AgentDefinition, u.name),
-            },
+            type: custom.some((t) => t.name === u.name) ? 'agent.custom_tool_use' : 'agent.tool_use',
+            body: custom.some((t) => t.name === u.name)
+              ? { name: u.name, input: u.input }
+              : {
+                  name: u.name,
+                  input: u.input,
+                  evaluated_permission: evaluatePermission(s.agent as unknown as AgentDefinition, u.name),
+                },
             processed: true,
             runnable: false,
             idempotencyKey: `${key}:tool_use:${i}`,
@@ -240,10 +282,7 @@ export function createSessionActivities(deps: {
             },
           );
         }
-        return tx.find(SessionEventEntity, {
-          where: { sessionId, type: 'agent.tool_use' },
-          order: { seq: 'ASC' },
-        });
+        return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
       });
       return outcomeOf((appended ?? []).filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
     },
@@ -286,10 +325,42 @@ export function createSessionActivities(deps: {
 
 /** What a model step asks for: sandbox runs for allowed calls, a confirmation for asked ones. */
 function outcomeOf(uses: SessionEventEntity[]): StepOutcome {
-  const ask = uses.filter((u) => u.body.evaluated_permission === 'ask').map((u) => u.id);
+  const ask = uses
+    .filter((u) => u.type === 'agent.custom_tool_use' || u.body.evaluated_permission === 'ask')
+    .map((u) => u.id);
   if (ask.length) return { stopReason: 'requires_action', eventIds: ask };
   const run = uses.filter((u) => u.body.evaluated_permission === 'allow').map((u) => u.id);
   if (run.length) return { stopReason: 'tool_use', toolUseIds: run };
   // Only denied calls: their error results are in the transcript; the model answers next step.
   return uses.length ? { stopReason: 'tool_use', toolUseIds: [] } : { stopReason: 'end_turn' };
+}
+
+/**
+ * Calls still open in the log, in the order that blocks progress: calls needing the client (an `ask`
+ * without a confirmation, a custom tool without its result) idle the turn; allowed calls (or confirmed
+ * ones) without a result wait for the worker. Denied calls are answered in the transcript.
+ */
+export function pendingCalls(events: SessionEventEntity[]): StepOutcome | undefined {
+  const answered = new Set(events.filter((e) => e.toolUseId).map((e) => e.toolUseId));
+  const confirmed = new Map(
+    events
+      .filter((e) => e.type === 'user.tool_confirmation')
+      .map((e) => [e.body.tool_use_id as string, e.body.result as string]),
+  );
+  const needsAction: string[] = [];
+  const waiting: string[] = [];
+  for (const e of events) {
+    if (e.type === 'agent.custom_tool_use' && !answered.has(e.id)) needsAction.push(e.id);
+    if (e.type !== 'agent.tool_use' || answered.has(e.id)) continue;
+    const permission = e.body.evaluated_permission;
+    if (permission === 'allow') waiting.push(e.id);
+    if (permission === 'ask') {
+      const verdict = confirmed.get(e.id);
+      if (verdict === undefined) needsAction.push(e.id);
+      else if (verdict === 'allow') waiting.push(e.id);
+    }
+  }
+  if (needsAction.length) return { stopReason: 'requires_action', eventIds: needsAction };
+  if (waiting.length) return { stopReason: 'tool_use', toolUseIds: waiting };
+  return undefined;
 }

@@ -1,0 +1,35 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { workflowBundlerOptions, WORKFLOWS_PATH } from '../src/workflow-bundle';
+
+/**
+ * Replays recorded Session workflow histories (apps/orchestrator/test/histories, recorded with
+ * RECORD_HISTORIES=<dir> from the e2e tests) against the current workflow code: a change that would break
+ * Sessions already in flight fails here with a non-determinism error.
+ */
+describe('Session workflow replay over recorded histories', () => {
+  const dir = join(__dirname, 'histories');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+
+  it('has recorded histories to replay', () => {
+    expect(files.length).toBeGreaterThan(0);
+  });
+
+  it.each(files)(
+    '%s replays deterministically',
+    async (file) => {
+      const history = temporal.api.history.v1.History.fromObject(
+        JSON.parse(readFileSync(join(dir, file), 'utf8')),
+      );
+      expect(history.events?.length).toBeGreaterThan(10);
+      await Worker.runReplayHistory(
+        { workflowsPath: WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions() },
+        history,
+        file,
+      );
+    },
+    60_000,
+  );
+});

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeWorkSecret } from '@mango/feature-work';
+import { startOrchestrator } from './support';
 import { Client, Connection } from '@temporalio/client';
 
 async function recordHistory(workflowId: string, dir: string): Promise<void> {
@@ -16,10 +17,8 @@ import {
   AppProcess,
   httpClient,
   HttpClient,
-  logged,
   startApi,
   ApiUnderTest,
-  startApp,
   startScriptedModel,
   ScriptedModelServer,
 } from '@mango/testing';
@@ -40,19 +39,10 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
   beforeAll(async () => {
     api = await startApi('tools');
     model = await startScriptedModel();
-    orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `tools-${Date.now()}`,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'k',
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      90_000,
-    );
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `tools-${Date.now()}`,
+      modelUrl: model.url,
+    });
     ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
     envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
     supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);

@@ -1,11 +1,10 @@
+import { startOrchestrator } from './support';
 import {
   AppProcess,
   httpClient,
   HttpClient,
-  logged,
   startApi,
   ApiUnderTest,
-  startApp,
   startScriptedModel,
   ScriptedModelServer,
 } from '@mango/testing';
@@ -27,19 +26,10 @@ describe('a Session turn through the orchestrator (real API, Temporal, PostgreSQ
   beforeAll(async () => {
     api = await startApi('turn');
     model = await startScriptedModel();
-    orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `turn-${Date.now()}`,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-scripted-model-key',
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      90_000,
-    );
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `turn-${Date.now()}`,
+      modelUrl: model.url,
+    });
     ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
     agentId = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6', system: 'Be brief.' }))
       .body.id;
@@ -142,21 +132,10 @@ describe('orchestrator crash mid-turn (kill -9, real processes)', () => {
     const api = await startApi('turncrash');
     const model = await startScriptedModel();
     const queue = `crash-${Date.now()}`;
-    const env = (extra: Record<string, string> = {}) => ({
-      MANGO_DATABASE_URL: api.db.url,
-      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-      MANGO_TASK_QUEUE: queue,
-      MANGO_MODEL_BASE_URL: model.url,
-      MANGO_MODEL_API_KEY: 'k',
-      MANGO_LOG_LEVEL: 'info',
-      ...extra,
+    let first: AppProcess | undefined = await startOrchestrator(api.db.url, {
+      taskQueue: queue,
+      modelUrl: model.url,
     });
-    let first: AppProcess | undefined = await startApp(
-      'apps/orchestrator/src/main.ts',
-      env(),
-      logged('temporal worker running'),
-      90_000,
-    );
     let second: AppProcess | undefined;
     try {
       const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
@@ -179,12 +158,7 @@ describe('orchestrator crash mid-turn (kill -9, real processes)', () => {
       expect(model.requests).toHaveLength(1);
       expect(await first.stop('SIGKILL')).toBeNull();
       first = undefined;
-      second = await startApp(
-        'apps/orchestrator/src/main.ts',
-        env(),
-        logged('temporal worker running'),
-        90_000,
-      );
+      second = await startOrchestrator(api.db.url, { taskQueue: queue, modelUrl: model.url });
       let events: Array<{ type: string; [k: string]: any }> = [];
       for (let i = 0; i < 600; i++) {
         events = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data;

@@ -4,3 +4,4 @@ export * from './migrate';
 export * from './migrations';
 export * from './persistence.module';
 export * from './insert-row';
+export * from './pg-listener';

@@ -5,7 +5,7 @@ import {
   OnApplicationShutdown,
   OnModuleInit,
 } from '@nestjs/common';
-import { Client } from 'pg';
+import { PgListener } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { SESSION_EVENTS_CHANNEL } from './session-log';
 
@@ -18,41 +18,29 @@ type Listener = () => void;
  */
 @Injectable()
 export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
-  private client?: Client;
+  private readonly listener: PgListener;
   private readonly listeners = new Map<string, Set<Listener>>();
   /** Open streams end on shutdown, so that closing the HTTP server does not wait for them. */
   private readonly closers = new Set<() => void>();
-  private closing = false;
 
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
-
-  async onModuleInit(): Promise<void> {
-    await this.connect();
+  constructor(@Inject(DataSource) dataSource: DataSource) {
+    this.listener = new PgListener({
+      url: (dataSource.options as { url?: string }).url,
+      channel: SESSION_EVENTS_CHANNEL,
+      applicationName: 'mango-session-streams',
+      onNotify: (payload) => {
+        for (const l of this.listeners.get(payload.slice(0, payload.indexOf(':'))) ?? []) l();
+      },
+      onLost: () => this.wakeAll(), // re-read from the table
+    });
   }
 
-  private async connect(): Promise<void> {
-    const client = new Client({
-      connectionString: (this.dataSource.options as { url?: string }).url,
-      application_name: 'mango-session-streams',
-    });
-    client.on('notification', (msg) => {
-      if (msg.channel !== SESSION_EVENTS_CHANNEL || !msg.payload) return;
-      const sessionId = msg.payload.slice(0, msg.payload.indexOf(':'));
-      for (const l of this.listeners.get(sessionId) ?? []) l();
-    });
-    const lost = () => {
-      if (this.closing || this.client !== client) return;
-      this.client = undefined;
-      for (const set of this.listeners.values()) for (const l of set) l(); // re-read from the table
-      const retry = (delay: number) =>
-        setTimeout(() => void this.connect().catch(() => retry(Math.min(delay * 2, 5000))), delay).unref();
-      retry(100);
-    };
-    client.on('error', lost);
-    client.on('end', lost);
-    await client.connect();
-    await client.query(`LISTEN ${SESSION_EVENTS_CHANNEL}`);
-    this.client = client;
+  async onModuleInit(): Promise<void> {
+    await this.listener.start();
+  }
+
+  private wakeAll(): void {
+    for (const set of this.listeners.values()) for (const l of set) l();
   }
 
   subscribe(sessionId: string, listener: Listener, onShutdown: () => void): () => void {
@@ -73,8 +61,8 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    for (const set of this.listeners.values()) for (const l of set) l();
-    await this.client?.end().catch(() => undefined);
+    const closed = this.listener.close(); // stops reconnecting at once
+    this.wakeAll();
+    await closed;
   }
 }

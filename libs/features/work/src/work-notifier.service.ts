@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { Client } from 'pg';
+import { PgListener } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 
 export const WORK_CHANNEL = 'mango_work';
@@ -15,40 +15,26 @@ interface Waiter {
  */
 @Injectable()
 export class WorkNotifier implements OnModuleInit, OnApplicationShutdown {
-  private client?: Client;
+  private readonly listener: PgListener;
   private readonly waiters = new Map<string, Set<Waiter>>();
-  private closing = false;
 
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(DataSource) dataSource: DataSource) {
+    this.listener = new PgListener({
+      url: (dataSource.options as { url?: string }).url,
+      channel: WORK_CHANNEL,
+      applicationName: 'mango-work-listener',
+      onNotify: (environmentId) => this.wakeAll(environmentId),
+      // Wake everyone: they re-check the table, then wait again on the new connection.
+      onLost: () => this.wakeEveryone(),
+    });
+  }
 
   async onModuleInit(): Promise<void> {
-    await this.connect();
+    await this.listener.start();
   }
 
-  private async connect(): Promise<void> {
-    const options = this.dataSource.options as { url?: string };
-    const client = new Client({ connectionString: options.url, application_name: 'mango-work-listener' });
-    client.on('notification', (msg) => {
-      if (msg.channel === WORK_CHANNEL && msg.payload) this.wakeAll(msg.payload);
-    });
-    client.on('error', () => this.reconnect(client));
-    client.on('end', () => this.reconnect(client));
-    await client.connect();
-    await client.query(`LISTEN ${WORK_CHANNEL}`);
-    this.client = client;
-  }
-
-  private reconnect(failed: Client): void {
-    if (this.closing || this.client !== failed) return;
-    this.client = undefined;
-    // Wake everyone: they re-check the table, then wait again on the new connection.
+  private wakeEveryone(): void {
     for (const env of this.waiters.keys()) this.wakeAll(env);
-    const retry = (delay: number) =>
-      setTimeout(() => {
-        if (this.closing) return;
-        this.connect().catch(() => retry(Math.min(delay * 2, 5000)));
-      }, delay).unref();
-    retry(100);
   }
 
   private wakeAll(environmentId: string): void {
@@ -97,8 +83,8 @@ export class WorkNotifier implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    for (const env of this.waiters.keys()) this.wakeAll(env);
-    await this.client?.end().catch(() => undefined);
+    const closed = this.listener.close(); // stops reconnecting at once
+    this.wakeEveryone();
+    await closed;
   }
 }

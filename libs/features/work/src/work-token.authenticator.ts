@@ -11,13 +11,13 @@ export class WorkTokenAuthenticatorService implements WorkTokenAuthenticator {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
 
   async authenticate(digest: Buffer): Promise<Extract<Principal, { kind: 'work' }> | null> {
-    const rows: Array<{ id: string; now: Date }> = await this.dataSource.query(
-      'SELECT id, now() AS now FROM work_items WHERE token_digest = $1',
-      [digest],
-    );
-    const hit = rows[0];
-    if (!hit) return null;
-    const row = await this.dataSource.manager.findOneByOrFail(WorkItemEntity, { id: hit.id });
+    const { entities, raw } = await this.dataSource.manager
+      .createQueryBuilder(WorkItemEntity, 'w')
+      .addSelect('now()', 'db_now')
+      .where('w.token_digest = :digest', { digest })
+      .getRawAndEntities<{ db_now: Date }>();
+    const row = entities[0];
+    if (!row) return null;
     return {
       kind: 'work',
       workspaceId: row.workspaceId,
@@ -25,7 +25,7 @@ export class WorkTokenAuthenticatorService implements WorkTokenAuthenticator {
       workId: row.id,
       sessionId: row.sessionId,
       tokenDigest: digest,
-      live: tokenAccess(toLease(row), new Date(hit.now), 'session_read').allowed,
+      live: tokenAccess(toLease(row), new Date(raw[0].db_now), 'session_read').allowed,
     };
   }
 }

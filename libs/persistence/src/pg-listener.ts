@@ -1,0 +1,59 @@
+import { Client } from 'pg';
+
+export interface PgListenerOptions {
+  /** PostgreSQL connection URL. */
+  url: string | undefined;
+  channel: string;
+  applicationName: string;
+  /** A NOTIFY on the channel with a non-empty payload. */
+  onNotify(payload: string): void;
+  /** The connection was lost: notifications may have been missed, so subscribers must re-read the table. */
+  onLost(): void;
+}
+
+/**
+ * One dedicated LISTEN connection that reconnects with capped exponential backoff (100 ms to 5 s).
+ * NOTIFY only ever means "look now": the table stays the truth, so a lost connection costs latency,
+ * never correctness.
+ */
+export class PgListener {
+  private client?: Client;
+  private closing = false;
+
+  constructor(private readonly options: PgListenerOptions) {}
+
+  /** Connects and LISTENs; rejects if the first connection fails. */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const { url, channel, applicationName } = this.options;
+    const client = new Client({ connectionString: url, application_name: applicationName });
+    client.on('notification', (msg) => {
+      if (msg.channel === channel && msg.payload) this.options.onNotify(msg.payload);
+    });
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    await client.connect();
+    await client.query(`LISTEN ${channel}`);
+    this.client = client;
+  }
+
+  private lost(failed: Client): void {
+    if (this.closing || this.client !== failed) return;
+    this.client = undefined;
+    this.options.onLost();
+    const retry = (delay: number) =>
+      setTimeout(() => {
+        if (this.closing) return;
+        this.connect().catch(() => retry(Math.min(delay * 2, 5000)));
+      }, delay).unref();
+    retry(100);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.client?.end().catch(() => undefined);
+  }
+}

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule } from '@mango/feature-auth';
 import { FilesModule } from '@mango/feature-files';
+import { WorkTokenAuthModule } from '@mango/feature-work';
 import { HealthController, READINESS_CHECKS, ReadinessCheck } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { FilesEnv } from './files.env';
@@ -15,6 +16,8 @@ export class AppModule {
       imports: [
         PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' }),
         AuthModule,
+        // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).
+        WorkTokenAuthModule,
         FilesModule.forRoot({
           store,
           settings: {

@@ -150,16 +150,37 @@ describe('Files: bad input, limits and credentials (real apps/files process)', (
       expect(await files.stored()).toEqual(before);
     });
 
-    it('a Work token is refused on every Files operation (401: apps/files does not resolve Work tokens)', async () => {
+    it('a live Work token is 403 permission_error on every Files operation and changes nothing', async () => {
       const env = await files.createEnvironment('wrkspc_default');
       const token = await files.createWorkToken('wrkspc_default', env);
       const before = await files.stored();
-      expect((await upload(files.url, token, Buffer.from('nope'), 'nope.txt')).status).toBe(401);
+      const up = await upload(files.url, token, Buffer.from('nope'), 'nope.txt');
+      expect([up.status, up.body.error.type]).toEqual([403, 'permission_error']);
+      for (const [method, path] of operations(() => fileId)) {
+        const res = await httpClient(files.url, token).request(method, path);
+        expect([method, path, res.status, res.body.error.type]).toEqual([
+          method,
+          path,
+          403,
+          'permission_error',
+        ]);
+      }
+      expect(await files.stored()).toEqual(before);
+    });
+
+    it('a Work token whose lease ran out is 401 on every Files operation', async () => {
+      const env = await files.createEnvironment('wrkspc_default');
+      const token = await files.createWorkToken('wrkspc_default', env);
+      await files.sql(
+        `UPDATE work_items SET lease_expires_at = now() - interval '1 second' WHERE environment_id = $1`,
+        [env],
+      );
+      const up = await upload(files.url, token, Buffer.from('nope'), 'nope.txt');
+      expect([up.status, up.body.error.type]).toEqual([401, 'authentication_error']);
       for (const [method, path] of operations(() => fileId)) {
         const res = await httpClient(files.url, token).request(method, path);
         expect([method, path, res.status]).toEqual([method, path, 401]);
       }
-      expect(await files.stored()).toEqual(before);
     });
 
     it('no credential is 401', async () => {

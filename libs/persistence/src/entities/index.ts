@@ -7,6 +7,8 @@ import { ObjectCleanupEntity } from './object-cleanup.entity';
 import { OutboxEntity } from './outbox.entity';
 import { SessionEventEntity } from './session-event.entity';
 import { SessionEntity } from './session.entity';
+import { SkillVersionEntity } from './skill-version.entity';
+import { SkillEntity } from './skill.entity';
 import { WorkItemEntity } from './work-item.entity';
 import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
@@ -21,6 +23,8 @@ export {
   OutboxEntity,
   SessionEntity,
   SessionEventEntity,
+  SkillEntity,
+  SkillVersionEntity,
   WorkItemEntity,
   WorkPollerEntity,
   WorkspaceEntity,
@@ -40,4 +44,6 @@ export const ENTITIES = [
   SessionEntity,
   SessionEventEntity,
   OutboxEntity,
+  SkillEntity,
+  SkillVersionEntity,
 ];

@@ -3,6 +3,7 @@ import { CreateFoundation1795940285941 } from './1795940285941-CreateFoundation'
 import { CreateWorkItems1795943154952 } from './1795943154952-CreateWorkItems';
 import { CreateFiles1795943688912 } from './1795943688912-CreateFiles';
 import { CreateSessions1795946504936 } from './1795946504936-CreateSessions';
+import { CreateSkills1795948800228 } from './1795948800228-CreateSkills';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -10,4 +11,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateWorkItems1795943154952,
   CreateFiles1795943688912,
   CreateSessions1795946504936,
+  CreateSkills1795948800228,
 ];

@@ -1,0 +1,3 @@
+export * from './memory-attachment';
+export * from './memory-path';
+export * from './memory-store-name';

@@ -3,9 +3,13 @@ import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { EnvironmentEntity } from './environment.entity';
 import { FileEntity } from './file.entity';
+import { MemoryStoreEntity } from './memory-store.entity';
+import { MemoryVersionEntity } from './memory-version.entity';
+import { MemoryEntity } from './memory.entity';
 import { ObjectCleanupEntity } from './object-cleanup.entity';
 import { OutboxEntity } from './outbox.entity';
 import { SessionEventEntity } from './session-event.entity';
+import { SessionMemoryStoreEntity } from './session-memory-store.entity';
 import { SessionEntity } from './session.entity';
 import { SkillVersionEntity } from './skill-version.entity';
 import { SkillEntity } from './skill.entity';
@@ -19,10 +23,14 @@ export {
   ApiKeyEntity,
   EnvironmentEntity,
   FileEntity,
+  MemoryEntity,
+  MemoryStoreEntity,
+  MemoryVersionEntity,
   ObjectCleanupEntity,
   OutboxEntity,
   SessionEntity,
   SessionEventEntity,
+  SessionMemoryStoreEntity,
   SkillEntity,
   SkillVersionEntity,
   WorkItemEntity,
@@ -46,4 +54,8 @@ export const ENTITIES = [
   OutboxEntity,
   SkillEntity,
   SkillVersionEntity,
+  MemoryStoreEntity,
+  MemoryEntity,
+  MemoryVersionEntity,
+  SessionMemoryStoreEntity,
 ];

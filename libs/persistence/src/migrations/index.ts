@@ -4,6 +4,7 @@ import { CreateWorkItems1795943154952 } from './1795943154952-CreateWorkItems';
 import { CreateFiles1795943688912 } from './1795943688912-CreateFiles';
 import { CreateSessions1795946504936 } from './1795946504936-CreateSessions';
 import { CreateSkills1795948800228 } from './1795948800228-CreateSkills';
+import { CreateMemoryStores1795948827054 } from './1795948827054-CreateMemoryStores';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -12,4 +13,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateFiles1795943688912,
   CreateSessions1795946504936,
   CreateSkills1795948800228,
+  CreateMemoryStores1795948827054,
 ];

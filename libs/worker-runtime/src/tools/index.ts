@@ -1,0 +1,4 @@
+export * from './bash';
+export * from './confine';
+export * from './toolset';
+export * from './types';

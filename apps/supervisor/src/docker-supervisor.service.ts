@@ -56,6 +56,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       baseUrl: this.env.MANGO_DOCKER_BASE_URL ?? this.env.MANGO_BASE_URL,
       sourceDir: this.env.MANGO_WORKER_SOURCE_DIR,
       supervisorId,
+      sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
     });
     const removed = await this.launcher.reconcile();
     if (removed.length)

@@ -36,6 +36,8 @@ async function main(): Promise<number> {
     baseUrl: env.MANGO_BASE_URL,
     workdir: '/workspace',
     log,
+    maxIdleMs: env.MANGO_SESSION_IDLE_MS,
+    shellEnv: process.env,
     healthcheck: ({ workdir }) => runHealthcheckProbe({ workdir, sandboxMarker: env.MANGO_SANDBOX }),
   });
 }

@@ -1,4 +1,5 @@
-import { IsIn, IsOptional, IsUrl, Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsUrl, Matches, Min } from 'class-validator';
 
 /** The narrow, non-secret identity of one Work item inside its container (seed 002 HandleItem). */
 export class ItemEnv {
@@ -17,6 +18,13 @@ export class ItemEnv {
 
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_BASE_URL!: string;
+
+  /** Session Work: end the activation this long after the Session went idle. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  MANGO_SESSION_IDLE_MS?: number;
 
   /** Set by the launcher; the healthcheck probe refuses to run without it. */
   @IsOptional()

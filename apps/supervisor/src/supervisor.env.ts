@@ -49,6 +49,13 @@ export class SupervisorEnv {
   @Matches(/^[A-Za-z0-9_.-]{1,128}$/)
   MANGO_SUPERVISOR_ID?: string;
 
+  /** A Session activation ends (final Stop) this long after the Session went idle. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  MANGO_SESSION_IDLE_MS: number = 60_000;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 }

@@ -4,3 +4,5 @@ export * from './item-runner';
 export * from './lease-keeper';
 export * from './non-dumpable';
 export * from './work-poller';
+export * from './session-tool-runner';
+export * from './tools';

@@ -2,6 +2,8 @@ import { decodeWorkSecret, MangoClient } from '@mango/sdk';
 import { backoffMs, sleep } from './backoff';
 import { HEALTHCHECK_TIMEOUT_MS, ProbeResult } from './healthcheck-probe';
 import { LeaseKeeper } from './lease-keeper';
+import { runSession } from './session-item';
+import { ToolRoot } from './tools/types';
 
 export interface ItemIdentity {
   workId: string;
@@ -28,6 +30,12 @@ export interface HandleItemOptions {
   workdir: string;
   log: ItemLog;
   healthcheck?: HealthcheckCallback;
+  /** Attached Memory Store roots the file tools may use besides the workdir. */
+  roots?: ToolRoot[];
+  /** A Session activation ends this long after the Session went idle (default 60 s). */
+  maxIdleMs?: number;
+  /** The shell's base environment (credentials are scrubbed from it). */
+  shellEnv?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -68,15 +76,35 @@ export async function handleItem(o: HandleItemOptions): Promise<number> {
     switch (o.identity.workType) {
       case 'healthcheck':
         return await runHealthcheck(o, client, keeper, cancel);
-      case 'session':
-        o.log.error(
-          { work_id: workId },
-          'Session execution is not available in this worker build; leaving the lease to expire',
-        );
-        return 1;
+      case 'session': {
+        const code = await runSession(o, client, cancel.signal, keeper);
+        await keeper.close();
+        if (!keeper.lost) await forceStop(o, client);
+        return code;
+      }
     }
   } finally {
     await keeper.close();
+  }
+}
+
+/** The final forced Stop of an activation whose lease we still hold (409: already stopped). */
+async function forceStop(o: HandleItemOptions, client: MangoClient): Promise<void> {
+  const { workId, environmentId } = o.identity;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      await client.environments.work.stop(environmentId, workId, { force: true }, { maxRetries: 0 });
+      o.log.info({ work_id: workId }, 'activation stopped');
+      return;
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (status !== undefined && status < 500 && status !== 408 && status !== 429) {
+        if (status !== 409 && status !== 401)
+          o.log.warn({ work_id: workId, err: String(err) }, 'stop refused');
+        return;
+      }
+      await sleep(backoffMs(attempt));
+    }
   }
 }
 

@@ -25,6 +25,11 @@ export class LeaseKeeper {
 
   constructor(private readonly o: LeaseKeeperOptions) {}
 
+  /** The lease TTL: how long a result may still be retried. */
+  get ttlMs(): number {
+    return (this.o.ttlSeconds ?? 60) * 1000;
+  }
+
   /** The first heartbeat (`starting` → `active`); throws if it is refused. */
   async start(): Promise<void> {
     await this.beat();

@@ -20,6 +20,8 @@ export interface LaunchSettings {
   pidsLimit?: number;
   /** Identity of this supervisor, for startup reconciliation of its own containers. */
   supervisorId: string;
+  /** Passed to Session items: end an activation this long after the Session went idle. */
+  sessionIdleMs?: number;
 }
 
 export interface LaunchRequest {
@@ -41,6 +43,12 @@ export interface LaunchOutcome {
   timedOut: boolean;
   cancelled: boolean;
 }
+
+/** The per-Session workspace volume: later Work for the same Session resumes the same files. */
+export const sessionVolume = (sessionId: string) => `mango-session-${sessionId.toLowerCase()}`;
+
+/** Only NoCopy matters; the other VolumeOptions fields are optional to the Engine API. */
+const NO_COPY = { NoCopy: true } as NonNullable<Docker.MountSettings['VolumeOptions']>;
 
 /** /tmp allows exec: the runtime materializes its native addon there (and tools run scripts anyway). */
 const TMP = 'rw,exec,nosuid,nodev,size=256m,uid=1000,gid=1000';
@@ -108,7 +116,12 @@ export class DockerItemLauncher {
       'HOME=/tmp',
       'PATH=/usr/local/bin:/usr/bin:/bin',
       ...(req.sessionId ? [`MANGO_SESSION_ID=${req.sessionId}`] : []),
+      ...(this.settings.sessionIdleMs !== undefined
+        ? [`MANGO_SESSION_IDLE_MS=${this.settings.sessionIdleMs}`]
+        : []),
     ];
+    if (req.workType === 'session') await this.ensureWorkspaceVolume(sessionVolume(req.sessionId!));
+    if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
     const mounts: Docker.HostConfig =
       req.workType === 'healthcheck'
         ? {
@@ -119,8 +132,10 @@ export class DockerItemLauncher {
             Mounts: [
               {
                 Type: 'volume' as const,
-                Source: `mango-session-${req.sessionId!.toLowerCase()}`,
+                Source: sessionVolume(req.sessionId!),
                 Target: '/workspace',
+                // No copy-up: Docker would reset the (empty) volume's owner to the image's root-owned dir.
+                VolumeOptions: NO_COPY,
               },
             ],
           };
@@ -200,6 +215,54 @@ export class DockerItemLauncher {
       return { exitCode: (first as { StatusCode: number }).StatusCode, timedOut: false, cancelled: false };
     } finally {
       await this.removeContainer(container.id);
+    }
+  }
+
+  /**
+   * The Session's named workspace volume, created on first use and handed to the sandbox uid (1000) by a
+   * one-shot root container that may only chown (no network, no other capabilities).
+   */
+  private async ensureWorkspaceVolume(name: string): Promise<void> {
+    const exists = await this.docker
+      .getVolume(name)
+      .inspect()
+      .then(
+        () => true,
+        (err: { statusCode?: number }) => {
+          if (err.statusCode === 404) return false;
+          throw err;
+        },
+      );
+    if (exists) return;
+    await this.docker.createVolume({
+      Name: name,
+      Labels: { [LABEL_SUPERVISOR]: this.settings.supervisorId },
+    });
+    const init: Docker.Container = await this.docker.createContainer({
+      Image: this.settings.image,
+      Cmd: [
+        'node',
+        '-e',
+        "const fs=require('fs');fs.chmodSync('/workspace',0o700);fs.chownSync('/workspace',1000,1000)",
+      ],
+      User: '0:0',
+      Labels: { [LABEL_SUPERVISOR]: this.settings.supervisorId },
+      HostConfig: {
+        NetworkMode: 'none',
+        ReadonlyRootfs: true,
+        CapDrop: ['ALL'],
+        CapAdd: ['CHOWN'],
+        SecurityOpt: ['no-new-privileges'],
+        Mounts: [{ Type: 'volume', Source: name, Target: '/workspace', VolumeOptions: NO_COPY }],
+      },
+    });
+    try {
+      const exited = this.streams.getContainer(init.id).wait({ condition: 'next-exit' });
+      await init.start();
+      const { StatusCode } = (await exited) as { StatusCode: number };
+      if (StatusCode !== 0) throw new Error(`preparing workspace volume ${name} failed (exit ${StatusCode})`);
+    } finally {
+      await this.removeContainer(init.id);
     }
   }
 

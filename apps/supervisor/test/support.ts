@@ -1,0 +1,159 @@
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import {
+  ApiUnderTest,
+  AppProcess,
+  httpClient,
+  HttpClient,
+  logged,
+  startApi,
+  startApp,
+  startScriptedModel,
+  ScriptedModelServer,
+} from '@mango/testing';
+
+export const ROOT = join(__dirname, '../../..');
+export const WORK_LABEL = 'dev.mango.work_id';
+export type Ev = { id: string; type: string; [k: string]: any };
+
+/**
+ * The whole self-hosted path as real processes: apps/api, apps/orchestrator (Temporal, the scripted model
+ * as the only double), and `mango-worker docker` on the real dockerd running items from this checkout.
+ */
+export interface Stack {
+  api: ApiUnderTest;
+  model: ScriptedModelServer;
+  orchestrator: AppProcess;
+  ws: HttpClient;
+  envId: string;
+  envKey: string;
+  docker: Docker;
+  startSupervisor(extra?: Record<string, string>): Promise<AppProcess>;
+  events(sessionId: string): Promise<Ev[]>;
+  until(sessionId: string, predicate: (e: Ev[]) => boolean, ms?: number): Promise<Ev[]>;
+  workOf(sessionId: string): Promise<Array<{ id: string; state: string; [k: string]: any }>>;
+  untilWork(sessionId: string, predicate: (w: any[]) => boolean, ms?: number): Promise<any[]>;
+  agent(name: string, configs?: unknown[]): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startStack(label: string): Promise<Stack> {
+  const api = await startApi(label);
+  const model = await startScriptedModel();
+  const orchestrator = await startApp(
+    'apps/orchestrator/src/main.ts',
+    {
+      MANGO_DATABASE_URL: api.db.url,
+      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+      MANGO_TASK_QUEUE: `${label}-${Date.now()}`,
+      MANGO_MODEL_BASE_URL: model.url,
+      MANGO_MODEL_API_KEY: 'sk-scripted-model-key-must-not-leak',
+      MANGO_LOG_LEVEL: 'info',
+    },
+    logged('temporal worker running'),
+    90_000,
+  );
+  const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+  const envId = (await ws.post('/v1/environments', { name: `${label}-pool` })).body.id as string;
+  const envKey = (await api.issueKey('wrkspc_default', envId)).api_key;
+  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+  const supervisors: AppProcess[] = [];
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const events = async (sessionId: string) =>
+    (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Ev[];
+  const workOf = async (sessionId: string) =>
+    ((await ws.get(`/v1/environments/${envId}/work?limit=100`)).body.data as any[])
+      .filter((w) => w.data.type === 'session' && w.data.id === sessionId)
+      .reverse();
+  return {
+    api,
+    model,
+    orchestrator,
+    ws,
+    envId,
+    envKey,
+    docker,
+    async startSupervisor(extra = {}) {
+      const s = await startApp(
+        'apps/supervisor/src/main.ts',
+        {
+          MANGO_ENVIRONMENT_KEY: envKey,
+          MANGO_ENVIRONMENT_ID: envId,
+          MANGO_BASE_URL: api.url,
+          DOCKER_HOST: process.env.DOCKER_HOST!,
+          MANGO_WORKER_IMAGE: process.env.MANGO_BASE_IMAGE!,
+          MANGO_WORKER_SOURCE_DIR: ROOT,
+          MANGO_SUPERVISOR_ID: `test-${envId.toLowerCase()}`,
+          MANGO_SESSION_IDLE_MS: '1000',
+          MANGO_MODEL_API_KEY: 'sk-model-secret-must-not-leak',
+          MANGO_API_KEY: 'mango_ak_must_not_leak',
+          ...extra,
+        },
+        logged('docker engine connected'),
+        60_000,
+      );
+      supervisors.push(s);
+      return s;
+    },
+    events,
+    async until(sessionId, predicate, ms = 90_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const list = await events(sessionId);
+        if (predicate(list) || Date.now() > deadline) return list;
+        await sleep(150);
+      }
+    },
+    workOf,
+    async untilWork(sessionId, predicate, ms = 60_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const list = await workOf(sessionId);
+        if (predicate(list) || Date.now() > deadline) return list;
+        await sleep(150);
+      }
+    },
+    async agent(name, configs) {
+      return (
+        await ws.post('/v1/agents', {
+          name: `${name}-${Date.now()}`,
+          model: 'm',
+          tools: [{ type: 'agent_toolset_20260401', ...(configs ? { configs } : {}) }],
+        })
+      ).body.id as string;
+    },
+    async close() {
+      for (const s of supervisors) await s.stop().catch(() => undefined);
+      await orchestrator.stop();
+      await model.close();
+      await api.close();
+    },
+  };
+}
+
+/** A model reply that calls one tool. */
+export const toolCall = (id: string, name: string, input: Record<string, unknown>) => ({
+  content: [{ type: 'tool_use', id, name, input }],
+  stop_reason: 'tool_use',
+});
+
+/** The text of the tool_result the model received last (and whether it was an error). */
+export const lastResult = (body: any): { text: string; is_error: boolean } => {
+  const block = body.messages.at(-1).content[0];
+  return { text: block.content[0].text, is_error: block.is_error };
+};
+
+/** Records container lifecycle events (create/start/die/destroy) for Mango Work containers. */
+export async function watchContainers(docker: Docker) {
+  const seen: Array<{ action: string; work: string; id: string; time: number }> = [];
+  const stream = (await docker.getEvents({
+    filters: { type: ['container'], label: [WORK_LABEL] },
+  })) as NodeJS.ReadableStream & { destroy?: () => void };
+  stream.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) {
+      const e = JSON.parse(line);
+      seen.push({ action: e.Action, work: e.Actor.Attributes[WORK_LABEL], id: e.id, time: e.timeNano });
+    }
+  });
+  return { seen, close: () => stream.destroy?.() };
+}

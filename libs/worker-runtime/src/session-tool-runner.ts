@@ -1,0 +1,259 @@
+import { MangoClient, MangoError, RequestAbortedError } from '@mango/sdk';
+import { backoffMs, sleep } from './backoff';
+import type { ItemLog } from './item-runner';
+import { Tool, ToolError, ToolUse } from './tools/types';
+
+export const TOOL_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_IDLE_MS = 60_000;
+const STREAM_BACKOFF = { baseMs: 500, maxMs: 10_000 };
+const SEND_BACKOFF = { baseMs: 1000, maxMs: 30_000 };
+
+/** A Session event as the API renders it (only the fields the runner reads). */
+export interface RunnerEvent {
+  id: string;
+  type: string;
+  [field: string]: any;
+}
+
+export type RunnerStop = 'idle' | 'terminated' | 'deleted' | 'cancelled' | 'refused';
+
+export interface SessionToolRunnerOptions {
+  /** Bound to the Work token. */
+  client: MangoClient;
+  sessionId: string;
+  tools: Tool[];
+  /** Aborted on lease loss, Stop or shutdown: the runner cancels the running tool and posts nothing more. */
+  signal: AbortSignal;
+  log: ItemLog;
+  /** Stop this long after the Session went idle (not `requires_action`) with nothing new. */
+  maxIdleMs?: number;
+  toolTimeoutMs?: number;
+  /** How long a result may be retried (the lease TTL). */
+  sendWindowMs?: () => number;
+  /** Called after each dispatched call (e.g. Memory sync). */
+  afterCall?: () => Promise<void>;
+}
+
+/**
+ * Serves one Session's sandbox tool calls (wire contract §4.5): reconciles the history, follows the event
+ * stream (resuming with Last-Event-ID), honours `evaluated_permission` — `ask` waits for a persisted
+ * allow, `deny` never runs — dispatches to the local tools serially, and posts `user.tool_result` with
+ * bounded retries (an identical retry returns the stored event). Tools receive the original event so
+ * side effects can be idempotent. Results copy the call's `session_thread_id` when it has one (threads
+ * are routed by the server). Ends on idle, termination, deletion, refusal of the token, or `signal`.
+ */
+export class SessionToolRunner {
+  private readonly seen = new Set<string>();
+  private readonly answered = new Set<string>();
+  private readonly verdicts = new Map<string, string>();
+  private readonly held = new Map<string, RunnerEvent>();
+  private readonly deadThreads = new Set<string>();
+  private idleTimer?: NodeJS.Timeout;
+  private stopReason?: RunnerStop;
+  private connection?: AbortController;
+  /** Tool call ids whose result this runner posted (for tests and logs). */
+  readonly posted: string[] = [];
+
+  constructor(private readonly o: SessionToolRunnerOptions) {}
+
+  async run(): Promise<RunnerStop> {
+    const onAbort = () => this.stop('cancelled');
+    this.o.signal.addEventListener('abort', onAbort, { once: true });
+    let lastEventId: string | undefined;
+    try {
+      for (let attempt = 0; !this.stopReason;) {
+        this.connection = new AbortController();
+        try {
+          await this.reconcile();
+          if (this.stopReason) break;
+          const stream = this.o.client.sessions.events.stream(
+            this.o.sessionId,
+            { lastEventId, signal: this.connection.signal },
+            { maxRetries: 0, timeoutMs: 60_000 },
+          );
+          for await (const { id, event } of stream) {
+            attempt = 0;
+            if (id) lastEventId = id;
+            await this.handle(event as unknown as RunnerEvent);
+            if (this.stopReason) break;
+          }
+        } catch (err) {
+          if (this.stopReason || err instanceof RequestAbortedError) break;
+          if (isRefusal(err)) {
+            this.o.log.warn({ err: String(err) }, 'the Work token was refused: the lease is gone');
+            this.stop('refused');
+            break;
+          }
+          this.o.log.warn({ err: String(err), attempt }, 'event stream interrupted; reconnecting');
+          await sleep(backoffMs(attempt++, STREAM_BACKOFF), this.o.signal);
+        }
+      }
+    } finally {
+      this.o.signal.removeEventListener('abort', onAbort);
+      clearTimeout(this.idleTimer);
+    }
+    return this.stopReason ?? 'cancelled';
+  }
+
+  private stop(reason: RunnerStop): void {
+    this.stopReason ??= reason;
+    this.connection?.abort();
+  }
+
+  /** Lists the whole history: marks calls seen/answered and verdicts, then routes unanswered calls in order. */
+  private async reconcile(): Promise<void> {
+    const history: RunnerEvent[] = [];
+    for await (const e of this.o.client.sessions.events.list(
+      this.o.sessionId,
+      { limit: 1000 },
+      { signal: this.connection!.signal, maxRetries: 2 },
+    ))
+      history.push(e as unknown as RunnerEvent);
+    for (const e of history) {
+      if (e.type === 'user.tool_result') this.answered.add(e.tool_use_id);
+      else if (e.type === 'user.tool_confirmation') this.verdicts.set(e.tool_use_id, e.result);
+      else if (e.type === 'session.thread_status_terminated' && e.session_thread_id)
+        this.deadThreads.add(e.session_thread_id);
+    }
+    for (const e of history) {
+      if (this.stopReason) return;
+      if (e.type === 'agent.tool_use' && !this.seen.has(e.id) && !this.answered.has(e.id)) {
+        this.seen.add(e.id);
+        await this.route(e);
+      } else if (e.type === 'session.status_terminated') this.stop('terminated');
+    }
+    const last = history.filter((e) => !NEUTRAL.has(e.type)).at(-1);
+    if (last) this.clock(last);
+  }
+
+  private async handle(e: RunnerEvent): Promise<void> {
+    switch (e.type) {
+      case 'agent.tool_use':
+        if (!this.seen.has(e.id) && !this.answered.has(e.id)) {
+          this.seen.add(e.id);
+          await this.route(e);
+        }
+        break;
+      case 'user.tool_confirmation': {
+        this.verdicts.set(e.tool_use_id, e.result);
+        const held = this.held.get(e.tool_use_id);
+        if (held) {
+          this.held.delete(e.tool_use_id);
+          if (e.result === 'allow') await this.execute(held);
+        }
+        break;
+      }
+      case 'user.tool_result':
+        this.answered.add(e.tool_use_id);
+        this.held.delete(e.tool_use_id);
+        break;
+      case 'session.thread_status_terminated':
+        if (e.session_thread_id) {
+          this.deadThreads.add(e.session_thread_id);
+          for (const [id, call] of this.held)
+            if (call.session_thread_id === e.session_thread_id) this.held.delete(id);
+        }
+        break;
+      case 'session.status_terminated':
+        return this.stop('terminated');
+      case 'session.deleted':
+        return this.stop('deleted');
+    }
+    if (!NEUTRAL.has(e.type)) this.clock(e);
+  }
+
+  /** The idle countdown: armed by an idle that is not `requires_action`, disarmed by anything else. */
+  private clock(e: RunnerEvent): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    const maxIdle = this.o.maxIdleMs ?? DEFAULT_MAX_IDLE_MS;
+    if (maxIdle <= 0 || e.type !== 'session.status_idle' || e.stop_reason?.type === 'requires_action') return;
+    if (this.held.size) return;
+    this.idleTimer = setTimeout(() => this.stop('idle'), maxIdle);
+  }
+
+  private async route(e: RunnerEvent): Promise<void> {
+    if (e.session_thread_id && this.deadThreads.has(e.session_thread_id)) return;
+    const verdict = this.verdicts.get(e.id);
+    if (e.evaluated_permission === 'deny') return;
+    if (verdict !== undefined) {
+      if (verdict === 'allow') await this.execute(e);
+      return;
+    }
+    if (
+      e.evaluated_permission === undefined ||
+      e.evaluated_permission === null ||
+      e.evaluated_permission === 'allow'
+    )
+      return this.execute(e);
+    this.held.set(e.id, e); // ask (or anything unknown): fail closed until a persisted allow
+  }
+
+  private async execute(e: RunnerEvent): Promise<void> {
+    const tool = this.o.tools.find((t) => t.name === e.name);
+    if (!tool) return; // another client owns it: leave it pending
+    const use: ToolUse = { id: e.id, name: e.name, input: e.input, session_thread_id: e.session_thread_id };
+    const signal = AbortSignal.any([
+      this.o.signal,
+      AbortSignal.timeout(this.o.toolTimeoutMs ?? TOOL_TIMEOUT_MS),
+    ]);
+    let text: string;
+    let isError = false;
+    try {
+      const input = e.input && typeof e.input === 'object' && !Array.isArray(e.input) ? e.input : {};
+      text = await tool.run(input as Record<string, unknown>, { signal, toolUse: use });
+    } catch (err) {
+      isError = true;
+      text = err instanceof ToolError ? err.message : `Error: ${(err as Error)?.message ?? String(err)}`;
+    }
+    this.o.log.info({ tool: e.name, tool_use_id: e.id, is_error: isError }, 'tool call finished');
+    if (this.o.signal.aborted) return; // lease lost or cancelled: nothing is posted
+    await this.send({
+      type: 'user.tool_result',
+      tool_use_id: e.id,
+      is_error: isError,
+      content: [{ type: 'text', text: text || '(no output)' }],
+      ...(e.session_thread_id ? { session_thread_id: e.session_thread_id } : {}),
+    });
+    await this.o.afterCall?.();
+  }
+
+  /** Posts one result; retries transient failures until the lease window is spent. */
+  private async send(result: Record<string, unknown>): Promise<void> {
+    const id = result.tool_use_id as string;
+    const deadline = Date.now() + (this.o.sendWindowMs?.() ?? 60_000);
+    for (let n = 0; ; n++) {
+      if (this.o.signal.aborted) return;
+      try {
+        await this.o.client.sessions.events.send(this.o.sessionId, { events: [result] } as never, {
+          maxRetries: 0,
+          signal: this.o.signal,
+        });
+        this.answered.add(id);
+        this.posted.push(id);
+        return;
+      } catch (err) {
+        if (this.o.signal.aborted) return;
+        const status = (err as MangoError).status;
+        if (isFatal(status) || Date.now() >= deadline) {
+          this.o.log.error({ tool_use_id: id, status, err: String(err) }, 'tool result not accepted');
+          if (status === 401) this.stop('refused');
+          return;
+        }
+        await sleep(Math.min(backoffMs(n, SEND_BACKOFF), Math.max(0, deadline - Date.now())), this.o.signal);
+      }
+    }
+  }
+}
+
+/** Events that neither arm nor disarm the idle countdown. */
+const NEUTRAL = new Set(['user.tool_confirmation', 'session.thread_status_terminated']);
+
+function isFatal(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500 && ![408, 429].includes(status);
+}
+
+function isRefusal(err: unknown): boolean {
+  const status = (err as MangoError)?.status;
+  return isFatal(status);
+}

@@ -130,4 +130,74 @@ describe('a Session served by the Docker supervisor (real API, orchestrator, Tem
     const volume = await stack.docker.getVolume(`mango-session-${s.id.toLowerCase()}`).inspect();
     expect(volume.Name).toBe(`mango-session-${s.id.toLowerCase()}`);
   }, 240_000);
+
+  it('always_ask: the worker holds the call until the persisted allow; a denied call never runs', async () => {
+    const results: Array<{ text: string; is_error: boolean }> = [];
+    stack.model.script(
+      toolCall('toolu_a1', 'bash', { command: ': > /workspace/allowed && echo ran' }),
+      (body: any) => {
+        results.push(lastResult(body));
+        return toolCall('toolu_a2', 'bash', { command: ': > /workspace/denied' });
+      },
+      (body: any) => {
+        results.push({ text: body.messages.at(-1).content[0].content, is_error: true });
+        return toolCall('toolu_a3', 'bash', { command: 'ls /workspace' });
+      },
+      (body: any) => {
+        results.push(lastResult(body));
+        return { content: [{ type: 'text', text: 'ok' }] };
+      },
+    );
+    const agent = await stack.agent('asker', [{ name: 'bash', permission_policy: { type: 'always_ask' } }]);
+    const s = (
+      await stack.ws.post('/v1/sessions', {
+        agent,
+        environment_id: stack.envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+      })
+    ).body;
+    const answer = async (n: number, result: 'allow' | 'deny') => {
+      const list = await stack.until(
+        s.id,
+        (l) => l.filter((e) => e.type === 'session.status_idle').length >= n,
+      );
+      const idle = list.at(-1)!;
+      expect(idle.stop_reason.type).toBe('requires_action');
+      // Nothing was posted for the held call while it waited.
+      expect(
+        list.some((e) => e.type === 'user.tool_result' && e.tool_use_id === idle.stop_reason.event_ids[0]),
+      ).toBe(false);
+      await stack.ws.post(`/v1/sessions/${s.id}/events`, {
+        events: [
+          {
+            type: 'user.tool_confirmation',
+            tool_use_id: idle.stop_reason.event_ids[0],
+            result,
+            ...(result === 'deny' ? { deny_message: 'Not that one.' } : {}),
+          },
+        ],
+      });
+    };
+    await answer(1, 'allow');
+    await answer(2, 'deny');
+    await answer(3, 'allow');
+    const done = await stack.until(
+      s.id,
+      (l) => l.at(-1)?.type === 'session.status_idle' && l.at(-1)?.stop_reason.type === 'end_turn',
+    );
+    expect(results).toEqual([
+      { text: 'ran', is_error: false },
+      { text: 'Not that one.', is_error: true },
+      { text: 'allowed', is_error: false },
+    ]);
+    expect(done.filter((e) => e.type === 'user.tool_result')).toHaveLength(2);
+    expect(done.map((e) => e.type).filter((t) => t.startsWith('user.'))).toEqual([
+      'user.message',
+      'user.tool_confirmation',
+      'user.tool_result',
+      'user.tool_confirmation',
+      'user.tool_confirmation',
+      'user.tool_result',
+    ]);
+  }, 240_000);
 });

@@ -78,6 +78,7 @@ describe('Helm chart (helm lint + template)', () => {
     expect(paths).toEqual([
       ['/v1/files', 't-mango-files'],
       ['/v1/skills', 't-mango-files'],
+      ['/v1/memory_stores', 't-mango-files'],
       ['/', 't-mango-api'],
     ]);
   });
@@ -121,7 +122,7 @@ describe('Compose stack (docker-compose config)', () => {
     expect(config.services.supervisor.profiles).toEqual(['supervisor']);
     const nginx = readFileSync(join(ROOT, 'deployments/compose/nginx.conf'), 'utf8');
     expect(nginx).toMatch(
-      /location ~ \^\/v1\/\(files\|skills\)\(\/\|\$\) \{ proxy_pass http:\/\/files:8082; \}/,
+      /location ~ \^\/v1\/\(files\|skills\|memory_stores\)\(\/\|\$\) \{ proxy_pass http:\/\/files:8082; \}/,
     );
   });
 });

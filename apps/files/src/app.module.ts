@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule } from '@mango/feature-auth';
 import { FilesModule } from '@mango/feature-files';
+import { MemoryModule } from '@mango/feature-memory';
 import { WorkTokenAuthModule } from '@mango/feature-work';
 import { HealthController, READINESS_CHECKS, ReadinessCheck } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
@@ -26,6 +27,14 @@ export class AppModule {
             leaseMs: env.MANGO_FILES_UPLOAD_LEASE_MS,
             sweepIntervalMs: env.MANGO_FILES_SWEEP_INTERVAL_MS,
             sweepGraceMs: env.MANGO_FILES_SWEEP_GRACE_MS,
+          },
+        }),
+        MemoryModule.forRoot({
+          store,
+          settings: {
+            maxContentBytes: env.MANGO_MEMORY_MAX_CONTENT_BYTES,
+            maxMemoriesPerStore: env.MANGO_MEMORY_MAX_PER_STORE,
+            leaseMs: env.MANGO_FILES_UPLOAD_LEASE_MS,
           },
         }),
       ],

@@ -81,4 +81,18 @@ export class FilesEnv {
   @Min(0)
   @Max(86_400_000)
   MANGO_FILES_REQUEST_TIMEOUT_MS: number = 3_600_000;
+
+  /** Largest Memory content in UTF-8 bytes (hosted: 102,400); larger writes are 413 `request_too_large`. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(16 * MIB)
+  MANGO_MEMORY_MAX_CONTENT_BYTES: number = 102_400;
+
+  /** Most Memories one Memory Store holds; creating one more is 409. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MANGO_MEMORY_MAX_PER_STORE: number = 2000;
 }

@@ -5,3 +5,4 @@ export * from './migrations';
 export * from './persistence.module';
 export * from './insert-row';
 export * from './pg-listener';
+export * from './session-memory-attachments';

@@ -129,5 +129,5 @@ export function servedRoutes(app: { getHttpAdapter(): { getInstance(): unknown }
     );
 }
 
-/** The routes the ingress sends to apps/files; everything else in openapi.yaml is apps/api's. */
-export const FILES_ROUTES = /^(GET|POST|DELETE) \/v1\/(files|skills)/;
+/** The routes the ingress sends to apps/files (Files, Skills, Memory Stores); everything else in openapi.yaml is apps/api's. */
+export const FILES_ROUTES = /^(GET|POST|DELETE) \/v1\/(files|skills|memory_stores)/;

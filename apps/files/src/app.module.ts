@@ -28,6 +28,7 @@ export class AppModule {
             sweepIntervalMs: env.MANGO_FILES_SWEEP_INTERVAL_MS,
             sweepGraceMs: env.MANGO_FILES_SWEEP_GRACE_MS,
           },
+          skills: { maxBytes: env.MANGO_SKILLS_MAX_BYTES, maxFiles: env.MANGO_SKILLS_MAX_FILES },
         }),
         MemoryModule.forRoot({
           store,

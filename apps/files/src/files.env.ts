@@ -95,4 +95,18 @@ export class FilesEnv {
   @Min(1)
   @Max(1_000_000)
   MANGO_MEMORY_MAX_PER_STORE: number = 2000;
+
+  /** Largest accepted Skill bundle (expanded bytes, and compressed archive bytes); 413 beyond it. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(5 * TIB)
+  MANGO_SKILLS_MAX_BYTES: number = 500 * MIB;
+
+  /** Most files in one Skill bundle; 400 beyond it. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MANGO_SKILLS_MAX_FILES: number = 10_000;
 }

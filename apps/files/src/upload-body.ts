@@ -3,12 +3,13 @@ import type { NextFunction, Request, Response } from 'express';
 
 type Handler = (req: Request, res: Response, next: NextFunction) => void;
 
-const UPLOAD_ROUTE = /^\/v1\/files\/?(\?|$)/;
+/** `POST /v1/files`, `POST /v1/skills` and `POST /v1/skills/{id}/versions`. */
+const UPLOAD_ROUTE = /^\/v1\/(files|skills|skills\/[^/?]+\/versions)\/?(\?|$)/;
 
 /**
  * `createHttpApp` parses every request body as JSON (up to 32 MiB) before routing. File uploads must
  * reach their controller unread, to be streamed to the object store, so this makes that parser pass
- * `POST /v1/files` through untouched (the controller refuses anything but multipart/form-data).
+ * uploads (`POST /v1/files`, Skill bundles) through untouched (the controller refuses anything but multipart/form-data).
  * Fails at boot if the parser cannot be found, rather than buffering uploads silently.
  */
 export function streamUploadBodies(app: INestApplication): void {

@@ -67,4 +67,26 @@ describe('openapi.yaml is the contract of apps/files', () => {
     ]);
     expect(servedRoutes(files.app).filter((r) => r.includes('/v1/files'))).toHaveLength(5);
   });
+
+  it('serves the nine Skills operations under their operationIds', () => {
+    const ops = Object.entries(openApi().paths)
+      .filter(([path]) => path.startsWith('/v1/skills'))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods)
+          .filter(([m]) => ['get', 'post', 'delete'].includes(m))
+          .map(([m, op]) => `${op.operationId} ${m.toUpperCase()} ${path}`),
+      );
+    expect(ops.sort()).toEqual([
+      'skills.create POST /v1/skills',
+      'skills.delete DELETE /v1/skills/{skill_id}',
+      'skills.list GET /v1/skills',
+      'skills.retrieve GET /v1/skills/{skill_id}',
+      'skills.versions.content GET /v1/skills/{skill_id}/versions/{version}/content',
+      'skills.versions.create POST /v1/skills/{skill_id}/versions',
+      'skills.versions.delete DELETE /v1/skills/{skill_id}/versions/{version}',
+      'skills.versions.list GET /v1/skills/{skill_id}/versions',
+      'skills.versions.retrieve GET /v1/skills/{skill_id}/versions/{version}',
+    ]);
+    expect(servedRoutes(files.app).filter((r) => r.includes('/v1/skills'))).toHaveLength(9);
+  });
 });

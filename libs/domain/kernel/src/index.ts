@@ -3,3 +3,4 @@ export * from './clock';
 export * from './domain-error';
 export * from './metadata';
 export * from './input-reader';
+export * from './skill-paths';

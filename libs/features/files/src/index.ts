@@ -10,3 +10,4 @@ export * from './multipart-file';
 export * from './object-cleanup.repository';
 export * from './object-cleanup.sweeper';
 export * from './upload-file.usecase';
+export * from './skills';

@@ -13,7 +13,7 @@ export interface ClaimedCleanup {
   lease: CleanupLease;
   objectKey: string;
   reason: 'upload' | 'delete';
-  /** A File row still names the key (never expected): the object must be kept. */
+  /** A File or Skill version row still names the key (never expected): the object must be kept. */
   inUse: boolean;
 }
 
@@ -91,7 +91,8 @@ export class ObjectCleanupRepository {
               SET lease_owner = $1, lease_expires_at = now() + ${interval('$2')}, attempts = c.attempts + 1
              FROM due WHERE c.id = due.id
            RETURNING c.id, c.object_key, c.reason)
-         SELECT claimed.*, EXISTS (SELECT 1 FROM files f WHERE f.object_key = claimed.object_key) AS in_use
+         SELECT claimed.*, (EXISTS (SELECT 1 FROM files f WHERE f.object_key = claimed.object_key)
+                 OR EXISTS (SELECT 1 FROM skill_versions v WHERE v.object_key = claimed.object_key)) AS in_use
            FROM claimed`,
         [owner, input.leaseMs, input.graceMs, input.limit],
       );

@@ -146,6 +146,8 @@ export const lastResult = (body: any): { text: string; is_error: boolean } => {
 /** Records container lifecycle events (create/start/die/destroy) for Mango Work containers. */
 export async function watchContainers(docker: Docker) {
   const seen: Array<{ action: string; work: string; id: string; time: number }> = [];
+  /** Each Work container as inspected the moment it started (it is removed after its activation). */
+  const inspected = new Map<string, Docker.ContainerInspectInfo>();
   const stream = (await docker.getEvents({
     filters: { type: ['container'], label: [WORK_LABEL] },
   })) as NodeJS.ReadableStream & { destroy?: () => void };
@@ -153,7 +155,13 @@ export async function watchContainers(docker: Docker) {
     for (const line of chunk.toString().split('\n').filter(Boolean)) {
       const e = JSON.parse(line);
       seen.push({ action: e.Action, work: e.Actor.Attributes[WORK_LABEL], id: e.id, time: e.timeNano });
+      if (e.Action === 'start')
+        docker
+          .getContainer(e.id)
+          .inspect()
+          .then((info) => inspected.set(e.Actor.Attributes[WORK_LABEL], info))
+          .catch(() => undefined);
     }
   });
-  return { seen, close: () => stream.destroy?.() };
+  return { seen, inspected, close: () => stream.destroy?.() };
 }

@@ -24,6 +24,7 @@ import {
 import { AgentEntity, AgentVersionEntity, insertRow } from '@mango/persistence';
 import { DataSource, EntityManager } from 'typeorm';
 import { AgentView, renderAgent } from './agent.view';
+import { checkSkillPins } from './skill-pins';
 
 type Query = Record<string, unknown>;
 
@@ -36,6 +37,7 @@ export class AgentsService {
     return this.dataSource.transaction(async (tx) => {
       const id = newId('agent');
       const definition = resolveRoster(draft, id, await this.rosterFacts(tx, workspaceId, draft));
+      await checkSkillPins(tx, workspaceId, definition.skills);
       const now = new Date();
       const agent = tx.create(AgentEntity, {
         id,
@@ -79,6 +81,7 @@ export class AgentsService {
       if (agent.archivedAt) throw conflict(`agent ${agent.id} is archived and read-only`);
       const definition = resolveRoster(draft, agent.id, await this.rosterFacts(tx, workspaceId, draft));
       if (sameDefinition(definition, current.definition)) return renderAgent(agent, current);
+      await checkSkillPins(tx, workspaceId, definition.skills, current.definition.skills);
       const now = new Date();
       const next = tx.create(AgentVersionEntity, {
         agentId: agent.id,

@@ -12,6 +12,7 @@ import {
   unauthenticated,
 } from '@mango/domain-kernel';
 import { tokenAccess } from '@mango/domain-work-lease';
+import { freezeSkillVersions } from '@mango/feature-agents';
 import type { Principal } from '@mango/feature-auth';
 import { toLease } from '@mango/feature-work';
 import {
@@ -134,7 +135,12 @@ export class SessionsService {
         environmentId: env.id,
         agentId: agent.id,
         agentVersion: version,
-        agent: freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
+        // Skill pins are frozen to exact versions now (`latest` resolved): see feature-agents skill-pins.ts.
+        agent: await freezeSkillVersions(
+          tx,
+          workspaceId,
+          freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
+        ),
         title: input.title,
         status: 'idle',
         metadata: input.metadata,

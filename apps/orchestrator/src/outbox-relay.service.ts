@@ -1,19 +1,23 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { SESSION_EVENTS_CHANNEL } from '@mango/feature-sessions';
 import { sessionInputSignal, sessionWorkflow } from '@mango/workflows';
 import { Client, Connection } from '@temporalio/client';
-import { Client as PgClient } from 'pg';
 import type { Logger } from 'pino';
+import { PgListener, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
-/** Event kinds that wake the Session workflow; the others are marked dispatched without a signal. */
+/** Outbox kinds that move the Session workflow; the others are marked dispatched without a signal. */
 const WAKES_WORKFLOW = new Set([
   'user.message',
   'user.tool_result',
   'user.tool_confirmation',
   'user.custom_tool_result',
+  'user.interrupt',
+  // A session.updated that changed the budget: resumes a turn paused at the budget gate.
+  'session.budget_changed',
+  // A worker's Fail terminated the Session: the workflow stops.
+  'session.status_terminated',
 ]);
 const BATCH = 100;
 const SWEEP_MS = 1000;
@@ -27,7 +31,7 @@ const SWEEP_MS = 1000;
  */
 @Injectable()
 export class OutboxRelayService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private listener?: PgClient;
+  private listener?: PgListener;
   private connection?: Connection;
   private client?: Client;
   private timer?: NodeJS.Timeout;
@@ -44,16 +48,19 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   async onApplicationBootstrap(): Promise<void> {
     this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
     this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
-    this.listener = new PgClient({
-      connectionString: this.env.MANGO_DATABASE_URL,
-      application_name: 'mango-outbox-relay',
+    // NOTIFY only says "look now"; after a lost connection the listener reconnects and the sweep and a
+    // fresh pass cover anything missed.
+    this.listener = new PgListener({
+      url: this.env.MANGO_DATABASE_URL,
+      channel: SESSION_EVENTS_CHANNEL,
+      applicationName: 'mango-outbox-relay',
+      onNotify: () => this.kick(),
+      onLost: () => {
+        this.log.warn('outbox listener lost; reconnecting (the sweep keeps relaying)');
+        this.kick();
+      },
     });
-    this.listener.on('notification', () => this.kick());
-    this.listener.on('error', (err) =>
-      this.log.warn({ err: String(err) }, 'outbox listener lost; the sweep keeps relaying'),
-    );
-    await this.listener.connect();
-    await this.listener.query(`LISTEN ${SESSION_EVENTS_CHANNEL}`);
+    await this.listener.start();
     this.timer = setInterval(() => this.kick(), SWEEP_MS);
     this.kick();
   }
@@ -108,7 +115,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.running;
-    await this.listener?.end().catch(() => undefined);
+    await this.listener?.close();
     await this.connection?.close();
   }
 }

@@ -1,18 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { decodeWorkSecret } from '@mango/feature-work';
-import { startOrchestrator } from './support';
-import { Client, Connection } from '@temporalio/client';
-
-async function recordHistory(workflowId: string, dir: string): Promise<void> {
-  const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
-  try {
-    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
-    writeFileSync(join(dir, 'session-tool-round-trip.json'), JSON.stringify(history, null, 1));
-  } finally {
-    await connection.close();
-  }
-}
+import { recordHistory, startOrchestrator } from './support';
 import {
   AppProcess,
   httpClient,
@@ -176,7 +163,7 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
       },
     ]);
     // RECORD_HISTORIES=dir keeps this workflow's history as a replay fixture (apps/orchestrator/test/histories).
-    if (process.env.RECORD_HISTORIES) await recordHistory(s.id, process.env.RECORD_HISTORIES);
+    await recordHistory(s.id, 'session-tool-round-trip');
     // After Stop the token is dead: no more results, no more reads.
     expect(
       (await ws.post(`/v1/environments/${envId}/work/${polled.body.id}/stop`, { force: true })).status,

@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { AppProcess, logged, startApp } from '@mango/testing';
 
 /** A real orchestrator process on a test database, its own task queue and (optionally) the scripted model. */
@@ -19,4 +22,20 @@ export function startOrchestrator(
     logged('temporal worker running'),
     90_000,
   );
+}
+
+/**
+ * With RECORD_HISTORIES=<dir>, keeps a finished workflow's history as a replay fixture (copy it into
+ * apps/orchestrator/test/histories); otherwise does nothing.
+ */
+export async function recordHistory(workflowId: string, name: string): Promise<void> {
+  const dir = process.env.RECORD_HISTORIES;
+  if (!dir) return;
+  const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+  try {
+    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    writeFileSync(join(dir, `${name}.json`), JSON.stringify(history, null, 1));
+  } finally {
+    await connection.close();
+  }
 }

@@ -5,4 +5,5 @@ export * from './migrations';
 export * from './persistence.module';
 export * from './insert-row';
 export * from './pg-listener';
+export * from './session-log';
 export * from './session-memory-attachments';

@@ -1,5 +1,6 @@
 import { newId } from '@mango/platform-ids';
-import { insertRow, OutboxEntity, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { insertRow } from './insert-row';
+import { OutboxEntity, SessionEntity, SessionEventEntity } from './entities';
 import type { EntityManager } from 'typeorm';
 
 export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
@@ -20,6 +21,8 @@ export async function appendEvents(
     idempotencyKey?: string;
     /** user.tool_result: the agent.tool_use it answers (unique per Session). */
     toolUseId?: string;
+    /** The outbox row's kind when it differs from the event type (e.g. a budget change inside session.updated). */
+    outboxKind?: string;
   }>,
   now: Date,
 ): Promise<SessionEventEntity[]> {
@@ -52,7 +55,7 @@ export async function appendEvents(
       tx.create(OutboxEntity, {
         sessionId: session.id,
         eventSeq: row.seq,
-        kind: e.type,
+        kind: e.outboxKind ?? e.type,
         createdAt: now,
         dispatchedAt: null,
       }),

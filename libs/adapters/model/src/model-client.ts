@@ -56,7 +56,9 @@ export class ModelRequestError extends Error {
 export class ModelClient {
   constructor(private readonly settings: ModelSettings) {}
 
-  async createMessage(request: ModelRequest): Promise<ModelResponse> {
+  /** One request; `signal` cancels it (an interrupted turn). */
+  async createMessage(request: ModelRequest, options: { signal?: AbortSignal } = {}): Promise<ModelResponse> {
+    const timeout = AbortSignal.timeout(this.settings.timeoutMs ?? 600_000);
     let res: Response;
     try {
       res = await fetch(new URL('/v1/messages', this.settings.baseUrl), {
@@ -67,9 +69,10 @@ export class ModelClient {
           'anthropic-version': '2023-06-01',
         },
         body: JSON.stringify(request),
-        signal: AbortSignal.timeout(this.settings.timeoutMs ?? 600_000),
+        signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
       });
     } catch (err) {
+      if (options.signal?.aborted) throw err;
       throw new ModelRequestError(`model endpoint unreachable: ${(err as Error).message}`, null, true);
     }
     const text = await res.text();

@@ -1,1 +1,4 @@
+export * from './pricing';
 export * from './session-input';
+export * from './tool-calls';
+export * from './transcript';

@@ -1,4 +1,3 @@
-export * from './session-log';
 export * from './session.view';
 export * from './sessions.module';
 export * from './sessions.service';

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { PgListener } from '@mango/persistence';
 import { DataSource } from 'typeorm';
-import { SESSION_EVENTS_CHANNEL } from './session-log';
+import { SESSION_EVENTS_CHANNEL } from '@mango/persistence';
 
 type Listener = () => void;
 

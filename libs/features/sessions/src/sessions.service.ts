@@ -16,8 +16,11 @@ import { freezeSkillVersions } from '@mango/feature-agents';
 import type { Principal } from '@mango/feature-auth';
 import { toLease } from '@mango/feature-work';
 import {
+  budgetChangeProblem,
   ClientEvent,
+  closesOpenCalls,
   freezeAgent,
+  priceOf,
   isRunnable,
   parseBudget,
   parseEventsBody,
@@ -37,6 +40,7 @@ import {
 } from '@mango/platform-pagination';
 import {
   AgentEntity,
+  appendEvents,
   AgentVersionEntity,
   EnvironmentEntity,
   insertRow,
@@ -45,10 +49,19 @@ import {
   WorkItemEntity,
 } from '@mango/persistence';
 import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { appendEvents } from './session-log';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
 type Query = Record<string, unknown>;
+
+/** The outbox kind of a budget change: it wakes a turn paused at the budget gate (the workflow's BUDGET_CHANGED). */
+const BUDGET_CHANGED = 'session.budget_changed';
+/** Events accepted while a Session is paused at its budget (hosted §5.3 "settle" events). */
+const SETTLE_EVENTS = new Set([
+  'user.tool_confirmation',
+  'user.tool_result',
+  'user.custom_tool_result',
+  'user.interrupt',
+]);
 const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
 const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
 
@@ -128,6 +141,16 @@ export class SessionsService {
       const version = input.agent.version ?? agent.currentVersion;
       const row = await tx.findOne(AgentVersionEntity, { where: { agentId: agent.id, version } });
       if (!row) throw invalidRequest(`agent ${agent.id} has no version ${version}`);
+      // Skill pins are frozen to exact versions now (`latest` resolved): see feature-agents skill-pins.ts.
+      const agentSnapshot = await freezeSkillVersions(
+        tx,
+        workspaceId,
+        freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
+      );
+      if (input.budget && !priceOf(agentSnapshot.model.id))
+        throw invalidRequest(
+          `a budget needs a priced model; ${agentSnapshot.model.id} has no list price in this deployment`,
+        );
       const now = new Date();
       const session = tx.create(SessionEntity, {
         id: newId('session', now.getTime()),
@@ -135,12 +158,7 @@ export class SessionsService {
         environmentId: env.id,
         agentId: agent.id,
         agentVersion: version,
-        // Skill pins are frozen to exact versions now (`latest` resolved): see feature-agents skill-pins.ts.
-        agent: await freezeSkillVersions(
-          tx,
-          workspaceId,
-          freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
-        ),
+        agent: agentSnapshot,
         title: input.title,
         status: 'idle',
         metadata: input.metadata,
@@ -245,7 +263,11 @@ export class SessionsService {
           if (session.budget === null)
             throw invalidRequest('a budget can only be set when the Session is created');
           const next = parseBudget(o.budget);
-          if (JSON.stringify(next) !== JSON.stringify(session.budget)) changed.budget = session.budget = next;
+          if (JSON.stringify(next) !== JSON.stringify(session.budget)) {
+            const problem = budgetChangeProblem(next, (session.usage as { list_cost?: null }).list_cost);
+            if (problem) throw invalidRequest(problem);
+            changed.budget = session.budget = next;
+          }
         }
       }
       if (Object.keys(changed).length === 0) return renderSession(session);
@@ -258,7 +280,15 @@ export class SessionsService {
       await appendEvents(
         tx,
         session,
-        [{ type: 'session.updated', body: changed, processed: true, runnable: false }],
+        [
+          {
+            type: 'session.updated',
+            body: changed,
+            processed: true,
+            runnable: false,
+            ...('budget' in changed ? { outboxKind: BUDGET_CHANGED } : {}),
+          },
+        ],
         now,
       );
       return renderSession(session);
@@ -316,13 +346,22 @@ export class SessionsService {
       if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);
       if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
       if (p.kind === 'work') await this.requireLiveLease(tx, p);
+      const paused = await this.pausedAtBudget(tx, session);
+      if (paused) {
+        const refused = events.find((e) => !SETTLE_EVENTS.has(e.type));
+        if (refused)
+          throw invalidRequest(
+            `the session reached its budget; ${refused.type} is not accepted until the budget is raised or removed (only tool confirmations, tool results, custom tool results and interrupts are)`,
+          );
+      }
       const now = new Date();
       const stored: EventView[] = [];
       const fresh: Array<ReturnType<typeof toStored>> = [];
       for (const e of events) {
         const answer = answerOf(e);
         if (!answer) {
-          fresh.push(toStored(e));
+          // An interrupt at a budget pause is accepted and ignored: there is no turn to stop.
+          if (!(paused && e.type === 'user.interrupt')) fresh.push(toStored(e));
           continue;
         }
         const target = await tx.findOne(SessionEventEntity, {
@@ -346,6 +385,7 @@ export class SessionsService {
           stored.push(renderEvent(prior));
           continue;
         }
+        await this.requireOpen(tx, session.id, target, e.type);
         fresh.push({
           ...toStored(e),
           processed: true,
@@ -355,6 +395,42 @@ export class SessionsService {
       const rows = await appendEvents(tx, session, fresh, now);
       return { data: [...stored, ...rows.map(renderEvent)] };
     });
+  }
+
+  /**
+   * A call an interrupt (or a turn that ended without it) closed takes no new answer: the model already
+   * saw it as interrupted. (Checked after the stored-answer lookup, so an identical retry still succeeds.)
+   */
+  private async requireOpen(
+    tx: EntityManager,
+    sessionId: string,
+    call: SessionEventEntity,
+    type: string,
+  ): Promise<void> {
+    const later: Array<Pick<SessionEventEntity, 'type' | 'body'>> = await tx
+      .createQueryBuilder(SessionEventEntity, 'e')
+      .select(['e.type', 'e.body'])
+      .where('e.session_id = :sessionId AND e.seq > :seq', { sessionId, seq: call.seq })
+      .andWhere(`(e.type = 'user.interrupt' OR e.type = 'session.status_idle')`)
+      .orderBy('e.seq', 'ASC')
+      .getMany();
+    if (later.some((e) => closesOpenCalls(e)))
+      throw conflict(`${call.id} was interrupted before it completed; it takes no ${type}`);
+  }
+
+  /**
+   * Paused at the budget gate: the last turn ended idle with `budget_reached` and no budget change has
+   * been accepted since (a change wakes the workflow, which resumes the turn).
+   */
+  private async pausedAtBudget(tx: EntityManager, session: SessionEntity): Promise<boolean> {
+    if (session.status !== 'idle') return false;
+    const rows: Array<{ type: string; reason: string | null }> = await tx.query(
+      `SELECT type, body->'stop_reason'->>'type' AS reason FROM session_events
+        WHERE session_id = $1 AND (type IN ('session.status_idle', 'session.status_running') OR (type = 'session.updated' AND body ? 'budget'))
+        ORDER BY seq DESC LIMIT 1`,
+      [session.id],
+    );
+    return rows[0]?.type === 'session.status_idle' && rows[0].reason === 'budget_reached';
   }
 
   /** A denied call never runs; an `ask` call runs only after a persisted allow. */

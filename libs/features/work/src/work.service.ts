@@ -22,7 +22,13 @@ import {
 import { generateCredential, digestCredential, Principal } from '@mango/feature-auth';
 import { isId, newId } from '@mango/platform-ids';
 import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
-import { EnvironmentEntity, insertRow, WorkItemEntity } from '@mango/persistence';
+import {
+  appendEvents,
+  EnvironmentEntity,
+  insertRow,
+  SessionEntity,
+  WorkItemEntity,
+} from '@mango/persistence';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import {
   parseCreateBody,
@@ -262,10 +268,11 @@ export class WorkService {
   async fail(p: Principal, environmentId: string, workId: string, body: unknown): Promise<WorkView> {
     const message = parseFailBody(body);
     const token = this.workPrincipal(p, environmentId, workId);
-    return this.withItem(environmentId, workId, async (_tx, row, lease, now) => {
+    return this.withItem(environmentId, workId, async (tx, row, lease, now) => {
       checkDigest(row, token);
       requireToken(lease, now, 'fail');
       const { next } = fail(lease, message, now);
+      if (row.sessionId) await terminateSession(tx, row.sessionId, message, now);
       return { next, view: () => renderWork(row) };
     });
   }
@@ -476,4 +483,37 @@ function requireToken(lease: WorkLease, now: Date, operation: 'result' | 'fail' 
 function checkDigest(row: WorkItemEntity, p: WorkPrincipal): void {
   if (!row.tokenDigest || !row.tokenDigest.equals(p.tokenDigest))
     throw unauthenticated('the Work token is no longer valid (the Work was reclaimed)');
+}
+
+/**
+ * A permanent input failure reported by the worker ends its Session in the Fail transaction (decisions,
+ * "Fail"): `session.error` (`session_input_failed_error`, terminal) and `session.status_terminated`.
+ */
+async function terminateSession(
+  tx: EntityManager,
+  sessionId: string,
+  message: string,
+  now: Date,
+): Promise<void> {
+  const session = await tx.findOne(SessionEntity, {
+    where: { id: sessionId },
+    lock: { mode: 'pessimistic_write' },
+  });
+  if (!session || session.deletedAt || session.status === 'terminated') return;
+  session.status = 'terminated';
+  await tx.update(SessionEntity, { id: session.id }, { status: 'terminated' });
+  await appendEvents(
+    tx,
+    session,
+    [
+      {
+        type: 'session.error',
+        body: { error: { type: 'session_input_failed_error', message, retry_status: { type: 'terminal' } } },
+        processed: true,
+        runnable: false,
+      },
+      { type: 'session.status_terminated', body: {}, processed: true, runnable: false },
+    ],
+    now,
+  );
 }

@@ -1,117 +1,35 @@
-import { ModelClient, ModelMessage, ModelRequestError } from '@mango/adapter-model';
-import { appendEvents } from '@mango/feature-sessions';
-import { SessionEntity, SessionEventEntity } from '@mango/persistence';
-import type { ModelStepRef, SessionActivities, StepOutcome, TurnRef } from '@mango/workflows';
+import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
+import { appendEvents, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import {
+  MODEL_REQUEST_ATTEMPTS,
+  MODEL_REQUEST_EXHAUSTED,
+  type ModelStepRef,
+  type SessionActivities,
+  type StepOutcome,
+  type TurnRef,
+} from '@mango/workflows';
 import { AgentDefinition, CustomTool, enabledSandboxTools, evaluatePermission } from '@mango/domain-agents';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import {
+  Budget,
+  budgetReached,
+  listCost,
+  MonetaryAmount,
+  openCalls,
+  transcript,
+} from '@mango/domain-sessions';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { DataSource, EntityManager } from 'typeorm';
 
 const MAX_TOKENS = 4096;
 
-type Content = Array<{ type: string; text?: string; source?: { data?: string }; title?: string | null }>;
-
-type Block = ModelMessage['content'] extends string | infer B ? B : never;
-
-/**
- * The model transcript from the durable log: user messages (text + inline text documents), replies,
- * tool calls (the agent.tool_use event id is the tool_use id) and their results. A call the policy denied
- * gets an error result so the model learns it was not run.
- */
-export function transcript(events: SessionEventEntity[]): ModelMessage[] {
-  const messages: ModelMessage[] = [];
-  const push = (role: 'user' | 'assistant', blocks: Block) => {
-    if (blocks.length === 0) return;
-    const last = messages[messages.length - 1];
-    if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
-    else messages.push({ role, content: [...blocks] });
-  };
-  for (const e of events) {
-    const content = (e.body.content ?? []) as Content;
-    switch (e.type) {
-      case 'user.message':
-        push(
-          'user',
-          content.map((b) => ({
-            type: 'text' as const,
-            text:
-              b.type === 'text'
-                ? b.text!
-                : `<document${b.title ? ` title="${b.title}"` : ''}>\n${b.source?.data ?? ''}\n</document>`,
-          })),
-        );
-        break;
-      case 'agent.message':
-        push(
-          'assistant',
-          content.filter((b) => b.type === 'text').map((b) => ({ type: 'text' as const, text: b.text! })),
-        );
-        break;
-      case 'agent.tool_use':
-        push('assistant', [
-          {
-            type: 'tool_use',
-            id: e.id,
-            name: e.body.name as string,
-            input: e.body.input as Record<string, unknown>,
-          },
-        ]);
-        if (e.body.evaluated_permission === 'deny') {
-          push('user', [
-            {
-              type: 'tool_result',
-              tool_use_id: e.id,
-              content: 'Permission to use this tool was denied by policy.',
-              is_error: true,
-            },
-          ]);
-        }
-        break;
-      case 'agent.custom_tool_use':
-        push('assistant', [
-          {
-            type: 'tool_use',
-            id: e.id,
-            name: e.body.name as string,
-            input: e.body.input as Record<string, unknown>,
-          },
-        ]);
-        break;
-      case 'user.tool_confirmation':
-        if (e.body.result === 'deny') {
-          push('user', [
-            {
-              type: 'tool_result',
-              tool_use_id: e.body.tool_use_id as string,
-              content: (e.body.deny_message as string | undefined) ?? 'The user denied this tool call.',
-              is_error: true,
-            },
-          ]);
-        }
-        break;
-      case 'user.custom_tool_result':
-        push('user', [
-          {
-            type: 'tool_result',
-            tool_use_id: e.body.custom_tool_use_id as string,
-            content: content.length ? content.map((b) => ({ type: 'text', text: b.text })) : '(no output)',
-            is_error: e.body.is_error === true,
-          },
-        ]);
-        break;
-      case 'user.tool_result':
-        push('user', [
-          {
-            type: 'tool_result',
-            tool_use_id: e.body.tool_use_id as string,
-            content: content.length ? content.map((b) => ({ type: 'text', text: b.text })) : '(no output)',
-            is_error: e.body.is_error === true,
-          },
-        ]);
-        break;
-    }
-  }
-  return messages;
-}
+type StoredEvent = Parameters<typeof appendEvents>[2][number];
+const internal = (type: string, body: Record<string, unknown>, idempotencyKey: string): StoredEvent => ({
+  type,
+  body,
+  processed: true,
+  runnable: false,
+  idempotencyKey,
+});
 
 async function withSession<T>(
   ds: DataSource,
@@ -123,14 +41,44 @@ async function withSession<T>(
       where: { id: sessionId },
       lock: { mode: 'pessimistic_write' },
     });
-    if (!s || s.deletedAt) return undefined; // a deleted Session: nothing more to record
+    // A deleted or terminated Session: nothing more to record.
+    if (!s || s.deletedAt || s.status === 'terminated') return undefined;
     return fn(tx, s);
   });
 }
 
+/** hosted §3.4.6: the `session.error` type of a failed model request. */
+function errorType(err: ModelRequestError): string {
+  if (err.status === 529) return 'model_overloaded_error';
+  if (err.status === 429) return 'model_rate_limited_error';
+  return 'model_request_failed_error';
+}
+
+type Usage = Record<string, unknown> & {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+  list_cost?: MonetaryAmount | null;
+};
+
+/** Cumulative usage after one model response, with its list cost when the model is priced. */
+function addUsage(model: string, usage: Usage, add: ModelResponse['usage']): Usage {
+  const next: Usage = {
+    ...usage,
+    input_tokens: (usage.input_tokens ?? 0) + add.input_tokens,
+    output_tokens: (usage.output_tokens ?? 0) + add.output_tokens,
+    cache_read_input_tokens: (usage.cache_read_input_tokens ?? 0) + (add.cache_read_input_tokens ?? 0),
+    cache_creation_input_tokens:
+      (usage.cache_creation_input_tokens ?? 0) + (add.cache_creation_input_tokens ?? 0),
+  };
+  next.list_cost = listCost(model, next);
+  return next;
+}
+
 /**
  * Activities of the Session workflow. Every event they append carries a deterministic idempotency key
- * (`turn:<n>:<step>`), so a retried activity after a crash appends nothing twice.
+ * (`turn:<n>:step:<m>:…`), so a retried activity after a crash appends nothing twice.
  */
 export function createSessionActivities(deps: {
   dataSource: DataSource;
@@ -145,15 +93,7 @@ export function createSessionActivities(deps: {
         await appendEvents(
           tx,
           s,
-          [
-            {
-              type: 'session.status_running',
-              body: {},
-              processed: true,
-              runnable: false,
-              idempotencyKey: `turn:${turn}:running`,
-            },
-          ],
+          [internal('session.status_running', {}, `turn:${turn}:running`)],
           new Date(),
         );
       });
@@ -162,59 +102,91 @@ export function createSessionActivities(deps: {
     async runModelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
       if (!deps.model)
         throw ApplicationFailure.nonRetryable('no model endpoint is configured (MANGO_MODEL_BASE_URL)');
+      const model = deps.model;
       const key = `turn:${turn}:step:${step}`;
       const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
         const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
         // Calls still open come first: the model is asked again only when every call is answered.
-        const pending = pendingCalls(events);
+        const pending = openCalls(events);
         if (pending) return { pending };
-        const done = events.find((e) => e.idempotencyKey === `${key}:model_end`);
-        const [start] = await appendEvents(
-          tx,
-          s,
-          [
-            {
-              type: 'span.model_request_start',
-              body: {},
-              processed: true,
-              runnable: false,
-              idempotencyKey: `${key}:model_start`,
-            },
-          ],
-          new Date(),
-        );
-        const startId = start?.id ?? events.find((e) => e.idempotencyKey === `${key}:model_start`)?.id ?? '';
+        const done = events.some((e) => e.idempotencyKey === `${key}:model_end`);
+        if (done) return { done: events };
+        // The pre-request gate: a requires_action above outranks it; nothing is sent once the cap is reached.
+        if (budgetReached(s.budget as Budget | null, (s.usage as Usage).list_cost))
+          return { pending: { stopReason: 'budget_reached' as const } };
+        // Failed attempts of this request so far (each recorded once): the next start span is numbered by them.
+        const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
+        const planned: StoredEvent[] = [];
+        if (s.status === 'rescheduling') {
+          s.status = 'running';
+          await tx.update(SessionEntity, { id: s.id }, { status: 'running' });
+          planned.push(internal('session.status_running', {}, `${key}:resumed:${failures}`));
+        }
+        const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
+        planned.push(internal('span.model_request_start', {}, startKey));
+        await appendEvents(tx, s, planned, new Date());
+        const startId =
+          (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ??
+          '';
         return {
           agent: s.agent as unknown as AgentDefinition,
           messages: transcript(events),
-          events,
-          done: Boolean(done),
+          failures,
           startId,
         };
       });
       if (!prepared) return { stopReason: 'end_turn' };
       if ('pending' in prepared) return prepared.pending!;
-      if (prepared.done)
-        return outcomeOf(prepared.events.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
-      const custom = prepared.agent.tools.filter((t): t is CustomTool => t.type === 'custom');
+      if ('done' in prepared)
+        return outcomeOf(prepared.done!.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
+      const { agent, startId, failures } = prepared;
+      const custom = agent.tools.filter((t): t is CustomTool => t.type === 'custom');
       const tools = [
-        ...enabledSandboxTools(prepared.agent),
+        ...enabledSandboxTools(agent),
         ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
       ];
-      let response;
-      const heartbeat = setInterval(() => Context.current().heartbeat(), 2000);
+      const context = Context.current();
+      let response: ModelResponse;
+      const heartbeat = setInterval(() => context.heartbeat(), 1000);
       try {
-        response = await deps.model.createMessage({
-          model: prepared.agent.model.id,
-          max_tokens: MAX_TOKENS,
-          ...(prepared.agent.system ? { system: prepared.agent.system } : {}),
-          ...(tools.length ? { tools } : {}),
-          messages: prepared.messages,
-        });
+        response = await model.createMessage(
+          {
+            model: agent.model.id,
+            max_tokens: MAX_TOKENS,
+            ...(agent.system ? { system: agent.system } : {}),
+            ...(tools.length ? { tools } : {}),
+            messages: prepared.messages!,
+          },
+          { signal: context.cancellationSignal },
+        );
       } catch (err) {
-        if (err instanceof ModelRequestError && !err.retryable)
-          throw ApplicationFailure.nonRetryable(err.message);
-        throw err;
+        if (context.cancellationSignal.aborted) {
+          // An interrupt: close the span; the turn goes idle once this activity has stopped.
+          await withSession(dataSource, sessionId, (tx, s) =>
+            appendEvents(
+              tx,
+              s,
+              [
+                internal(
+                  'span.model_request_end',
+                  { model_request_start_id: startId, is_error: null, model_usage: null },
+                  `${key}:cancelled:${failures}`,
+                ),
+              ],
+              new Date(),
+            ),
+          );
+          throw new CancelledFailure('the turn was interrupted');
+        }
+        throw await recordFailure(
+          dataSource,
+          sessionId,
+          key,
+          failures,
+          startId,
+          err,
+          context.info.attempt >= MODEL_REQUEST_ATTEMPTS,
+        );
       } finally {
         clearInterval(heartbeat);
       }
@@ -225,35 +197,26 @@ export function createSessionActivities(deps: {
         (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
       );
       const appended = await withSession(dataSource, sessionId, async (tx, s) => {
-        const planned = [
-          ...(text.length
-            ? [
-                {
-                  type: 'agent.message',
-                  body: { content: text },
-                  processed: true,
-                  runnable: false,
-                  idempotencyKey: `${key}:message`,
-                },
-              ]
-            : []),
-          ...uses.map((u, i) => ({
-            type: custom.some((t) => t.name === u.name) ? 'agent.custom_tool_use' : 'agent.tool_use',
-            body: custom.some((t) => t.name === u.name)
-              ? { name: u.name, input: u.input }
-              : {
-                  name: u.name,
-                  input: u.input,
-                  evaluated_permission: evaluatePermission(s.agent as unknown as AgentDefinition, u.name),
-                },
-            processed: true,
-            runnable: false,
-            idempotencyKey: `${key}:tool_use:${i}`,
-          })),
-          {
-            type: 'span.model_request_end',
-            body: {
-              model_request_start_id: prepared.startId,
+        const isCustom = (name: string) => custom.some((t) => t.name === name);
+        const planned: StoredEvent[] = [
+          ...(text.length ? [internal('agent.message', { content: text }, `${key}:message`)] : []),
+          ...uses.map((u, i) =>
+            internal(
+              isCustom(u.name) ? 'agent.custom_tool_use' : 'agent.tool_use',
+              isCustom(u.name)
+                ? { name: u.name, input: u.input }
+                : {
+                    name: u.name,
+                    input: u.input,
+                    evaluated_permission: evaluatePermission(s.agent as unknown as AgentDefinition, u.name),
+                  },
+              `${key}:tool_use:${i}`,
+            ),
+          ),
+          internal(
+            'span.model_request_end',
+            {
+              model_request_start_id: startId,
               is_error: false,
               model_usage: {
                 input_tokens: response.usage.input_tokens,
@@ -262,25 +225,14 @@ export function createSessionActivities(deps: {
                 cache_read_input_tokens: response.usage.cache_read_input_tokens ?? 0,
               },
             },
-            processed: true,
-            runnable: false,
-            idempotencyKey: `${key}:model_end`,
-          },
+            `${key}:model_end`,
+          ),
         ];
         const inserted = await appendEvents(tx, s, planned, new Date());
         if (inserted.length) {
-          const usage = s.usage as Record<string, number>;
-          await tx.update(
-            SessionEntity,
-            { id: s.id },
-            {
-              usage: {
-                ...usage,
-                input_tokens: (usage.input_tokens ?? 0) + response.usage.input_tokens,
-                output_tokens: (usage.output_tokens ?? 0) + response.usage.output_tokens,
-              },
-            },
-          );
+          const usage = addUsage(agent.model.id, s.usage as Usage, response.usage);
+          s.usage = usage;
+          await tx.save(SessionEntity, s);
         }
         return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
       });
@@ -296,31 +248,90 @@ export function createSessionActivities(deps: {
       return Number(rows[0]!.n) >= toolUseIds.length;
     },
 
-    async endTurn({ sessionId, turn, stopReason, eventIds }) {
+    async endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError }) {
       await withSession(dataSource, sessionId, async (tx, s) => {
         s.status = 'idle';
         await tx.update(SessionEntity, { id: s.id }, { status: 'idle' });
-        await appendEvents(
-          tx,
-          s,
-          [
-            {
-              type: 'session.status_idle',
-              body: {
-                stop_reason: eventIds?.length
-                  ? { type: stopReason, event_ids: eventIds }
-                  : { type: stopReason },
+        const planned: StoredEvent[] = [];
+        if (unrecordedError)
+          planned.push(
+            internal(
+              'session.error',
+              {
+                error: {
+                  type: 'unknown_error',
+                  message: unrecordedError.slice(0, 1000),
+                  retry_status: { type: 'exhausted' },
+                },
               },
-              processed: true,
-              runnable: false,
-              idempotencyKey: `turn:${turn}:idle`,
+              `turn:${turn}:error`,
+            ),
+          );
+        if (stopReason === 'budget_reached')
+          planned.push(internal('session.usage', { usage: s.usage, budget: s.budget }, `turn:${turn}:usage`));
+        planned.push(
+          internal(
+            'session.status_idle',
+            {
+              stop_reason: eventIds?.length
+                ? { type: stopReason, event_ids: eventIds }
+                : { type: stopReason },
             },
-          ],
-          new Date(),
+            `turn:${turn}:idle`,
+          ),
         );
+        await appendEvents(tx, s, planned, new Date());
       });
     },
   };
+}
+
+/**
+ * Records one failed model request — its end span, a `session.error` and, when it will be retried,
+ * `session.status_rescheduled` with the projection set to rescheduling — and returns what to throw:
+ * the error itself (Temporal retries the activity with backoff) or a non-retryable failure once the
+ * attempts are used up or the request cannot succeed.
+ */
+async function recordFailure(
+  dataSource: DataSource,
+  sessionId: string,
+  key: string,
+  failures: number,
+  startId: string,
+  err: unknown,
+  lastAttempt: boolean,
+): Promise<unknown> {
+  if (!(err instanceof ModelRequestError)) return err; // not the model: retried without a session.error
+  const retrying = err.retryable && !lastAttempt;
+  await withSession(dataSource, sessionId, async (tx, s) => {
+    const planned: StoredEvent[] = [
+      internal(
+        'span.model_request_end',
+        { model_request_start_id: startId, is_error: true, model_usage: null },
+        `${key}:failed:${failures}`,
+      ),
+      internal(
+        'session.error',
+        {
+          error: {
+            type: errorType(err),
+            message: err.status ? `The model endpoint answered ${err.status}` : err.message.slice(0, 300),
+            retry_status: { type: retrying ? 'retrying' : 'exhausted' },
+          },
+        },
+        `${key}:error:${failures}`,
+      ),
+    ];
+    if (retrying) {
+      planned.push(internal('session.status_rescheduled', {}, `${key}:rescheduled:${failures}`));
+      s.status = 'rescheduling';
+      await tx.update(SessionEntity, { id: s.id }, { status: 'rescheduling' });
+    }
+    await appendEvents(tx, s, planned, new Date());
+  });
+  return retrying
+    ? err
+    : ApplicationFailure.create({ message: err.message, type: MODEL_REQUEST_EXHAUSTED, nonRetryable: true });
 }
 
 /** What a model step asks for: sandbox runs for allowed calls, a confirmation for asked ones. */
@@ -333,34 +344,4 @@ function outcomeOf(uses: SessionEventEntity[]): StepOutcome {
   if (run.length) return { stopReason: 'tool_use', toolUseIds: run };
   // Only denied calls: their error results are in the transcript; the model answers next step.
   return uses.length ? { stopReason: 'tool_use', toolUseIds: [] } : { stopReason: 'end_turn' };
-}
-
-/**
- * Calls still open in the log, in the order that blocks progress: calls needing the client (an `ask`
- * without a confirmation, a custom tool without its result) idle the turn; allowed calls (or confirmed
- * ones) without a result wait for the worker. Denied calls are answered in the transcript.
- */
-export function pendingCalls(events: SessionEventEntity[]): StepOutcome | undefined {
-  const answered = new Set(events.filter((e) => e.toolUseId).map((e) => e.toolUseId));
-  const confirmed = new Map(
-    events
-      .filter((e) => e.type === 'user.tool_confirmation')
-      .map((e) => [e.body.tool_use_id as string, e.body.result as string]),
-  );
-  const needsAction: string[] = [];
-  const waiting: string[] = [];
-  for (const e of events) {
-    if (e.type === 'agent.custom_tool_use' && !answered.has(e.id)) needsAction.push(e.id);
-    if (e.type !== 'agent.tool_use' || answered.has(e.id)) continue;
-    const permission = e.body.evaluated_permission;
-    if (permission === 'allow') waiting.push(e.id);
-    if (permission === 'ask') {
-      const verdict = confirmed.get(e.id);
-      if (verdict === undefined) needsAction.push(e.id);
-      else if (verdict === 'allow') waiting.push(e.id);
-    }
-  }
-  if (needsAction.length) return { stopReason: 'requires_action', eventIds: needsAction };
-  if (waiting.length) return { stopReason: 'tool_use', toolUseIds: waiting };
-  return undefined;
 }

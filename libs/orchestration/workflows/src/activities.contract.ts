@@ -20,7 +20,15 @@ export type StepOutcome =
   /** Tool calls to run in the sandbox: the turn waits for a user.tool_result for each. */
   | { stopReason: 'tool_use'; toolUseIds: string[] }
   /** Calls that need a confirmation (always_ask): the turn ends idle with these event ids. */
-  | { stopReason: 'requires_action'; eventIds: string[] };
+  | { stopReason: 'requires_action'; eventIds: string[] }
+  /** The pre-request budget gate closed: the turn pauses until the budget is raised or removed. */
+  | { stopReason: 'budget_reached' };
+
+/** Attempts of one model request (the activity retry policy); the activity reports each failure. */
+export const MODEL_REQUEST_ATTEMPTS = 5;
+
+/** The ApplicationFailure type of a model request that will not be retried (its session.error is recorded). */
+export const MODEL_REQUEST_EXHAUSTED = 'ModelRequestExhausted';
 
 export interface SessionActivities {
   /** Appends `session.status_running` (once per turn) and sets the projection to running. */
@@ -29,6 +37,12 @@ export interface SessionActivities {
   runModelStep(ref: ModelStepRef): Promise<StepOutcome>;
   /** Whether every listed tool call has its user.tool_result. */
   toolResultsReady(ref: { sessionId: string; toolUseIds: string[] }): Promise<boolean>;
-  /** Appends `session.status_idle` with the stop reason (once per turn) and sets the projection to idle. */
-  endTurn(ref: TurnRef & { stopReason: string; eventIds?: string[] }): Promise<void>;
+  /**
+   * Appends `session.status_idle` with the stop reason (once per turn) and sets the projection to idle;
+   * for `budget_reached` a `session.usage` snapshot first; for a failure that recorded no `session.error`
+   * (`unrecordedError`), an `unknown_error` first.
+   */
+  endTurn(
+    ref: TurnRef & { stopReason: string; eventIds?: string[]; unrecordedError?: string },
+  ): Promise<void>;
 }

@@ -1,4 +1,4 @@
 // Workflow entry point bundled by the Temporal SDK: export every workflow function here.
 export * from './probe.workflow';
 export * from './session.workflow';
-export type * from './activities.contract';
+export * from './activities.contract';

@@ -1,26 +1,36 @@
 import {
+  ActivityCancellationType,
   ApplicationFailure,
+  CancellationScope,
   condition,
   continueAsNew,
   defineSignal,
+  isCancellation,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type { SessionActivities } from './activities.contract';
+import {
+  MODEL_REQUEST_ATTEMPTS,
+  MODEL_REQUEST_EXHAUSTED,
+  type SessionActivities,
+} from './activities.contract';
 
-/** The outbox relay signals each runnable event (kind and sequence), at least once; duplicates are ignored. */
+/** The outbox relay signals each event that can move the Session (kind and sequence), at least once; duplicates are ignored. */
 export const sessionInputSignal = defineSignal<[{ seq: number; kind?: string }]>('input');
 
 const activities = proxyActivities<SessionActivities>({
   startToCloseTimeout: '10 minutes',
   // Activities heartbeat while they wait on the model: a worker that dies mid-turn is noticed in seconds
-  // and the activity is retried elsewhere (its events are idempotent).
+  // and the activity is retried elsewhere (its events are idempotent). Heartbeats also deliver an
+  // interrupt's cancellation, and the turn waits for the activity to stop before it goes idle, so no
+  // event of the interrupted step can land after the idle.
   heartbeatTimeout: '10 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '30 seconds',
-    maximumAttempts: 5,
+    maximumAttempts: MODEL_REQUEST_ATTEMPTS,
   },
 });
 
@@ -29,6 +39,10 @@ export interface SessionWorkflowState {
   /** The highest user-input sequence already consumed by a turn. */
   consumed?: number;
   turn?: number;
+  /** The highest `user.interrupt` sequence seen. */
+  interrupted?: number;
+  /** The last turn stopped at the budget gate; a budget change resumes it. */
+  paused?: boolean;
 }
 
 /** Turns per workflow run before continuing as new, to bound history size for long Sessions. */
@@ -36,49 +50,90 @@ const TURNS_PER_RUN = 100;
 /** Model calls per turn (tool round trips) before the turn is stopped. */
 const STEPS_PER_TURN = 50;
 
+/** The outbox kind of a `session.updated` that changed or removed the budget. */
+export const BUDGET_CHANGED = 'session.budget_changed';
+
+const WAKES_A_TURN = new Set(['user.message', 'user.tool_confirmation', 'user.custom_tool_result']);
+
 /**
  * One workflow per Session (workflow id = session id). It keeps only small state — what input it consumed,
- * the turn counter, which tool results it waits for — and decides; activities do all I/O idempotently.
- * User input that arrives during a turn starts the next turn; tool results wake the waiting turn.
+ * the turn counter, interrupts, the budget pause — and decides; activities do all I/O idempotently.
+ * User input that arrives during a turn starts the next turn; tool results wake the waiting turn; an
+ * interrupt cancels the running turn, which ends idle (`end_turn`) with its open calls closed; a budget
+ * change resumes a turn paused at the budget gate.
  */
 export async function sessionWorkflow(state: SessionWorkflowState): Promise<void> {
   const { sessionId } = state;
   let consumed = state.consumed ?? 0;
   let pendingInput = consumed;
+  let interrupted = state.interrupted ?? 0;
+  let paused = state.paused ?? false;
   let resultsSignalled = 0;
+  let budgetChanges = 0;
   let turn = state.turn ?? 0;
+  let running: { scope: CancellationScope; since: number } | undefined;
+  let terminated = false;
+  // Budget changes seen when the last turn began: a change during or after a paused turn resumes it.
+  let changesBefore = budgetChanges;
   setHandler(sessionInputSignal, ({ seq, kind }) => {
     if (kind === 'user.tool_result') resultsSignalled += 1;
-    else if (seq > pendingInput) pendingInput = seq;
+    else if (kind === BUDGET_CHANGED) budgetChanges += 1;
+    else if (kind === 'session.status_terminated') {
+      // A worker's Fail terminated the Session: stop at once; nothing more is recorded.
+      terminated = true;
+      running?.scope.cancel();
+    } else if (kind === 'user.interrupt') {
+      if (seq <= interrupted) return; // a redelivered signal
+      interrupted = seq;
+      if (running && seq > running.since) running.scope.cancel();
+    } else if ((kind === undefined || WAKES_A_TURN.has(kind)) && seq > pendingInput) pendingInput = seq;
   });
   for (let i = 0; i < TURNS_PER_RUN; i++) {
-    await condition(() => pendingInput > consumed);
+    await condition(() => terminated || pendingInput > consumed || (paused && budgetChanges > changesBefore));
+    if (terminated) return;
+    changesBefore = budgetChanges;
+    paused = false;
     consumed = pendingInput;
     turn += 1;
-    await activities.beginTurn({ sessionId, turn });
     let stopReason = 'end_turn';
     let eventIds: string[] | undefined;
+    let unrecordedError: string | undefined;
+    const scope = new CancellationScope();
+    running = { scope, since: consumed };
     try {
-      for (let step = 0; step < STEPS_PER_TURN; step++) {
-        const outcome = await activities.runModelStep({ sessionId, turn, step });
-        if (outcome.stopReason === 'end_turn') break;
-        if (outcome.stopReason === 'requires_action') {
-          stopReason = 'requires_action';
-          eventIds = outcome.eventIds;
-          break;
+      await scope.run(async () => {
+        await activities.beginTurn({ sessionId, turn });
+        for (let step = 0; step < STEPS_PER_TURN; step++) {
+          const outcome = await activities.runModelStep({ sessionId, turn, step });
+          if (outcome.stopReason === 'end_turn') return;
+          if (outcome.stopReason === 'budget_reached' || outcome.stopReason === 'requires_action') {
+            stopReason = outcome.stopReason;
+            if (outcome.stopReason === 'requires_action') eventIds = outcome.eventIds;
+            return;
+          }
+          // Wait until every tool call of this step has its result (re-checked on each result signal).
+          for (;;) {
+            const seen = resultsSignalled;
+            if (await activities.toolResultsReady({ sessionId, toolUseIds: outcome.toolUseIds })) break;
+            await condition(() => resultsSignalled > seen);
+          }
         }
-        // Wait until every tool call of this step has its result (re-checked on each result signal).
-        for (;;) {
-          const seen = resultsSignalled;
-          if (await activities.toolResultsReady({ sessionId, toolUseIds: outcome.toolUseIds })) break;
-          await condition(() => resultsSignalled > seen);
-        }
-      }
+      });
     } catch (err) {
-      if (!(err instanceof ApplicationFailure) && !(err instanceof Error)) throw err;
-      stopReason = 'retries_exhausted';
+      if (isCancellation(err)) stopReason = 'end_turn';
+      else if (err instanceof Error) {
+        stopReason = 'retries_exhausted';
+        const failure = (err as { cause?: unknown }).cause;
+        if (!(failure instanceof ApplicationFailure && failure.type === MODEL_REQUEST_EXHAUSTED))
+          unrecordedError = err.message;
+        consumed = pendingInput; // queued input is flushed with the failed turn
+      } else throw err;
+    } finally {
+      running = undefined;
     }
-    await activities.endTurn({ sessionId, turn, stopReason, eventIds });
+    if (terminated) return;
+    if (stopReason === 'budget_reached') paused = true;
+    await activities.endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError });
   }
-  await continueAsNew<typeof sessionWorkflow>({ sessionId, consumed, turn });
+  await continueAsNew<typeof sessionWorkflow>({ sessionId, consumed, turn, interrupted, paused });
 }

@@ -1,0 +1,73 @@
+import type { Budget } from './session-input';
+
+/**
+ * List prices of the models Mango knows, used for `usage.list_cost` and budgets (hosted §3.2, §5.4).
+ * Prices are USD per million tokens; cache writes cost 1.25× input and cache reads 0.1× input, as on the
+ * public price list. A model not listed here is "unpriced": its usage has no list cost and a budgeted
+ * Session cannot use it.
+ */
+export interface ModelPrice {
+  /** USD per million input tokens. */
+  input: number;
+  /** USD per million output tokens. */
+  output: number;
+}
+
+const PRICES: Array<[RegExp, ModelPrice]> = [
+  [/^claude-opus-4-[56]/, { input: 5, output: 25 }],
+  [/^claude-opus-4/, { input: 15, output: 75 }],
+  [/^claude-sonnet-4/, { input: 3, output: 15 }],
+  [/^claude-3-7-sonnet/, { input: 3, output: 15 }],
+  [/^claude-haiku-4/, { input: 1, output: 5 }],
+  [/^claude-3-5-haiku/, { input: 0.8, output: 4 }],
+];
+
+export function priceOf(model: string): ModelPrice | undefined {
+  return PRICES.find(([pattern]) => pattern.test(model))?.[1];
+}
+
+export interface TokenUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+export interface MonetaryAmount {
+  /** Integer minor units (cents), no leading zeros. */
+  amount: string;
+  currency: 'USD';
+}
+
+/**
+ * The list cost of cumulative token usage, rounded up to whole cents (so a budget is never under-counted).
+ * Arithmetic is in integer units of 1e-8 USD per token, exact for every listed price.
+ */
+export function listCost(model: string, usage: TokenUsage): MonetaryAmount | null {
+  const price = priceOf(model);
+  if (!price) return null;
+  const perToken = (usdPerMillion: number) => Math.round(usdPerMillion * 100); // 1e-8 USD per token
+  const units =
+    (usage.input_tokens ?? 0) * perToken(price.input) +
+    (usage.output_tokens ?? 0) * perToken(price.output) +
+    (usage.cache_creation_input_tokens ?? 0) * perToken(price.input * 1.25) +
+    (usage.cache_read_input_tokens ?? 0) * perToken(price.input * 0.1);
+  return { amount: String(Math.ceil(units / 1_000_000)), currency: 'USD' };
+}
+
+const cents = (m: MonetaryAmount | null | undefined): bigint => BigInt(m?.amount ?? '0');
+
+/** The pre-request gate: a budgeted Session whose list cost reached the limit makes no more model requests. */
+export function budgetReached(budget: Budget | null, cost: MonetaryAmount | null | undefined): boolean {
+  return budget !== null && cents(cost) >= cents(budget.max_list_cost);
+}
+
+/** Why a budget change is refused, or undefined: a new limit must exceed what has already been spent. */
+export function budgetChangeProblem(
+  next: Budget,
+  cost: MonetaryAmount | null | undefined,
+): string | undefined {
+  if (cents(next.max_list_cost) <= cents(cost))
+    return `budget.max_list_cost.amount must exceed the list cost already consumed (${cents(cost)} cents)`;
+  return undefined;
+}

@@ -1,0 +1,165 @@
+import { callStates, LogEvent, openCalls } from './tool-calls';
+import { transcript } from './transcript';
+
+let seq = 0;
+const ev = (type: string, body: Record<string, unknown> = {}, extra: Partial<LogEvent> = {}): LogEvent => ({
+  id: `sevt_${++seq}`,
+  seq,
+  type,
+  body,
+  ...extra,
+});
+const message = (text: string) => ev('user.message', { content: [{ type: 'text', text }] });
+const use = (permission: 'allow' | 'ask' | 'deny', name = 'bash') =>
+  ev('agent.tool_use', { name, input: { command: 'ls' }, evaluated_permission: permission });
+const result = (callId: string, text = 'ok') =>
+  ev(
+    'user.tool_result',
+    { tool_use_id: callId, content: [{ type: 'text', text }], is_error: false },
+    { toolUseId: callId },
+  );
+const idle = (type: string) => ev('session.status_idle', { stop_reason: { type } });
+
+describe('tool calls in the log', () => {
+  it('an allowed call waits for the worker until its result arrives', () => {
+    const call = use('allow');
+    expect(openCalls([message('hi'), call])).toEqual({ stopReason: 'tool_use', toolUseIds: [call.id] });
+    expect(openCalls([message('hi'), call, result(call.id)])).toBeUndefined();
+  });
+
+  it('an ask call needs the client first; allow makes it wait for the worker; deny answers it', () => {
+    const call = use('ask');
+    expect(openCalls([call])).toEqual({ stopReason: 'requires_action', eventIds: [call.id] });
+    const allow = ev('user.tool_confirmation', { tool_use_id: call.id, result: 'allow' });
+    expect(openCalls([call, allow])).toEqual({ stopReason: 'tool_use', toolUseIds: [call.id] });
+    const deny = ev('user.tool_confirmation', { tool_use_id: call.id, result: 'deny' });
+    expect(openCalls([call, deny])).toBeUndefined();
+  });
+
+  it('a denied call and a custom tool', () => {
+    const denied = use('deny');
+    const custom = ev('agent.custom_tool_use', { name: 'lookup', input: {} });
+    expect(openCalls([denied])).toBeUndefined();
+    expect(openCalls([denied, custom])).toEqual({ stopReason: 'requires_action', eventIds: [custom.id] });
+    const answer = ev(
+      'user.custom_tool_result',
+      { custom_tool_use_id: custom.id, content: [] },
+      { toolUseId: custom.id },
+    );
+    expect(openCalls([denied, custom, answer])).toBeUndefined();
+  });
+
+  it.each([
+    ['an interrupt', () => ev('user.interrupt')],
+    ['an end_turn idle', () => idle('end_turn')],
+    ['a retries_exhausted idle', () => idle('retries_exhausted')],
+    ['a budget_reached idle', () => idle('budget_reached')],
+  ])('%s closes every open call', (_name, closer) => {
+    const a = use('allow');
+    const b = use('ask');
+    const log = [message('go'), a, b, closer()];
+    expect(openCalls(log)).toBeUndefined();
+    expect([...callStates(log).closed]).toEqual([a.id, b.id]);
+  });
+
+  it('a requires_action idle leaves its calls open', () => {
+    const b = use('ask');
+    expect(openCalls([b, idle('requires_action')])).toEqual({
+      stopReason: 'requires_action',
+      eventIds: [b.id],
+    });
+  });
+
+  it('an answered call is not closed by a later interrupt', () => {
+    const a = use('allow');
+    const log = [a, result(a.id), ev('user.interrupt')];
+    expect(callStates(log).closed.size).toBe(0);
+    expect(callStates(log).answered.has(a.id)).toBe(true);
+  });
+});
+
+describe('the model transcript', () => {
+  it('pairs every tool_use with a result: real, denied, or interrupted', () => {
+    const ran = use('allow');
+    const denied = use('deny');
+    const cut = use('allow');
+    const log = [
+      message('one'),
+      ev('agent.message', { content: [{ type: 'text', text: 'running' }] }),
+      ran,
+      denied,
+      result(ran.id, 'files'),
+      cut,
+      ev('user.interrupt'),
+      idle('end_turn'),
+      result(cut.id, 'too late'),
+      message('two'),
+    ];
+    expect(transcript(log)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'one' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'running' },
+          { type: 'tool_use', id: ran.id, name: 'bash', input: { command: 'ls' } },
+          { type: 'tool_use', id: denied.id, name: 'bash', input: { command: 'ls' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: denied.id,
+            content: 'Permission to use this tool was denied by policy.',
+            is_error: true,
+          },
+          {
+            type: 'tool_result',
+            tool_use_id: ran.id,
+            content: [{ type: 'text', text: 'files' }],
+            is_error: false,
+          },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: cut.id, name: 'bash', input: { command: 'ls' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: cut.id,
+            content: 'Tool execution was interrupted before completion. Please retry.',
+            is_error: true,
+          },
+          { type: 'text', text: 'two' },
+        ],
+      },
+    ]);
+  });
+
+  it('a user deny carries its message; documents become tagged text', () => {
+    const call = use('ask');
+    const log = [
+      ev('user.message', {
+        content: [
+          {
+            type: 'document',
+            title: 'notes',
+            source: { type: 'text', media_type: 'text/plain', data: 'abc' },
+          },
+        ],
+      }),
+      call,
+      ev('user.tool_confirmation', { tool_use_id: call.id, result: 'deny', deny_message: 'not now' }),
+    ];
+    const [first, , third] = transcript(log);
+    expect(first!.content).toEqual([{ type: 'text', text: '<document title="notes">\nabc\n</document>' }]);
+    expect(third!.content).toEqual([
+      { type: 'tool_result', tool_use_id: call.id, content: 'not now', is_error: true },
+    ]);
+  });
+});

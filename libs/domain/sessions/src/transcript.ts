@@ -1,0 +1,109 @@
+import {
+  closesOpenCalls,
+  DENIED_BY_POLICY_MESSAGE,
+  DENIED_BY_USER_MESSAGE,
+  INTERRUPTED_TOOL_MESSAGE,
+  LogEvent,
+} from './tool-calls';
+
+/** Messages API shapes the transcript produces (structurally the model adapter's request types). */
+export type TranscriptBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | {
+      type: 'tool_result';
+      tool_use_id: string;
+      content: string | Array<{ type: 'text'; text: string }>;
+      is_error: boolean;
+    };
+
+export interface TranscriptMessage {
+  role: 'user' | 'assistant';
+  content: TranscriptBlock[];
+}
+
+type Content = Array<{ type: string; text?: string; source?: { data?: string }; title?: string | null }>;
+
+const resultContent = (content: Content) =>
+  content.length ? content.map((b) => ({ type: 'text' as const, text: b.text ?? '' })) : '(no output)';
+
+/**
+ * The model transcript from the durable log: user messages (text + inline text documents), replies,
+ * tool calls (the agent.tool_use event id is the tool_use id) and their results. Calls the policy or the
+ * user denied, and calls an interrupt closed, get an error result so the model learns they did not run
+ * and every tool_use is followed by its tool_result, as the Messages API requires.
+ */
+export function transcript(events: LogEvent[]): TranscriptMessage[] {
+  const messages: TranscriptMessage[] = [];
+  const push = (role: 'user' | 'assistant', blocks: TranscriptBlock[]) => {
+    if (blocks.length === 0) return;
+    const last = messages[messages.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: [...blocks] });
+  };
+  const errorResult = (id: string, text: string) =>
+    push('user', [{ type: 'tool_result', tool_use_id: id, content: text, is_error: true }]);
+  const open = new Set<string>();
+  for (const e of events) {
+    const content = (e.body.content ?? []) as Content;
+    switch (e.type) {
+      case 'user.message':
+        push(
+          'user',
+          content.map((b) => ({
+            type: 'text' as const,
+            text:
+              b.type === 'text'
+                ? b.text!
+                : `<document${b.title ? ` title="${b.title}"` : ''}>\n${b.source?.data ?? ''}\n</document>`,
+          })),
+        );
+        break;
+      case 'agent.message':
+        push(
+          'assistant',
+          content.filter((b) => b.type === 'text').map((b) => ({ type: 'text' as const, text: b.text! })),
+        );
+        break;
+      case 'agent.tool_use':
+      case 'agent.custom_tool_use':
+        push('assistant', [
+          {
+            type: 'tool_use',
+            id: e.id,
+            name: e.body.name as string,
+            input: e.body.input as Record<string, unknown>,
+          },
+        ]);
+        if (e.body.evaluated_permission === 'deny') errorResult(e.id, DENIED_BY_POLICY_MESSAGE);
+        else open.add(e.id);
+        break;
+      case 'user.tool_confirmation':
+        if (e.body.result === 'deny' && open.delete(e.body.tool_use_id as string))
+          errorResult(
+            e.body.tool_use_id as string,
+            (e.body.deny_message as string | undefined) ?? DENIED_BY_USER_MESSAGE,
+          );
+        break;
+      case 'user.custom_tool_result':
+      case 'user.tool_result': {
+        const id = (e.toolUseId ?? e.body.tool_use_id ?? e.body.custom_tool_use_id) as string;
+        if (!open.delete(id)) break; // answers a closed call: the model already saw it interrupted
+        push('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: id,
+            content: resultContent(content),
+            is_error: e.body.is_error === true,
+          },
+        ]);
+        break;
+      }
+    }
+    if (closesOpenCalls(e)) {
+      for (const id of open) errorResult(id, INTERRUPTED_TOOL_MESSAGE);
+      open.clear();
+    }
+  }
+  return messages;
+}

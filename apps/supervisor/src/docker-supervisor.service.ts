@@ -57,6 +57,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       sourceDir: this.env.MANGO_WORKER_SOURCE_DIR,
       supervisorId,
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
+      workTtlSeconds: this.env.MANGO_WORK_TTL_SECONDS,
     });
     const removed = await this.launcher.reconcile();
     if (removed.length)

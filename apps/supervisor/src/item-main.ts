@@ -37,6 +37,7 @@ async function main(): Promise<number> {
     workdir: '/workspace',
     log,
     maxIdleMs: env.MANGO_SESSION_IDLE_MS,
+    leaseTtlSeconds: env.MANGO_WORK_TTL_SECONDS,
     shellEnv: process.env,
     healthcheck: ({ workdir }) => runHealthcheckProbe({ workdir, sandboxMarker: env.MANGO_SANDBOX }),
   });

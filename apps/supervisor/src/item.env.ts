@@ -26,6 +26,13 @@ export class ItemEnv {
   @Min(0)
   MANGO_SESSION_IDLE_MS?: number;
 
+  /** The Work lease TTL the runner asks for (seed 002: 1–300 s). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(3)
+  MANGO_WORK_TTL_SECONDS?: number;
+
   /** Set by the launcher; the healthcheck probe refuses to run without it. */
   @IsOptional()
   @IsIn(['docker'])

@@ -56,6 +56,13 @@ export class SupervisorEnv {
   @Max(3_600_000)
   MANGO_SESSION_IDLE_MS: number = 60_000;
 
+  /** The lease TTL item runners ask for; they renew at a third of it (seed 002: at most 300 s). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(3)
+  @Max(300)
+  MANGO_WORK_TTL_SECONDS: number = 60;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 }

@@ -34,6 +34,8 @@ export interface HandleItemOptions {
   roots?: ToolRoot[];
   /** A Session activation ends this long after the Session went idle (default 60 s). */
   maxIdleMs?: number;
+  /** The lease TTL asked for on every heartbeat (renewed at a third of it; default 60 s). */
+  leaseTtlSeconds?: number;
   /** The shell's base environment (credentials are scrubbed from it). */
   shellEnv?: NodeJS.ProcessEnv;
 }
@@ -53,7 +55,7 @@ export async function handleItem(o: HandleItemOptions): Promise<number> {
     client,
     environmentId,
     workId,
-    ttlSeconds: 60,
+    ttlSeconds: o.leaseTtlSeconds ?? 60,
     onLost: (reason) => {
       o.log.warn({ work_id: workId, reason }, 'lease lost: cancelling, nothing more will be posted');
       cancel.abort();

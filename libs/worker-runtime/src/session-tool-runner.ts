@@ -207,7 +207,10 @@ export class SessionToolRunner {
       text = err instanceof ToolError ? err.message : `Error: ${(err as Error)?.message ?? String(err)}`;
     }
     this.o.log.info({ tool: e.name, tool_use_id: e.id, is_error: isError }, 'tool call finished');
-    if (this.o.signal.aborted) return; // lease lost or cancelled: nothing is posted
+    if (this.o.signal.aborted) {
+      this.o.log.warn({ tool_use_id: e.id }, 'cancelled or lease lost: the result is not posted');
+      return;
+    }
     await this.send({
       type: 'user.tool_result',
       tool_use_id: e.id,

@@ -22,6 +22,8 @@ export interface LaunchSettings {
   supervisorId: string;
   /** Passed to Session items: end an activation this long after the Session went idle. */
   sessionIdleMs?: number;
+  /** Passed to every item: the lease TTL its runner asks for. */
+  workTtlSeconds?: number;
 }
 
 export interface LaunchRequest {
@@ -116,6 +118,9 @@ export class DockerItemLauncher {
       'HOME=/tmp',
       'PATH=/usr/local/bin:/usr/bin:/bin',
       ...(req.sessionId ? [`MANGO_SESSION_ID=${req.sessionId}`] : []),
+      ...(this.settings.workTtlSeconds !== undefined
+        ? [`MANGO_WORK_TTL_SECONDS=${this.settings.workTtlSeconds}`]
+        : []),
       ...(this.settings.sessionIdleMs !== undefined
         ? [`MANGO_SESSION_IDLE_MS=${this.settings.sessionIdleMs}`]
         : []),

@@ -1,0 +1,2 @@
+export * from './memory-client';
+export * from './memory-sync';

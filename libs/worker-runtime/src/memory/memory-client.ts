@@ -1,0 +1,129 @@
+/** The Memory routes the worker uses, with the Session's Work token (hosted §2.10 shapes). */
+export interface RemoteMemory {
+  id: string;
+  path: string;
+  content_sha256: string;
+  content_size_bytes: number;
+  content: string | null;
+}
+
+export interface MemoryListPage {
+  data: Array<RemoteMemory | { type: 'memory_prefix'; path: string }>;
+  next_page: string | null;
+}
+
+export interface MemoryApi {
+  list(
+    storeId: string,
+    q: { view: 'basic' | 'full'; limit: number; page?: string },
+    signal?: AbortSignal,
+  ): Promise<MemoryListPage>;
+  get(storeId: string, memoryId: string, signal?: AbortSignal): Promise<RemoteMemory>;
+  create(
+    storeId: string,
+    body: { path: string; content: string },
+    signal?: AbortSignal,
+  ): Promise<RemoteMemory>;
+  update(
+    storeId: string,
+    memoryId: string,
+    body: { content: string; precondition: { type: 'content_sha256'; content_sha256: string } },
+    signal?: AbortSignal,
+  ): Promise<RemoteMemory>;
+  delete(storeId: string, memoryId: string, expectedSha256: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** A refused Memory request: HTTP status and the error envelope's type. */
+export class MemoryApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorType: string,
+    message: string,
+  ) {
+    super(`${status} ${errorType}: ${message}`);
+    this.name = 'MemoryApiError';
+  }
+}
+
+/**
+ * `MemoryApi` over HTTP with a bearer credential (the Work token). No retries: a failed call is retried by
+ * the next sync pass. Each call is bounded by `timeoutMs` and the caller's signal. The credential is never
+ * logged or put into an error.
+ */
+export class HttpMemoryApi implements MemoryApi {
+  private readonly base: string;
+
+  constructor(
+    private readonly opts: { baseUrl: string; token: string; timeoutMs?: number; fetch?: typeof fetch },
+  ) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 15_000);
+    const res = await (this.opts.fetch ?? fetch)(this.base + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.opts.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    const text = await res.text();
+    const parsed = text ? (JSON.parse(text) as unknown) : undefined;
+    if (res.status >= 200 && res.status < 300) return parsed as T;
+    const err = (parsed as { error?: { type?: string; message?: string } } | undefined)?.error;
+    throw new MemoryApiError(res.status, err?.type ?? 'unknown', err?.message ?? `HTTP ${res.status}`);
+  }
+
+  private store(id: string): string {
+    return `/v1/memory_stores/${encodeURIComponent(id)}/memories`;
+  }
+
+  list(storeId: string, q: { view: 'basic' | 'full'; limit: number; page?: string }, signal?: AbortSignal) {
+    const qs = new URLSearchParams({
+      view: q.view,
+      limit: String(q.limit),
+      ...(q.page ? { page: q.page } : {}),
+    });
+    return this.call<MemoryListPage>('GET', `${this.store(storeId)}?${qs}`, undefined, signal);
+  }
+
+  get(storeId: string, memoryId: string, signal?: AbortSignal) {
+    return this.call<RemoteMemory>(
+      'GET',
+      `${this.store(storeId)}/${encodeURIComponent(memoryId)}?view=full`,
+      undefined,
+      signal,
+    );
+  }
+
+  create(storeId: string, body: { path: string; content: string }, signal?: AbortSignal) {
+    return this.call<RemoteMemory>('POST', this.store(storeId), body, signal);
+  }
+
+  update(
+    storeId: string,
+    memoryId: string,
+    body: { content: string; precondition: { type: 'content_sha256'; content_sha256: string } },
+    signal?: AbortSignal,
+  ) {
+    return this.call<RemoteMemory>(
+      'POST',
+      `${this.store(storeId)}/${encodeURIComponent(memoryId)}`,
+      body,
+      signal,
+    );
+  }
+
+  async delete(storeId: string, memoryId: string, expectedSha256: string, signal?: AbortSignal) {
+    const qs = new URLSearchParams({ expected_content_sha256: expectedSha256 });
+    await this.call(
+      'DELETE',
+      `${this.store(storeId)}/${encodeURIComponent(memoryId)}?${qs}`,
+      undefined,
+      signal,
+    );
+  }
+}

@@ -1,0 +1,459 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import {
+  MEMORY_MARKER_FILE,
+  MEMORY_MOUNT_ROOT,
+  memoryMarkerContent,
+  normalizeMemoryPath,
+} from '@mango/domain-memory';
+import type { ItemLog } from '../item-runner';
+import type { ToolRoot } from '../tools/types';
+import { MemoryApi, MemoryApiError, RemoteMemory } from './memory-client';
+
+/** A Session's `memory_store` resource, as the Session snapshot shows it. */
+export interface MemoryAttachment {
+  memory_store_id: string;
+  access?: 'read_write' | 'read_only' | null;
+  mount_path?: string | null;
+  name?: string | null;
+}
+
+export interface MemorySyncOptions {
+  client: MemoryApi;
+  sessionId: string;
+  attachments: MemoryAttachment[];
+  /** Where Stores are mounted: `/mnt/memory` in the sandbox (a temporary directory in tests). */
+  root?: string;
+  /** Cadence of full passes (seed 002: 15 s). 0 disables the timer (`syncIfDue`/`syncOnce` still work). */
+  intervalMs?: number;
+  log?: ItemLog;
+  /** Largest file pushed (bytes); larger local files are skipped with a warning. */
+  maxContentBytes?: number;
+}
+
+export interface SyncReport {
+  pulled: number;
+  pushed: number;
+  deleted: number;
+  removedLocally: number;
+  /** Stores skipped because their marker (or root) was missing or altered. */
+  refused: string[];
+}
+
+interface Baseline {
+  id: string;
+  sha: string;
+}
+
+interface LocalFile {
+  sha: string;
+  content: string;
+}
+
+interface MountedStore {
+  id: string;
+  dir: string;
+  readOnly: boolean;
+  baseline: Map<string, Baseline>;
+  /** Paths whose file was seen missing, and how many passes in a row. */
+  missing: Map<string, number>;
+}
+
+const TMP_PREFIX = '.mango-sync-';
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const SILENT: ItemLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Thrown when a Store cannot be mounted (its root already exists, the initial pull failed): the item fails. */
+export class MemoryMountError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MemoryMountError';
+  }
+}
+
+/**
+ * Memory Stores on the worker (seed 002): each attached Store is downloaded to its absolute
+ * `/mnt/memory/<name>` root with a marker file, then reconciled by path every `intervalMs` (and after
+ * tool calls, through `syncIfDue`):
+ * - remote changes win: a remotely changed or deleted Memory replaces (or removes) the local file, even
+ *   if it was edited locally — that local edit is discarded and logged;
+ * - local changes go up through create, or update with a `content_sha256` precondition on the last
+ *   synchronized digest (a concurrent remote change makes it 409 and the next pass pulls);
+ * - a local deletion is pushed (with `expected_content_sha256`) only when the file is seen missing by a
+ *   second pass;
+ * - a missing or altered marker (or a root that is no longer a plain directory) refuses every upload,
+ *   deletion and download for that Store;
+ * - `read_only` attachments are only ever pulled.
+ * `finalSync` runs one bounded full pass (clean end); `flush` one bounded push-only pass that never pulls
+ * or deletes (every end). Passes never overlap. Neither touches the Work lease: the caller keeps
+ * heartbeating through teardown, and the server fences each write with the live lease.
+ */
+export class MemorySync {
+  private readonly stores: MountedStore[];
+  private readonly log: ItemLog;
+  private readonly intervalMs: number;
+  private readonly maxContentBytes: number;
+  private timer?: NodeJS.Timeout;
+  private chain: Promise<unknown> = Promise.resolve();
+  private lastPassAt = 0;
+  private disposed = false;
+
+  constructor(private readonly o: MemorySyncOptions) {
+    this.log = o.log ?? SILENT;
+    this.intervalMs = o.intervalMs ?? 15_000;
+    this.maxContentBytes = o.maxContentBytes ?? 102_400;
+    const root = o.root ?? MEMORY_MOUNT_ROOT;
+    const used = new Set<string>();
+    this.stores = o.attachments.map((a) => {
+      const name = a.mount_path ? basename(a.mount_path) : (a.name ?? a.memory_store_id);
+      if (!name || name === '.' || name === '..' || name.includes(sep) || used.has(name))
+        throw new MemoryMountError(`memory store ${a.memory_store_id} has an unusable mount name`);
+      used.add(name);
+      return {
+        id: a.memory_store_id,
+        dir: join(root, name),
+        readOnly: a.access === 'read_only',
+        baseline: new Map(),
+        missing: new Map(),
+      };
+    });
+  }
+
+  /** The mounted roots, for the file tools (`read_only` Stores as read-only roots). */
+  get roots(): ToolRoot[] {
+    return this.stores.map((s) => ({ path: s.dir, readOnly: s.readOnly }));
+  }
+
+  /**
+   * Creates each Store's root (refusing one that already exists), writes its marker and downloads every
+   * Memory; then starts the cadence timer. Any failure is a MemoryMountError (the item fails).
+   */
+  async start(signal?: AbortSignal): Promise<ToolRoot[]> {
+    for (const s of this.stores) {
+      try {
+        await mkdir(dirname(s.dir), { recursive: true, mode: 0o755 });
+        await mkdir(s.dir, { mode: 0o700 });
+      } catch (err) {
+        throw new MemoryMountError(
+          (err as NodeJS.ErrnoException).code === 'EEXIST'
+            ? `the mount root of memory store ${s.id} already exists`
+            : `cannot create the mount root of memory store ${s.id}: ${String(err)}`,
+        );
+      }
+      await writeFile(join(s.dir, MEMORY_MARKER_FILE), memoryMarkerContent(s.id), { mode: 0o400 });
+      try {
+        const remote = await this.listRemote(s, 'full', signal);
+        for (const r of remote.values()) {
+          await this.writeLocal(
+            s,
+            r.path,
+            r.content ?? (await this.o.client.get(s.id, r.id, signal)).content ?? '',
+          );
+          s.baseline.set(r.path, { id: r.id, sha: r.content_sha256 });
+        }
+      } catch (err) {
+        throw new MemoryMountError(`downloading memory store ${s.id} failed: ${String(err)}`);
+      }
+      this.log.info(
+        { memory_store_id: s.id, memories: s.baseline.size, read_only: s.readOnly },
+        'memory store mounted',
+      );
+    }
+    this.lastPassAt = Date.now();
+    if (this.intervalMs > 0) {
+      this.timer = setInterval(() => void this.syncIfDue().catch(() => undefined), this.intervalMs);
+      this.timer.unref();
+    }
+    return this.roots;
+  }
+
+  /** A full pass if the last one started at least `intervalMs` ago (call after each tool call). */
+  async syncIfDue(): Promise<SyncReport | undefined> {
+    if (this.disposed || Date.now() - this.lastPassAt < this.intervalMs) return undefined;
+    return this.syncOnce();
+  }
+
+  /** One full pass now (after any pass in progress). */
+  syncOnce(signal?: AbortSignal): Promise<SyncReport> {
+    return this.enqueue(() => this.pass('full', signal));
+  }
+
+  /** The clean-end final full sync, bounded by `deadline` (a Date, or milliseconds from now; default 30 s). */
+  finalSync(deadline: Date | number = 30_000): Promise<SyncReport> {
+    return this.bounded(deadline, (signal) => this.pass('full', signal));
+  }
+
+  /** The push-only flush every end gets: local creates and updates only, bounded by `deadline`. */
+  flush(deadline: Date | number = 30_000): Promise<SyncReport> {
+    return this.bounded(deadline, (signal) => this.pass('push', signal));
+  }
+
+  /** Stops the timer, waits for a pass in progress and (by default) removes the mounted roots. */
+  async dispose(opts: { removeDirs?: boolean } = {}): Promise<void> {
+    this.disposed = true;
+    clearInterval(this.timer);
+    await this.chain.catch(() => undefined);
+    if (opts.removeDirs ?? true)
+      for (const s of this.stores) await rm(s.dir, { recursive: true, force: true });
+  }
+
+  // ── Passes ─────────────────────────────────────────────────────────────────────────────────────────
+
+  private enqueue<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.chain.catch(() => undefined).then(run);
+    this.chain = next;
+    return next;
+  }
+
+  private bounded(
+    deadline: Date | number,
+    run: (signal: AbortSignal) => Promise<SyncReport>,
+  ): Promise<SyncReport> {
+    const ms = typeof deadline === 'number' ? deadline : deadline.getTime() - Date.now();
+    const signal = AbortSignal.timeout(Math.max(0, ms));
+    const queued = this.enqueue(() => run(signal));
+    // Waiting for a pass in progress also counts against the bound.
+    return Promise.race([
+      queued,
+      new Promise<SyncReport>((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error('memory sync deadline passed')), {
+          once: true,
+        }),
+      ),
+    ]);
+  }
+
+  private async pass(mode: 'full' | 'push', signal?: AbortSignal): Promise<SyncReport> {
+    this.lastPassAt = Date.now();
+    const report: SyncReport = { pulled: 0, pushed: 0, deleted: 0, removedLocally: 0, refused: [] };
+    for (const s of this.stores) {
+      signal?.throwIfAborted();
+      if (s.readOnly && mode === 'push') continue;
+      if (!(await this.markerIntact(s))) {
+        this.log.warn(
+          { memory_store_id: s.id },
+          'memory store marker missing or altered: not synchronizing it',
+        );
+        report.refused.push(s.id);
+        continue;
+      }
+      try {
+        const local = await this.scanLocal(s);
+        if (mode === 'full') await this.pull(s, local, report, signal);
+        if (!s.readOnly) await this.push(s, local, mode === 'full', report, signal);
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        this.log.warn(
+          { memory_store_id: s.id, err: String(err) },
+          'memory sync pass failed; retrying next pass',
+        );
+      }
+    }
+    return report;
+  }
+
+  /** Remote wins: new or changed Memories replace local files, deleted ones remove them. */
+  private async pull(
+    s: MountedStore,
+    local: Map<string, LocalFile>,
+    report: SyncReport,
+    signal?: AbortSignal,
+  ) {
+    const remote = await this.listRemote(s, 'basic', signal);
+    for (const r of remote.values()) {
+      const base = s.baseline.get(r.path);
+      if (base && base.id === r.id && base.sha === r.content_sha256) continue;
+      const l = local.get(r.path);
+      if (l && l.sha === r.content_sha256) {
+        s.baseline.set(r.path, { id: r.id, sha: r.content_sha256 });
+        continue;
+      }
+      if (l && (!base || l.sha !== base.sha))
+        this.log.warn(
+          { memory_store_id: s.id, path: r.path },
+          'memory changed remotely and locally: remote wins',
+        );
+      const full = await this.o.client.get(s.id, r.id, signal);
+      await this.writeLocal(s, r.path, full.content ?? '');
+      s.baseline.set(r.path, { id: full.id, sha: full.content_sha256 });
+      local.set(r.path, { sha: full.content_sha256, content: full.content ?? '' });
+      s.missing.delete(r.path);
+      report.pulled++;
+    }
+    for (const [path, base] of [...s.baseline]) {
+      if (remote.has(path)) continue;
+      const l = local.get(path);
+      if (l) {
+        if (l.sha !== base.sha)
+          this.log.warn(
+            { memory_store_id: s.id, path },
+            'memory deleted remotely and changed locally: remote wins',
+          );
+        await unlink(this.localPath(s, path)).catch(() => undefined);
+        local.delete(path);
+        report.removedLocally++;
+      }
+      s.baseline.delete(path);
+      s.missing.delete(path);
+    }
+  }
+
+  /** Local creates and updates (with preconditions); deletions after a second observation. */
+  private async push(
+    s: MountedStore,
+    local: Map<string, LocalFile>,
+    deletions: boolean,
+    report: SyncReport,
+    signal?: AbortSignal,
+  ) {
+    for (const [path, l] of local) {
+      s.missing.delete(path);
+      const base = s.baseline.get(path);
+      if (base && base.sha === l.sha) continue;
+      try {
+        const m = base
+          ? await this.o.client.update(
+              s.id,
+              base.id,
+              { content: l.content, precondition: { type: 'content_sha256', content_sha256: base.sha } },
+              signal,
+            )
+          : await this.o.client.create(s.id, { path, content: l.content }, signal);
+        s.baseline.set(path, { id: m.id, sha: m.content_sha256 });
+        report.pushed++;
+      } catch (err) {
+        if (!(err instanceof MemoryApiError)) throw err;
+        // 409: changed or taken remotely (the next full pass pulls: remote wins); 404: gone remotely.
+        if (err.status === 404 && base) s.baseline.delete(path);
+        this.log.warn(
+          { memory_store_id: s.id, path, status: err.status, type: err.errorType },
+          'memory push refused',
+        );
+      }
+    }
+    if (!deletions) return;
+    for (const [path, base] of [...s.baseline]) {
+      if (local.has(path)) continue;
+      const seen = (s.missing.get(path) ?? 0) + 1;
+      s.missing.set(path, seen);
+      if (seen < 2) continue;
+      try {
+        await this.o.client.delete(s.id, base.id, base.sha, signal);
+        report.deleted++;
+        s.baseline.delete(path);
+        s.missing.delete(path);
+      } catch (err) {
+        if (!(err instanceof MemoryApiError)) throw err;
+        if (err.status === 404) {
+          s.baseline.delete(path);
+          s.missing.delete(path);
+        }
+        this.log.warn(
+          { memory_store_id: s.id, path, status: err.status, type: err.errorType },
+          'memory delete refused',
+        );
+      }
+    }
+  }
+
+  // ── Files ──────────────────────────────────────────────────────────────────────────────────────────
+
+  private async markerIntact(s: MountedStore): Promise<boolean> {
+    try {
+      const root = await lstat(s.dir);
+      if (!root.isDirectory() || root.isSymbolicLink()) return false;
+      const marker = join(s.dir, MEMORY_MARKER_FILE);
+      if (!(await lstat(marker)).isFile()) return false;
+      return (await readFile(marker, 'utf8')) === memoryMarkerContent(s.id);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Regular files below the root (symlinks and special files ignored) whose relative path is a valid Memory path. */
+  private async scanLocal(s: MountedStore): Promise<Map<string, LocalFile>> {
+    const out = new Map<string, LocalFile>();
+    const walk = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const full = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          await walk(full);
+          continue;
+        }
+        if (!entry.isFile() || entry.name.startsWith(TMP_PREFIX)) continue;
+        if (dir === s.dir && entry.name === MEMORY_MARKER_FILE) continue;
+        const path = `/${relative(s.dir, full).split(sep).join('/')}`;
+        try {
+          if (normalizeMemoryPath(path) !== path) throw new Error('not a normalized path');
+        } catch {
+          this.log.warn(
+            { memory_store_id: s.id, path },
+            'file name is not a valid memory path: not synchronized',
+          );
+          continue;
+        }
+        const info = await lstat(full);
+        if (info.size > this.maxContentBytes) {
+          this.log.warn(
+            { memory_store_id: s.id, path, size: info.size },
+            'file too large for a memory: not synchronized',
+          );
+          continue;
+        }
+        const bytes = await readFile(full);
+        let content: string;
+        try {
+          content = utf8.decode(bytes);
+        } catch {
+          this.log.warn({ memory_store_id: s.id, path }, 'file is not UTF-8 text: not synchronized');
+          continue;
+        }
+        out.set(path, { sha: sha256(bytes), content });
+      }
+    };
+    await walk(s.dir);
+    return out;
+  }
+
+  private localPath(s: MountedStore, path: string): string {
+    return join(s.dir, ...path.slice(1).split('/'));
+  }
+
+  /**
+   * Writes a pulled Memory atomically (temporary file, then rename over the target, which replaces a
+   * symlink rather than following it). Refuses when the parent directory resolves outside the root.
+   */
+  private async writeLocal(s: MountedStore, path: string, content: string): Promise<void> {
+    if (path === `/${MEMORY_MARKER_FILE}`) {
+      this.log.warn({ memory_store_id: s.id, path }, 'a memory at the marker path is not written');
+      return;
+    }
+    normalizeMemoryPath(path);
+    const target = this.localPath(s, path);
+    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+    const [root, parent] = await Promise.all([realpath(s.dir), realpath(dirname(target))]);
+    if (parent !== root && !parent.startsWith(root + sep))
+      throw new Error(`refusing to write ${path}: its directory leaves the memory root`);
+    const tmp = join(parent, `${TMP_PREFIX}${randomBytes(6).toString('hex')}`);
+    await writeFile(tmp, content, { mode: 0o600 });
+    await rename(tmp, join(parent, basename(target)));
+  }
+
+  private async listRemote(
+    s: MountedStore,
+    view: 'basic' | 'full',
+    signal?: AbortSignal,
+  ): Promise<Map<string, RemoteMemory>> {
+    const out = new Map<string, RemoteMemory>();
+    let page: string | undefined;
+    do {
+      const res = await this.o.client.list(s.id, { view, limit: view === 'full' ? 20 : 100, page }, signal);
+      for (const m of res.data)
+        if (!('type' in m && m.type === 'memory_prefix')) out.set(m.path, m as RemoteMemory);
+      page = res.next_page ?? undefined;
+    } while (page);
+    return out;
+  }
+}

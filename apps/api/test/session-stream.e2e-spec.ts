@@ -157,6 +157,53 @@ describe('Session SSE streams with resume (real apps/api process)', () => {
   });
 });
 
+describe("a Work token's stream lives only as long as its lease", () => {
+  it('after Stop the open stream gets an error frame and ends; a new stream is refused', async () => {
+    const api = await startApi('streamtoken');
+    try {
+      const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+      const agent = (await ws.post('/v1/agents', { name: 'a', model: 'm' })).body.id;
+      const env = (await ws.post('/v1/environments', { name: 'e' })).body.id;
+      const supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', env)).api_key);
+      const session = (
+        await ws.post('/v1/sessions', {
+          agent,
+          environment_id: env,
+          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }],
+        })
+      ).body.id;
+      const polled = await supervisor.get(`/v1/environments/${env}/work/poll?block_ms=5000`);
+      await supervisor.post(`/v1/environments/${env}/work/${polled.body.id}/ack`);
+      const token = JSON.parse(Buffer.from(polled.body.secret, 'base64url').toString()).sessions_token;
+      const worker = httpClient(api.url, token);
+      await worker.post(
+        `/v1/environments/${env}/work/${polled.body.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`,
+      );
+      const { frames } = await readFrames(
+        `${api.url}/v1/sessions/${session}/events/stream`,
+        token,
+        {},
+        () => false, // read until the server ends the stream
+        async () => {
+          await new Promise((r) => setTimeout(r, 300));
+          await ws.post(`/v1/environments/${env}/work/${polled.body.id}/stop`, { force: true });
+        },
+      );
+      expect(frames.map((f) => f.event)).toEqual(['user.message', 'error']);
+      expect(frames[1]!.data.error).toMatchObject({ type: 'authentication_error' });
+      const again = await readFrames(
+        `${api.url}/v1/sessions/${session}/events/stream`,
+        token,
+        {},
+        () => true,
+      );
+      expect(again.status).toBe(401);
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+});
+
 describe('stream resume across an API crash (kill -9, real processes)', () => {
   it('a client reconnecting to a new API process with Last-Event-ID loses and duplicates nothing', async () => {
     const api = await startApi('streamcrash');

@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
-import { invalidRequest, notFound } from '@mango/domain-kernel';
+import { invalidRequest, notFound, unauthenticated } from '@mango/domain-kernel';
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
@@ -8,9 +8,12 @@ import type { Request, Response } from 'express';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import { renderEvent } from './session.view';
 import { SessionStreamHub } from './session-stream.service';
+import { SessionsService } from './sessions.service';
 
 /** Keep-alive frames at most every 15 s (decisions). */
 export const KEEPALIVE_MS = 15_000;
+/** A Work token's stream re-checks that it still owns the Session this often (decisions). */
+export const OWNERSHIP_CHECK_MS = 1_000;
 const BATCH = 500;
 
 /**
@@ -23,6 +26,7 @@ export class SessionStreamController {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly hub: SessionStreamHub,
+    private readonly sessions: SessionsService,
   ) {}
 
   @Get()
@@ -40,7 +44,8 @@ export class SessionStreamController {
     if (raw !== undefined && !/^\d{1,18}$/.test(String(raw)))
       throw invalidRequest('Last-Event-ID must be an event sequence number from this stream');
     if (!isId('session', sessionId)) throw notFound('session', sessionId);
-    if (p.kind === 'work' && (!p.live || p.sessionId !== sessionId)) throw notFound('session', sessionId);
+    if (p.kind === 'work' && !p.live) throw unauthenticated('the Work token is no longer valid');
+    if (p.kind === 'work' && p.sessionId !== sessionId) throw notFound('session', sessionId);
     const session = await this.dataSource.manager.findOne(SessionEntity, {
       where: { id: sessionId, workspaceId: p.workspaceId, deletedAt: IsNull() },
     });
@@ -61,6 +66,7 @@ export class SessionStreamController {
       if (closed) return;
       closed = true;
       clearInterval(keepalive);
+      clearInterval(ownership);
       unsubscribe();
       res.end();
     };
@@ -99,6 +105,23 @@ export class SessionStreamController {
       () => finish(),
     );
     const keepalive = setInterval(() => res.write(`event: ping\ndata: {}\n\n`), KEEPALIVE_MS);
+    // A Work token's stream lives only as long as its lease: after Stop, expiry or a reclaim it ends
+    // with an error frame, so a stale worker stops seeing its successor's events.
+    const ownership =
+      p.kind === 'work'
+        ? setInterval(() => {
+            this.sessions.workTokenStillOwns(p, sessionId).then(
+              (owns) => {
+                if (owns || closed) return;
+                res.write(
+                  `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'the Work token no longer owns this session' } })}\n\n`,
+                );
+                finish();
+              },
+              () => undefined, // a failed check is retried next second
+            );
+          }, OWNERSHIP_CHECK_MS)
+        : undefined;
     req.on('close', finish);
     await drain().catch(() => finish());
   }

@@ -1,5 +1,16 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 
 /** Every variable apps/api reads, validated once at boot. */
 export class ApiEnv {
@@ -28,4 +39,36 @@ export class ApiEnv {
   @Min(1)
   @Max(200)
   MANGO_DB_POOL_SIZE: number = 20;
+
+  // Object storage (the same store and bucket as apps/files): optional. With it, event admission can read
+  // File-sourced text documents (FILE_TEXT_READER); without it, File documents are refused.
+
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  MANGO_S3_ENDPOINT?: string;
+
+  @ValidateIf((e: ApiEnv) => e.MANGO_S3_ENDPOINT !== undefined)
+  @IsString()
+  @MinLength(1)
+  MANGO_S3_ACCESS_KEY?: string;
+
+  @ValidateIf((e: ApiEnv) => e.MANGO_S3_ENDPOINT !== undefined)
+  @IsString()
+  @MinLength(1)
+  MANGO_S3_SECRET_KEY?: string;
+
+  @IsString()
+  MANGO_S3_REGION: string = 'us-east-1';
+
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+    message: 'MANGO_S3_BUCKET must be a valid S3 bucket name',
+  })
+  MANGO_S3_BUCKET: string = 'mango';
+
+  /** Largest File (bytes) admitted as a UTF-8 text document in an event (default 1,000,000). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000_000)
+  MANGO_FILES_TEXT_MAX_BYTES: number = 1_000_000;
 }

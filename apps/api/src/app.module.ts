@@ -1,7 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
+import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule } from '@mango/feature-auth';
 import { EnvironmentsModule } from '@mango/feature-environments';
+import { FileTextAdmissionModule } from '@mango/feature-files';
 import { SessionsModule } from '@mango/feature-sessions';
 import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
@@ -24,8 +26,21 @@ export class AppModule {
         EnvironmentsModule,
         SessionsModule,
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
+        // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
+        ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
       ],
       controllers: [HealthController],
     };
   }
+}
+
+function fileText(env: ApiEnv): DynamicModule {
+  const store = new ObjectStore({
+    endpoint: env.MANGO_S3_ENDPOINT!,
+    accessKey: env.MANGO_S3_ACCESS_KEY!,
+    secretKey: env.MANGO_S3_SECRET_KEY!,
+    region: env.MANGO_S3_REGION,
+    bucket: env.MANGO_S3_BUCKET,
+  });
+  return FileTextAdmissionModule.forRoot({ store, maxBytes: env.MANGO_FILES_TEXT_MAX_BYTES });
 }

@@ -4,3 +4,4 @@ export * from './domain-error';
 export * from './metadata';
 export * from './input-reader';
 export * from './skill-paths';
+export * from './file-text';

@@ -1,6 +1,7 @@
 export * from './delete-file.usecase';
 export * from './file-input';
 export * from './file-objects';
+export * from './file-text-admission';
 export * from './file.view';
 export * from './files.module';
 export * from './files.service';

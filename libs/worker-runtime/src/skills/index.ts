@@ -1,0 +1,2 @@
+export * from './skills-client';
+export * from './stage-skills';

@@ -1,0 +1,179 @@
+/**
+ * Benchmark: Docker worker start-up. Prints, for healthcheck Work through the real API and
+ * `mango-worker docker` on the real dockerd (items run from this checkout, as in tests and `npm run up`):
+ *   - Ack → container running (Docker `start` event) and Ack → first heartbeat (`started_at`);
+ *   - healthcheck create → `succeeded` (`stopped_at − created_at`), p50/p95;
+ * next to the floor measured in the same run: a raw `docker run --rm` of the same image whose process
+ * makes one HTTP request to a local listener (spawn → running, spawn → first request).
+ * Printed figures only; never pass/fail. Run: npm run bench:worker-start.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import { freePort, logged, startApi, startApp } from '@mango/testing';
+
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 15);
+const ROOT = join(__dirname, '../../..');
+const LABEL = 'dev.mango.work_id';
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const row = (name: string, xs: number[]) =>
+  `${name.padEnd(46)} p50 ${pct(xs, 50).toFixed(0).padStart(6)} ms   p95 ${pct(xs, 95).toFixed(0).padStart(6)} ms   (n=${xs.length})`;
+
+async function rawFloor(image: string, samples: number) {
+  const port = await freePort();
+  let hit: (() => void) | undefined;
+  const server = createServer((req, res) => {
+    hit?.();
+    res.end('{}');
+  }).listen(port, '127.0.0.1');
+  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+  const running: number[] = [];
+  const firstRequest: number[] = [];
+  try {
+    for (let i = 0; i < samples; i++) {
+      const name = `mango-bench-raw-${process.pid}-${i}`;
+      const t0 = Date.now();
+      const requested = new Promise<number>((resolve) => (hit = () => resolve(Date.now())));
+      const child = spawn(
+        'docker',
+        [
+          'run',
+          '--rm',
+          '--name',
+          name,
+          '--network',
+          'host',
+          '--user',
+          '1000:1000',
+          '--read-only',
+          '--cap-drop',
+          'ALL',
+          '--security-opt',
+          'no-new-privileges',
+          image,
+          'node',
+          '-e',
+          `fetch('http://127.0.0.1:${port}/heartbeat', { method: 'POST' }).then(() => process.exit(0))`,
+        ],
+        { stdio: 'ignore' },
+      );
+      const exited = new Promise((r) => child.on('exit', r));
+      for (;;) {
+        const info = await docker
+          .getContainer(name)
+          .inspect()
+          .catch(() => undefined);
+        if (info?.State.StartedAt && !info.State.StartedAt.startsWith('0001')) {
+          running.push(Date.parse(info.State.StartedAt) - t0);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      firstRequest.push((await requested) - t0);
+      await exited;
+    }
+  } finally {
+    server.close();
+  }
+  return { running, firstRequest };
+}
+
+async function main(): Promise<void> {
+  const image = process.env.MANGO_BASE_IMAGE!;
+  const api = await startApi('bench-worker');
+  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+  const started = new Map<string, number>();
+  const events = (await docker.getEvents({
+    filters: { type: ['container'], event: ['start'], label: [LABEL] },
+  })) as NodeJS.ReadableStream & { destroy(): void };
+  events.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) {
+      const e = JSON.parse(line);
+      started.set(e.Actor.Attributes[LABEL], Math.round(e.timeNano / 1e6));
+    }
+  });
+  const wsKey = (await api.issueKey('wrkspc_default')).api_key;
+  const h = { authorization: `Bearer ${wsKey}`, 'content-type': 'application/json' };
+  const env = (await (
+    await fetch(`${api.url}/v1/environments`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ name: 'bench' }),
+    })
+  ).json()) as { id: string };
+  const supervisor = await startApp(
+    'apps/supervisor/src/main.ts',
+    {
+      MANGO_ENVIRONMENT_KEY: (await api.issueKey('wrkspc_default', env.id)).api_key,
+      MANGO_ENVIRONMENT_ID: env.id,
+      MANGO_BASE_URL: api.url,
+      DOCKER_HOST: process.env.DOCKER_HOST!,
+      MANGO_WORKER_IMAGE: image,
+      MANGO_WORKER_SOURCE_DIR: ROOT,
+      MANGO_SUPERVISOR_ID: 'bench',
+    },
+    logged('docker engine connected'),
+    60_000,
+  );
+  const ackToRunning: number[] = [];
+  const ackToHeartbeat: number[] = [];
+  const createToSucceeded: number[] = [];
+  const createToAck: number[] = [];
+  try {
+    // One warm-up item (page cache, SWC cache) that is not counted.
+    for (let i = 0; i <= SAMPLES; i++) {
+      const created = (await (
+        await fetch(`${api.url}/v1/environments/${env.id}/work`, {
+          method: 'POST',
+          headers: h,
+          body: JSON.stringify({ data: { type: 'healthcheck' } }),
+        })
+      ).json()) as { id: string };
+      let w: any;
+      for (;;) {
+        w = await (
+          await fetch(`${api.url}/v1/environments/${env.id}/work/${created.id}`, { headers: h })
+        ).json();
+        if (w.state === 'stopped') break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      if (w.result?.status !== 'succeeded')
+        throw new Error(`healthcheck ${w.id}: ${JSON.stringify(w.result)}`);
+      for (let k = 0; k < 100 && !started.has(w.id); k++) await new Promise((r) => setTimeout(r, 10));
+      if (i === 0) continue;
+      const ack = Date.parse(w.acknowledged_at);
+      ackToRunning.push(started.get(w.id)! - ack);
+      ackToHeartbeat.push(Date.parse(w.started_at) - ack);
+      createToAck.push(ack - Date.parse(w.created_at));
+      createToSucceeded.push(Date.parse(w.stopped_at) - Date.parse(w.created_at));
+    }
+  } finally {
+    events.destroy();
+    await supervisor.stop();
+    await api.close();
+  }
+  const raw = await rawFloor(image, SAMPLES);
+  console.log(`worker start-up on ${image}, ${SAMPLES} samples each (items run from this checkout)\n`);
+  console.log(row('Mango: Ack → container running', ackToRunning));
+  console.log(row('Mango: Ack → first heartbeat', ackToHeartbeat));
+  console.log(row('raw docker run --rm: spawn → running', raw.running));
+  console.log(row('raw docker run --rm: spawn → first request', raw.firstRequest));
+  console.log(row('Mango: healthcheck create → Ack', createToAck));
+  console.log(row('Mango: healthcheck create → succeeded', createToSucceeded));
+  console.log(
+    `\nAck → first heartbeat vs raw floor (p50): ${(pct(ackToHeartbeat, 50) / pct(raw.firstRequest, 50)).toFixed(2)}×`,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

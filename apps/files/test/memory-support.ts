@@ -1,4 +1,5 @@
 import { digestCredential, generateCredential } from '@mango/feature-auth';
+import { parseMemoryAttachments } from '@mango/domain-memory';
 import { attachSessionMemoryStores } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import { httpClient } from '@mango/testing';
@@ -20,7 +21,7 @@ export function memoryFixtures(files: FilesUnderTest) {
            VALUES ($1, $2, $3, $4, 1, '{}', 'running', '{}', '{}', 0, now(), now())`,
           [id, workspaceId, environmentId, newId('agent')],
         );
-        await attachSessionMemoryStores(tx, workspaceId, id, resources);
+        await attachSessionMemoryStores(tx, workspaceId, id, parseMemoryAttachments(resources));
       });
       return id;
     },

@@ -1,5 +1,5 @@
 import { invalidRequest } from '@mango/domain-kernel';
-import { MEMORY_MOUNT_ROOT, memoryStoreSlug, parseMemoryAttachments } from '@mango/domain-memory';
+import { MEMORY_MOUNT_ROOT, MemoryAttachmentInput, memoryStoreSlug } from '@mango/domain-memory';
 import { EntityManager, In } from 'typeorm';
 import { MemoryStoreEntity } from './entities/memory-store.entity';
 import { SessionMemoryStoreEntity } from './entities/session-memory-store.entity';
@@ -29,9 +29,9 @@ export function renderSessionMemoryResource(row: SessionMemoryStoreEntity): Sess
 }
 
 /**
- * Attaches the Memory Stores named by a Session create request's `resources` (call inside the creating
- * transaction, after the Session row is inserted). Only `memory_store` entries are accepted (≤ 8, each
- * once, `access` default `read_write`); an unknown Store (or another Workspace's) or an archived one is
+ * Attaches the Memory Stores of a Session create request's `resources` (parsed with
+ * `parseMemoryAttachments`: only `memory_store` entries, ≤ 8, each once, `access` default `read_write`).
+ * Call inside the creating transaction, after the Session row is inserted. An unknown Store (or another Workspace's) or an archived one is
  * 400, like every other invalid reference in a Session create. Each Store is mounted at
  * `/mnt/memory/<slug of its name>`, with `-2`, `-3`… when two attached Stores share a slug. Returns the
  * resources to show on the Session.
@@ -40,9 +40,8 @@ export async function attachSessionMemoryStores(
   tx: EntityManager,
   workspaceId: string,
   sessionId: string,
-  resources: unknown,
+  inputs: MemoryAttachmentInput[],
 ): Promise<SessionMemoryResource[]> {
-  const inputs = parseMemoryAttachments(resources);
   if (inputs.length === 0) return [];
   const stores = await tx.find(MemoryStoreEntity, {
     where: { id: In(inputs.map((i) => i.memoryStoreId)), workspaceId },

@@ -1,3 +1,4 @@
+import { MemoryAttachmentInput, parseMemoryAttachments } from '@mango/domain-memory';
 import {
   AGENT_LIMITS,
   AgentDefinition,
@@ -86,6 +87,8 @@ export interface SessionCreateInput {
   initialEvents: ClientEvent[];
   budget: Budget | null;
   metadata: Record<string, string>;
+  /** Memory Stores to attach (`attachSessionMemoryStores` in the creating transaction). */
+  resources: MemoryAttachmentInput[];
 }
 
 export function parseAgentSelection(v: unknown): AgentSelection {
@@ -275,11 +278,8 @@ export function parseSessionCreate(body: unknown): SessionCreateInput {
   if (o.environment_id === undefined) throw invalidRequest('environment_id is required');
   const environmentId = readString(o.environment_id, 'environment_id');
   if (!ENV_ID.test(environmentId)) throw invalidRequest('environment_id must be an env_ id');
-  if (o.resources !== undefined && o.resources !== null && readArray(o.resources, 'resources').length > 0) {
-    throw invalidRequest(
-      'resources are not accepted yet (Memory Store attachments arrive with Memory Stores)',
-    );
-  }
+  // Self-hosted Environments accept only create-time memory_store resources (Memory Stores).
+  const resources = parseMemoryAttachments(o.resources);
   if (o.vault_ids !== undefined && o.vault_ids !== null && readArray(o.vault_ids, 'vault_ids').length > 0) {
     throw invalidRequest('vault_ids are not yet supported');
   }
@@ -300,6 +300,7 @@ export function parseSessionCreate(body: unknown): SessionCreateInput {
     initialEvents,
     budget: o.budget === undefined || o.budget === null ? null : parseBudget(o.budget),
     metadata: parseMetadata(o.metadata),
+    resources,
   };
 }
 

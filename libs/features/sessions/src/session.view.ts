@@ -1,4 +1,4 @@
-import type { SessionEntity, SessionEventEntity } from '@mango/persistence';
+import type { SessionEntity, SessionEventEntity, SessionMemoryResource } from '@mango/persistence';
 
 /** The wire form of a Session (hosted §3.2). */
 export function renderSession(s: SessionEntity) {
@@ -9,7 +9,8 @@ export function renderSession(s: SessionEntity) {
     status: s.status,
     agent: s.agent,
     environment_id: s.environmentId,
-    resources: [] as unknown[],
+    /** Memory Store attachments: create and get fill them in (`sessionMemoryResources`). */
+    resources: [] as SessionMemoryResource[],
     vault_ids: [] as string[],
     metadata: s.metadata,
     budget: s.budget,

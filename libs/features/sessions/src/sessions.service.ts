@@ -42,10 +42,12 @@ import {
   AgentEntity,
   appendEvents,
   AgentVersionEntity,
+  attachSessionMemoryStores,
   EnvironmentEntity,
   insertRow,
   SessionEntity,
   SessionEventEntity,
+  sessionMemoryResources,
   WorkItemEntity,
 } from '@mango/persistence';
 import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
@@ -177,12 +179,15 @@ export class SessionsService {
       });
       await insertRow(tx, SessionEntity, session);
       if (input.initialEvents.length) await appendEvents(tx, session, input.initialEvents.map(toStored), now);
-      return renderSession(session);
+      const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
+      return { ...renderSession(session), resources };
     });
   }
 
   async get(p: Principal, id: string): Promise<SessionView> {
-    return renderSession(await this.find(this.dataSource.manager, p.workspaceId, this.sessionIdFor(p, id)));
+    const session = await this.find(this.dataSource.manager, p.workspaceId, this.sessionIdFor(p, id));
+    const resources = await sessionMemoryResources(this.dataSource.manager, [session.id]);
+    return { ...renderSession(session), resources: resources.get(session.id) ?? [] };
   }
 
   async list(workspaceId: string, query: Query): Promise<Page<SessionView> & { prev_page: string | null }> {

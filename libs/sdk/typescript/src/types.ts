@@ -693,6 +693,27 @@ export interface Budget {
 /** Usage counters; values are integers, objects or null. */
 export type SessionUsage = Record<string, number | Record<string, unknown> | null>;
 
+/** A Memory Store attached to a Session, as the Session shows it. */
+export interface SessionMemoryStoreResource {
+  type: 'memory_store';
+  memory_store_id: string;
+  access: 'read_write' | 'read_only';
+  instructions: string | null;
+  /** Snapshots of the Store's name and description at Session creation. */
+  name: string;
+  description: string;
+  /** `/mnt/memory/<slug>` in the sandbox. */
+  mount_path: string;
+}
+
+export interface SessionMemoryStoreResourceParams {
+  type: 'memory_store';
+  memory_store_id: string;
+  /** Default `read_write`. */
+  access?: 'read_write' | 'read_only' | null;
+  instructions?: string | null;
+}
+
 export interface Session {
   id: SessionId;
   type: 'session';
@@ -700,8 +721,8 @@ export interface Session {
   status: SessionStatus;
   agent: SessionAgent;
   environment_id: EnvironmentId;
-  /** Always empty in this release. */
-  resources: never[];
+  /** Memory Store attachments (create-time only). */
+  resources: SessionMemoryStoreResource[];
   /** Always empty in this release. */
   vault_ids: never[];
   metadata: Metadata;
@@ -784,8 +805,8 @@ export interface SessionCreateParams {
   initial_events?: UserMessageParams[];
   budget?: Budget | null;
   metadata?: Metadata;
-  /** Must be empty in this release. */
-  resources?: never[];
+  /** Memory Stores to attach (≤ 8; self-hosted Environments accept only `memory_store`). */
+  resources?: SessionMemoryStoreResourceParams[];
   /** Must be empty in this release. */
   vault_ids?: never[];
 }

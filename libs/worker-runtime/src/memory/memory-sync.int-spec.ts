@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { ApiKeysService, digestCredential, generateCredential } from '@mango/feature-auth';
+import { parseMemoryAttachments } from '@mango/domain-memory';
 import { attachSessionMemoryStores, createDataSource } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import {
@@ -98,9 +99,12 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
          VALUES ($1, 'wrkspc_default', $2, $3, 1, '{}', 'running', '{}', '{}', 0, now(), now())`,
         [sessionId, envId, newId('agent')],
       );
-      attachments = await attachSessionMemoryStores(tx, 'wrkspc_default', sessionId, [
-        { type: 'memory_store', memory_store_id: store.id, access },
-      ]);
+      attachments = await attachSessionMemoryStores(
+        tx,
+        'wrkspc_default',
+        sessionId,
+        parseMemoryAttachments([{ type: 'memory_store', memory_store_id: store.id, access }]),
+      );
     });
     const token = generateCredential('workToken');
     await ds.query(

@@ -1,0 +1,198 @@
+/**
+ * Benchmark: File upload and download throughput through apps/files (multipart upload streamed to S3,
+ * content download streamed from S3) next to a direct `minio` put/get of the same bytes against the same
+ * S3 server in the same run, for 1 MiB and 256 MiB Files; and the peak RSS of the apps/files process
+ * during each size (VmHWM, reset between sizes). Printed figures only; never pass/fail.
+ * Run: npm run bench:files-throughput (PostgreSQL and S3 from tools/ci/services.sh).
+ * BENCH_SMALL_REPS (default 30) and BENCH_LARGE_REPS (default 3) set the repetitions.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { Client as Minio } from 'minio';
+import { ApiKeysService } from '@mango/feature-auth';
+import { createDataSource } from '@mango/persistence';
+import { answers, createTestDatabase, freePort, startApp } from '@mango/testing';
+
+const MIB = 1024 * 1024;
+const SMALL_REPS = Number(process.env.BENCH_SMALL_REPS ?? 30);
+const LARGE_REPS = Number(process.env.BENCH_LARGE_REPS ?? 3);
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set (eval "$(tools/ci/services.sh env)")`);
+  return v;
+};
+
+/** Peak resident set size of a process since the last reset (Linux /proc). */
+const peakRssMiB = (pid: number) => {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+const resetPeakRss = (pid: number) => {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // Not permitted: the figure is then the peak since start.
+  }
+};
+
+async function drain(body: AsyncIterable<Uint8Array>): Promise<number> {
+  let n = 0;
+  for await (const c of body) n += c.length;
+  return n;
+}
+
+async function main(): Promise<void> {
+  const db = await createTestDatabase('benchfiles');
+  const bucket = `mango-bench-${randomBytes(3).toString('hex')}`;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const files = await startApp(
+    'apps/files/src/main.ts',
+    {
+      MANGO_DATABASE_URL: db.url,
+      MANGO_FILES_PORT: String(port),
+      MANGO_S3_ENDPOINT: env('MANGO_S3_ENDPOINT'),
+      MANGO_S3_ACCESS_KEY: env('MANGO_S3_ACCESS_KEY'),
+      MANGO_S3_SECRET_KEY: env('MANGO_S3_SECRET_KEY'),
+      MANGO_S3_REGION: process.env.MANGO_S3_REGION ?? 'us-east-1',
+      MANGO_S3_BUCKET: bucket,
+      MANGO_LOG_LEVEL: 'warn',
+    },
+    answers(`${url}/healthz`),
+  );
+  const pid = files.child.pid!;
+  const ds = await createDataSource({ url: db.url, poolSize: 1 }).initialize();
+  const key = (await new ApiKeysService(ds).create({ workspaceId: 'wrkspc_default', label: 'bench' }))
+    .api_key;
+  const endpoint = new URL(env('MANGO_S3_ENDPOINT'));
+  const minio = new Minio({
+    endPoint: endpoint.hostname,
+    port: Number(endpoint.port),
+    useSSL: endpoint.protocol === 'https:',
+    accessKey: env('MANGO_S3_ACCESS_KEY'),
+    secretKey: env('MANGO_S3_SECRET_KEY'),
+    region: process.env.MANGO_S3_REGION ?? 'us-east-1',
+  });
+  const auth = { authorization: `Bearer ${key}` };
+
+  // apps/files over node:http with keep-alive, like the minio client: the HTTP client is not what is measured.
+  const agent = new Agent({ keepAlive: true });
+  const call = (
+    method: string,
+    path: string,
+    headers: Record<string, string | number>,
+    body?: Buffer[],
+  ): Promise<{ status: number; bytes: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${url}${path}`, { method, agent, headers: { ...auth, ...headers } }, (res) => {
+        let bytes = 0;
+        const keep: Buffer[] = [];
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+          if (res.statusCode !== 200 || path.endsWith('/content') === false) keep.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, bytes, text: Buffer.concat(keep).toString('utf8') }),
+        );
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      for (const b of body ?? []) req.write(b);
+      req.end();
+    });
+  const viaFiles = {
+    async upload(bytes: Buffer): Promise<string> {
+      const boundary = `bench${randomBytes(8).toString('hex')}`;
+      const head = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.bin"\r\n` +
+          `Content-Type: application/octet-stream\r\n\r\n`,
+      );
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      const res = await call(
+        'POST',
+        '/v1/files',
+        {
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': head.length + bytes.length + tail.length,
+        },
+        [head, bytes, tail],
+      );
+      const body = JSON.parse(res.text) as { id: string; size_bytes: number };
+      if (res.status !== 201 || body.size_bytes !== bytes.length) throw new Error(`upload: ${res.status}`);
+      return body.id;
+    },
+    async download(id: string, size: number): Promise<void> {
+      const res = await call('GET', `/v1/files/${id}/content`, {});
+      if (res.status !== 200 || res.bytes !== size) throw new Error(`download: ${res.status}`);
+    },
+    async remove(id: string): Promise<void> {
+      await call('DELETE', `/v1/files/${id}`, {});
+    },
+  };
+  const direct = {
+    async upload(bytes: Buffer): Promise<string> {
+      const name = `direct/${randomBytes(8).toString('hex')}`;
+      await minio.putObject(bucket, name, bytes, bytes.length);
+      return name;
+    },
+    async download(name: string, size: number): Promise<void> {
+      if ((await drain(await minio.getObject(bucket, name))) !== size) throw new Error('direct download');
+    },
+    async remove(name: string): Promise<void> {
+      await minio.removeObject(bucket, name);
+    },
+  };
+
+  const rows: string[] = [];
+  for (const [label, size, reps] of [
+    ['1 MiB', MIB, SMALL_REPS],
+    ['256 MiB', 256 * MIB, LARGE_REPS],
+  ] as const) {
+    const bytes = randomBytes(size);
+    const time = { files: { up: 0, down: 0 }, direct: { up: 0, down: 0 } };
+    // One untimed warm-up of each path, then alternate the two paths so drift hits both alike.
+    for (const path of [viaFiles, direct]) await path.remove(await path.upload(bytes));
+    resetPeakRss(pid);
+    for (let i = 0; i < reps; i++) {
+      for (const [name, path] of [
+        ['files', viaFiles],
+        ['direct', direct],
+      ] as const) {
+        let t = performance.now();
+        const id = await path.upload(bytes);
+        time[name].up += performance.now() - t;
+        t = performance.now();
+        await path.download(id, size);
+        time[name].down += performance.now() - t;
+        await path.remove(id);
+      }
+    }
+    const rate = (ms: number) => (size * reps) / MIB / (ms / 1000);
+    const up = [rate(time.files.up), rate(time.direct.up)];
+    const down = [rate(time.files.down), rate(time.direct.down)];
+    rows.push(
+      `${label.padEnd(8)} upload   apps/files ${up[0]!.toFixed(1).padStart(7)} MiB/s   direct ${up[1]!.toFixed(1).padStart(7)} MiB/s   ratio ${(up[0]! / up[1]!).toFixed(2)}`,
+      `${label.padEnd(8)} download apps/files ${down[0]!.toFixed(1).padStart(7)} MiB/s   direct ${down[1]!.toFixed(1).padStart(7)} MiB/s   ratio ${(down[0]! / down[1]!).toFixed(2)}`,
+      `${label.padEnd(8)} apps/files peak RSS ${peakRssMiB(pid).toFixed(0)} MiB (${reps} × upload + download)`,
+    );
+  }
+  console.log(`Files throughput (target: apps/files ≥ 0.8 × direct minio; same S3 server, same run)`);
+  for (const r of rows) console.log(r);
+
+  await files.stop();
+  await ds.destroy();
+  await db.drop();
+  for await (const u of minio.listIncompleteUploads(bucket, '', true))
+    await minio.abortMultipartUpload(bucket, u.key, u.uploadId);
+  const names: string[] = [];
+  for await (const o of minio.listObjectsV2(bucket, '', true)) if (o.name) names.push(o.name);
+  if (names.length) await minio.removeObjects(bucket, names);
+  await minio.removeBucket(bucket);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { Client as Minio } from 'minio';
 import { ApiKeysService, digestCredential, generateCredential } from '@mango/feature-auth';
 import { parseMemoryAttachments } from '@mango/domain-memory';
 import { attachSessionMemoryStores, createDataSource } from '@mango/persistence';
@@ -70,17 +70,20 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     await app.stop();
     await ds.destroy();
     await db.drop();
-    const store = new ObjectStore({
-      endpoint: process.env.MANGO_S3_ENDPOINT!,
+    const s3 = new URL(process.env.MANGO_S3_ENDPOINT!);
+    const minio = new Minio({
+      endPoint: s3.hostname,
+      port: Number(s3.port),
+      useSSL: false,
       accessKey: process.env.MANGO_S3_ACCESS_KEY!,
       secretKey: process.env.MANGO_S3_SECRET_KEY!,
       region: process.env.MANGO_S3_REGION ?? 'us-east-1',
-      bucket,
+      pathStyle: true,
     });
     const names: string[] = [];
-    for await (const o of store.client.listObjectsV2(bucket, '', true)) if (o.name) names.push(o.name);
-    if (names.length) await store.client.removeObjects(bucket, names);
-    await store.client.removeBucket(bucket).catch(() => undefined);
+    for await (const o of minio.listObjectsV2(bucket, '', true)) if (o.name) names.push(o.name);
+    if (names.length) await minio.removeObjects(bucket, names);
+    await minio.removeBucket(bucket).catch(() => undefined);
     for (const d of dirs) await rm(d, { recursive: true, force: true });
   });
 

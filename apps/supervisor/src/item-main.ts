@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     log,
     maxIdleMs: env.MANGO_SESSION_IDLE_MS,
     leaseTtlSeconds: env.MANGO_WORK_TTL_SECONDS,
-    shellEnv: process.env,
+    shellEnv: { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: env.HOME ?? '/tmp' },
     healthcheck: ({ workdir }) => runHealthcheckProbe({ workdir, sandboxMarker: env.MANGO_SANDBOX }),
   });
 }

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsUrl, Matches, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
 
 /** The narrow, non-secret identity of one Work item inside its container (seed 002 HandleItem). */
 export class ItemEnv {
@@ -32,6 +32,15 @@ export class ItemEnv {
   @IsInt()
   @Min(3)
   MANGO_WORK_TTL_SECONDS?: number;
+
+  /** Passed on to the Bash tool's shell (its environment is an allowlist). */
+  @IsOptional()
+  @IsString()
+  PATH?: string;
+
+  @IsOptional()
+  @IsString()
+  HOME?: string;
 
   /** Set by the launcher; the healthcheck probe refuses to run without it. */
   @IsOptional()

@@ -36,7 +36,7 @@ export interface HandleItemOptions {
   maxIdleMs?: number;
   /** The lease TTL asked for on every heartbeat (renewed at a third of it; default 60 s). */
   leaseTtlSeconds?: number;
-  /** The shell's base environment (credentials are scrubbed from it). */
+  /** The shell's base environment: an allowlist (Mango credentials are scrubbed from it regardless). */
   shellEnv?: NodeJS.ProcessEnv;
 }
 

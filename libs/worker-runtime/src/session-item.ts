@@ -32,7 +32,7 @@ export async function runSession(
     log.info({ session_id: sessionId }, 'the Session is terminated: nothing to run');
     return 0;
   }
-  const tools = createToolset({ workdir: o.workdir, roots: o.roots, env: o.shellEnv ?? process.env });
+  const tools = createToolset({ workdir: o.workdir, roots: o.roots, env: o.shellEnv });
   const runner = new SessionToolRunner({
     client,
     sessionId,

@@ -11,6 +11,7 @@ import { Tool, ToolError } from './types';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_OUTPUT_CAP = 102_400;
+const DEFAULT_SHELL_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
 interface Shell {
   pty: IPty;
@@ -147,7 +148,7 @@ export class BashTool implements Tool {
       cols: 200,
       rows: 50,
       cwd: this.options.workdir,
-      env: shellEnv(this.options.env ?? process.env),
+      env: shellEnv(this.options.env ?? DEFAULT_SHELL_ENV),
     });
     let exitedResolve!: () => void;
     const shell: Shell = { pty, dead: false, exited: new Promise<void>((r) => (exitedResolve = r)) };

@@ -26,7 +26,7 @@ export interface ToolsetContext {
   roots?: ToolRoot[];
   /** Size cap of read and edit (seed 004: 64 KiB). */
   maxFileBytes?: number;
-  /** The shell environment (defaults to this process's environment, scrubbed of Mango credentials). */
+  /** The shell's base environment (an allowlist; Mango credentials are scrubbed from it regardless). */
   env?: NodeJS.ProcessEnv;
 }
 

@@ -176,6 +176,34 @@ describe('Memory Stores (real apps/files process)', () => {
     expect((await api.post(mem(store.id), { path: '/a/bb', content: '' })).status).toBe(201);
   });
 
+  it('concurrent writers: one create wins a path, conflicting precondition updates apply once, no orphaned objects', async () => {
+    const store = await newStore();
+    const creates = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => api.post(mem(store.id), { path: '/race', content: `writer ${i}` })),
+    );
+    expect(creates.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    const winner = creates.find((r) => r.status === 201)!.body;
+    const updates = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        api.post(`${mem(store.id)}/${winner.id}`, {
+          content: `update ${i}`,
+          precondition: { type: 'content_sha256', content_sha256: winner.content_sha256 },
+        }),
+      ),
+    );
+    expect(updates.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    const applied = updates.find((r) => r.status === 200)!.body;
+    expect((await api.get(`${mem(store.id)}/${winner.id}`)).body.content_sha256).toBe(applied.content_sha256);
+    // Exactly the two committed versions have objects; refused writers removed theirs.
+    const objects = (await files.objectKeys()).filter((k) => k.includes(store.id));
+    expect(objects.sort()).toEqual(
+      [winner.memory_version_id, applied.memory_version_id]
+        .map((v: string) => `workspaces/wrkspc_default/memory_stores/${store.id}/versions/${v}`)
+        .sort(),
+    );
+    expect((await fx.memoryState()).cleanups).toBe(0);
+  });
+
   it('lists by path_prefix and depth with memory_prefix rollups, paging by path', async () => {
     const store = await newStore();
     for (const p of ['/x/1', '/x/y/2', '/x/y/z/3', '/x/w/4', '/top', '/xx/5'])

@@ -88,7 +88,11 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
   });
 
   /** A Store with memories, a Session it is attached to, the Session's live Work token, and a MemorySync on a temp root. */
-  async function setup(memories: Record<string, string>, access: 'read_write' | 'read_only' = 'read_write') {
+  async function setup(
+    memories: Record<string, string>,
+    access: 'read_write' | 'read_only' = 'read_write',
+    intervalMs = 0,
+  ) {
     const store = (await api.post('/v1/memory_stores', { name: `Notes ${randomBytes(2).toString('hex')}` }))
       .body;
     for (const [path, content] of Object.entries(memories))
@@ -125,7 +129,7 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
       sessionId,
       attachments,
       root,
-      intervalMs: 0,
+      intervalMs,
     });
     const roots = await sync.start();
     const dir = roots[0]!.path;
@@ -282,6 +286,16 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     expect(await readFile(t.file('/b.md'), 'utf8')).toBe('b remote');
     expect(await t.sync.finalSync()).toMatchObject({ deleted: 1 }); // the second observation of /c.md
     expect(await t.remote()).toEqual({ '/a.md': 'a local', '/b.md': 'b remote', '/d.md': 'd local' });
+    await t.sync.dispose();
+  });
+
+  it('syncIfDue (after each tool call) runs a pass only once the cadence has elapsed since the last one', async () => {
+    const t = await setup({ '/a.md': 'a' }, 'read_write', 3_600_000);
+    await writeFile(t.file('/a.md'), 'edited');
+    expect(await t.sync.syncIfDue()).toBeUndefined(); // mounted moments ago: not due
+    expect(await t.remote()).toEqual({ '/a.md': 'a' });
+    expect(await t.sync.syncOnce()).toMatchObject({ pushed: 1 });
+    expect(await t.remote()).toEqual({ '/a.md': 'edited' });
     await t.sync.dispose();
   });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
-import type { Principal } from '@mango/feature-auth';
+import { digestCredential, generateCredential, type Principal } from '@mango/feature-auth';
 import {
   DEFAULT_FILES_SETTINGS,
   FileObjects,
@@ -10,7 +10,9 @@ import {
   ObjectCleanupRepository,
   ObjectCleanupSweeper,
 } from '@mango/feature-files';
-import { createDataSource } from '@mango/persistence';
+import { parseMemoryAttachments } from '@mango/domain-memory';
+import { attachSessionMemoryStores, createDataSource } from '@mango/persistence';
+import { newId } from '@mango/platform-ids';
 import { createTestDatabase, TestDatabase } from '@mango/testing';
 import type { DataSource } from 'typeorm';
 import { MemoriesService } from './memories.service';
@@ -137,6 +139,73 @@ describe('Memory content recovery (real PostgreSQL + S3)', () => {
     const ok = await memories.create(p, s.id, { view: 'full' }, { path: '/a', content: 'fine' });
     expect(ok.content).toBe('fine');
     expect(await keys()).toHaveLength(1);
+  });
+
+  it('a Work-token write whose token is reclaimed after its object is written never commits (the lease is checked in the writing transaction)', async () => {
+    const s = await stores.create('wrkspc_default', { name: 'fenced' });
+    const envId = newId('environment');
+    const sessionId = newId('session');
+    const workId = newId('work');
+    const token = generateCredential('workToken');
+    await ds.query(
+      `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
+       VALUES ($1, 'wrkspc_default', $1, '{"type":"self_hosted"}', '{}', now(), now())`,
+      [envId],
+    );
+    await ds.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO sessions (id, workspace_id, environment_id, agent_id, agent_version, agent, status, metadata,
+                               usage, last_seq, created_at, updated_at)
+         VALUES ($1, 'wrkspc_default', $2, $3, 1, '{}', 'running', '{}', '{}', 0, now(), now())`,
+        [sessionId, envId, newId('agent')],
+      );
+      await attachSessionMemoryStores(
+        tx,
+        'wrkspc_default',
+        sessionId,
+        parseMemoryAttachments([{ type: 'memory_store', memory_store_id: s.id }]),
+      );
+    });
+    await ds.query(
+      `INSERT INTO work_items (id, workspace_id, environment_id, kind, session_id, state, metadata, token_digest,
+                               created_at, claimed_at, acknowledged_at, started_at, latest_heartbeat_at,
+                               lease_expires_at, ttl_seconds)
+       VALUES ($1, 'wrkspc_default', $2, 'session', $3, 'active', '{}', $4, now(), now(), now(), now(), now(),
+               now() + interval '5 minutes', 300)`,
+      [workId, envId, sessionId, digestCredential(token)],
+    );
+    const worker: Principal = {
+      kind: 'work',
+      workspaceId: 'wrkspc_default',
+      environmentId: envId,
+      workId,
+      sessionId,
+      tokenDigest: digestCredential(token),
+      live: true,
+    };
+    const before = await keys();
+    let stored!: () => void;
+    let release!: () => void;
+    const isStored = new Promise<void>((r) => (stored = r));
+    objects.holdAfterPut = { stored, release: new Promise<void>((r) => (release = r)) };
+    const write = memories.create(worker, s.id, {}, { path: '/late', content: 'from the old worker' });
+    const settled = write.then(
+      () => 'committed',
+      (e: unknown) => e,
+    );
+    await isStored;
+    objects.holdAfterPut = undefined;
+    // Reclaimed meanwhile: the item is queued again with a fresh token.
+    await ds.query(
+      `UPDATE work_items SET state = 'queued', token_digest = $2, lease_expires_at = NULL WHERE id = $1`,
+      [workId, digestCredential(generateCredential('workToken'))],
+    );
+    release();
+    expect(await settled).toMatchObject({ message: 'the Work token is no longer valid' });
+    expect(await ds.query('SELECT 1 FROM memories WHERE memory_store_id = $1', [s.id])).toEqual([]);
+    expect(await ds.query('SELECT 1 FROM memory_versions WHERE memory_store_id = $1', [s.id])).toEqual([]);
+    expect(await count('object_cleanups')).toBe(0);
+    expect(await keys()).toEqual(before);
   });
 
   it('a Store delete whose object removal fails leaves intents that the sweeper finishes', async () => {

@@ -119,11 +119,30 @@ describe('Session SSE streams with resume (real apps/api process)', () => {
     expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => i + 6));
   });
 
+  it('streams of one Session at different positions share its reader and each get exactly their sequences', async () => {
+    const base = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data.length;
+    const target = base + 20;
+    const readers = ['0', String(base - 3), String(base)].map((from) =>
+      readFrames(url(), key, { 'Last-Event-ID': from }, (f) => Number(f.at(-1)?.id ?? 0) >= target),
+    );
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        ws.post(`/v1/sessions/${sessionId}/events`, { events: [message(`s${i}`)] }),
+      ),
+    );
+    const [all, near, live] = await Promise.all(readers);
+    const seqs = (r: typeof all) => r.frames.map((f) => Number(f.id));
+    const range = (from: number) => Array.from({ length: target - from }, (_, i) => from + 1 + i);
+    expect(seqs(all)).toEqual(range(0));
+    expect(seqs(near)).toEqual(range(base - 3));
+    expect(seqs(live)).toEqual(range(base));
+  });
+
   it('ends after session.deleted', async () => {
     const { frames } = await readFrames(
       url(),
       key,
-      { 'Last-Event-ID': '35' },
+      { 'Last-Event-ID': '55' },
       () => false,
       async () => {
         await new Promise((r) => setTimeout(r, 200));

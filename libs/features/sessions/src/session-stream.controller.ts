@@ -5,16 +5,26 @@ import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import { SessionEntity, SessionEventEntity } from '@mango/persistence';
 import type { Request, Response } from 'express';
-import { DataSource, IsNull, MoreThan } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import { renderEvent } from './session.view';
 import { SessionStreamHub } from './session-stream.service';
 import { SessionsService } from './sessions.service';
+
+const frames = new WeakMap<SessionEventEntity, string>();
+/** One SSE frame per event (`id:` is the sequence), rendered once however many streams carry it. */
+function frameOf(row: SessionEventEntity): string {
+  let frame = frames.get(row);
+  if (!frame) {
+    frame = `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`;
+    frames.set(row, frame);
+  }
+  return frame;
+}
 
 /** Keep-alive frames at most every 15 s (decisions). */
 export const KEEPALIVE_MS = 15_000;
 /** A Work token's stream re-checks that it still owns the Session this often (decisions). */
 export const OWNERSHIP_CHECK_MS = 1_000;
-const BATCH = 500;
 
 /**
  * `GET /v1/sessions/{id}/events/stream` — Server-Sent Events over the durable log. Every frame carries
@@ -58,10 +68,7 @@ export class SessionStreamController {
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
 
-    let last = BigInt(raw ?? '0');
     let closed = false;
-    let reading: Promise<void> | undefined;
-    let again = false;
     const finish = () => {
       if (closed) return;
       closed = true;
@@ -70,40 +77,16 @@ export class SessionStreamController {
       unsubscribe();
       res.end();
     };
-    const drain = async (): Promise<void> => {
-      // One reader at a time per stream; a wake-up during a read schedules one more pass.
-      if (reading) {
-        again = true;
-        return reading;
-      }
-      reading = (async () => {
-        do {
-          again = false;
-          for (;;) {
-            const rows = await this.dataSource.manager.find(SessionEventEntity, {
-              where: { sessionId, seq: MoreThan(last.toString()) },
-              order: { seq: 'ASC' },
-              take: BATCH,
-            });
-            for (const row of rows) {
-              if (closed) return;
-              res.write(`id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`);
-              last = BigInt(row.seq);
-              if (row.type === 'session.deleted') return finish();
-            }
-            if (rows.length < BATCH) break;
-          }
-        } while (again && !closed);
-      })().finally(() => {
-        reading = undefined;
-      });
-      return reading;
-    };
-    const unsubscribe = this.hub.subscribe(
-      sessionId,
-      () => void drain().catch(() => finish()),
-      () => finish(),
-    );
+    // Rendered once per event and shared by every stream of the Session.
+    const unsubscribe = this.hub.subscribe(sessionId, {
+      last: BigInt(raw ?? '0'),
+      deliver: (row) => {
+        if (closed) return;
+        res.write(frameOf(row));
+        if (row.type === 'session.deleted') finish();
+      },
+      end: () => finish(),
+    });
     const keepalive = setInterval(() => res.write(`event: ping\ndata: {}\n\n`), KEEPALIVE_MS);
     // A Work token's stream lives only as long as its lease: after Stop, expiry or a reclaim it ends
     // with an error frame, so a stale worker stops seeing its successor's events.
@@ -123,6 +106,5 @@ export class SessionStreamController {
           }, OWNERSHIP_CHECK_MS)
         : undefined;
     req.on('close', finish);
-    await drain().catch(() => finish());
   }
 }

@@ -5,32 +5,43 @@ import {
   OnApplicationShutdown,
   OnModuleInit,
 } from '@nestjs/common';
-import { PgListener } from '@mango/persistence';
-import { DataSource } from 'typeorm';
-import { SESSION_EVENTS_CHANNEL } from '@mango/persistence';
+import { PgListener, SESSION_EVENTS_CHANNEL, SessionEventEntity } from '@mango/persistence';
+import { DataSource, MoreThan } from 'typeorm';
 
-type Listener = () => void;
+/** One open stream: the last sequence it delivered, and how it receives the rows after it. */
+export interface StreamSubscriber {
+  last: bigint;
+  /** Receives rows in sequence order, each exactly once; the hub advances `last`. */
+  deliver(row: SessionEventEntity): void;
+  /** The read failed or the process is shutting down: end the stream (the client resumes elsewhere). */
+  end(): void;
+}
+
+interface SessionTail {
+  subscribers: Set<StreamSubscriber>;
+  reading?: Promise<void>;
+  again: boolean;
+}
+
+const BATCH = 500;
 
 /**
- * One LISTEN connection per API process for `mango_session_events` (payload `<session id>:<seq>`). It
- * only says "look now": each open stream then reads the rows after the last sequence it delivered, so a
- * lost notification delays an event but never loses or duplicates it.
+ * One LISTEN connection per API process for `mango_session_events` (payload `<session id>:<seq>`), and
+ * one reader per Session however many streams are open on it: a NOTIFY only says "look now"; the
+ * Session's reader reads the rows after the lowest sequence any of its streams delivered, and hands each
+ * stream the rows it has not seen. A lost notification delays an event but never loses or duplicates it.
  */
 @Injectable()
 export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly listener: PgListener;
-  private readonly listeners = new Map<string, Set<Listener>>();
-  /** Open streams end on shutdown, so that closing the HTTP server does not wait for them. */
-  private readonly closers = new Set<() => void>();
+  private readonly tails = new Map<string, SessionTail>();
 
-  constructor(@Inject(DataSource) dataSource: DataSource) {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
       channel: SESSION_EVENTS_CHANNEL,
       applicationName: 'mango-session-streams',
-      onNotify: (payload) => {
-        for (const l of this.listeners.get(payload.slice(0, payload.indexOf(':'))) ?? []) l();
-      },
+      onNotify: (payload) => this.wake(payload.slice(0, payload.indexOf(':'))),
       onLost: () => this.wakeAll(), // re-read from the table
     });
   }
@@ -40,29 +51,69 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
   }
 
   private wakeAll(): void {
-    for (const set of this.listeners.values()) for (const l of set) l();
+    for (const sessionId of this.tails.keys()) this.wake(sessionId);
   }
 
-  subscribe(sessionId: string, listener: Listener, onShutdown: () => void): () => void {
-    let set = this.listeners.get(sessionId);
-    if (!set) this.listeners.set(sessionId, (set = new Set()));
-    set.add(listener);
-    this.closers.add(onShutdown);
+  /** Adds a stream and starts delivering from its `last`; returns the unsubscribe function. */
+  subscribe(sessionId: string, subscriber: StreamSubscriber): () => void {
+    let tail = this.tails.get(sessionId);
+    if (!tail) this.tails.set(sessionId, (tail = { subscribers: new Set(), again: false }));
+    tail.subscribers.add(subscriber);
+    this.wake(sessionId);
     return () => {
-      set!.delete(listener);
-      this.closers.delete(onShutdown);
-      if (set!.size === 0) this.listeners.delete(sessionId);
+      tail!.subscribers.delete(subscriber);
+      if (tail!.subscribers.size === 0 && this.tails.get(sessionId) === tail) this.tails.delete(sessionId);
     };
+  }
+
+  /** Single-flight per Session: a wake-up during a read schedules one more pass. */
+  private wake(sessionId: string): void {
+    const tail = this.tails.get(sessionId);
+    if (!tail) return;
+    if (tail.reading) {
+      tail.again = true;
+      return;
+    }
+    tail.reading = this.read(sessionId, tail)
+      .catch(() => {
+        for (const s of [...tail.subscribers]) s.end();
+      })
+      .finally(() => {
+        tail.reading = undefined;
+      });
+  }
+
+  private async read(sessionId: string, tail: SessionTail): Promise<void> {
+    do {
+      tail.again = false;
+      for (;;) {
+        if (tail.subscribers.size === 0) return;
+        let from = -1n;
+        for (const s of tail.subscribers) if (from < 0n || s.last < from) from = s.last;
+        const rows = await this.dataSource.manager.find(SessionEventEntity, {
+          where: { sessionId, seq: MoreThan(from.toString()) },
+          order: { seq: 'ASC' },
+          take: BATCH,
+        });
+        for (const row of rows) {
+          const seq = BigInt(row.seq);
+          for (const s of [...tail.subscribers]) {
+            if (seq <= s.last) continue;
+            s.last = seq;
+            s.deliver(row);
+          }
+        }
+        if (rows.length < BATCH) break;
+      }
+    } while (tail.again);
   }
 
   /** Ends every open stream first (Nest calls this before the HTTP server closes). */
   beforeApplicationShutdown(): void {
-    for (const close of [...this.closers]) close();
+    for (const tail of this.tails.values()) for (const s of [...tail.subscribers]) s.end();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    const closed = this.listener.close(); // stops reconnecting at once
-    this.wakeAll();
-    await closed;
+    await this.listener.close(); // stops reconnecting at once
   }
 }

@@ -1,0 +1,216 @@
+/**
+ * Benchmark: Sessions. Prints, against real processes (apps/api, apps/orchestrator on Temporal, PostgreSQL,
+ * the scripted Messages API answering instantly):
+ *   - event append latency (POST /v1/sessions/{id}/events, one user.message per request) p50/p99;
+ *   - one event fanned out to 1,000 SSE subscribers of one Session: append → each subscriber's frame p50/p99;
+ *   - control-plane overhead per self-hosted tool round trip: a raw-HTTP worker on the Session stream
+ *     answers every agent.tool_use at once; the interval between consecutive tool calls is the loop's
+ *     overhead (API admission, outbox relay, Temporal signal and activities, model call, append, SSE).
+ * Printed figures only; never pass/fail. Run: npm run bench:sessions.
+ */
+import { startApi, startApp, logged, startScriptedModel } from '@mango/testing';
+
+const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
+const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
+const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 5);
+const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 50);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+
+type Json = Record<string, any>;
+
+/** Reads SSE frames from one response, calling `onFrame` for each (pings skipped). */
+async function consume(res: Response, onFrame: (event: string, data: Json) => void): Promise<void> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let idx: number;
+    while ((idx = buffer.indexOf('\n\n')) >= 0) {
+      const raw = buffer.slice(0, idx);
+      buffer = buffer.slice(idx + 2);
+      let event = '';
+      let data = '';
+      for (const line of raw.split('\n')) {
+        if (line.startsWith('event: ')) event = line.slice(7);
+        if (line.startsWith('data: ')) data = line.slice(6);
+      }
+      if (event && event !== 'ping') onFrame(event, JSON.parse(data));
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const model = await startScriptedModel();
+  const api = await startApi('benchsessions', { MANGO_DB_POOL_SIZE: '20' });
+  const orchestrator = await startApp(
+    'apps/orchestrator/src/main.ts',
+    {
+      MANGO_DATABASE_URL: api.db.url,
+      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+      MANGO_TASK_QUEUE: `bench-${Date.now()}`,
+      MANGO_MODEL_BASE_URL: model.url,
+      MANGO_MODEL_API_KEY: 'sk-bench',
+      MANGO_LOG_LEVEL: 'info',
+    },
+    logged('temporal worker running'),
+    90_000,
+  );
+  const controllers: AbortController[] = [];
+  try {
+    const key = (await api.issueKey('wrkspc_default')).api_key;
+    const call = async (method: string, path: string, body?: unknown, auth = key): Promise<Json> => {
+      const res = await fetch(`${api.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text}`);
+      return text ? (JSON.parse(text) as Json) : {};
+    };
+    const env = (await call('POST', '/v1/environments', { name: 'bench' })).id as string;
+    const envKey = (await api.issueKey('wrkspc_default', env)).api_key;
+    // A model-less agent for the append and fan-out parts: no orchestrator turn competes for the CPU.
+    const quiet = (await call('POST', '/v1/agents', { name: 'quiet', model: 'claude-sonnet-4-6' })).id;
+
+    // ── Append latency ─────────────────────────────────────────────────────────────────────────────
+    // Interrupts are appended (not runnable): the orchestrator stays idle, so this measures admission
+    // and the append transaction (gapless sequence, projection, outbox, NOTIFY) over HTTP.
+    const s1 = (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id;
+    const append: number[] = [];
+    for (let i = 0; i < APPENDS; i++) {
+      const t0 = performance.now();
+      await call('POST', `/v1/sessions/${s1}/events`, { events: [{ type: 'user.interrupt' }] });
+      append.push(performance.now() - t0);
+    }
+    console.log(`event append (HTTP, ${APPENDS} sequential requests)`);
+    console.log(`  p50 ${fmt(pct(append, 50))}   p99 ${fmt(pct(append, 99))}   (target p99 ≤ 10 ms)`);
+
+    // ── Fan-out to SSE subscribers ─────────────────────────────────────────────────────────────────
+    const s2 = (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id;
+    const arrivals = new Map<string, number[]>();
+    let opened = 0;
+    await Promise.all(
+      Array.from({ length: SUBSCRIBERS }, async () => {
+        const controller = new AbortController();
+        controllers.push(controller);
+        const res = await fetch(`${api.url}/v1/sessions/${s2}/events/stream`, {
+          headers: { authorization: `Bearer ${key}` },
+          signal: controller.signal,
+        });
+        opened++;
+        void consume(res, (_event, data) => {
+          const at = performance.now();
+          const list = arrivals.get(data.id) ?? [];
+          list.push(at);
+          arrivals.set(data.id, list);
+        });
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const fan: number[] = [];
+    const lastArrival: number[] = [];
+    for (let round = 0; round < FANOUT_ROUNDS; round++) {
+      const t0 = performance.now();
+      const sent = await call('POST', `/v1/sessions/${s2}/events`, { events: [{ type: 'user.interrupt' }] });
+      const id = sent.data[0].id as string;
+      const deadline = Date.now() + 30_000;
+      while ((arrivals.get(id)?.length ?? 0) < SUBSCRIBERS && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 5));
+      const got = (arrivals.get(id) ?? []).map((at) => at - t0);
+      fan.push(...got);
+      lastArrival.push(Math.max(...got));
+      if (got.length < SUBSCRIBERS)
+        console.log(`  round ${round}: only ${got.length} of ${SUBSCRIBERS} received`);
+    }
+    console.log(
+      `one event to ${opened} SSE subscribers of one Session (${FANOUT_ROUNDS} rounds, one API process)`,
+    );
+    console.log(
+      `  per subscriber p50 ${fmt(pct(fan, 50))}   p99 ${fmt(pct(fan, 99))}   last subscriber (worst round) ${fmt(Math.max(...lastArrival))}   (target p99 ≤ 100 ms)`,
+    );
+    for (const c of controllers.splice(0)) c.abort();
+
+    // ── Self-hosted tool round trips ────────────────────────────────────────────────────────────────
+    const coder = (
+      await call('POST', '/v1/agents', {
+        name: 'coder',
+        model: 'claude-sonnet-4-6',
+        tools: [{ type: 'agent_toolset_20260401' }],
+      })
+    ).id;
+    let n = 0;
+    model.script(
+      ...Array.from({ length: ROUND_TRIPS }, () => ({
+        content: [{ type: 'tool_use', id: `toolu_${++n}`, name: 'bash', input: { command: 'true' } }],
+        stop_reason: 'tool_use',
+      })),
+      { content: [{ type: 'text', text: 'done' }] },
+    );
+    const s3 = (
+      await call('POST', '/v1/sessions', {
+        agent: coder,
+        environment_id: env,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+      })
+    ).id;
+    const work = await call('GET', `/v1/environments/${env}/work/poll?block_ms=10000`, undefined, envKey);
+    await call('POST', `/v1/environments/${env}/work/${work.id}/ack`, undefined, envKey);
+    const token = JSON.parse(Buffer.from(work.secret, 'base64url').toString()).sessions_token as string;
+    await call(
+      'POST',
+      `/v1/environments/${env}/work/${work.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`,
+      undefined,
+      token,
+    );
+    const useTimes: number[] = [];
+    const controller = new AbortController();
+    controllers.push(controller);
+    const stream = await fetch(`${api.url}/v1/sessions/${s3}/events/stream`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: controller.signal,
+    });
+    const finished = new Promise<void>((resolve) => {
+      void consume(stream, (event, data) => {
+        if (event === 'agent.tool_use') {
+          useTimes.push(performance.now());
+          void call(
+            'POST',
+            `/v1/sessions/${s3}/events`,
+            {
+              events: [
+                { type: 'user.tool_result', tool_use_id: data.id, content: [{ type: 'text', text: '' }] },
+              ],
+            },
+            token,
+          );
+        }
+        if (event === 'session.status_idle') resolve();
+      });
+    });
+    await finished;
+    const gaps = useTimes.slice(1).map((t, i) => t - useTimes[i]!);
+    console.log(`self-hosted tool round trips (${gaps.length}, instant model and tool)`);
+    console.log(
+      `  per round trip p50 ${fmt(pct(gaps, 50))}   p99 ${fmt(pct(gaps, 99))}   (target p50 ≤ 30 ms)`,
+    );
+  } finally {
+    for (const c of controllers) c.abort();
+    await orchestrator.stop();
+    await api.close();
+    await model.close();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -9,11 +9,12 @@ import { lastResult, Stack, startStack, toolCall, watchContainers } from './supp
 describe('a Session served by the Docker supervisor (real API, orchestrator, Temporal, dockerd)', () => {
   let stack: Stack;
   let watcher: Awaited<ReturnType<typeof watchContainers>>;
+  let supervisor: Awaited<ReturnType<Stack['startSupervisor']>>;
 
   beforeAll(async () => {
     stack = await startStack('sesstools');
     watcher = await watchContainers(stack.docker);
-    await stack.startSupervisor();
+    supervisor = await stack.startSupervisor();
   }, 180_000);
 
   afterAll(async () => {
@@ -127,6 +128,8 @@ describe('a Session served by the Docker supervisor (real API, orchestrator, Tem
     for (const w of work) {
       expect(byWork(w.id)).toEqual(expect.arrayContaining(['create', 'start', 'die', 'destroy']));
     }
+    // Every call ran exactly once: the second activation reconciled the answered history and re-ran nothing.
+    expect(supervisor.logs().split('tool call finished').length - 1).toBe(9);
     const volume = await stack.docker.getVolume(`mango-session-${s.id.toLowerCase()}`).inspect();
     expect(volume.Name).toBe(`mango-session-${s.id.toLowerCase()}`);
   }, 240_000);

@@ -169,7 +169,25 @@ export class SessionToolRunner {
     const maxIdle = this.o.maxIdleMs ?? DEFAULT_MAX_IDLE_MS;
     if (maxIdle <= 0 || e.type !== 'session.status_idle' || e.stop_reason?.type === 'requires_action') return;
     if (this.held.size) return;
-    this.idleTimer = setTimeout(() => this.stop('idle'), maxIdle);
+    this.idleTimer = setTimeout(() => void this.confirmIdle(e, maxIdle), maxIdle);
+  }
+
+  /**
+   * Ends the activation only if the Session is still idle: input that arrived meanwhile was coalesced into
+   * this Work, so the runner keeps serving it. (A small window before the final Stop remains; see the
+   * server's coalescing.)
+   */
+  private async confirmIdle(e: RunnerEvent, maxIdle: number): Promise<void> {
+    try {
+      const session = await this.o.client.sessions.retrieve(this.o.sessionId, {
+        signal: this.o.signal,
+        maxRetries: 1,
+      });
+      if (session.status === 'idle') return this.stop('idle');
+    } catch {
+      if (this.o.signal.aborted) return;
+      this.idleTimer = setTimeout(() => void this.confirmIdle(e, maxIdle), maxIdle);
+    }
   }
 
   private async route(e: RunnerEvent): Promise<void> {

@@ -83,9 +83,9 @@ describe('Skills: bad input and limits (real apps/files process)', () => {
       const res = await sendBundle(files.url, key, files_, { skillId });
       expect([res.status, res.body.error.type]).toEqual([400, 'invalid_request_error']);
       expect(await storedSkills(files)).toEqual(before);
-      const skill = await (
+      const skill = (await (
         await fetch(`${files.url}/v1/skills/${skillId}`, { headers: { authorization: `Bearer ${key}` } })
-      ).json();
+      ).json()) as { latest_version: string };
       expect(skill.latest_version).toBe('1');
     },
   );
@@ -186,11 +186,11 @@ describe('Skills: bad input and limits (real apps/files process)', () => {
     ];
     const res = await sendBundle(files.url, key, exact);
     expect(res.status).toBe(201);
-    const v = await (
+    const v = (await (
       await fetch(`${files.url}/v1/skills/${res.body.id}/versions/1`, {
         headers: { authorization: `Bearer ${key}` },
       })
-    ).json();
+    ).json()) as { file_count: number; expanded_size_bytes: number };
     expect([v.file_count, v.expanded_size_bytes]).toEqual([MAX_FILES, MAX_BYTES]);
     await fetch(`${files.url}/v1/skills/${res.body.id}`, {
       method: 'DELETE',

@@ -103,7 +103,7 @@ describe('Skill staging against a real apps/files process (PostgreSQL + S3)', ()
     await rm(work, { recursive: true, force: true });
   });
 
-  const upload = async (files: Array<[string, string]>, skillId?: string) => {
+  const upload = async (files: Array<[string, string]>, skillId?: string): Promise<{ id: string }> => {
     const form = new FormData();
     for (const [p, c] of files) form.append('files[]', new Blob([c]), p);
     const res = await fetch(`${url}/v1/skills${skillId ? `/${skillId}/versions` : ''}`, {
@@ -111,8 +111,8 @@ describe('Skill staging against a real apps/files process (PostgreSQL + S3)', ()
       headers: { authorization: `Bearer ${key}` },
       body: form,
     });
-    expect(res.status).toBe(201);
-    return res.json();
+    if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { id: string };
   };
 
   /** A running Session pinning `pins` (and roster Agents pinning more), with a live Work token. */

@@ -2,6 +2,7 @@ import { HttpClient, MangoClientOptions, resolveConfig } from './core';
 import { Agents } from './resources/agents';
 import { Environments } from './resources/environments';
 import { Health } from './resources/health';
+import { MemoryStores } from './resources/memory-stores';
 import { Sessions } from './resources/sessions';
 
 /**
@@ -20,6 +21,8 @@ export class MangoClient {
   readonly agents: Agents;
   readonly environments: Environments;
   readonly health: Health;
+  /** Memory Stores (served by apps/files behind the same base URL). */
+  readonly memoryStores: MemoryStores;
   readonly sessions: Sessions;
 
   private readonly options: Readonly<MangoClientOptions>;
@@ -31,6 +34,7 @@ export class MangoClient {
     this.agents = new Agents(http);
     this.environments = new Environments(http);
     this.health = new Health(http);
+    this.memoryStores = new MemoryStores(http);
     this.sessions = new Sessions(http);
   }
 

@@ -1,3 +1,5 @@
+import { MangoClient, MangoError } from '@mango/sdk';
+
 /** The Memory routes the worker uses, with the Session's Work token (hosted §2.10 shapes). */
 export interface RemoteMemory {
   id: string;
@@ -126,4 +128,43 @@ export class HttpMemoryApi implements MemoryApi {
       signal,
     );
   }
+}
+
+/**
+ * `MemoryApi` over the SDK client the item runner already holds (bound to the Work token):
+ * `new MemorySync({ client: sdkMemoryApi(client), … })`. One attempt per call (the next pass retries);
+ * refusals become MemoryApiError.
+ */
+export function sdkMemoryApi(client: MangoClient): MemoryApi {
+  const m = client.memoryStores.memories;
+  const once = (signal?: AbortSignal) => ({ signal, maxRetries: 0 });
+  const wrap = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof MangoError && err.status !== undefined)
+        throw new MemoryApiError(err.status, String(err.type), err.message);
+      throw err;
+    }
+  };
+  return {
+    list: (storeId, q, signal) =>
+      wrap(
+        async () =>
+          (await m.list(
+            storeId,
+            { view: q.view, limit: q.limit, page: q.page },
+            once(signal),
+          )) as MemoryListPage,
+      ),
+    get: (storeId, memoryId, signal) =>
+      wrap(() => m.retrieve(storeId, memoryId, { view: 'full' }, once(signal))),
+    create: (storeId, body, signal) => wrap(() => m.create(storeId, body, {}, once(signal))),
+    update: (storeId, memoryId, body, signal) =>
+      wrap(() => m.update(storeId, memoryId, body, {}, once(signal))),
+    delete: (storeId, memoryId, expectedSha256, signal) =>
+      wrap(async () => {
+        await m.delete(storeId, memoryId, { expected_content_sha256: expectedSha256 }, once(signal));
+      }),
+  };
 }

@@ -17,7 +17,8 @@ import {
   TestDatabase,
 } from '@mango/testing';
 import type { DataSource } from 'typeorm';
-import { HttpMemoryApi } from './memory-client';
+import { MangoClient } from '@mango/sdk';
+import { HttpMemoryApi, MemoryApi, sdkMemoryApi } from './memory-client';
 import { MemoryAttachment, MemoryMountError, MemorySync } from './memory-sync';
 
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
@@ -87,11 +88,17 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     for (const d of dirs) await rm(d, { recursive: true, force: true });
   });
 
+  const memoryApi = (via: 'http' | 'sdk', token: string): MemoryApi =>
+    via === 'http'
+      ? new HttpMemoryApi({ baseUrl: url, token })
+      : sdkMemoryApi(new MangoClient({ baseUrl: url, apiKey: token, maxRetries: 0 }));
+
   /** A Store with memories, a Session it is attached to, the Session's live Work token, and a MemorySync on a temp root. */
   async function setup(
     memories: Record<string, string>,
     access: 'read_write' | 'read_only' = 'read_write',
     intervalMs = 0,
+    via: 'http' | 'sdk' = 'http',
   ) {
     const store = (await api.post('/v1/memory_stores', { name: `Notes ${randomBytes(2).toString('hex')}` }))
       .body;
@@ -125,7 +132,7 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     const root = await mkdtemp(join(tmpdir(), 'mango-memory-'));
     dirs.push(root);
     const sync = new MemorySync({
-      client: new HttpMemoryApi({ baseUrl: url, token }),
+      client: memoryApi(via, token),
       sessionId,
       attachments,
       root,
@@ -167,24 +174,27 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     await expect(stat(t.dir)).rejects.toThrow(/ENOENT/);
   });
 
-  it('pushes local edits with a precondition and new files as creates, recorded as the Session', async () => {
-    const t = await setup({ '/a.md': 'alpha' });
-    await writeFile(t.file('/a.md'), 'alpha 2');
-    await writeFile(t.file('/new.md'), 'fresh');
-    const report = await t.sync.syncOnce();
-    expect(report).toMatchObject({ pushed: 2, pulled: 0, deleted: 0, refused: [] });
-    expect(await t.remote()).toEqual({ '/a.md': 'alpha 2', '/new.md': 'fresh' });
-    const versions = await api.get(
-      `/v1/memory_stores/${t.store.id}/memory_versions?session_id=${t.sessionId}`,
-    );
-    expect(versions.body.data.map((v: { operation: string }) => v.operation).sort()).toEqual([
-      'created',
-      'modified',
-    ]);
-    // Nothing changed: nothing sent.
-    expect(await t.sync.syncOnce()).toMatchObject({ pushed: 0, pulled: 0 });
-    await t.sync.dispose();
-  });
+  it.each(['http', 'sdk'] as const)(
+    'pushes local edits with a precondition and new files as creates, recorded as the Session (%s client)',
+    async (via) => {
+      const t = await setup({ '/a.md': 'alpha' }, 'read_write', 0, via);
+      await writeFile(t.file('/a.md'), 'alpha 2');
+      await writeFile(t.file('/new.md'), 'fresh');
+      const report = await t.sync.syncOnce();
+      expect(report).toMatchObject({ pushed: 2, pulled: 0, deleted: 0, refused: [] });
+      expect(await t.remote()).toEqual({ '/a.md': 'alpha 2', '/new.md': 'fresh' });
+      const versions = await api.get(
+        `/v1/memory_stores/${t.store.id}/memory_versions?session_id=${t.sessionId}`,
+      );
+      expect(versions.body.data.map((v: { operation: string }) => v.operation).sort()).toEqual([
+        'created',
+        'modified',
+      ]);
+      // Nothing changed: nothing sent.
+      expect(await t.sync.syncOnce()).toMatchObject({ pushed: 0, pulled: 0 });
+      await t.sync.dispose();
+    },
+  );
 
   it('concurrent remote and local edits: the remote version wins locally and the local edit is not uploaded', async () => {
     const t = await setup({ '/a.md': 'base', '/b.md': 'keep' });
@@ -207,24 +217,27 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     await t.sync.dispose();
   });
 
-  it('a local delete seen once is not pushed; seen by a second pass it is (with the expected digest)', async () => {
-    const t = await setup({ '/gone.md': 'bye', '/stays.md': 'hi' });
-    await unlink(t.file('/gone.md'));
-    expect(await t.sync.syncOnce()).toMatchObject({ deleted: 0 });
-    expect(Object.keys(await t.remote()).sort()).toEqual(['/gone.md', '/stays.md']);
-    expect(await t.sync.syncOnce()).toMatchObject({ deleted: 1 });
-    expect(await t.remote()).toEqual({ '/stays.md': 'hi' });
-    const versions = await api.get(`/v1/memory_stores/${t.store.id}/memory_versions?operation=deleted`);
-    expect(versions.body.data[0].created_by).toEqual({ type: 'session_actor', session_id: t.sessionId });
-    // A file that comes back between the two observations is not deleted.
-    await unlink(t.file('/stays.md'));
-    await t.sync.syncOnce();
-    await writeFile(t.file('/stays.md'), 'hi');
-    await t.sync.syncOnce();
-    await t.sync.syncOnce();
-    expect(await t.remote()).toEqual({ '/stays.md': 'hi' });
-    await t.sync.dispose();
-  });
+  it.each(['http', 'sdk'] as const)(
+    'a local delete seen once is not pushed; seen by a second pass it is (%s client)',
+    async (via) => {
+      const t = await setup({ '/gone.md': 'bye', '/stays.md': 'hi' }, 'read_write', 0, via);
+      await unlink(t.file('/gone.md'));
+      expect(await t.sync.syncOnce()).toMatchObject({ deleted: 0 });
+      expect(Object.keys(await t.remote()).sort()).toEqual(['/gone.md', '/stays.md']);
+      expect(await t.sync.syncOnce()).toMatchObject({ deleted: 1 });
+      expect(await t.remote()).toEqual({ '/stays.md': 'hi' });
+      const versions = await api.get(`/v1/memory_stores/${t.store.id}/memory_versions?operation=deleted`);
+      expect(versions.body.data[0].created_by).toEqual({ type: 'session_actor', session_id: t.sessionId });
+      // A file that comes back between the two observations is not deleted.
+      await unlink(t.file('/stays.md'));
+      await t.sync.syncOnce();
+      await writeFile(t.file('/stays.md'), 'hi');
+      await t.sync.syncOnce();
+      await t.sync.syncOnce();
+      expect(await t.remote()).toEqual({ '/stays.md': 'hi' });
+      await t.sync.dispose();
+    },
+  );
 
   it('a tampered marker refuses every upload and deletion for that Store', async () => {
     const t = await setup({ '/a.md': 'alpha', '/b.md': 'beta' });
@@ -299,17 +312,20 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     await t.sync.dispose();
   });
 
-  it('a stale precondition (remote changed after the last pass) is refused by the server, and the next pass pulls', async () => {
-    const t = await setup({ '/a.md': 'one' });
-    await writeFile(t.file('/a.md'), 'local two');
-    const id = await t.idOf('/a.md');
-    await api.post(`/v1/memory_stores/${t.store.id}/memories/${id}`, { content: 'remote two' });
-    // The push-only flush cannot see the remote change: its update carries the old digest and is refused.
-    expect(await t.sync.flush()).toMatchObject({ pushed: 0 });
-    const m = await api.get(`/v1/memory_stores/${t.store.id}/memories/${id}`);
-    expect(m.body).toMatchObject({ content: 'remote two', content_sha256: sha('remote two') });
-    expect(await t.sync.syncOnce()).toMatchObject({ pulled: 1 });
-    expect(await readFile(t.file('/a.md'), 'utf8')).toBe('remote two');
-    await t.sync.dispose();
-  });
+  it.each(['http', 'sdk'] as const)(
+    'a stale precondition is refused by the server and the next pass pulls (%s client)',
+    async (via) => {
+      const t = await setup({ '/a.md': 'one' }, 'read_write', 0, via);
+      await writeFile(t.file('/a.md'), 'local two');
+      const id = await t.idOf('/a.md');
+      await api.post(`/v1/memory_stores/${t.store.id}/memories/${id}`, { content: 'remote two' });
+      // The push-only flush cannot see the remote change: its update carries the old digest and is refused.
+      expect(await t.sync.flush()).toMatchObject({ pushed: 0 });
+      const m = await api.get(`/v1/memory_stores/${t.store.id}/memories/${id}`);
+      expect(m.body).toMatchObject({ content: 'remote two', content_sha256: sha('remote two') });
+      expect(await t.sync.syncOnce()).toMatchObject({ pulled: 1 });
+      expect(await readFile(t.file('/a.md'), 'utf8')).toBe('remote two');
+      await t.sync.dispose();
+    },
+  );
 });

@@ -87,10 +87,19 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   private async drain(): Promise<void> {
     for (;;) {
       const relayed = await this.dataSource.transaction(async (tx) => {
-        const rows: Array<{ id: string; session_id: string; event_seq: string; kind: string }> =
-          await tx.query(
-            `SELECT id, session_id, event_seq, kind FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-          );
+        // The signal carries what the workflow needs to decide without a database round trip: the
+        // sequence, the kind and, for a tool result, the call it answers.
+        const rows: Array<{
+          id: string;
+          session_id: string;
+          event_seq: string;
+          kind: string;
+          tool_use_id: string | null;
+        }> = await tx.query(
+          `SELECT o.id, o.session_id, o.event_seq, o.kind, e.tool_use_id
+             FROM outbox o LEFT JOIN session_events e ON e.session_id = o.session_id AND e.seq = o.event_seq
+            WHERE o.dispatched_at IS NULL ORDER BY o.id LIMIT ${BATCH} FOR UPDATE OF o SKIP LOCKED`,
+        );
         for (const row of rows) {
           if (!WAKES_WORKFLOW.has(row.kind)) continue;
           await this.client!.workflow.signalWithStart(sessionWorkflow, {
@@ -98,7 +107,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
             taskQueue: this.env.MANGO_TASK_QUEUE,
             args: [{ sessionId: row.session_id }],
             signal: sessionInputSignal,
-            signalArgs: [{ seq: Number(row.event_seq), kind: row.kind }],
+            signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
           });
         }
         if (rows.length)

@@ -7,6 +7,7 @@ import {
   defineSignal,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
 import {
@@ -16,7 +17,8 @@ import {
 } from './activities.contract';
 
 /** The outbox relay signals each event that can move the Session (kind and sequence), at least once; duplicates are ignored. */
-export const sessionInputSignal = defineSignal<[{ seq: number; kind?: string }]>('input');
+export const sessionInputSignal =
+  defineSignal<[{ seq: number; kind?: string; toolUseId?: string | null }]>('input');
 
 const activities = proxyActivities<SessionActivities>({
   startToCloseTimeout: '10 minutes',
@@ -32,6 +34,15 @@ const activities = proxyActivities<SessionActivities>({
     maximumInterval: '30 seconds',
     maximumAttempts: MODEL_REQUEST_ATTEMPTS,
   },
+});
+
+/**
+ * Short database steps (turn bookkeeping, result checks) run as local activities: no round trip through
+ * the Temporal server for each, which is most of the loop's overhead per tool call.
+ */
+const local = proxyLocalActivities<SessionActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 });
 
 export interface SessionWorkflowState {
@@ -68,16 +79,18 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
   let pendingInput = consumed;
   let interrupted = state.interrupted ?? 0;
   let paused = state.paused ?? false;
-  let resultsSignalled = 0;
+  // Tool calls answered, as signalled (each user.tool_result's call id): waiting needs no activity.
+  const answered = new Set<string>();
   let budgetChanges = 0;
   let turn = state.turn ?? 0;
   let running: { scope: CancellationScope; since: number } | undefined;
   let terminated = false;
   // Budget changes seen when the last turn began: a change during or after a paused turn resumes it.
   let changesBefore = budgetChanges;
-  setHandler(sessionInputSignal, ({ seq, kind }) => {
-    if (kind === 'user.tool_result') resultsSignalled += 1;
-    else if (kind === BUDGET_CHANGED) budgetChanges += 1;
+  setHandler(sessionInputSignal, ({ seq, kind, toolUseId }) => {
+    if (kind === 'user.tool_result') {
+      if (toolUseId) answered.add(toolUseId);
+    } else if (kind === BUDGET_CHANGED) budgetChanges += 1;
     else if (kind === 'session.status_terminated') {
       // A worker's Fail terminated the Session: stop at once; nothing more is recorded.
       terminated = true;
@@ -102,7 +115,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     running = { scope, since: consumed };
     try {
       await scope.run(async () => {
-        await activities.beginTurn({ sessionId, turn });
+        await local.beginTurn({ sessionId, turn });
         for (let step = 0; step < STEPS_PER_TURN; step++) {
           const outcome = await activities.runModelStep({ sessionId, turn, step });
           if (outcome.stopReason === 'end_turn') return;
@@ -111,12 +124,11 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
             if (outcome.stopReason === 'requires_action') eventIds = outcome.eventIds;
             return;
           }
-          // Wait until every tool call of this step has its result (re-checked on each result signal).
-          for (;;) {
-            const seen = resultsSignalled;
-            if (await activities.toolResultsReady({ sessionId, toolUseIds: outcome.toolUseIds })) break;
-            await condition(() => resultsSignalled > seen);
-          }
+          // Wait until every tool call of this step has its result: one look at the log (results that
+          // landed before this run saw their signals), then the signals alone.
+          const ids = outcome.toolUseIds;
+          if (!(await local.toolResultsReady({ sessionId, toolUseIds: ids })))
+            await condition(() => ids.every((id) => answered.has(id)));
         }
       });
     } catch (err) {
@@ -133,7 +145,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     }
     if (terminated) return;
     if (stopReason === 'budget_reached') paused = true;
-    await activities.endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError });
+    await local.endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError });
   }
   await continueAsNew<typeof sessionWorkflow>({ sessionId, consumed, turn, interrupted, paused });
 }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ancestorPaths, normalizeMemoryPath, normalizePathPrefix, readSha256 } from '@mango/domain-memory';
 import { conflict, invalidRequest, notFound, readObject } from '@mango/domain-kernel';
 import type { Principal } from '@mango/feature-auth';
-import { CleanupLease, LeaseLostError, ObjectCleanupRepository } from '@mango/feature-files';
+import { CleanupLease, isMissingObject, LeaseLostError, ObjectCleanupRepository } from '@mango/feature-files';
 import { isId, newId } from '@mango/platform-ids';
 import { Page, parseLimit, rejectUnknownQuery } from '@mango/platform-pagination';
 import { insertRow, MemoryEntity, MemoryStoreEntity, MemoryVersionEntity } from '@mango/persistence';
@@ -182,7 +182,16 @@ export class MemoriesService {
     const view = readView(query.view, 'full');
     const store = await this.access.store(this.dataSource.manager, p, storeId);
     const memory = await this.findMemory(this.dataSource.manager, store.id, memoryId);
-    return renderMemory(memory, view === 'full' ? await this.objects.read(memory.objectKey) : null);
+    if (view === 'basic') return renderMemory(memory, null);
+    try {
+      return renderMemory(memory, await this.objects.read(memory.objectKey));
+    } catch (err) {
+      if (!isMissingObject(err)) throw err;
+      // Changed, or deleted with its Store, between the row read and the object read: read again once.
+      const again = await this.findMemory(this.dataSource.manager, store.id, memoryId);
+      if (again.objectKey === memory.objectKey) throw err;
+      return renderMemory(again, await this.objects.read(again.objectKey));
+    }
   }
 
   /**

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as Minio } from 'minio';
@@ -255,6 +255,29 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     expect(await t.sync.flush()).toMatchObject({ pushed: 0, refused: [t.store.id] });
     expect(await t.remote()).toEqual({ '/a.md': 'alpha', '/b.md': 'beta' });
     await t.sync.dispose();
+  });
+
+  it('never writes a pulled Memory through a directory a tool replaced with a symlink out of the root', async () => {
+    const t = await setup({ '/ok.md': 'ok' });
+    const outside = await mkdtemp(join(tmpdir(), 'mango-outside-'));
+    dirs.push(outside);
+    await symlink(outside, join(t.dir, 'evil'));
+    expect(
+      (await api.post(`/v1/memory_stores/${t.store.id}/memories`, { path: '/evil/x.md', content: 'x' }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await api.post(`/v1/memory_stores/${t.store.id}/memories`, { path: '/later.md', content: 'l' }))
+        .status,
+    ).toBe(201);
+    const report = await t.sync.syncOnce();
+    expect(report.pulled).toBe(1);
+    expect(await readdir(outside)).toEqual([]);
+    expect(await readFile(t.file('/later.md'), 'utf8')).toBe('l');
+    // The symlink itself is not a Memory and is never uploaded.
+    expect(Object.keys(await t.remote()).sort()).toEqual(['/evil/x.md', '/later.md', '/ok.md']);
+    await t.sync.dispose();
+    expect(await readdir(outside)).toEqual([]);
   });
 
   it('read-only attachments are pulled but never pushed', async () => {

@@ -276,7 +276,16 @@ export class MemorySync {
           'memory changed remotely and locally: remote wins',
         );
       const full = await this.o.client.get(s.id, r.id, signal);
-      await this.writeLocal(s, r.path, full.content ?? '');
+      try {
+        await this.writeLocal(s, r.path, full.content ?? '');
+      } catch (err) {
+        // e.g. a tool replaced a directory with a symlink out of the root: skip it, retry next pass.
+        this.log.warn(
+          { memory_store_id: s.id, path: r.path, err: String(err) },
+          'memory not written locally',
+        );
+        continue;
+      }
       s.baseline.set(r.path, { id: full.id, sha: full.content_sha256 });
       local.set(r.path, { sha: full.content_sha256, content: full.content ?? '' });
       s.missing.delete(r.path);
@@ -432,10 +441,23 @@ export class MemorySync {
     }
     normalizeMemoryPath(path);
     const target = this.localPath(s, path);
+    const root = await realpath(s.dir);
+    const inside = (p: string) => p === root || p.startsWith(root + sep);
+    // The deepest existing ancestor must resolve inside the root before any directory is created, so a
+    // directory a tool replaced with a symlink is never followed out of it.
+    let existing = dirname(target);
+    for (;;) {
+      try {
+        existing = await realpath(existing);
+        break;
+      } catch {
+        existing = dirname(existing);
+      }
+    }
+    if (!inside(existing)) throw new Error(`refusing to write ${path}: its directory leaves the memory root`);
     await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-    const [root, parent] = await Promise.all([realpath(s.dir), realpath(dirname(target))]);
-    if (parent !== root && !parent.startsWith(root + sep))
-      throw new Error(`refusing to write ${path}: its directory leaves the memory root`);
+    const parent = await realpath(dirname(target));
+    if (!inside(parent)) throw new Error(`refusing to write ${path}: its directory leaves the memory root`);
     const tmp = join(parent, `${TMP_PREFIX}${randomBytes(6).toString('hex')}`);
     await writeFile(tmp, content, { mode: 0o600 });
     await rename(tmp, join(parent, basename(target)));

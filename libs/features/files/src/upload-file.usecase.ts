@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { newId } from '@mango/platform-ids';
-import { FileEntity, insertRow } from '@mango/persistence';
+import { FileEntity } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { fileObjectKey, parseFilename, parseMimeType } from './file-input';
 import { FileObjects } from './file-objects';
@@ -22,7 +22,7 @@ export interface PendingUpload {
  * `POST /v1/files`. The steps, each safe to crash after:
  * 1. `begin`: a leased cleanup intent for the new object key is committed before any byte is written;
  * 2. the bytes stream to the object store while a LeaseKeeper renews that lease;
- * 3. `commit`: one transaction deletes the intent (only if the lease is still ours) and inserts the File;
+ * 3. `commit`: one statement deletes the intent (only if the lease is still ours) and inserts the File;
  * on any failure, `abandon` removes the object and the intent. A crash leaves the intent, whose lease
  * runs out, and a sweeper removes the object.
  */
@@ -98,13 +98,32 @@ export class UploadFile {
     }
   }
 
-  /** Step 3: the File row and the end of the intent commit together, only while the lease is ours. */
+  /**
+   * Step 3: the File row and the end of the intent commit together, only while the lease is ours — as
+   * one statement (one round trip, atomic by itself): the insert happens only if the delete found the
+   * row with our owner.
+   */
   async commit(upload: PendingUpload, sizeBytes: number): Promise<FileEntity> {
     const file = { ...upload.file, sizeBytes } as FileEntity;
-    await this.dataSource.transaction(async (tx) => {
-      if (!(await this.cleanups.release(upload.lease, tx))) throw new LeaseLostError(upload.lease);
-      await insertRow(tx, FileEntity, file);
-    });
+    const [row]: Array<{ id: string }> = await this.dataSource.query(
+      `WITH released AS (
+         DELETE FROM object_cleanups WHERE id = $1 AND lease_owner = $2 RETURNING 1)
+       INSERT INTO files (id, workspace_id, filename, mime_type, size_bytes, object_key, created_at)
+       SELECT $3, $4, $5, $6, $7, $8, $9 FROM released
+       RETURNING id`,
+      [
+        upload.lease.id,
+        upload.lease.owner,
+        file.id,
+        file.workspaceId,
+        file.filename,
+        file.mimeType,
+        file.sizeBytes,
+        file.objectKey,
+        file.createdAt,
+      ],
+    );
+    if (!row) throw new LeaseLostError(upload.lease);
     return file;
   }
 

@@ -29,6 +29,11 @@ const peakRssMiB = (pid: number) => {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 };
+/** Current resident set size (Linux /proc). */
+const rssMiB = (pid: number) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
 const resetPeakRss = (pid: number) => {
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -145,6 +150,7 @@ async function main(): Promise<void> {
     },
   };
 
+  const idleRss = rssMiB(pid);
   const rows: string[] = [];
   for (const [label, size, reps] of [
     ['1 MiB', MIB, SMALL_REPS],
@@ -179,6 +185,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(`Files throughput (target: apps/files ≥ 0.8 × direct minio; same S3 server, same run)`);
+  console.log(`apps/files RSS when idle after start: ${idleRss.toFixed(0)} MiB`);
   for (const r of rows) console.log(r);
 
   await files.stop();

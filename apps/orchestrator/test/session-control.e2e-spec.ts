@@ -22,6 +22,7 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
   let orchestrator: AppProcess;
   let model: ScriptedModelServer;
   let ws: HttpClient;
+  let apiKey: string;
   let envId: string;
   let supervisor: HttpClient;
   let toolAgent: string;
@@ -34,7 +35,8 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
       taskQueue: `control-${Date.now()}`,
       modelUrl: model.url,
     });
-    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    apiKey = (await api.issueKey('wrkspc_default')).api_key;
+    ws = httpClient(api.url, apiKey);
     envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
     supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
     toolAgent = (
@@ -52,6 +54,32 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
     await model?.close();
     await api?.close();
   });
+
+  type Frame = { event: string; id: string | undefined; data: any };
+  /** Reads one SSE response until session.status_idle. */
+  async function readUntilIdle(res: Response): Promise<Frame[]> {
+    const frames: Frame[] = [];
+    const reader = res.body!.getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return frames;
+      buffer += Buffer.from(value).toString('utf8');
+      let at: number;
+      while ((at = buffer.indexOf('\n\n')) >= 0) {
+        const lines = buffer.slice(0, at).split('\n');
+        buffer = buffer.slice(at + 2);
+        const field = (name: string) => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+        const frame = { event: field('event')!, id: field('id'), data: JSON.parse(field('data') ?? '{}') };
+        if (frame.event === 'ping') continue;
+        frames.push(frame);
+        if (frame.event === 'session.status_idle') {
+          await reader.cancel();
+          return frames;
+        }
+      }
+    }
+  }
 
   const events = async (sessionId: string): Promise<Ev[]> =>
     (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data;
@@ -408,6 +436,44 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
     expect((await until(s.id, idles(4))).at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
     await recordHistory(s.id, 'session-budget-pause');
   }, 120_000);
+
+  it('event_deltas[]=agent.message streams previews: one event_start, deltas that build the text, then the buffered event', async () => {
+    const reply = 'Streaming previews arrive before the buffered message.';
+    model.script({ content: [{ type: 'text', text: reply }], chunkChars: 6, chunkDelayMs: 40 });
+    const s = (await ws.post('/v1/sessions', { agent: chatAgent, environment_id: envId })).body as {
+      id: string;
+    };
+    const open = (query: string) =>
+      fetch(`${api.url}/v1/sessions/${s.id}/events/stream${query}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+    const bad = await open('?event_deltas[]=agent.tool_use');
+    expect(bad.status).toBe(400);
+    const [withDeltas, plain] = await Promise.all([open('?event_deltas[]=agent.message'), open('')]);
+    const reading = [readUntilIdle(withDeltas), readUntilIdle(plain)];
+    await ws.post(`/v1/sessions/${s.id}/events`, { events: [text('stream it')] });
+    const [frames, plainFrames] = await Promise.all(reading);
+
+    const message = frames.find((f) => f.event === 'agent.message')!;
+    const starts = frames.filter((f) => f.event === 'event_start');
+    const deltas = frames.filter((f) => f.event === 'event_delta');
+    expect(starts).toEqual([
+      {
+        event: 'event_start',
+        id: undefined,
+        data: { type: 'event_start', event: { type: 'agent.message', id: message.data.id } },
+      },
+    ]);
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.every((d) => d.id === undefined && d.data.event_id === message.data.id)).toBe(true);
+    expect(deltas.map((d) => d.data.delta.content.text).join('')).toBe(reply);
+    const order = frames.map((f) => f.event);
+    expect(order.indexOf('event_start')).toBeLessThan(order.indexOf('event_delta'));
+    expect(order.lastIndexOf('event_delta')).toBeLessThan(order.indexOf('agent.message'));
+    expect(order.indexOf('span.model_request_start')).toBeLessThan(order.indexOf('event_start'));
+    // Without the opt-in: only persisted events, the same ones.
+    expect(plainFrames.map((f) => f.event)).toEqual(order.filter((e) => !e.startsWith('event_')));
+  }, 60_000);
 
   it('a budget with an unpriced model is refused at creation', async () => {
     const unpriced = (await ws.post('/v1/agents', { name: 'local', model: 'my-local-model' })).body.id;

@@ -86,7 +86,10 @@ describe('a Session turn through the orchestrator (real API, Temporal, PostgreSQ
     const session = (await ws.get(`/v1/sessions/${s.id}`)).body;
     expect(session).toMatchObject({ status: 'idle', usage: { input_tokens: 12, output_tokens: 7 } });
     expect(model.requests).toHaveLength(1);
-    expect(model.requests[0]!.headers['x-api-key']).toBe('sk-scripted-model-key');
+    // The official SDK carries the configured key (this SDK version as a bearer token).
+    const { authorization, 'x-api-key': apiKey } = model.requests[0]!.headers;
+    expect(apiKey ?? authorization?.replace(/^Bearer /, '')).toBe('sk-scripted-model-key');
+    expect(model.requests[0]!.body.stream).toBe(true);
     expect(model.requests[0]!.body).toMatchObject({
       model: 'claude-sonnet-4-6',
       system: 'Be brief.',

@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, Server } from 'node:http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 
 /**
  * The one test double for the external paid model API: a real HTTP server on 127.0.0.1 that speaks the
@@ -11,6 +11,10 @@ export type ScriptedReply =
       usage?: { input_tokens: number; output_tokens: number };
       /** Answer only after this long (to crash a caller mid-request). */
       delayMs?: number;
+      /** Streaming requests: text is sent in deltas of this many characters (default: one delta per block)… */
+      chunkChars?: number;
+      /** …with this pause between deltas. */
+      chunkDelayMs?: number;
     }
   | { status: number; error: string };
 
@@ -45,18 +49,20 @@ export async function startScriptedModel(): Promise<ScriptedModelServer> {
           .end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: reply.error } }));
         return;
       }
-      const send = () =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            id: `msg_${++n}`,
-            type: 'message',
-            role: 'assistant',
-            model: body.model,
-            content: reply.content,
-            stop_reason: reply.stop_reason ?? 'end_turn',
-            usage: reply.usage ?? { input_tokens: 10, output_tokens: 5 },
-          }),
-        );
+      const message = {
+        id: `msg_${++n}`,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: reply.content,
+        stop_reason: reply.stop_reason ?? 'end_turn',
+        stop_sequence: null,
+        usage: reply.usage ?? { input_tokens: 10, output_tokens: 5 },
+      };
+      const send = () => {
+        if (body.stream === true) void streamReply(res, message, reply);
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(message));
+      };
       if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
       else send();
     });
@@ -69,4 +75,59 @@ export async function startScriptedModel(): Promise<ScriptedModelServer> {
     script: (...replies) => queue.push(...replies),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The Messages API streaming wire format (message_start … message_stop) for one scripted reply. */
+async function streamReply(
+  res: ServerResponse,
+  message: {
+    content: Array<Record<string, unknown>>;
+    stop_reason: string;
+    usage: { input_tokens: number; output_tokens: number };
+  } & Record<string, unknown>,
+  reply: { chunkChars?: number; chunkDelayMs?: number },
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const pause = () =>
+    reply.chunkDelayMs ? new Promise((r) => setTimeout(r, reply.chunkDelayMs)) : Promise.resolve();
+  send('message_start', {
+    message: {
+      ...message,
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: message.usage.input_tokens, output_tokens: 0 },
+    },
+  });
+  for (const [index, block] of message.content.entries()) {
+    if (block.type === 'text') {
+      send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      const text = String(block.text ?? '');
+      const size = reply.chunkChars ?? Math.max(text.length, 1);
+      for (let at = 0; at < text.length; at += size) {
+        send('content_block_delta', {
+          index,
+          delta: { type: 'text_delta', text: text.slice(at, at + size) },
+        });
+        await pause();
+      }
+    } else if (block.type === 'tool_use') {
+      send('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
+      send('content_block_delta', {
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) },
+      });
+    }
+    send('content_block_stop', { index });
+  }
+  send('message_delta', {
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens: message.usage.output_tokens },
+  });
+  send('message_stop', {});
+  res.end();
 }

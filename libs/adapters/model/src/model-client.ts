@@ -1,3 +1,5 @@
+import Anthropic, { APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type { MessageStreamParams } from '@anthropic-ai/sdk/resources/messages/messages';
 /**
  * A real client for the Anthropic Messages API over HTTP (`POST {base}/v1/messages`). The base URL and key
  * come from configuration (MANGO_MODEL_BASE_URL, MANGO_MODEL_API_KEY); tests point it at a scripted
@@ -53,37 +55,64 @@ export class ModelRequestError extends Error {
   }
 }
 
-export class ModelClient {
-  constructor(private readonly settings: ModelSettings) {}
+/** A text delta of the response being generated: `index` counts the text blocks of the reply. */
+export type TextDeltaListener = (index: number, text: string) => void;
 
-  /** One request; `signal` cancels it (an interrupted turn). */
-  async createMessage(request: ModelRequest, options: { signal?: AbortSignal } = {}): Promise<ModelResponse> {
-    const timeout = AbortSignal.timeout(this.settings.timeoutMs ?? 600_000);
-    let res: Response;
+/**
+ * The Messages API through the official SDK, always streaming (so previews can be relayed while the
+ * reply is generated) and accumulated into one response. Retries are the caller's (the Session workflow
+ * retries with backoff and records each failure), so the SDK's own are off.
+ */
+export class ModelClient {
+  private readonly client: Anthropic;
+
+  constructor(settings: ModelSettings) {
+    this.client = new Anthropic({
+      baseURL: settings.baseUrl,
+      apiKey: settings.apiKey,
+      maxRetries: 0,
+      timeout: settings.timeoutMs ?? 600_000,
+    });
+  }
+
+  /** One request; `signal` cancels it (an interrupted turn); `onText` receives text deltas as they arrive. */
+  async createMessage(
+    request: ModelRequest,
+    options: { signal?: AbortSignal; onText?: TextDeltaListener } = {},
+  ): Promise<ModelResponse> {
     try {
-      res = await fetch(new URL('/v1/messages', this.settings.baseUrl), {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-api-key': this.settings.apiKey,
-          'anthropic-version': '2023-06-01',
-        },
-        body: JSON.stringify(request),
-        signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
+      const stream = this.client.messages.stream(request as unknown as MessageStreamParams, {
+        signal: options.signal,
       });
+      if (options.onText) {
+        const onText = options.onText;
+        let textBlocks = -1;
+        stream.on('streamEvent', (event) => {
+          if (event.type === 'content_block_start' && event.content_block.type === 'text') textBlocks += 1;
+          if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+            onText(Math.max(textBlocks, 0), event.delta.text);
+        });
+      }
+      const message = await stream.finalMessage();
+      return {
+        id: message.id,
+        content: message.content as unknown as ModelContentBlock[],
+        stop_reason: message.stop_reason ?? 'end_turn',
+        usage: {
+          input_tokens: message.usage.input_tokens,
+          output_tokens: message.usage.output_tokens,
+          cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
+          cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
+        },
+      };
     } catch (err) {
-      if (options.signal?.aborted) throw err;
+      if (err instanceof APIUserAbortError || options.signal?.aborted) throw err;
+      if (err instanceof APIError && typeof err.status === 'number') {
+        const status = err.status;
+        const retryable = status === 408 || status === 429 || status >= 500;
+        throw new ModelRequestError(`model endpoint answered ${status}`, status, retryable);
+      }
       throw new ModelRequestError(`model endpoint unreachable: ${(err as Error).message}`, null, true);
     }
-    const text = await res.text();
-    if (!res.ok) {
-      const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
-      throw new ModelRequestError(
-        `model endpoint answered ${res.status}: ${text.slice(0, 500)}`,
-        res.status,
-        retryable,
-      );
-    }
-    return JSON.parse(text) as ModelResponse;
   }
 }

@@ -3,7 +3,7 @@ import { invalidRequest, notFound, unauthenticated } from '@mango/domain-kernel'
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
-import { SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { MessageDelta, SessionEntity, SessionEventEntity } from '@mango/persistence';
 import type { Request, Response } from 'express';
 import { DataSource, IsNull } from 'typeorm';
 import { renderEvent } from './session.view';
@@ -19,6 +19,49 @@ function frameOf(row: SessionEventEntity): string {
     frames.set(row, frame);
   }
   return frame;
+}
+
+/** `event_deltas[]`: the event types whose previews this connection wants (hosted §5.6). */
+function parseEventDeltas(query: Record<string, unknown>): Set<string> {
+  const raw = [query.event_deltas, query['event_deltas[]']].flat().filter((v) => v !== undefined);
+  const types = new Set<string>();
+  for (const v of raw) {
+    if (v !== 'agent.message' && v !== 'agent.thinking')
+      throw invalidRequest('event_deltas[] accepts agent.message and agent.thinking');
+    types.add(v);
+  }
+  return types;
+}
+
+/**
+ * Preview frames of one connection: at most one `event_start` per event id, `event_delta`s after it,
+ * nothing once the buffered event itself was delivered (it is the last thing sent for its id).
+ */
+function previewFrames(write: (frame: string) => void) {
+  const started = new Set<string>();
+  const done: string[] = [];
+  const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  return {
+    delta: (d: MessageDelta) => {
+      if (done.includes(d.eventId)) return;
+      if (!started.has(d.eventId)) {
+        started.add(d.eventId);
+        write(sse('event_start', { type: 'event_start', event: { type: 'agent.message', id: d.eventId } }));
+      }
+      write(
+        sse('event_delta', {
+          type: 'event_delta',
+          event_id: d.eventId,
+          delta: { type: 'content_delta', index: d.index, content: { type: 'text', text: d.text } },
+        }),
+      );
+    },
+    completed: (id: string) => {
+      started.delete(id);
+      done.push(id);
+      if (done.length > 64) done.shift();
+    },
+  };
 }
 
 /** Keep-alive frames at most every 15 s (decisions). */
@@ -50,6 +93,7 @@ export class SessionStreamController {
     @Res() res: Response,
   ): Promise<void> {
     rejectUnknownQuery(query, ['last_event_id', 'event_deltas', 'event_deltas[]']);
+    const deltas = parseEventDeltas(query);
     const raw = lastEventHeader ?? (query.last_event_id as string | undefined);
     if (raw !== undefined && !/^\d{1,18}$/.test(String(raw)))
       throw invalidRequest('Last-Event-ID must be an event sequence number from this stream');
@@ -69,6 +113,7 @@ export class SessionStreamController {
     res.flushHeaders();
 
     let closed = false;
+    const previews = previewFrames((frame) => !closed && res.write(frame));
     const finish = () => {
       if (closed) return;
       closed = true;
@@ -82,10 +127,12 @@ export class SessionStreamController {
       last: BigInt(raw ?? '0'),
       deliver: (row) => {
         if (closed) return;
+        if (row.type === 'agent.message') previews.completed(row.id);
         res.write(frameOf(row));
         if (row.type === 'session.deleted') finish();
       },
       end: () => finish(),
+      ...(deltas.has('agent.message') ? { delta: previews.delta } : {}),
     });
     const keepalive = setInterval(() => res.write(`event: ping\ndata: {}\n\n`), KEEPALIVE_MS);
     // A Work token's stream lives only as long as its lease: after Stop, expiry or a reclaim it ends

@@ -5,7 +5,13 @@ import {
   OnApplicationShutdown,
   OnModuleInit,
 } from '@nestjs/common';
-import { PgListener, SESSION_EVENTS_CHANNEL, SessionEventEntity } from '@mango/persistence';
+import {
+  MessageDelta,
+  parseSessionNotice,
+  PgListener,
+  SESSION_EVENTS_CHANNEL,
+  SessionEventEntity,
+} from '@mango/persistence';
 import { DataSource, MoreThan } from 'typeorm';
 
 /** One open stream: the last sequence it delivered, and how it receives the rows after it. */
@@ -15,6 +21,8 @@ export interface StreamSubscriber {
   deliver(row: SessionEventEntity): void;
   /** The read failed or the process is shutting down: end the stream (the client resumes elsewhere). */
   end(): void;
+  /** Streams that opted in to previews (`event_deltas[]`) receive them as they are published. */
+  delta?(delta: MessageDelta): void;
 }
 
 interface SessionTail {
@@ -41,7 +49,12 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
       url: (dataSource.options as { url?: string }).url,
       channel: SESSION_EVENTS_CHANNEL,
       applicationName: 'mango-session-streams',
-      onNotify: (payload) => this.wake(payload.slice(0, payload.indexOf(':'))),
+      onNotify: (payload) => {
+        const notice = parseSessionNotice(payload);
+        if (notice?.kind === 'event') this.wake(notice.sessionId);
+        else if (notice?.kind === 'delta')
+          for (const s of this.tails.get(notice.sessionId)?.subscribers ?? []) s.delta?.(notice);
+      },
       onLost: () => this.wakeAll(), // re-read from the table
     });
   }

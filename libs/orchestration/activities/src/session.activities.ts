@@ -1,5 +1,6 @@
 import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
-import { appendEvents, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { appendEvents, publishDelta, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { newId } from '@mango/platform-ids';
 import {
   MODEL_REQUEST_ATTEMPTS,
   MODEL_REQUEST_EXHAUSTED,
@@ -21,6 +22,39 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { DataSource, EntityManager } from 'typeorm';
 
 const MAX_TOKENS = 4096;
+/** Previews are batched: at most one notice per text block this often. */
+const DELTA_FLUSH_MS = 50;
+
+/**
+ * Relays text deltas of the reply being generated as previews of the agent.message that will carry
+ * `eventId`, batched per block. Best effort: previews are never persisted and a lost one is not resent.
+ */
+function previewPublisher(dataSource: DataSource, sessionId: string, eventId: string) {
+  const pending = new Map<number, string>();
+  let timer: NodeJS.Timeout | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  const flush = () => {
+    timer = undefined;
+    const batch = [...pending.entries()];
+    pending.clear();
+    chain = chain.then(async () => {
+      for (const [index, text] of batch)
+        await publishDelta(dataSource, { sessionId, eventId, index, text }).catch(() => undefined);
+    });
+  };
+  return {
+    onText(index: number, text: string) {
+      pending.set(index, (pending.get(index) ?? '') + text);
+      timer ??= setTimeout(flush, DELTA_FLUSH_MS);
+    },
+    /** Sends what is buffered; resolves when every preview was published (before the event is appended). */
+    async close(): Promise<void> {
+      if (timer) clearTimeout(timer);
+      flush();
+      await chain;
+    },
+  };
+}
 
 type StoredEvent = Parameters<typeof appendEvents>[2][number];
 const internal = (type: string, body: Record<string, unknown>, idempotencyKey: string): StoredEvent => ({
@@ -146,6 +180,9 @@ export function createSessionActivities(deps: {
         ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
       ];
       const context = Context.current();
+      // The reply's agent.message id is chosen now, so that its previews name the event they precede.
+      const messageId = newId('sessionEvent');
+      const previews = previewPublisher(dataSource, sessionId, messageId);
       let response: ModelResponse;
       const heartbeat = setInterval(() => context.heartbeat(), 1000);
       try {
@@ -157,7 +194,7 @@ export function createSessionActivities(deps: {
             ...(tools.length ? { tools } : {}),
             messages: prepared.messages!,
           },
-          { signal: context.cancellationSignal },
+          { signal: context.cancellationSignal, onText: (index, text) => previews.onText(index, text) },
         );
       } catch (err) {
         if (context.cancellationSignal.aborted) {
@@ -189,6 +226,7 @@ export function createSessionActivities(deps: {
         );
       } finally {
         clearInterval(heartbeat);
+        await previews.close();
       }
       const text = response.content
         .filter((b) => b.type === 'text')
@@ -199,7 +237,9 @@ export function createSessionActivities(deps: {
       const appended = await withSession(dataSource, sessionId, async (tx, s) => {
         const isCustom = (name: string) => custom.some((t) => t.name === name);
         const planned: StoredEvent[] = [
-          ...(text.length ? [internal('agent.message', { content: text }, `${key}:message`)] : []),
+          ...(text.length
+            ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
+            : []),
           ...uses.map((u, i) =>
             internal(
               isCustom(u.name) ? 'agent.custom_tool_use' : 'agent.tool_use',

@@ -6,3 +6,4 @@ export * from './non-dumpable';
 export * from './work-poller';
 export * from './session-tool-runner';
 export * from './tools';
+export * from './skills';

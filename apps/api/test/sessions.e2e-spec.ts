@@ -155,6 +155,43 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
     expect(readd.status).toBe(400);
   });
 
+  it("changes the agent's tools while idle (session.updated with the new snapshot); 409 while running; bad tools 400", async () => {
+    const idle = (await ws.post('/v1/sessions', { agent: agentId, environment_id: envId })).body;
+    const tools = [
+      { type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } },
+    ];
+    const up = await ws.post(`/v1/sessions/${idle.id}`, { agent: { tools } });
+    expect(up.status).toBe(200);
+    expect(up.body.agent.tools).toEqual([expect.objectContaining({ type: 'agent_toolset_20260401' })]);
+    expect(up.body.agent).toMatchObject({ id: agentId, system: idle.agent.system, model: idle.agent.model });
+    const events = (await ws.get(`/v1/sessions/${idle.id}/events`)).body.data;
+    expect(events).toEqual([expect.objectContaining({ type: 'session.updated', agent: up.body.agent })]);
+    // The same tools again: nothing changes, no event.
+    await ws.post(`/v1/sessions/${idle.id}`, { agent: { tools: up.body.agent.tools } });
+    expect((await ws.get(`/v1/sessions/${idle.id}/events`)).body.data).toHaveLength(1);
+    for (const bad of [
+      { system: 'no' },
+      { tools: [{ type: 'nope' }] },
+      { mcp_servers: [{ type: 'url', name: 'x', url: 'https://mcp.example.com' }] },
+    ]) {
+      const res = await ws.post(`/v1/sessions/${idle.id}`, { agent: bad });
+      expect(res.status).toBe(400);
+    }
+    expect((await ws.get(`/v1/sessions/${idle.id}`)).body.agent).toEqual(up.body.agent);
+
+    const running = (
+      await ws.post('/v1/sessions', {
+        agent: agentId,
+        environment_id: envId,
+        initial_events: [message('go')],
+      })
+    ).body;
+    expect(running.status).toBe('running');
+    const refused = await ws.post(`/v1/sessions/${running.id}`, { agent: { tools } });
+    expect(refused.status).toBe(409);
+    expect((await ws.get(`/v1/sessions/${running.id}`)).body.agent.tools).toEqual(running.agent.tools);
+  });
+
   it('archive makes events 409; delete returns a tombstone, appends session.deleted, stops the Work and hides the Session', async () => {
     const s = (
       await ws.post('/v1/sessions', { agent: agentId, environment_id: envId, initial_events: [message('x')] })

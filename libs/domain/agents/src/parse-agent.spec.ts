@@ -2,6 +2,7 @@ import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import { AgentDefinition } from './agent-definition';
 import {
   checkExpectedVersion,
+  parseSessionAgentUpdate,
   parseAgentCreate,
   parseAgentUpdate,
   resolveRoster,
@@ -417,5 +418,25 @@ describe('agent update', () => {
     );
     expect(() => checkExpectedVersion(2, 2)).not.toThrow();
     expect(() => checkExpectedVersion(undefined, 7)).not.toThrow();
+  });
+});
+
+describe('a Session agent update (tools and mcp_servers only)', () => {
+  const current = { tools: [], mcp_servers: [], skills: [] };
+  it('replaces tools and keeps what is omitted', () => {
+    const next = parseSessionAgentUpdate(current, { tools: [{ type: 'agent_toolset_20260401' }] });
+    expect(next.tools).toHaveLength(1);
+    expect(next.mcp_servers).toEqual([]);
+  });
+  it.each([
+    ['another field', { system: 'x' }, /unknown field|not allowed|system/],
+    [
+      'an mcp server nothing references',
+      { mcp_servers: [{ type: 'url', name: 'gh', url: 'https://mcp.example.com' }] },
+      /not referenced/,
+    ],
+    ['not an object', 'tools', /agent/],
+  ])('refuses %s', (_name, body, message) => {
+    expect(() => parseSessionAgentUpdate(current, body)).toThrow(message);
   });
 });

@@ -424,7 +424,7 @@ export function parseMultiagent(v: unknown): AgentDraft['multiagent'] {
 // ---------------------------------------------------------------------------------------------------
 // Cross-field rules, create, update
 
-function checkCrossFieldRules(d: AgentDraft): void {
+function checkCrossFieldRules(d: Pick<AgentDraft, 'tools' | 'mcp_servers' | 'skills'>): void {
   const toolsetServers = new Set(
     d.tools.filter((t): t is McpToolset => t.type === 'mcp_toolset').map((t) => t.mcp_server_name),
   );
@@ -497,6 +497,21 @@ export function parseAgentUpdate(current: AgentDefinition, body: unknown): Agent
   const expectedVersion =
     o.version === undefined || o.version === null ? undefined : readInteger(o.version, 'version', { min: 1 });
   return { draft, expectedVersion };
+}
+
+/**
+ * A running Session's agent change (hosted §2.2 update): only `tools` and `mcp_servers`, replacing the
+ * frozen snapshot's, under the same cross-field rules as an Agent.
+ */
+export function parseSessionAgentUpdate(
+  current: Pick<AgentDefinition, 'tools' | 'mcp_servers' | 'skills'>,
+  v: unknown,
+): { tools: AgentTool[]; mcp_servers: McpServer[] } {
+  const o = readObject(v, 'agent', ['tools', 'mcp_servers']);
+  const tools = o.tools === undefined ? current.tools : parseTools(o.tools);
+  const mcp_servers = o.mcp_servers === undefined ? current.mcp_servers : parseMcpServers(o.mcp_servers);
+  checkCrossFieldRules({ tools, mcp_servers, skills: current.skills });
+  return { tools, mcp_servers };
 }
 
 /** What a roster reference resolved to, as the use case read it from the database. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AgentDefinition } from '@mango/domain-agents';
+import { AgentDefinition, parseSessionAgentUpdate } from '@mango/domain-agents';
 import {
   applyMetadataPatch,
   canonicalJson,
@@ -246,8 +246,6 @@ export class SessionsService {
   async update(workspaceId: string, id: string, body: unknown): Promise<SessionView> {
     const o = readObject(body, 'body', ['title', 'metadata', 'budget', 'agent', 'vault_ids']);
     if (o.vault_ids !== undefined) throw invalidRequest('vault_ids are not yet supported');
-    if (o.agent !== undefined)
-      throw invalidRequest('agent updates (tools, mcp_servers) arrive with the agent loop');
     return this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, workspaceId, id, true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived`);
@@ -260,6 +258,20 @@ export class SessionsService {
         const next = applyMetadataPatch(session.metadata, o.metadata);
         if (JSON.stringify(next) !== JSON.stringify(session.metadata))
           changed.metadata = session.metadata = next;
+      }
+      if (o.agent !== undefined) {
+        const current = session.agent as unknown as AgentDefinition;
+        const next = parseSessionAgentUpdate(current, o.agent);
+        // Stored jsonb reorders keys: compare canonical forms.
+        const before = { tools: current.tools, mcp_servers: current.mcp_servers };
+        if (canonicalJson(next) !== canonicalJson(before)) {
+          // The next model request sees the new tools; a turn in flight must not change under it.
+          if (session.status !== 'idle')
+            throw conflict(
+              `session ${session.id} is ${session.status}; agent tools change only while it is idle`,
+            );
+          changed.agent = session.agent = { ...session.agent, ...next };
+        }
       }
       if (o.budget !== undefined) {
         if (o.budget === null) {
@@ -280,7 +292,12 @@ export class SessionsService {
       await tx.update(
         SessionEntity,
         { id: session.id },
-        { title: session.title, metadata: session.metadata, budget: session.budget },
+        {
+          title: session.title,
+          metadata: session.metadata,
+          budget: session.budget,
+          agent: session.agent as SessionEntity['agent'] & object,
+        },
       );
       await appendEvents(
         tx,

@@ -66,6 +66,15 @@ describe('Skills: bad input and limits (real apps/files process)', () => {
       400,
     ],
     ['more bytes than the limit', [...bundle('s'), ['s/big.bin', randomBytes(MAX_BYTES)]], 413],
+    // Within the limit expanded, but incompressible: the archive (tar headers, gzip framing) is over it.
+    [
+      'an archive over the limit although its files are within it',
+      [
+        ['s/SKILL.md', skillMd()],
+        ['s/random.bin', randomBytes(MAX_BYTES - 200)],
+      ],
+      413,
+    ],
   ];
 
   it.each(table)('refuses a bundle with %s (%#) and stores nothing', async (_label, files_, status) => {

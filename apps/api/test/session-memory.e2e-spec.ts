@@ -77,6 +77,15 @@ describe('Session Memory Store attachments (real apps/api process, real PostgreS
     const token = JSON.parse(Buffer.from(polled.body.secret, 'base64url').toString()).sessions_token;
     const worker = httpClient(api.url, token);
     expect((await worker.get(`/v1/sessions/${created.body.id}`)).body.resources).toEqual(expected);
+    // List, update and archive render the same attachments.
+    const listed = (await ws.get('/v1/sessions?limit=100')).body.data.find(
+      (x: { id: string }) => x.id === created.body.id,
+    );
+    expect(listed.resources).toEqual(expected);
+    expect((await ws.post(`/v1/sessions/${created.body.id}`, { title: 't' })).body.resources).toEqual(
+      expected,
+    );
+    expect((await ws.post(`/v1/sessions/${created.body.id}/archive`)).body.resources).toEqual(expected);
   });
 
   it.each<[string, (ids: { archived: string; foreign: string }) => unknown[], RegExp]>([

@@ -186,8 +186,16 @@ export class SessionsService {
 
   async get(p: Principal, id: string): Promise<SessionView> {
     const session = await this.find(this.dataSource.manager, p.workspaceId, this.sessionIdFor(p, id));
-    const resources = await sessionMemoryResources(this.dataSource.manager, [session.id]);
-    return { ...renderSession(session), resources: resources.get(session.id) ?? [] };
+    return (await this.render(this.dataSource.manager, [session]))[0]!;
+  }
+
+  /** Sessions on the wire, with their resources (Memory Store attachments) read in one query. */
+  private async render(em: EntityManager, sessions: SessionEntity[]): Promise<SessionView[]> {
+    const resources = await sessionMemoryResources(
+      em,
+      sessions.map((s) => s.id),
+    );
+    return sessions.map((s) => ({ ...renderSession(s), resources: resources.get(s.id) ?? [] }));
   }
 
   async list(workspaceId: string, query: Query): Promise<Page<SessionView> & { prev_page: string | null }> {
@@ -240,7 +248,10 @@ export class SessionsService {
             order: order === 'asc' ? 'desc' : 'asc',
           }).next_page
         : null;
-    return { ...page, prev_page: prev };
+    const rendered = new Map(
+      (await this.render(this.dataSource.manager, rows.slice(0, limit))).map((v) => [v.id, v]),
+    );
+    return { ...page, data: page.data.map((v) => rendered.get(v.id) ?? v), prev_page: prev };
   }
 
   async update(workspaceId: string, id: string, body: unknown): Promise<SessionView> {
@@ -287,7 +298,7 @@ export class SessionsService {
           }
         }
       }
-      if (Object.keys(changed).length === 0) return renderSession(session);
+      if (Object.keys(changed).length === 0) return (await this.render(tx, [session]))[0]!;
       const now = new Date();
       await tx.update(
         SessionEntity,
@@ -313,7 +324,7 @@ export class SessionsService {
         ],
         now,
       );
-      return renderSession(session);
+      return (await this.render(tx, [session]))[0]!;
     });
   }
 
@@ -324,7 +335,7 @@ export class SessionsService {
         session.archivedAt = new Date();
         await tx.update(SessionEntity, { id: session.id }, { archivedAt: session.archivedAt });
       }
-      return renderSession(session);
+      return (await this.render(tx, [session]))[0]!;
     });
   }
 

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { decodeWorkSecret } from '@mango/feature-work';
 import { answers, ApiUnderTest, freePort, httpClient, startApi, startApp, AppProcess } from '@mango/testing';
-import { HttpSkillsApi, stageSkills } from '@mango/worker-runtime';
+import { stageSessionSkills } from '@mango/worker-runtime';
 import { sendBundle, skillMd } from './skills-support';
 
 /**
@@ -113,13 +113,14 @@ describe('Skills from upload to worker staging (real apps/api + apps/files, Post
     expect((await onFiles.get(`/v1/skills/${skill.body.id}/versions/2`)).status).toBe(404);
     expect((await onFiles.get(`/v1/skills/${skill.body.id}`)).status).toBe(403);
 
-    const staged = await stageSkills({
-      client: new HttpSkillsApi({ baseUrl: filesUrl, token }),
-      sessionId: session.body.id,
-      pins,
-      root: work,
+    const session2 = (await worker.get(`/v1/sessions/${session.body.id}`)).body;
+    const { staged, dispose } = await stageSessionSkills({
+      session: session2,
+      workdir: work,
+      baseUrl: filesUrl,
+      token,
     });
-    expect(staged.skills).toEqual([
+    expect(staged).toEqual([
       expect.objectContaining({
         skill_id: skill.body.id,
         version: '1',
@@ -128,7 +129,10 @@ describe('Skills from upload to worker staging (real apps/api + apps/files, Post
         files: 2,
       }),
     ]);
+    expect(pins).toEqual(session2.agent.skills);
     expect(readFileSync(join(work, 'skills/notes/how.md'), 'utf8')).toBe('v1');
+    await dispose();
+    expect(existsSync(join(work, 'skills'))).toBe(false);
 
     // Once the Work stops, the token reads nothing.
     await httpClient(api.url, key).post(`/v1/environments/${envId}/work/${polled.body.id}/stop`, {

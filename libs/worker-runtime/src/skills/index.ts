@@ -1,2 +1,3 @@
 export * from './skills-client';
 export * from './stage-skills';
+export * from './session-skills';

@@ -5,6 +5,7 @@ import { MangoClient } from '@mango/sdk';
 import { AcknowledgedWork, pollWork } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
 import type { Logger } from 'pino';
+import { compileItemRunner } from './compile-runner';
 import { SupervisorEnv } from './supervisor.env';
 
 export const SUPERVISOR_ENV = Symbol('SUPERVISOR_ENV');
@@ -50,6 +51,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const supervisorId =
       this.env.MANGO_SUPERVISOR_ID ?? `${hostname()}-${this.env.MANGO_ENVIRONMENT_ID}`.toLowerCase();
     this.launcher = new DockerItemLauncher({
+      itemCommand: this.itemCommand(),
       dockerHost: this.env.DOCKER_HOST,
       image: this.env.MANGO_WORKER_IMAGE,
       network: this.env.MANGO_WORKER_NETWORK,
@@ -66,6 +68,23 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         'removed containers left by an earlier run (their Work will be reclaimed)',
       );
     this.loop = this.run(supervisorId);
+  }
+
+  /** Development mode: a precompiled runner from the mounted source tree, else the TypeScript entry. */
+  private itemCommand(): string[] | undefined {
+    const source = this.env.MANGO_WORKER_SOURCE_DIR;
+    if (!source) return undefined;
+    try {
+      const entry = compileItemRunner(source);
+      this.log.info({ entry }, 'item runner precompiled from the source tree');
+      return ['node', `/opt/mango/${entry}`];
+    } catch (err) {
+      this.log.warn(
+        { err: String(err) },
+        'could not precompile the item runner; containers transpile it at start',
+      );
+      return undefined;
+    }
   }
 
   private async run(workerId: string): Promise<void> {

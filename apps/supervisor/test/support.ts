@@ -140,7 +140,11 @@ export const toolCall = (id: string, name: string, input: Record<string, unknown
 /** The text of the tool_result the model received last (and whether it was an error). */
 export const lastResult = (body: any): { text: string; is_error: boolean } => {
   const block = body.messages.at(-1).content[0];
-  return { text: block.content[0].text, is_error: block.is_error };
+  // An error the server made up (denied, interrupted) is a plain string.
+  return {
+    text: typeof block.content === 'string' ? block.content : block.content[0].text,
+    is_error: block.is_error,
+  };
 };
 
 /** Records container lifecycle events (create/start/die/destroy) for Mango Work containers. */

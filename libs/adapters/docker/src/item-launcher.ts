@@ -22,6 +22,8 @@ export interface LaunchSettings {
   supervisorId: string;
   /** Passed to Session items: end an activation this long after the Session went idle. */
   sessionIdleMs?: number;
+  /** The item runner's command (default: the TypeScript entry through the SWC register hook). */
+  itemCommand?: string[];
   /** Passed to every item: the lease TTL its runner asks for. */
   workTtlSeconds?: number;
 }
@@ -54,7 +56,7 @@ const NO_COPY = { NoCopy: true } as NonNullable<Docker.MountSettings['VolumeOpti
 
 /** /tmp allows exec: the runtime materializes its native addon there (and tools run scripts anyway). */
 const TMP = 'rw,exec,nosuid,nodev,size=256m,uid=1000,gid=1000';
-const ITEM_COMMAND = [
+export const ITEM_COMMAND = [
   'node',
   '-r',
   '/opt/mango/tools/runtime/register.js',
@@ -147,7 +149,7 @@ export class DockerItemLauncher {
     const container: Docker.Container = await this.docker.createContainer({
       name: `mango-${req.workId.toLowerCase()}`,
       Image: this.settings.image,
-      Cmd: ITEM_COMMAND,
+      Cmd: this.settings.itemCommand ?? ITEM_COMMAND,
       Env: env,
       User: '1000:1000',
       WorkingDir: '/workspace',

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { transformFileSync, type Options } from '@swc/core';
+
+export const ITEM_ENTRY = 'apps/supervisor/src/item-main.ts';
+const REQUIRE = /require\("(\.{1,2}\/[^"]*)"\)/g;
+
+/**
+ * Development mode (MANGO_WORKER_SOURCE_DIR): transpiles the item runner's import graph from the source
+ * tree to plain JavaScript once, at supervisor start, so each Work container starts Node directly instead
+ * of loading SWC and transpiling on every activation. Output goes to `dist/item-runner/<content hash>`
+ * inside the source tree (visible to containers through the same read-only mount); concurrent supervisors
+ * write to temporary directories and rename. Returns the entry's path relative to the source root.
+ */
+export function compileItemRunner(sourceRoot: string): string {
+  const tsconfig = JSON.parse(readFileSync(join(sourceRoot, 'tsconfig.base.json'), 'utf8'));
+  const options: Options = {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+      target: 'es2022',
+      baseUrl: sourceRoot,
+      paths: tsconfig.compilerOptions.paths,
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: false,
+    swcrc: false,
+    configFile: false,
+  };
+  const outputs = new Map<string, string>(); // relative .js path → code
+  const queue = [join(sourceRoot, ITEM_ENTRY)];
+  const done = new Set<string>();
+  while (queue.length) {
+    const file = queue.pop()!;
+    if (done.has(file)) continue;
+    done.add(file);
+    const rel = relative(sourceRoot, file);
+    if (file.endsWith('.json')) {
+      outputs.set(rel, readFileSync(file, 'utf8'));
+      continue;
+    }
+    const { code } = transformFileSync(file, options);
+    outputs.set(rel.replace(/\.ts$/, '.js'), code);
+    for (const [, spec] of code.matchAll(REQUIRE)) queue.push(resolveSource(dirname(file), spec!));
+  }
+  const hash = createHash('sha256');
+  for (const [rel, code] of [...outputs].sort(([a], [b]) => a.localeCompare(b)))
+    hash.update(rel).update(code);
+  const base = join(sourceRoot, 'dist/item-runner');
+  const final = join(base, hash.digest('hex').slice(0, 16));
+  if (!existsSync(final)) {
+    const tmp = join(base, `.tmp-${process.pid}-${Date.now()}`);
+    for (const [rel, code] of outputs) {
+      mkdirSync(dirname(join(tmp, rel)), { recursive: true });
+      writeFileSync(join(tmp, rel), code);
+    }
+    try {
+      renameSync(tmp, final);
+    } catch (err) {
+      rmSync(tmp, { recursive: true, force: true });
+      if (!existsSync(final)) throw err; // another supervisor won the race with the same content
+    }
+  }
+  return relative(sourceRoot, join(final, ITEM_ENTRY.replace(/\.ts$/, '.js')));
+}
+
+function resolveSource(from: string, spec: string): string {
+  const p = resolve(from, spec);
+  for (const candidate of [`${p}.ts`, join(p, 'index.ts'), p.endsWith('.json') ? p : `${p}.json`])
+    if (existsSync(candidate)) return candidate;
+  throw new Error(`cannot resolve ${spec} from ${from}`);
+}

@@ -1,4 +1,5 @@
-import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 
 /** Every variable apps/orchestrator reads, validated once at boot. */
 export class OrchestratorEnv {
@@ -24,6 +25,13 @@ export class OrchestratorEnv {
   @IsOptional()
   @IsString()
   MANGO_MODEL_API_KEY?: string;
+
+  /** Turns a Session workflow run takes before it continues as new (bounds history size). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  MANGO_SESSION_TURNS_PER_RUN: number = 100;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';

@@ -105,7 +105,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
           await this.client!.workflow.signalWithStart(sessionWorkflow, {
             workflowId: row.session_id,
             taskQueue: this.env.MANGO_TASK_QUEUE,
-            args: [{ sessionId: row.session_id }],
+            args: [{ sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
             signal: sessionInputSignal,
             signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
           });

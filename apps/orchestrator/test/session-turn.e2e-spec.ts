@@ -1,3 +1,4 @@
+import { Client, Connection } from '@temporalio/client';
 import { startOrchestrator } from './support';
 import {
   AppProcess,
@@ -180,6 +181,93 @@ describe('orchestrator crash mid-turn (kill -9, real processes)', () => {
     } finally {
       await first?.stop('SIGKILL');
       await second?.stop();
+      await model.close();
+      await api.close();
+    }
+  }, 120_000);
+});
+
+describe('long Sessions continue as new (real orchestrator, Temporal)', () => {
+  it('a run of two turns hands consumed input, turn numbers and input signalled mid-turn to the next run', async () => {
+    const api = await startApi('continue');
+    const model = await startScriptedModel();
+    const orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `continue-${Date.now()}`,
+      modelUrl: model.url,
+      env: { MANGO_SESSION_TURNS_PER_RUN: '2' },
+    });
+    try {
+      const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+      const agent = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6' })).body.id;
+      const env = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+      const say = (text: string) => ({ type: 'user.message', content: [{ type: 'text', text }] });
+      const idles = async (sessionId: string, n: number) => {
+        for (let i = 0; i < 600; i++) {
+          const list = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
+            type: string;
+            [k: string]: any;
+          }>;
+          if (list.filter((e) => e.type === 'session.status_idle').length >= n) return list;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error(`session ${sessionId} did not reach ${n} idles`);
+      };
+      model.script(
+        { content: [{ type: 'text', text: 'reply 1' }] },
+        // Turn 2 is slow: message 3 arrives while it runs, and is consumed only by the next run.
+        { content: [{ type: 'text', text: 'reply 2' }], delayMs: 1500 },
+        { content: [{ type: 'text', text: 'reply 3' }] },
+        { content: [{ type: 'text', text: 'reply 4' }] },
+        { content: [{ type: 'text', text: 'reply 5' }] },
+      );
+      const s = (await ws.post('/v1/sessions', { agent, environment_id: env, initial_events: [say('m1')] }))
+        .body;
+      await idles(s.id, 1);
+      await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m2')] });
+      for (let i = 0; i < 100; i++) {
+        if (model.requests.length >= 2) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m3')] });
+      await idles(s.id, 3);
+      await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m4')] });
+      await idles(s.id, 4);
+      await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m5')] });
+      const events = await idles(s.id, 5);
+
+      expect(events.filter((e) => e.type === 'agent.message').map((e) => e.content[0].text)).toEqual([
+        'reply 1',
+        'reply 2',
+        'reply 3',
+        'reply 4',
+        'reply 5',
+      ]);
+      expect(events.filter((e) => e.type === 'session.status_running')).toHaveLength(5);
+      expect(model.requests).toHaveLength(5);
+      expect(model.requests[4]!.body.messages.map((m: { role: string }) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+        'user',
+      ]);
+      // Three runs of the one workflow id: turns 1–2, 3–4, 5.
+      const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+      try {
+        const client = new Client({ connection });
+        const runs: string[] = [];
+        for await (const run of client.workflow.list({ query: `WorkflowId = '${s.id}'` }))
+          runs.push(run.runId);
+        expect(runs).toHaveLength(3);
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await orchestrator.stop();
       await model.close();
       await api.close();
     }

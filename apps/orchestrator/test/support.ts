@@ -6,7 +6,7 @@ import { AppProcess, logged, startApp } from '@mango/testing';
 /** A real orchestrator process on a test database, its own task queue and (optionally) the scripted model. */
 export function startOrchestrator(
   databaseUrl: string,
-  options: { taskQueue: string; modelUrl?: string },
+  options: { taskQueue: string; modelUrl?: string; env?: Record<string, string> },
 ): Promise<AppProcess> {
   return startApp(
     'apps/orchestrator/src/main.ts',
@@ -18,6 +18,7 @@ export function startOrchestrator(
         ? { MANGO_MODEL_BASE_URL: options.modelUrl, MANGO_MODEL_API_KEY: 'sk-scripted-model-key' }
         : {}),
       MANGO_LOG_LEVEL: 'info',
+      ...options.env,
     },
     logged('temporal worker running'),
     90_000,

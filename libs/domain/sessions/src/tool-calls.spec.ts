@@ -162,4 +162,27 @@ describe('the model transcript', () => {
       { type: 'tool_result', tool_use_id: call.id, content: 'not now', is_error: true },
     ]);
   });
+
+  it('a message sent during a turn joins the transcript after that turn, as the next turn input', () => {
+    const log = [
+      message('m1'),
+      ev('session.status_running'),
+      ev('span.model_request_start'),
+      message('m2 (sent mid-turn)'),
+      ev('agent.message', { content: [{ type: 'text', text: 'r1' }] }),
+      ev('span.model_request_end'),
+      idle('end_turn'),
+      ev('session.status_running'),
+    ];
+    expect(transcript(log)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'm1' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'r1' }] },
+      { role: 'user', content: [{ type: 'text', text: 'm2 (sent mid-turn)' }] },
+    ]);
+    // While the turn still runs, its own next model call does not see the queued message.
+    expect(transcript(log.slice(0, 6))).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'm1' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'r1' }] },
+    ]);
+  });
 });

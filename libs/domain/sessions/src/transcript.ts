@@ -44,20 +44,35 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
   const errorResult = (id: string, text: string) =>
     push('user', [{ type: 'tool_result', tool_use_id: id, content: text, is_error: true }]);
   const open = new Set<string>();
+  // A message sent while a turn runs is input for the next turn: it joins the transcript after the
+  // turn's idle, not between the turn's own model calls (where it sits in the log).
+  let inTurn = false;
+  let deferred: LogEvent[] = [];
+  const userMessage = (e: LogEvent) => {
+    const content = (e.body.content ?? []) as Content;
+    push(
+      'user',
+      content.map((b) => ({
+        type: 'text' as const,
+        text:
+          b.type === 'text'
+            ? b.text!
+            : `<document${b.title ? ` title="${b.title}"` : ''}>\n${b.source?.data ?? ''}\n</document>`,
+      })),
+    );
+  };
   for (const e of events) {
     const content = (e.body.content ?? []) as Content;
     switch (e.type) {
+      case 'session.status_running':
+        inTurn = true;
+        break;
+      case 'session.status_idle':
+        inTurn = false;
+        break;
       case 'user.message':
-        push(
-          'user',
-          content.map((b) => ({
-            type: 'text' as const,
-            text:
-              b.type === 'text'
-                ? b.text!
-                : `<document${b.title ? ` title="${b.title}"` : ''}>\n${b.source?.data ?? ''}\n</document>`,
-          })),
-        );
+        if (inTurn) deferred.push(e);
+        else userMessage(e);
         break;
       case 'agent.message':
         push(
@@ -103,6 +118,10 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
     if (closesOpenCalls(e)) {
       for (const id of open) errorResult(id, INTERRUPTED_TOOL_MESSAGE);
       open.clear();
+    }
+    if (e.type === 'session.status_idle') {
+      for (const m of deferred) userMessage(m);
+      deferred = [];
     }
   }
   return messages;

@@ -54,10 +54,16 @@ export interface SessionWorkflowState {
   interrupted?: number;
   /** The last turn stopped at the budget gate; a budget change resumes it. */
   paused?: boolean;
+  /** Input signalled to the previous run but not consumed by a turn yet. */
+  pending?: number;
+  /** A budget change reached the previous run after its last turn paused. */
+  resume?: boolean;
+  /** Turns per run before continuing as new (default 100; the relay passes its configuration). */
+  turnsPerRun?: number;
 }
 
 /** Turns per workflow run before continuing as new, to bound history size for long Sessions. */
-const TURNS_PER_RUN = 100;
+const DEFAULT_TURNS_PER_RUN = 100;
 /** Model calls per turn (tool round trips) before the turn is stopped. */
 const STEPS_PER_TURN = 50;
 
@@ -76,17 +82,18 @@ const WAKES_A_TURN = new Set(['user.message', 'user.tool_confirmation', 'user.cu
 export async function sessionWorkflow(state: SessionWorkflowState): Promise<void> {
   const { sessionId } = state;
   let consumed = state.consumed ?? 0;
-  let pendingInput = consumed;
+  let pendingInput = Math.max(state.pending ?? 0, consumed);
+  const turnsPerRun = state.turnsPerRun ?? DEFAULT_TURNS_PER_RUN;
   let interrupted = state.interrupted ?? 0;
   let paused = state.paused ?? false;
   // Tool calls answered, as signalled (each user.tool_result's call id): waiting needs no activity.
   const answered = new Set<string>();
-  let budgetChanges = 0;
+  let budgetChanges = state.resume ? 1 : 0;
   let turn = state.turn ?? 0;
   let running: { scope: CancellationScope; since: number } | undefined;
   let terminated = false;
   // Budget changes seen when the last turn began: a change during or after a paused turn resumes it.
-  let changesBefore = budgetChanges;
+  let changesBefore = 0;
   setHandler(sessionInputSignal, ({ seq, kind, toolUseId }) => {
     if (kind === 'user.tool_result') {
       if (toolUseId) answered.add(toolUseId);
@@ -101,7 +108,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
       if (running && seq > running.since) running.scope.cancel();
     } else if ((kind === undefined || WAKES_A_TURN.has(kind)) && seq > pendingInput) pendingInput = seq;
   });
-  for (let i = 0; i < TURNS_PER_RUN; i++) {
+  for (let i = 0; i < turnsPerRun; i++) {
     await condition(() => terminated || pendingInput > consumed || (paused && budgetChanges > changesBefore));
     if (terminated) return;
     changesBefore = budgetChanges;
@@ -147,5 +154,15 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     if (stopReason === 'budget_reached') paused = true;
     await local.endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError });
   }
-  await continueAsNew<typeof sessionWorkflow>({ sessionId, consumed, turn, interrupted, paused });
+  // Everything a signal told this run and no turn used yet goes to the next run.
+  await continueAsNew<typeof sessionWorkflow>({
+    sessionId,
+    consumed,
+    turn,
+    interrupted,
+    paused,
+    pending: pendingInput,
+    resume: paused && budgetChanges > changesBefore,
+    turnsPerRun,
+  });
 }

@@ -26,6 +26,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   private watch?: NodeJS.Timeout;
   private engineUp = true;
   private readonly draining = new AbortController();
+  /** Aborted when the shutdown grace is over: running containers are killed. */
+  private readonly hardStop = new AbortController();
   private readonly running = new Set<Promise<void>>();
   private loop?: Promise<void>;
   private launcher!: DockerItemLauncher;
@@ -122,9 +124,12 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         sessionId: work.data.type === 'session' ? work.data.id : undefined,
         secret,
         deadlineMs: work.data.type === 'healthcheck' ? HEALTHCHECK_CONTAINER_BOUND_MS : 24 * 3600_000,
-        signal: AbortSignal.timeout(
-          work.data.type === 'healthcheck' ? HEALTHCHECK_CONTAINER_BOUND_MS : 24 * 3600_000,
-        ),
+        signal: AbortSignal.any([
+          AbortSignal.timeout(
+            work.data.type === 'healthcheck' ? HEALTHCHECK_CONTAINER_BOUND_MS : 24 * 3600_000,
+          ),
+          this.hardStop.signal,
+        ]),
         onOutput: (line) => log.info({ item: line.slice(0, 2000) }, 'item output'),
       });
       log.info({ ...outcome, ms: Date.now() - started }, 'item container finished and was removed');
@@ -153,11 +158,18 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     this.draining.abort();
     await this.loop;
     if (this.running.size) {
-      this.log.info({ items: this.running.size }, 'draining: waiting for running items to finish');
-      await Promise.race([
-        Promise.all(this.running),
-        new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS).unref()),
-      ]);
+      // Items finish the call in flight, deliver its result and Stop (their lease stays renewable meanwhile).
+      const signalled = await this.launcher.drainAll();
+      this.log.info({ items: this.running.size, signalled }, 'draining: waiting for running items to finish');
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<'grace'>((r) => (timer = setTimeout(() => r('grace'), SHUTDOWN_GRACE_MS)));
+      const outcome = await Promise.race([Promise.all(this.running), grace]);
+      clearTimeout(timer);
+      if (outcome === 'grace') {
+        this.log.warn({ items: this.running.size }, 'shutdown grace over: killing the remaining items');
+        this.hardStop.abort();
+        await Promise.all(this.running);
+      }
     }
   }
 }

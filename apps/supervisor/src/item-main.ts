@@ -22,6 +22,9 @@ async function readSecret(): Promise<string> {
 
 async function main(): Promise<number> {
   makeNonDumpable();
+  // The supervisor's graceful shutdown: finish the call in flight and deliver its result, then Stop.
+  const drain = new AbortController();
+  process.on('SIGTERM', () => drain.abort());
   const env = loadConfig(ItemEnv);
   const log = createLogger({ service: 'item', level: 'info' });
   const secret = await readSecret();
@@ -37,6 +40,7 @@ async function main(): Promise<number> {
     workdir: '/workspace',
     log,
     maxIdleMs: env.MANGO_SESSION_IDLE_MS,
+    drain: drain.signal,
     leaseTtlSeconds: env.MANGO_WORK_TTL_SECONDS,
     shellEnv: { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: env.HOME ?? '/tmp' },
     healthcheck: ({ workdir }) => runHealthcheckProbe({ workdir, sandboxMarker: env.MANGO_SANDBOX }),

@@ -1,5 +1,5 @@
 import Docker from 'dockerode';
-import { lastResult, Stack, startStack, toolCall, watchContainers } from './support';
+import { lastResult, Stack, startStack, toolCall, untilFileIn, watchContainers } from './support';
 
 /**
  * Seed 000/002 faults on real processes and the real dockerd: a supervisor killed with SIGKILL while its
@@ -23,18 +23,6 @@ describe('faults (real API, orchestrator, dockerd)', () => {
   });
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-  /** Waits until `path` exists in the running Work container (docker exec as the sandbox user). */
-  async function untilFileIn(container: Docker.Container, path: string) {
-    for (let i = 0; i < 300; i++) {
-      const exec = await container.exec({ Cmd: ['ls', path], User: '1000:1000', AttachStdout: true });
-      const stream = await exec.start({});
-      await new Promise((r) => stream.on('end', r).resume());
-      if ((await exec.inspect()).ExitCode === 0) return;
-      await sleep(100);
-    }
-    throw new Error(`${path} never appeared`);
-  }
 
   async function startedContainer(workId: string): Promise<Docker.Container> {
     for (let i = 0; i < 600; i++) {

@@ -169,3 +169,15 @@ export async function watchContainers(docker: Docker) {
   });
   return { seen, inspected, close: () => stream.destroy?.() };
 }
+
+/** Waits until `path` exists in a running Work container (docker exec as the sandbox user). */
+export async function untilFileIn(container: Docker.Container, path: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const exec = await container.exec({ Cmd: ['ls', path], User: '1000:1000', AttachStdout: true });
+    const stream = await exec.start({});
+    await new Promise((r) => stream.on('end', r).resume());
+    if ((await exec.inspect()).ExitCode === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${path} never appeared`);
+}

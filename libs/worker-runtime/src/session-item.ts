@@ -40,6 +40,7 @@ export async function runSession(
     signal,
     log,
     maxIdleMs: o.maxIdleMs,
+    drain: o.drain,
     sendWindowMs: () => keeper.ttlMs,
   });
   try {

@@ -15,7 +15,7 @@ export interface RunnerEvent {
   [field: string]: any;
 }
 
-export type RunnerStop = 'idle' | 'terminated' | 'deleted' | 'cancelled' | 'refused';
+export type RunnerStop = 'idle' | 'terminated' | 'deleted' | 'cancelled' | 'refused' | 'drained';
 
 export interface SessionToolRunnerOptions {
   /** Bound to the Work token. */
@@ -25,6 +25,8 @@ export interface SessionToolRunnerOptions {
   /** Aborted on lease loss, Stop or shutdown: the runner cancels the running tool and posts nothing more. */
   signal: AbortSignal;
   log: ItemLog;
+  /** Graceful shutdown: finish (and post) the call in flight, then stop; the lease stays renewable. */
+  drain?: AbortSignal;
   /** Stop this long after the Session went idle (not `requires_action`) with nothing new. */
   maxIdleMs?: number;
   toolTimeoutMs?: number;
@@ -51,6 +53,8 @@ export class SessionToolRunner {
   private idleTimer?: NodeJS.Timeout;
   private stopReason?: RunnerStop;
   private connection?: AbortController;
+  private busy = false;
+  private draining = false;
   /** Tool call ids whose result this runner posted (for tests and logs). */
   readonly posted: string[] = [];
 
@@ -59,6 +63,12 @@ export class SessionToolRunner {
   async run(): Promise<RunnerStop> {
     const onAbort = () => this.stop('cancelled');
     this.o.signal.addEventListener('abort', onAbort, { once: true });
+    const onDrain = () => {
+      this.draining = true;
+      if (!this.busy) this.stop('drained');
+    };
+    if (this.o.drain?.aborted) onDrain();
+    this.o.drain?.addEventListener('abort', onDrain, { once: true });
     let lastEventId: string | undefined;
     try {
       for (let attempt = 0; !this.stopReason;) {
@@ -90,6 +100,7 @@ export class SessionToolRunner {
       }
     } finally {
       this.o.signal.removeEventListener('abort', onAbort);
+      this.o.drain?.removeEventListener('abort', onDrain);
       clearTimeout(this.idleTimer);
     }
     return this.stopReason ?? 'cancelled';
@@ -209,7 +220,17 @@ export class SessionToolRunner {
 
   private async execute(e: RunnerEvent): Promise<void> {
     const tool = this.o.tools.find((t) => t.name === e.name);
-    if (!tool) return; // another client owns it: leave it pending
+    if (!tool || this.draining) return; // another client owns it / draining: leave it pending
+    this.busy = true;
+    try {
+      await this.dispatch(tool, e);
+    } finally {
+      this.busy = false;
+      if (this.draining) this.stop('drained');
+    }
+  }
+
+  private async dispatch(tool: Tool, e: RunnerEvent): Promise<void> {
     const use: ToolUse = { id: e.id, name: e.name, input: e.input, session_thread_id: e.session_thread_id };
     const signal = AbortSignal.any([
       this.o.signal,

@@ -73,6 +73,8 @@ export const ITEM_COMMAND = [
 export class DockerItemLauncher {
   private readonly docker: Docker;
   private readonly streams: Docker;
+  /** Running Work containers by Work id. */
+  private readonly running = new Map<string, string>();
 
   constructor(private readonly settings: LaunchSettings) {
     this.docker = createDockerClient(settings.dockerHost);
@@ -204,6 +206,7 @@ export class DockerItemLauncher {
         await container.kill().catch(() => undefined);
         return { exitCode: null, timedOut: false, cancelled: true };
       }
+      this.running.set(req.workId, container.id);
       io.write(`${req.secret}\n`);
       io.end();
       let timer: NodeJS.Timeout | undefined;
@@ -221,8 +224,23 @@ export class DockerItemLauncher {
       }
       return { exitCode: (first as { StatusCode: number }).StatusCode, timedOut: false, cancelled: false };
     } finally {
+      this.running.delete(req.workId);
       await this.removeContainer(container.id);
     }
+  }
+
+  /** Graceful shutdown: asks every running item (SIGTERM) to deliver its result and Stop, then exit. */
+  async drainAll(): Promise<number> {
+    const ids = [...this.running.values()];
+    await Promise.all(
+      ids.map((id) =>
+        this.docker
+          .getContainer(id)
+          .kill({ signal: 'SIGTERM' })
+          .catch(() => undefined),
+      ),
+    );
+    return ids.length;
   }
 
   /**

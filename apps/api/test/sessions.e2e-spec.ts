@@ -285,16 +285,121 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
         /not found/,
       ],
       ['an unknown status filter', () => ws.get('/v1/sessions?statuses[]=sleeping'), 400, /unknown status/],
+      // Events: each refused whole, nothing appended, no Work, no outbox row (so no workflow signal).
+      [
+        'an unknown event type',
+        () => sendRaw({ events: [{ type: 'user.shout', content: [] }] }),
+        400,
+        /type/,
+      ],
+      ['a message without content', () => sendRaw({ events: [{ type: 'user.message' }] }), 400, /content/],
+      ['an empty events array', () => sendRaw({ events: [] }), 400, /events/],
+      [
+        'more than 100 events',
+        () => sendRaw({ events: Array.from({ length: 101 }, () => ({ type: 'user.interrupt' })) }),
+        400,
+        /events/,
+      ],
+      [
+        'a valid message batched with an invalid event',
+        () =>
+          sendRaw({
+            events: [
+              { type: 'user.message', content: [{ type: 'text', text: 'ok' }] },
+              { type: 'user.message', content: [{ type: 'text' }] },
+            ],
+          }),
+        400,
+        /text/,
+      ],
+      [
+        'a tool result from the Workspace key',
+        () =>
+          sendRaw({
+            events: [
+              { type: 'user.tool_result', tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0ZZ', content: [] },
+            ],
+          }),
+        403,
+        /Work token/,
+      ],
+      [
+        'a confirmation for an unknown tool use',
+        () =>
+          sendRaw({
+            events: [
+              {
+                type: 'user.tool_confirmation',
+                tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0ZZ',
+                result: 'allow',
+              },
+            ],
+          }),
+        400,
+        /awaiting confirmation/,
+      ],
+      [
+        'a custom tool result for an unknown call',
+        () =>
+          sendRaw({
+            events: [
+              {
+                type: 'user.custom_tool_result',
+                custom_tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0ZZ',
+                content: [],
+              },
+            ],
+          }),
+        400,
+        /agent.custom_tool_use/,
+      ],
+      [
+        'a body over the 32 MB limit',
+        () =>
+          sendRaw({
+            events: [
+              { type: 'user.message', content: [{ type: 'text', text: 'x'.repeat(33 * 1024 * 1024) }] },
+            ],
+          }),
+        413,
+        /too large|limit/i,
+      ],
+      [
+        'events to an archived session',
+        () => sendRaw({ events: [message('late')] }, archivedId),
+        409,
+        /archived/,
+      ],
+      [
+        'events to a deleted session',
+        () => sendRaw({ events: [message('late')] }, deletedId),
+        404,
+        /not found/,
+      ],
     ];
+    let openId: string;
+    let archivedId: string;
+    let deletedId: string;
+    const sendRaw = (body: unknown, id?: string) =>
+      ws.post(`/v1/sessions/${id ?? openId}/events`, body, { contract: false });
+    beforeAll(async () => {
+      const make = async () =>
+        (await ws.post('/v1/sessions', { agent: agentId, environment_id: envId })).body.id;
+      openId = await make();
+      archivedId = await make();
+      deletedId = await make();
+      await ws.post(`/v1/sessions/${archivedId}/archive`);
+      await ws.delete(`/v1/sessions/${deletedId}`);
+    });
     it.each(cases)('%s', async (_label, send, status, message) => {
       const before = await api.sql<{ n: string }>(
-        'SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM session_events) + (SELECT count(*) FROM outbox) AS n',
+        'SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM session_events) + (SELECT count(*) FROM outbox) + (SELECT count(*) FROM work_items) AS n',
       );
       const res = await send();
       expect(res.status).toBe(status);
       expect(res.body.error.message).toMatch(message);
       const after = await api.sql<{ n: string }>(
-        'SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM session_events) + (SELECT count(*) FROM outbox) AS n',
+        'SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM session_events) + (SELECT count(*) FROM outbox) + (SELECT count(*) FROM work_items) AS n',
       );
       expect(after[0]!.n).toBe(before[0]!.n);
     });

@@ -1,0 +1,177 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, IncomingMessage, request, Server, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeWorkSecret, MangoClient } from '@mango/sdk';
+import {
+  ApiUnderTest,
+  AppProcess,
+  freePort,
+  httpClient,
+  HttpClient,
+  logged,
+  startApi,
+  startApp,
+  startScriptedModel,
+  ScriptedModelServer,
+} from '@mango/testing';
+import { SessionToolRunner } from './session-tool-runner';
+import { createToolset } from './tools/toolset';
+
+/**
+ * A network-fault proxy in front of the real API: it can swallow one response after the API processed
+ * the request (a lost response) and cut one SSE stream mid-way. Everything else passes through.
+ */
+class FaultProxy {
+  server!: Server;
+  url!: string;
+  readonly seen: Array<{ method: string; path: string; lastEventId?: string }> = [];
+  loseNextEventPost = false;
+  private streams: ServerResponse[] = [];
+
+  constructor(private readonly target: string) {}
+
+  async start() {
+    const port = await freePort();
+    this.url = `http://127.0.0.1:${port}`;
+    this.server = createServer((req, res) => this.forward(req, res)).listen(port, '127.0.0.1');
+  }
+
+  cutStreams() {
+    for (const s of this.streams) s.destroy();
+    this.streams = [];
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse) {
+    const path = req.url!;
+    this.seen.push({
+      method: req.method!,
+      path,
+      lastEventId: req.headers['last-event-id'] as string | undefined,
+    });
+    const lose = req.method === 'POST' && /\/events$/.test(path) && this.loseNextEventPost;
+    if (lose) this.loseNextEventPost = false;
+    const upstream = request(`${this.target}${path}`, { method: req.method, headers: req.headers }, (up) => {
+      if (lose) {
+        up.resume();
+        up.on('end', () => res.socket?.destroy()); // processed upstream, answer lost
+        return;
+      }
+      res.writeHead(up.statusCode!, up.headers);
+      if (path.endsWith('/events/stream')) this.streams.push(res);
+      up.pipe(res);
+    });
+    req.pipe(upstream);
+    upstream.on('error', () => res.destroy());
+  }
+}
+
+describe('SessionToolRunner against the real API (scripted model, network faults)', () => {
+  let api: ApiUnderTest;
+  let model: ScriptedModelServer;
+  let orchestrator: AppProcess;
+  let ws: HttpClient;
+  let dir: string;
+
+  beforeAll(async () => {
+    api = await startApi('runner');
+    model = await startScriptedModel();
+    orchestrator = await startApp(
+      'apps/orchestrator/src/main.ts',
+      {
+        MANGO_DATABASE_URL: api.db.url,
+        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+        MANGO_TASK_QUEUE: `runner-${Date.now()}`,
+        MANGO_MODEL_BASE_URL: model.url,
+        MANGO_MODEL_API_KEY: 'sk-scripted',
+        MANGO_LOG_LEVEL: 'info',
+      },
+      logged('temporal worker running'),
+      90_000,
+    );
+    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    dir = mkdtempSync(join(tmpdir(), 'runner-'));
+  }, 180_000);
+
+  afterAll(async () => {
+    await orchestrator?.stop();
+    await model?.close();
+    await api?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a lost result response is retried (the server answers the stored event) and a cut stream resumes with Last-Event-ID', async () => {
+    const envId = (await ws.post('/v1/environments', { name: 'runner-pool' })).body.id;
+    const supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
+    const proxy = new FaultProxy(api.url);
+    await proxy.start();
+    model.script(
+      {
+        content: [{ type: 'tool_use', id: 'toolu_r1', name: 'bash', input: { command: 'echo one' } }],
+        stop_reason: 'tool_use',
+      },
+      () => {
+        proxy.cutStreams(); // the runner is following the stream: cut it once
+        return {
+          content: [{ type: 'tool_use', id: 'toolu_r2', name: 'bash', input: { command: 'echo two' } }],
+          stop_reason: 'tool_use',
+        };
+      },
+      { content: [{ type: 'text', text: 'both ran' }] },
+    );
+    const agent = (
+      await ws.post('/v1/agents', { name: 'r', model: 'm', tools: [{ type: 'agent_toolset_20260401' }] })
+    ).body.id;
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+      })
+    ).body;
+    const polled = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
+    await supervisor.post(`/v1/environments/${envId}/work/${polled.body.id}/ack`);
+    const token = decodeWorkSecret(polled.body.secret).sessions_token;
+    const client = new MangoClient({ baseUrl: proxy.url, apiKey: token, maxRetries: 0 });
+    await client.environments.work.heartbeat(envId, polled.body.id, {
+      expected_last_heartbeat: 'NO_HEARTBEAT',
+      desired_ttl_seconds: 120,
+    });
+
+    proxy.loseNextEventPost = true;
+    const tools = createToolset({ workdir: dir, env: { PATH: process.env.PATH } });
+    const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const runner = new SessionToolRunner({
+      client,
+      sessionId: s.id,
+      tools,
+      signal: new AbortController().signal,
+      log,
+      maxIdleMs: 500,
+    });
+    try {
+      expect(await runner.run()).toBe('idle');
+    } finally {
+      await Promise.all(tools.map((t) => t.close?.()));
+      proxy.server.closeAllConnections();
+      proxy.server.close();
+    }
+
+    const events = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data as any[];
+    const uses = events.filter((e) => e.type === 'agent.tool_use').map((e) => e.id);
+    const results = events.filter((e) => e.type === 'user.tool_result');
+    expect(results.map((e) => [e.tool_use_id, e.content[0].text])).toEqual([
+      [uses[0], 'one'],
+      [uses[1], 'two'],
+    ]);
+    expect(runner.posted).toEqual(uses);
+    // The first result was sent twice (its answer lost), the second once.
+    expect(proxy.seen.filter((r) => r.method === 'POST' && r.path.endsWith('/events'))).toHaveLength(3);
+    // The stream was opened from the start, then resumed after the cut from the last sequence it saw.
+    const streams = proxy.seen.filter((r) => r.path.endsWith('/events/stream'));
+    expect(streams.length).toBeGreaterThanOrEqual(2);
+    expect(streams[0]!.lastEventId).toBeUndefined();
+    expect(streams[1]!.lastEventId).toMatch(/^\d+$/);
+    expect(model.requests.at(-1)!.body.messages.at(-1).content[0].content[0].text).toBe('two');
+  }, 120_000);
+});

@@ -194,3 +194,30 @@ describe('freezeAgent', () => {
     expect(frozen).not.toHaveProperty('metadata');
   });
 });
+
+describe('File documents in messages', () => {
+  const withSource = (source: unknown) => ({
+    events: [{ type: 'user.message', content: [{ type: 'document', source }] }],
+  });
+  it('parses a file source for admission to resolve', () => {
+    const [e] = parseEventsBody(withSource({ type: 'file', file_id: 'file_01JD2Y3QX9V5M8K7R6T4W2P0AB' }));
+    expect(e).toEqual({
+      type: 'user.message',
+      content: [
+        {
+          type: 'document',
+          source: { type: 'file', file_id: 'file_01JD2Y3QX9V5M8K7R6T4W2P0AB' },
+          title: null,
+          context: null,
+        },
+      ],
+    });
+  });
+  it.each([
+    ['a malformed id', { type: 'file', file_id: 'agent_x' }, /must be a file_ id/],
+    ['an extra field', { type: 'file', file_id: 'file_01JD2Y3QX9V5M8K7R6T4W2P0AB', url: 'x' }, /url/],
+    ['a missing id', { type: 'file' }, /file_id/],
+  ])('refuses %s', (_name, source, message) => {
+    expect(() => parseEventsBody(withSource(source))).toThrow(message);
+  });
+});

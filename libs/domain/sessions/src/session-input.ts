@@ -58,7 +58,8 @@ export type ContentBlock =
   | { type: 'text'; text: string }
   | {
       type: 'document';
-      source: { type: 'text'; media_type: 'text/plain'; data: string };
+      /** `file` sources exist only between parsing and admission, which replaces them with the text. */
+      source: { type: 'text'; media_type: 'text/plain'; data: string } | { type: 'file'; file_id: string };
       title?: string | null;
       context?: string | null;
     };
@@ -149,8 +150,18 @@ function parseContent(v: unknown, path: string): ContentBlock[] {
       case 'document': {
         readObject(b, p, ['type', 'source', 'title', 'context']);
         const src = readObject(o.source, `${p}.source`);
-        if (src.type === 'file')
-          throw invalidRequest(`${p}.source: File documents are not accepted yet; send the text inline`);
+        if (src.type === 'file') {
+          readObject(o.source, `${p}.source`, ['type', 'file_id']);
+          const fileId = readString(src.file_id, `${p}.source.file_id`);
+          if (!FILE_ID.test(fileId)) throw invalidRequest(`${p}.source.file_id must be a file_ id`);
+          // Resolved to bounded UTF-8 text at admission (FileTextReader), before anything is written.
+          return {
+            type: 'document',
+            source: { type: 'file', file_id: fileId },
+            title: readOptionalString(o.title, `${p}.title`, { max: 500 }) ?? null,
+            context: readOptionalString(o.context, `${p}.context`, { max: 10_000 }) ?? null,
+          };
+        }
         if (src.type === 'base64' && src.media_type === 'application/pdf')
           throw invalidRequest(`${p}.source: PDFs are not supported; send UTF-8 text`);
         readObject(o.source, `${p}.source`, ['type', 'media_type', 'data']);
@@ -172,6 +183,7 @@ function parseContent(v: unknown, path: string): ContentBlock[] {
 }
 
 const THREAD_ID = /^sthr_[0-9A-HJKMNP-TV-Z]{26}$/;
+const FILE_ID = /^file_[0-9A-HJKMNP-TV-Z]{26}$/;
 const SEVT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
 const LATER = ['user.define_outcome', 'system.message'];
 

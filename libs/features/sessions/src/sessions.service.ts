@@ -1,9 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AgentDefinition, parseSessionAgentUpdate } from '@mango/domain-agents';
 import {
   applyMetadataPatch,
   canonicalJson,
   conflict,
+  DomainError,
+  ErrorCode,
+  FILE_TEXT_READER,
+  FileTextReader,
   invalidRequest,
   notFound,
   permissionDenied,
@@ -127,10 +131,44 @@ function whereCreatedAt(qb: SelectQueryBuilder<ObjectLiteral>, alias: string, ra
 /** Sessions and their event log (hosted §2.2–§2.3, seed 002 "Session inputs and state"). */
 @Injectable()
 export class SessionsService {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Optional() @Inject(FILE_TEXT_READER) private readonly files?: FileTextReader,
+  ) {}
+
+  /**
+   * File documents become text documents at admission (seed 004: bounded UTF-8 only), before any write:
+   * the event keeps the text, so deleting the File later changes nothing. Refusals are the reader's
+   * (404 another Workspace's or unknown File, 400 image/PDF/too large/not UTF-8).
+   */
+  private async admitFileDocuments(workspaceId: string, events: ClientEvent[]): Promise<void> {
+    for (const e of events) {
+      if (e.type !== 'user.message') continue;
+      for (const [i, block] of e.content.entries()) {
+        if (block.type !== 'document' || block.source.type !== 'file') continue;
+        if (!this.files)
+          throw invalidRequest(
+            'File documents need object storage configured on the API (MANGO_S3_ENDPOINT); send the text inline',
+          );
+        // A body naming a missing resource is a 400 here, as for an unknown agent or tool use.
+        const fileId = block.source.file_id;
+        const file = await this.files.readText(workspaceId, fileId).catch((err: unknown) => {
+          if (err instanceof DomainError && err.code === ErrorCode.NotFound)
+            throw invalidRequest(`content[${i}]: file ${fileId} not found`);
+          throw err;
+        });
+        e.content[i] = {
+          ...block,
+          source: { type: 'text', media_type: 'text/plain', data: file.text },
+          title: block.title ?? file.filename,
+        };
+      }
+    }
+  }
 
   async create(workspaceId: string, body: unknown): Promise<SessionView> {
     const input = parseSessionCreate(body);
+    await this.admitFileDocuments(workspaceId, input.initialEvents);
     return this.dataSource.transaction(async (tx) => {
       const env = await tx.findOne(EnvironmentEntity, {
         where: { id: input.environmentId, workspaceId, deletedAt: IsNull() },
@@ -374,6 +412,7 @@ export class SessionsService {
       if (!fromWorker && e.type === 'user.tool_result')
         throw permissionDenied("user.tool_result is posted by the Session's Work token");
     }
+    await this.admitFileDocuments(p.workspaceId, events);
     return this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, p.workspaceId, this.sessionIdFor(p, id), true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);

@@ -91,6 +91,13 @@ describe('Helm chart (helm lint + template)', () => {
     expect(JSON.stringify(env)).not.toMatch(/sk-object|sk-model-key|postgres:\/\/u:p/);
     expect(env.find((e: any) => e.name === 'MANGO_DATABASE_URL').valueFrom.secretKeyRef.key).toBe('url');
     expect(env.find((e: any) => e.name === 'MANGO_MODEL_API_KEY').valueFrom.secretKeyRef.key).toBe('apiKey');
+    // The API reads File text for event admission: it gets object storage too, by reference.
+    const api = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 't-mango-api');
+    const apiEnv = api.spec.template.spec.containers[0].env;
+    expect(apiEnv.find((e: any) => e.name === 'MANGO_S3_SECRET_KEY').valueFrom.secretKeyRef.key).toBe(
+      'secretKey',
+    );
+    expect(apiEnv.find((e: any) => e.name === 'MANGO_S3_ENDPOINT').value).toBeTruthy();
   });
 
   it('refuses to render without a database', () => {

@@ -1,7 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import { startOrchestrator } from './support';
 import {
+  answers,
   AppProcess,
+  freePort,
+  startApp,
   httpClient,
   HttpClient,
   startApi,
@@ -270,6 +273,110 @@ describe('long Sessions continue as new (real orchestrator, Temporal)', () => {
       await orchestrator.stop();
       await model.close();
       await api.close();
+    }
+  }, 120_000);
+});
+
+describe('API crash mid-turn (kill -9, real processes)', () => {
+  it('the turn completes without the API; a client resuming on a new API with Last-Event-ID sees every event once', async () => {
+    const api = await startApi('apicrash');
+    const model = await startScriptedModel();
+    const orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `apicrash-${Date.now()}`,
+      modelUrl: model.url,
+    });
+    let second: AppProcess | undefined;
+    try {
+      const key = (await api.issueKey('wrkspc_default')).api_key;
+      const ws = httpClient(api.url, key);
+      const agent = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6' })).body.id;
+      const env = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+      // A slow reply: the API dies while the model request is in flight.
+      model.script({ content: [{ type: 'text', text: 'Finished while the API was down.' }], delayMs: 2500 });
+      const s = (
+        await ws.post('/v1/sessions', {
+          agent,
+          environment_id: env,
+          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+        })
+      ).body;
+      const res = await fetch(`${api.url}/v1/sessions/${s.id}/events/stream`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const before: Array<{ id: string; event: string }> = [];
+      const reader = res.body!.getReader();
+      let buffer = '';
+      while (!before.some((f) => f.event === 'span.model_request_start')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += Buffer.from(value).toString('utf8');
+        let at: number;
+        while ((at = buffer.indexOf('\n\n')) >= 0) {
+          const lines = buffer.slice(0, at).split('\n');
+          buffer = buffer.slice(at + 2);
+          const id = lines.find((l) => l.startsWith('id: '))?.slice(4);
+          const event = lines.find((l) => l.startsWith('event: '))?.slice(7);
+          if (id && event) before.push({ id, event });
+        }
+      }
+      expect(await api.app.stop('SIGKILL')).toBeNull();
+      await reader.cancel().catch(() => undefined);
+
+      // The orchestrator needs only PostgreSQL and Temporal: the turn finishes while no API runs.
+      const idle = async () => {
+        for (let i = 0; i < 300; i++) {
+          const rows = await api.sql<{ n: string }>(
+            `SELECT count(*) AS n FROM session_events WHERE session_id = $1 AND type = 'session.status_idle'`,
+            [s.id],
+          );
+          if (Number(rows[0]!.n) >= 1) return;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error('the turn did not finish');
+      };
+      await idle();
+
+      const port = await freePort();
+      second = await startApp(
+        'apps/api/src/main.ts',
+        { MANGO_DATABASE_URL: api.db.url, MANGO_API_PORT: String(port), MANGO_LOG_LEVEL: 'warn' },
+        answers(`http://127.0.0.1:${port}/healthz`),
+      );
+      const resumed = await fetch(`http://127.0.0.1:${port}/v1/sessions/${s.id}/events/stream`, {
+        headers: { authorization: `Bearer ${key}`, 'Last-Event-ID': before.at(-1)!.id },
+      });
+      const after: Array<{ id: string; event: string }> = [];
+      const reader2 = resumed.body!.getReader();
+      buffer = '';
+      while (!after.some((f) => f.event === 'session.status_idle')) {
+        const { value, done } = await reader2.read();
+        if (done) break;
+        buffer += Buffer.from(value).toString('utf8');
+        let at: number;
+        while ((at = buffer.indexOf('\n\n')) >= 0) {
+          const lines = buffer.slice(0, at).split('\n');
+          buffer = buffer.slice(at + 2);
+          const id = lines.find((l) => l.startsWith('id: '))?.slice(4);
+          const event = lines.find((l) => l.startsWith('event: '))?.slice(7);
+          if (id && event) after.push({ id, event });
+        }
+      }
+      await reader2.cancel();
+      const all = [...before, ...after];
+      expect(all.map((f) => Number(f.id))).toEqual(all.map((_, i) => i + 1));
+      expect(all.map((f) => f.event)).toEqual([
+        'user.message',
+        'session.status_running',
+        'span.model_request_start',
+        'agent.message',
+        'span.model_request_end',
+        'session.status_idle',
+      ]);
+    } finally {
+      await second?.stop();
+      await orchestrator.stop();
+      await model.close();
+      await api.db.drop();
     }
   }, 120_000);
 });

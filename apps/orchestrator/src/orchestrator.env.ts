@@ -26,6 +26,12 @@ export class OrchestratorEnv {
   @IsString()
   MANGO_MODEL_API_KEY?: string;
 
+  /** Prompt size (tokens) at which completed turns are compacted into a summary (80% of a 200k window). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  MANGO_COMPACT_AT_TOKENS: number = 160_000;
+
   /** Turns a Session workflow run takes before it continues as new (bounds history size). */
   @Type(() => Number)
   @IsInt()

@@ -36,6 +36,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ...createProbeActivities({ dataSource: this.dataSource }),
         ...createSessionActivities({
           dataSource: this.dataSource,
+          compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
           model: this.env.MANGO_MODEL_BASE_URL
             ? new ModelClient({
                 baseUrl: this.env.MANGO_MODEL_BASE_URL,

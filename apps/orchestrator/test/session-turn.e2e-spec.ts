@@ -380,3 +380,92 @@ describe('API crash mid-turn (kill -9, real processes)', () => {
     }
   }, 120_000);
 });
+
+describe('compaction near the model window (real orchestrator, scripted model)', () => {
+  it('a large prompt makes the next turn summarize the completed turns first; later requests start from the summary', async () => {
+    const api = await startApi('compact');
+    const model = await startScriptedModel();
+    const orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `compact-${Date.now()}`,
+      modelUrl: model.url,
+      env: { MANGO_COMPACT_AT_TOKENS: '1000' },
+    });
+    try {
+      const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+      const agent = (
+        await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6', system: 'Be brief.' })
+      ).body.id;
+      const env = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+      const say = (text: string) => ({ type: 'user.message', content: [{ type: 'text', text }] });
+      const idles = async (sessionId: string, n: number) => {
+        for (let i = 0; i < 600; i++) {
+          const list = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
+            type: string;
+            [k: string]: any;
+          }>;
+          if (list.filter((e) => e.type === 'session.status_idle').length >= n) return list;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error('no idle');
+      };
+      model.script(
+        {
+          content: [{ type: 'text', text: 'Long answer one.' }],
+          usage: { input_tokens: 1200, output_tokens: 50 },
+        },
+        {
+          content: [{ type: 'text', text: 'The user asked about one; the agent answered.' }],
+          usage: { input_tokens: 300, output_tokens: 20 },
+        },
+        { content: [{ type: 'text', text: 'Answer two.' }], usage: { input_tokens: 40, output_tokens: 5 } },
+        { content: [{ type: 'text', text: 'Answer three.' }], usage: { input_tokens: 60, output_tokens: 5 } },
+      );
+      const s = (await ws.post('/v1/sessions', { agent, environment_id: env, initial_events: [say('one')] }))
+        .body;
+      await idles(s.id, 1);
+      await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('two')] });
+      const events = await idles(s.id, 2);
+      const second = events.slice(events.findIndex((e) => e.type === 'session.status_idle') + 1);
+      expect(second.map((e) => e.type)).toEqual([
+        'user.message',
+        'session.status_running',
+        'agent.thread_context_compacted',
+        'span.model_request_start',
+        'agent.message',
+        'span.model_request_end',
+        'session.status_idle',
+      ]);
+      // Internal fields (the summary) never leave the server.
+      expect(Object.keys(second[2]!).sort()).toEqual(['id', 'processed_at', 'type']);
+      // The summarizing request saw the whole first turn; the next request starts from the summary.
+      expect(model.requests[1]!.body.system).toMatch(/compact conversations/);
+      expect(model.requests[1]!.body.messages.at(-1).content[0].text).toMatch(/Summarize/);
+      expect(model.requests[2]!.body.messages).toEqual([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: expect.stringContaining('The user asked about one; the agent answered.') },
+            { type: 'text', text: 'two' },
+          ],
+        },
+      ]);
+      // The summary's usage is counted; a small prompt does not compact again.
+      expect((await ws.get(`/v1/sessions/${s.id}`)).body.usage).toMatchObject({
+        input_tokens: 1540,
+        output_tokens: 75,
+      });
+      await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('three')] });
+      const third = await idles(s.id, 3);
+      expect(third.filter((e) => e.type === 'agent.thread_context_compacted')).toHaveLength(1);
+      expect(model.requests[3]!.body.messages.map((m: { role: string }) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'user',
+      ]);
+    } finally {
+      await orchestrator.stop();
+      await model.close();
+      await api.close();
+    }
+  }, 120_000);
+});

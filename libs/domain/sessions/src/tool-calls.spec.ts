@@ -1,5 +1,5 @@
 import { callStates, LogEvent, openCalls } from './tool-calls';
-import { transcript } from './transcript';
+import { compactionPlan, transcript } from './transcript';
 
 let seq = 0;
 const ev = (type: string, body: Record<string, unknown> = {}, extra: Partial<LogEvent> = {}): LogEvent => ({
@@ -183,6 +183,56 @@ describe('the model transcript', () => {
     expect(transcript(log.slice(0, 6))).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'm1' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'r1' }] },
+    ]);
+  });
+});
+
+describe('context compaction', () => {
+  const end = (input: number) =>
+    ev('span.model_request_end', {
+      model_usage: {
+        input_tokens: input,
+        output_tokens: 5,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
+    });
+  const turn = (text: string, input: number, stop = 'end_turn') => [
+    message(text),
+    ev('session.status_running'),
+    ev('agent.message', { content: [{ type: 'text', text: `re ${text}` }] }),
+    end(input),
+    idle(stop),
+  ];
+
+  it('plans a compaction of every completed turn once the last prompt reached the threshold', () => {
+    const log = [...turn('a', 100), ...turn('b', 900)];
+    expect(compactionPlan(log, 1000)).toBeUndefined();
+    expect(compactionPlan(log, 900)).toEqual({ throughSeq: Number(log.at(-1)!.seq) });
+  });
+
+  it('never cuts a turn that left a call open, and does not repeat itself', () => {
+    expect(compactionPlan([...turn('a', 5000, 'requires_action')], 10)).toBeUndefined();
+    const log = [...turn('a', 5000)];
+    const through = Number(log.at(-1)!.seq);
+    const compacted = ev('agent.thread_context_compacted', { _summary: 'A said a.', _through_seq: through });
+    expect(compactionPlan([...log, compacted], 10)).toBeUndefined();
+    // A later large prompt after the compaction plans the next one, from the new turns.
+    const next = [...log, compacted, ...turn('b', 5000)];
+    expect(compactionPlan(next, 10)).toEqual({ throughSeq: Number(next.at(-1)!.seq) });
+  });
+
+  it('the transcript starts from the summary and keeps what came after the covered events', () => {
+    const log = [...turn('a', 5000)];
+    const through = Number(log.at(-1)!.seq);
+    const pending = message('b');
+    const compacted = ev('agent.thread_context_compacted', { _summary: 'A said a.', _through_seq: through });
+    const messages = transcript([...log, pending, ev('session.status_running'), compacted]);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]!.role).toBe('user');
+    expect(messages[0]!.content).toEqual([
+      { type: 'text', text: expect.stringContaining('A said a.') },
+      { type: 'text', text: 'b' },
     ]);
   });
 });

@@ -35,6 +35,12 @@ const resultContent = (content: Content) =>
  */
 export function transcript(events: LogEvent[]): TranscriptMessage[] {
   const messages: TranscriptMessage[] = [];
+  // After a compaction, the model sees its summary in place of every event it covers.
+  const compaction = latestCompaction(events);
+  if (compaction) {
+    messages.push({ role: 'user', content: [{ type: 'text', text: summaryText(compaction.summary) }] });
+    events = events.filter((e) => Number(e.seq) > compaction.throughSeq && e.type !== COMPACTED);
+  }
   const push = (role: 'user' | 'assistant', blocks: TranscriptBlock[]) => {
     if (blocks.length === 0) return;
     const last = messages[messages.length - 1];
@@ -125,4 +131,55 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
     }
   }
   return messages;
+}
+
+/** The event recording a compaction; its internal fields (never rendered) hold the summary. */
+export const COMPACTED = 'agent.thread_context_compacted';
+
+export interface Compaction {
+  summary: string;
+  /** The last event sequence the summary covers. */
+  throughSeq: number;
+  /** The compaction event's own sequence. */
+  seq: number;
+}
+
+export function latestCompaction(events: LogEvent[]): Compaction | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === COMPACTED && typeof e.body._summary === 'string')
+      return { summary: e.body._summary, throughSeq: Number(e.body._through_seq), seq: Number(e.seq) };
+  }
+  return undefined;
+}
+
+export const summaryText = (summary: string) =>
+  `<conversation_summary>\nThe earlier part of this conversation was compacted into this summary:\n${summary}\n</conversation_summary>`;
+
+/**
+ * Whether the context should be compacted before this turn's first model request, and what to cover:
+ * every completed turn, when the last request's prompt reached `threshold` tokens. Only whole turns are
+ * summarized (ending at an idle that left no call open), so no tool_use loses its result.
+ */
+export function compactionPlan(events: LogEvent[], threshold: number): { throughSeq: number } | undefined {
+  let lastEnd: LogEvent | undefined;
+  let lastIdle: LogEvent | undefined;
+  for (const e of events) {
+    if (e.type === 'span.model_request_end' && e.body.model_usage) lastEnd = e;
+    if (e.type === 'session.status_idle') lastIdle = e;
+  }
+  if (!lastEnd || !lastIdle) return undefined;
+  const usage = lastEnd.body.model_usage as Record<string, number>;
+  const prompt =
+    (usage.input_tokens ?? 0) +
+    (usage.cache_read_input_tokens ?? 0) +
+    (usage.cache_creation_input_tokens ?? 0);
+  if (prompt < threshold) return undefined;
+  if ((lastIdle.body.stop_reason as { type?: string } | undefined)?.type === 'requires_action')
+    return undefined;
+  const throughSeq = Number(lastIdle.seq);
+  // The measured prompt must postdate the last compaction, and there must be new turns to cover.
+  const previous = latestCompaction(events);
+  if (previous && (previous.throughSeq >= throughSeq || Number(lastEnd.seq) < previous.seq)) return undefined;
+  return { throughSeq };
 }

@@ -23,12 +23,16 @@ export function renderSession(s: SessionEntity) {
   };
 }
 
-/** The wire form of a persisted event: its own fields plus id, type and processed_at. */
+/**
+ * The wire form of a persisted event: its own fields plus id, type and processed_at. Body fields whose
+ * name starts with `_` are internal (e.g. a compaction's summary) and never leave the server.
+ */
 export function renderEvent(e: SessionEventEntity) {
+  const fields = Object.fromEntries(Object.entries(e.body).filter(([k]) => !k.startsWith('_')));
   return {
     id: e.id,
     type: e.type,
-    ...e.body,
+    ...fields,
     processed_at: e.processedAt ? e.processedAt.toISOString() : null,
   };
 }

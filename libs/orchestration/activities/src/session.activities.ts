@@ -13,6 +13,8 @@ import { AgentDefinition, CustomTool, enabledSandboxTools, evaluatePermission } 
 import {
   Budget,
   budgetReached,
+  COMPACTED,
+  compactionPlan,
   listCost,
   MonetaryAmount,
   openCalls,
@@ -117,7 +119,10 @@ function addUsage(model: string, usage: Usage, add: ModelResponse['usage']): Usa
 export function createSessionActivities(deps: {
   dataSource: DataSource;
   model: ModelClient | null;
+  /** Prompt size (tokens) at which completed turns are summarized before the next turn (default 160,000). */
+  compactAtTokens?: number;
 }): SessionActivities {
+  const compactAt = deps.compactAtTokens ?? 160_000;
   const { dataSource } = deps;
   return {
     async beginTurn({ sessionId, turn }: TurnRef) {
@@ -138,6 +143,7 @@ export function createSessionActivities(deps: {
         throw ApplicationFailure.nonRetryable('no model endpoint is configured (MANGO_MODEL_BASE_URL)');
       const model = deps.model;
       const key = `turn:${turn}:step:${step}`;
+      if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt);
       const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
         const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
         // Calls still open come first: the model is asked again only when every call is answered.
@@ -324,6 +330,63 @@ export function createSessionActivities(deps: {
       });
     },
   };
+}
+
+/**
+ * Compaction near the model window (`agent.thread_context_compacted`): before a turn's first request,
+ * when the previous prompt reached the threshold, the model summarizes every completed turn; the event
+ * keeps the summary in internal fields (never rendered) and later transcripts start from it. Idempotent
+ * per turn; the summarizing request's usage is counted like any other.
+ */
+async function compactIfNeeded(
+  dataSource: DataSource,
+  model: ModelClient,
+  sessionId: string,
+  turn: number,
+  threshold: number,
+): Promise<void> {
+  const key = `turn:${turn}:compacted`;
+  const plan = await withSession(dataSource, sessionId, async (_tx, s) => {
+    const events = await dataSource.manager.find(SessionEventEntity, {
+      where: { sessionId },
+      order: { seq: 'ASC' },
+    });
+    if (events.some((e) => e.idempotencyKey === key)) return undefined;
+    const planned = compactionPlan(events, threshold);
+    if (!planned) return undefined;
+    const covered = events.filter((e) => Number(e.seq) <= planned.throughSeq);
+    return { ...planned, messages: transcript(covered), agent: s.agent as unknown as AgentDefinition };
+  });
+  if (!plan) return;
+  const response = await model.createMessage({
+    model: plan.agent.model.id,
+    max_tokens: MAX_TOKENS,
+    system:
+      'You compact conversations between a user and an AI agent. Write a faithful, complete summary of the conversation below that the agent can continue from: the user goals, decisions, facts learned, files and commands involved, tool results that matter, and open tasks. Do not address the user.',
+    messages: [
+      ...plan.messages,
+      {
+        role: 'user',
+        content: [{ type: 'text', text: 'Summarize the conversation so far for continuation.' }],
+      },
+    ],
+  });
+  const summary = response.content
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('\n');
+  await withSession(dataSource, sessionId, async (tx, s) => {
+    const inserted = await appendEvents(
+      tx,
+      s,
+      [internal(COMPACTED, { _summary: summary, _through_seq: plan.throughSeq }, key)],
+      new Date(),
+    );
+    if (inserted.length) {
+      s.usage = addUsage(plan.agent.model.id, s.usage as Usage, response.usage);
+      await tx.save(SessionEntity, s);
+    }
+  });
 }
 
 /**

@@ -13,6 +13,10 @@ git -C "$ROOT" ls-files -z | (cd "$ROOT" && xargs -0 cp --parents -t "$ctx/opt/m
 # Production dependencies, from the same lock file, without the network when the npm cache is warm.
 cp -a "$ROOT/node_modules" "$ctx/opt/mango/node_modules"
 (cd "$ctx/opt/mango" && npm prune --omit=dev --no-audit --no-fund >/dev/null 2>&1 || true)
+# The item runner precompiled to plain JavaScript (containers start Node without SWC); the image declares it.
+entry=$(cd "$ROOT" && node -r ./tools/runtime/register.js -e \
+  "process.stdout.write(require('./apps/supervisor/src/compile-runner.ts').compileItemRunner(process.argv[1]))" \
+  "$ctx/opt/mango")
 mkdir -p "$ctx/usr/local/bin"
 ln -s /opt/mango/tools/cli/bin/mango-worker.js "$ctx/usr/local/bin/mango-worker"
 ln -s /opt/mango/tools/cli/bin/mango.js "$ctx/usr/local/bin/mango"
@@ -21,7 +25,7 @@ cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM $MANGO_BASE_IMAGE
 COPY opt /opt
 COPY usr /usr
-ENV MANGO_WORKER_IMAGE=$TAG
+ENV MANGO_WORKER_IMAGE=$TAG MANGO_ITEM_ENTRY=/opt/mango/$entry
 ENTRYPOINT ["/usr/bin/node", "/opt/mango/tools/cli/bin/mango-worker.js"]
 CMD ["docker"]
 DOCKERFILE

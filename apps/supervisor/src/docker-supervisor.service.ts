@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createDockerClient, DockerItemLauncher, engineInfo } from '@mango/adapter-docker';
+import { createDockerClient, DockerItemLauncher, engineInfo, imageItemEntry } from '@mango/adapter-docker';
 import { MangoClient } from '@mango/sdk';
 import { AcknowledgedWork, pollWork } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
@@ -53,7 +53,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const supervisorId =
       this.env.MANGO_SUPERVISOR_ID ?? `${hostname()}-${this.env.MANGO_ENVIRONMENT_ID}`.toLowerCase();
     this.launcher = new DockerItemLauncher({
-      itemCommand: this.itemCommand(),
+      itemCommand: await this.itemCommand(docker),
       dockerHost: this.env.DOCKER_HOST,
       image: this.env.MANGO_WORKER_IMAGE,
       network: this.env.MANGO_WORKER_NETWORK,
@@ -72,10 +72,17 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     this.loop = this.run(supervisorId);
   }
 
-  /** Development mode: a precompiled runner from the mounted source tree, else the TypeScript entry. */
-  private itemCommand(): string[] | undefined {
+  /**
+   * The item runner's command: precompiled from the mounted source tree (development), or the image's
+   * precompiled entry (MANGO_ITEM_ENTRY), else the TypeScript entry through the SWC hook.
+   */
+  private async itemCommand(docker: Docker): Promise<string[] | undefined> {
     const source = this.env.MANGO_WORKER_SOURCE_DIR;
-    if (!source) return undefined;
+    if (!source) {
+      const entry = await imageItemEntry(docker, this.env.MANGO_WORKER_IMAGE).catch(() => undefined);
+      if (entry) this.log.info({ entry }, 'the worker image provides a precompiled item runner');
+      return entry ? ['node', entry] : undefined;
+    }
     try {
       const entry = compileItemRunner(source);
       this.log.info({ entry }, 'item runner precompiled from the source tree');

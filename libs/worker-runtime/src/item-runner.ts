@@ -34,6 +34,8 @@ export interface HandleItemOptions {
   roots?: ToolRoot[];
   /** A Session activation ends this long after the Session went idle (default 60 s). */
   maxIdleMs?: number;
+  /** Called after each dispatched Session tool call (e.g. Memory sync at its cadence). */
+  afterToolCall?: () => Promise<void>;
   /** Graceful shutdown (SIGTERM): a Session finishes and posts its call in flight, then Stops. */
   drain?: AbortSignal;
   /** The lease TTL asked for on every heartbeat (renewed at a third of it; default 60 s). */

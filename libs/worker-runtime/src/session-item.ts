@@ -41,6 +41,7 @@ export async function runSession(
     log,
     maxIdleMs: o.maxIdleMs,
     drain: o.drain,
+    afterCall: o.afterToolCall,
     sendWindowMs: () => keeper.ttlMs,
   });
   try {

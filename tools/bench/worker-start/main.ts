@@ -5,7 +5,8 @@
  *   - healthcheck create → `succeeded` (`stopped_at − created_at`), p50/p95;
  * next to the floor measured in the same run: a raw `docker run --rm` of the same image whose process
  * makes one HTTP request to a local listener (spawn → running, spawn → first request).
- * Printed figures only; never pass/fail. Run: npm run bench:worker-start.
+ * Printed figures only; never pass/fail. Run: npm run bench:worker-start (BENCH_WORKER_IMAGE=<tag> measures a
+ * built worker image instead of items run from this checkout).
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -85,6 +86,7 @@ async function rawFloor(image: string, samples: number) {
 
 async function main(): Promise<void> {
   const image = process.env.MANGO_BASE_IMAGE!;
+  const workerImage = process.env.BENCH_WORKER_IMAGE ?? image;
   const api = await startApi('bench-worker');
   const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
   const started = new Map<string, number>();
@@ -113,8 +115,9 @@ async function main(): Promise<void> {
       MANGO_ENVIRONMENT_ID: env.id,
       MANGO_BASE_URL: api.url,
       DOCKER_HOST: process.env.DOCKER_HOST!,
-      MANGO_WORKER_IMAGE: image,
-      MANGO_WORKER_SOURCE_DIR: ROOT,
+      MANGO_WORKER_IMAGE: workerImage,
+      // Items run from this checkout unless a built worker image (tools/docker/build-worker-image.sh) is named.
+      ...(process.env.BENCH_WORKER_IMAGE ? {} : { MANGO_WORKER_SOURCE_DIR: ROOT }),
       MANGO_SUPERVISOR_ID: 'bench',
     },
     logged('docker engine connected'),
@@ -158,7 +161,9 @@ async function main(): Promise<void> {
     await api.close();
   }
   const raw = await rawFloor(image, SAMPLES);
-  console.log(`worker start-up on ${image}, ${SAMPLES} samples each (items run from this checkout)\n`);
+  console.log(
+    `worker start-up on ${workerImage}, ${SAMPLES} samples each (${process.env.BENCH_WORKER_IMAGE ? 'built image' : 'items run from this checkout'}; raw floor on ${image})\n`,
+  );
   console.log(row('Mango: Ack → container running', ackToRunning));
   console.log(row('Mango: Ack → first heartbeat', ackToHeartbeat));
   console.log(row('raw docker run --rm: spawn → running', raw.running));

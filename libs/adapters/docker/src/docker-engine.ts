@@ -23,6 +23,17 @@ export function createDockerClient(dockerHost?: string, options: { timeoutMs?: n
   return new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: 'http', ...bound });
 }
 
+/**
+ * The precompiled item runner an image declares (`ENV MANGO_ITEM_ENTRY=/opt/mango/dist/…/item-main.js`,
+ * set by the image builds), or undefined when the image only has the TypeScript sources.
+ */
+export async function imageItemEntry(docker: Docker, image: string): Promise<string | undefined> {
+  const info = await docker.getImage(image).inspect();
+  const line = (info.Config?.Env ?? []).find((e) => e.startsWith('MANGO_ITEM_ENTRY='));
+  const entry = line?.slice('MANGO_ITEM_ENTRY='.length);
+  return entry && entry.startsWith('/') ? entry : undefined;
+}
+
 export async function engineInfo(docker: Docker): Promise<DockerEngineInfo> {
   const v = await docker.version();
   return { version: v.Version, apiVersion: v.ApiVersion, os: v.Os, arch: v.Arch };

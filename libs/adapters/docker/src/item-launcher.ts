@@ -151,7 +151,9 @@ export class DockerItemLauncher {
     const container: Docker.Container = await this.docker.createContainer({
       name: `mango-${req.workId.toLowerCase()}`,
       Image: this.settings.image,
-      Cmd: this.settings.itemCommand ?? ITEM_COMMAND,
+      // Explicit entrypoint: worker images default to the supervisor (`mango-worker docker`).
+      Entrypoint: (this.settings.itemCommand ?? ITEM_COMMAND).slice(0, 1),
+      Cmd: (this.settings.itemCommand ?? ITEM_COMMAND).slice(1),
       Env: env,
       User: '1000:1000',
       WorkingDir: '/workspace',
@@ -265,8 +267,8 @@ export class DockerItemLauncher {
     });
     const init: Docker.Container = await this.docker.createContainer({
       Image: this.settings.image,
+      Entrypoint: ['node'],
       Cmd: [
-        'node',
         '-e',
         "const fs=require('fs');fs.chmodSync('/workspace',0o700);fs.chownSync('/workspace',1000,1000)",
       ],

@@ -144,7 +144,8 @@ describe('a Session served by the Docker supervisor (real API, orchestrator, Tem
       },
       (body: any) => {
         results.push({ text: body.messages.at(-1).content[0].content, is_error: true });
-        return toolCall('toolu_a3', 'bash', { command: 'ls /workspace' });
+        // Binary output (a NUL) still makes a storable result.
+        return toolCall('toolu_a3', 'bash', { command: "ls /workspace; printf 'x\\0y'" });
       },
       (body: any) => {
         results.push(lastResult(body));
@@ -191,7 +192,7 @@ describe('a Session served by the Docker supervisor (real API, orchestrator, Tem
     expect(results).toEqual([
       { text: 'ran', is_error: false },
       { text: 'Not that one.', is_error: true },
-      { text: 'allowed', is_error: false },
+      { text: 'allowed\nx\ufffdy', is_error: false },
     ]);
     expect(done.filter((e) => e.type === 'user.tool_result')).toHaveLength(2);
     expect(done.map((e) => e.type).filter((t) => t.startsWith('user.'))).toEqual([

@@ -254,7 +254,7 @@ export class SessionToolRunner {
       type: 'user.tool_result',
       tool_use_id: e.id,
       is_error: isError,
-      content: [{ type: 'text', text: text || '(no output)' }],
+      content: [{ type: 'text', text: resultText(text) }],
       ...(e.session_thread_id ? { session_thread_id: e.session_thread_id } : {}),
     });
     await this.o.afterCall?.();
@@ -286,6 +286,15 @@ export class SessionToolRunner {
       }
     }
   }
+}
+
+/**
+ * The text a result carries: NUL characters (binary output; PostgreSQL text cannot hold them) become
+ * U+FFFD, and an empty result says so.
+ */
+export function resultText(text: string): string {
+  const clean = text.replace(/\u0000/g, '\ufffd');
+  return clean || '(no output)';
 }
 
 /** Events that neither arm nor disarm the idle countdown. */

@@ -293,7 +293,7 @@ export class SessionToolRunner {
  * U+FFFD, and an empty result says so.
  */
 export function resultText(text: string): string {
-  const clean = text.replace(/\u0000/g, '\ufffd');
+  const clean = text.replaceAll(String.fromCharCode(0), '\ufffd');
   return clean || '(no output)';
 }
 

@@ -1,0 +1,54 @@
+"""Mango Python SDK: models generated from openapi.yaml (``mango_sdk.models``) plus a thin client."""
+
+from . import _generated
+from ._core import SDK_VERSION, is_retryable_status, retry_delay
+from ._generated import models
+from .client import Mango
+from .errors import (
+    APIConnectionError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    ConflictError,
+    InternalServerError,
+    MangoError,
+    NotFoundError,
+    PermissionDeniedError,
+    PreconditionFailedError,
+    RateLimitError,
+    RequestTooLargeError,
+)
+from .pagination import Paginator
+from .resources import StreamEvent
+from .sse import SseFrame, SseParser
+from .work_secret import InvalidWorkSecretError, WorkSecret, decode_work_secret, encode_work_secret
+
+__version__ = SDK_VERSION
+__all__ = [
+    "SDK_VERSION",
+    "APIConnectionError",
+    "APITimeoutError",
+    "AuthenticationError",
+    "BadRequestError",
+    "ConflictError",
+    "InternalServerError",
+    "InvalidWorkSecretError",
+    "Mango",
+    "MangoError",
+    "NotFoundError",
+    "Paginator",
+    "PermissionDeniedError",
+    "PreconditionFailedError",
+    "RateLimitError",
+    "RequestTooLargeError",
+    "SseFrame",
+    "SseParser",
+    "StreamEvent",
+    "WorkSecret",
+    "_generated",
+    "decode_work_secret",
+    "encode_work_secret",
+    "is_retryable_status",
+    "models",
+    "retry_delay",
+]

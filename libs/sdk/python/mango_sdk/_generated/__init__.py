@@ -1,0 +1,1 @@
+"""Generated from openapi.yaml by tools/sdk/generate.sh. Do not edit."""

@@ -1,0 +1,78 @@
+"""The Mango client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx
+
+from ._core import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, HttpClient
+from .resources import Agents, Environments, Health, Sessions
+
+__all__ = ["Mango"]
+
+
+class Mango:
+    """Typed client for Mango's ``/v1`` API.
+
+    .. code-block:: python
+
+        mango = Mango(base_url="http://localhost:8080", api_key="mango_ak_...")
+        agent = mango.agents.create({"name": "triage", "model": "claude-sonnet-4-6"})
+        for a in mango.agents.list(limit=50):
+            print(a["id"])
+
+    Every call sends ``Authorization: Bearer <api_key>``, retries connection errors, timeouts, 408, 429
+    and 5xx up to ``max_retries`` times with jittered exponential backoff, and raises a typed
+    ``MangoError`` carrying the error envelope. Responses are plain dicts typed by the generated models.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self._http = HttpClient(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout=timeout,
+            default_headers=default_headers,
+            http_client=http_client,
+        )
+        self.agents = Agents(self._http)
+        self.environments = Environments(self._http)
+        self.health = Health(self._http)
+        self.sessions = Sessions(self._http)
+
+    @property
+    def base_url(self) -> str:
+        """The normalized base URL (no trailing slash)."""
+        return self._http.base_url
+
+    def with_token(self, token: str, *, base_url: str | None = None) -> Mango:
+        """A client with the same settings bound to another credential, e.g. the Work token from a
+        decoded Work secret: ``client.with_token(s["sessions_token"], base_url=s["api_base_url"])``."""
+        return Mango(
+            base_url=base_url or self._http.base_url,
+            api_key=token,
+            max_retries=self._http.max_retries,
+            timeout=self._http.timeout,
+            default_headers=self._http.default_headers,
+            http_client=self._http.http,
+        )
+
+    def close(self) -> None:
+        """Closes the connection pool."""
+        self._http.http.close()
+
+    def __enter__(self) -> Mango:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

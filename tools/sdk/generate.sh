@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# tools/sdk/generate.sh — regenerates the SDK code that comes from openapi.yaml.
+#   tools/sdk/generate.sh [python|go|all]            write into libs/sdk/{python,go} (commit the result)
+#   tools/sdk/generate.sh --check [python|go|all]    regenerate into a temp dir; exit 1 and print a diff on drift
+# MANGO_OPENAPI=<file> generates from another copy of the contract (e.g. `git show HEAD:openapi.yaml`).
+#
+# Python: datamodel-code-generator -> libs/sdk/python/mango_sdk/_generated/models.py (TypedDicts).
+# Go:     openapi.yaml -> tools/sdk/normalize-openapi.js (3.1 -> the 3.0 dialect oapi-codegen reads)
+#         -> oapi-codegen (tools/sdk/oapi-codegen.yaml) -> libs/sdk/go/generated/mango.gen.go.
+# Tool versions are pinned in tools/sdk/ensure-tools.sh and tools/sdk/requirements.txt.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+check=0
+if [ "${1:-}" = "--check" ]; then check=1; shift; fi
+which=${1:-all}
+case "$which" in python | go | all) ;; *) echo "usage: $0 [--check] [python|go|all]" >&2; exit 2 ;; esac
+. tools/sdk/ensure-tools.sh
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Generators read a copy named openapi.yaml in a directory of its own, so their output (which names the
+# input file) does not depend on where the contract or the output lives.
+mkdir -p "$tmp/spec"
+cp "${MANGO_OPENAPI:-openapi.yaml}" "$tmp/spec/openapi.yaml"
+PY_DIR=libs/sdk/python/mango_sdk/_generated
+GO_DIR=libs/sdk/go/generated
+
+gen_python() { # gen_python <out dir>
+  mkdir -p "$1"
+  (cd "$tmp/spec" && PATH=$SDK_CACHE/venv/bin:$PATH "$SDK_CACHE/venv/bin/datamodel-codegen" \
+    --input openapi.yaml --input-file-type openapi --output "$1/models.py" \
+    --output-model-type typing.TypedDict --target-python-version 3.10 \
+    --use-standard-collections --use-union-operator --enum-field-as-literal all \
+    --use-schema-description --disable-timestamp --formatters ruff-format) 2>"$tmp/datamodel-codegen.log" \
+    || { cat "$tmp/datamodel-codegen.log" >&2; return 1; }
+  printf '%s\n' '"""Generated from openapi.yaml by tools/sdk/generate.sh. Do not edit."""' > "$1/__init__.py"
+}
+
+gen_go() { # gen_go <out dir>
+  mkdir -p "$1"
+  node tools/sdk/normalize-openapi.js "$tmp/spec/openapi.yaml" "$tmp/openapi.go.yaml"
+  "$SDK_OAPI_CODEGEN" -config tools/sdk/oapi-codegen.yaml -o "$1/mango.gen.go" "$tmp/openapi.go.yaml"
+}
+
+status=0
+for lang in python go; do
+  [ "$which" = all ] || [ "$which" = "$lang" ] || continue
+  if [ "$lang" = python ]; then dir=$PY_DIR; else dir=$GO_DIR; fi
+  # Always generate outside the repository: formatters pick up the nearest pyproject.toml, and the
+  # output must not depend on where it is written.
+  "gen_$lang" "$tmp/$lang"
+  if [ "$check" = 1 ]; then
+    if ! diff -ru --exclude=__pycache__ "$dir" "$tmp/$lang" >"$tmp/$lang.diff"; then
+      echo "[sdk] $dir is out of date with openapi.yaml; run tools/sdk/generate.sh $lang and commit the result:" >&2
+      head -n 60 "$tmp/$lang.diff" >&2
+      status=1
+    else
+      echo "[sdk] $dir is up to date" >&2
+    fi
+  else
+    # The generated directories hold only generated files: replace them whole.
+    rm -rf "$dir" && cp -r "$tmp/$lang" "$dir"
+    echo "[sdk] wrote $dir" >&2
+  fi
+done
+exit "$status"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# tools/sdk/run.sh <target> — the Nx targets of the Python and Go SDKs (libs/sdk/{python,go}/project.json)
+# and the live runs started by tools/sdk/test/*.e2e-spec.ts. Installs the toolchains on first use
+# (tools/sdk/ensure-tools.sh). Test targets also write a Jest-style summary to tmp/test-results/<project>.json
+# (or $SDK_REPORT) for tools/ci/summarize-tests.js.
+#   python-lint | python-typecheck | python-test | python-live
+#   go-lint     | go-typecheck     | go-test     | go-live
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+. tools/sdk/ensure-tools.sh
+export PYTHONDONTWRITEBYTECODE=1
+target=${1:?usage: tools/sdk/run.sh <target>}
+ruff=$SDK_CACHE/venv/bin/ruff
+report() { # report junit|gotest <input> <default report>
+  node tools/sdk/test-report.js "$1" "$2" "${SDK_REPORT:-$3}"
+}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+case "$target" in
+  python-lint)
+    cd libs/sdk/python
+    "$ruff" check --no-cache .
+    "$ruff" format --no-cache --check .
+    ;;
+  python-typecheck)
+    cd libs/sdk/python
+    "$SDK_PY" -m mypy --cache-dir "$SDK_CACHE/mypy-cache" mango_sdk
+    ;;
+  python-test | python-live)
+    suite=unit; [ "$target" = python-live ] && suite=live
+    status=0
+    (cd libs/sdk/python && "$SDK_PY" -m pytest -p no:cacheprovider -q "tests/$suite" --junitxml="$work/junit.xml") || status=$?
+    report junit "$work/junit.xml" "tmp/test-results/sdk-python.json"
+    exit "$status"
+    ;;
+  go-lint)
+    cd libs/sdk/go
+    unformatted=$("$(dirname "$SDK_GO")/gofmt" -l .)
+    if [ -n "$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:" >&2; echo "$unformatted" >&2; exit 1; fi
+    "$SDK_GO" vet ./...
+    "$SDK_GO" vet -tags live ./...
+    ;;
+  go-typecheck)
+    cd libs/sdk/go
+    "$SDK_GO" build ./...
+    "$SDK_GO" test -tags live -count=1 -run '^$' ./... >/dev/null
+    ;;
+  go-test | go-live)
+    status=0
+    if [ "$target" = go-test ]; then args=(./...); else args=(-tags live -run '^TestLive' ./mango); fi
+    (cd libs/sdk/go && "$SDK_GO" test -count=1 -json "${args[@]}") >"$work/go.jsonl" || status=$?
+    # Human-readable output: the test log lines, without the JSON framing.
+    node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").split("\n")) { if (!l.startsWith("{")) { if (l) console.log(l); continue; } const e = JSON.parse(l); if (e.Action === "output") process.stdout.write(e.Output); }' "$work/go.jsonl" \
+      | grep -Ev '^(=== (RUN|PAUSE|CONT)|\s*$)' || true
+    report gotest "$work/go.jsonl" "tmp/test-results/sdk-go.json"
+    exit "$status"
+    ;;
+  *) echo "unknown target: $target" >&2; exit 2 ;;
+esac

@@ -11,10 +11,12 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
   let ws: HttpClient;
   let agentId: string;
   let envId: string;
+  let apiKey: string;
 
   beforeAll(async () => {
     api = await startApi('sessions');
-    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    apiKey = (await api.issueKey('wrkspc_default')).api_key;
+    ws = httpClient(api.url, apiKey);
     agentId = (
       await ws.post('/v1/agents', { name: 'coder', model: 'claude-sonnet-4-6', system: 'v1 prompt' })
     ).body.id;
@@ -190,6 +192,41 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
     const refused = await ws.post(`/v1/sessions/${running.id}`, { agent: { tools } });
     expect(refused.status).toBe(409);
     expect((await ws.get(`/v1/sessions/${running.id}`)).body.agent.tools).toEqual(running.agent.tools);
+  });
+
+  it("lists the primary Thread, whose events and stream are the Session's", async () => {
+    const s = (
+      await ws.post('/v1/sessions', { agent: agentId, environment_id: envId, initial_events: [message('t')] })
+    ).body;
+    const threads = await ws.get(`/v1/sessions/${s.id}/threads`);
+    const primary = 'sthr_' + s.id.slice('sesn_'.length);
+    expect(threads.body).toEqual({
+      data: [
+        expect.objectContaining({
+          id: primary,
+          type: 'session_thread',
+          session_id: s.id,
+          parent_thread_id: null,
+          status: s.status,
+        }),
+      ],
+      next_page: null,
+    });
+    expect(threads.body.data[0].agent).not.toHaveProperty('multiagent');
+    expect((await ws.get(`/v1/sessions/${s.id}/threads/${primary}`)).body.id).toBe(primary);
+    const events = (await ws.get(`/v1/sessions/${s.id}/threads/${primary}/events`)).body.data;
+    expect(events).toEqual((await ws.get(`/v1/sessions/${s.id}/events`)).body.data);
+    const res = await fetch(`${api.url}/v1/sessions/${s.id}/threads/${primary}/stream`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
+    await reader.cancel();
+    expect(text).toMatch(/^id: 1\nevent: user\.message\n/);
+    expect((await ws.get(`/v1/sessions/${s.id}/threads/sthr_01JD2Y3QX9V5M8K7R6T4W2P0ZZ`)).status).toBe(404);
+    expect((await ws.post(`/v1/sessions/${s.id}/threads/${primary}/archive`)).status).toBe(400);
   });
 
   it('archive makes events 409; delete returns a tombstone, appends session.deleted, stops the Work and hides the Session', async () => {

@@ -1,90 +1,16 @@
-import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
-import { invalidRequest, notFound, unauthenticated } from '@mango/domain-kernel';
+import { Controller, Get, Headers, Param, Query, Req, Res } from '@nestjs/common';
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
-import { isId } from '@mango/platform-ids';
-import { rejectUnknownQuery } from '@mango/platform-pagination';
-import { MessageDelta, SessionEntity, SessionEventEntity } from '@mango/persistence';
 import type { Request, Response } from 'express';
-import { DataSource, IsNull } from 'typeorm';
-import { renderEvent } from './session.view';
-import { SessionStreamHub } from './session-stream.service';
-import { SessionsService } from './sessions.service';
+import { SessionStreamer } from './session-streamer';
 
-const frames = new WeakMap<SessionEventEntity, string>();
-/** One SSE frame per event (`id:` is the sequence), rendered once however many streams carry it. */
-function frameOf(row: SessionEventEntity): string {
-  let frame = frames.get(row);
-  if (!frame) {
-    frame = `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`;
-    frames.set(row, frame);
-  }
-  return frame;
-}
-
-/** `event_deltas[]`: the event types whose previews this connection wants (hosted §5.6). */
-function parseEventDeltas(query: Record<string, unknown>): Set<string> {
-  const raw = [query.event_deltas, query['event_deltas[]']].flat().filter((v) => v !== undefined);
-  const types = new Set<string>();
-  for (const v of raw) {
-    if (v !== 'agent.message' && v !== 'agent.thinking')
-      throw invalidRequest('event_deltas[] accepts agent.message and agent.thinking');
-    types.add(v);
-  }
-  return types;
-}
-
-/**
- * Preview frames of one connection: at most one `event_start` per event id, `event_delta`s after it,
- * nothing once the buffered event itself was delivered (it is the last thing sent for its id).
- */
-function previewFrames(write: (frame: string) => void) {
-  const started = new Set<string>();
-  const done: string[] = [];
-  const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-  return {
-    delta: (d: MessageDelta) => {
-      if (done.includes(d.eventId)) return;
-      if (!started.has(d.eventId)) {
-        started.add(d.eventId);
-        write(sse('event_start', { type: 'event_start', event: { type: 'agent.message', id: d.eventId } }));
-      }
-      write(
-        sse('event_delta', {
-          type: 'event_delta',
-          event_id: d.eventId,
-          delta: { type: 'content_delta', index: d.index, content: { type: 'text', text: d.text } },
-        }),
-      );
-    },
-    completed: (id: string) => {
-      started.delete(id);
-      done.push(id);
-      if (done.length > 64) done.shift();
-    },
-  };
-}
-
-/** Keep-alive frames at most every 15 s (decisions). */
-export const KEEPALIVE_MS = 15_000;
-/** A Work token's stream re-checks that it still owns the Session this often (decisions). */
-export const OWNERSHIP_CHECK_MS = 1_000;
-
-/**
- * `GET /v1/sessions/{id}/events/stream` — Server-Sent Events over the durable log. Every frame carries
- * `id: <sequence>`; `Last-Event-ID` (header or `?last_event_id=`) resumes after that sequence with no gap
- * and no duplicate, for the whole life of the Session. The stream ends after `session.deleted`.
- */
+/** `GET /v1/sessions/{id}/events/stream` (see SessionStreamer). */
 @Controller('v1/sessions/:sessionId/events/stream')
 export class SessionStreamController {
-  constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
-    private readonly hub: SessionStreamHub,
-    private readonly sessions: SessionsService,
-  ) {}
+  constructor(private readonly streamer: SessionStreamer) {}
 
   @Get()
   @AllowCredentials('workspace', 'work')
-  async stream(
+  stream(
     @CurrentPrincipal() p: Principal,
     @Param('sessionId') sessionId: string,
     @Query() query: Record<string, unknown>,
@@ -92,66 +18,6 @@ export class SessionStreamController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    rejectUnknownQuery(query, ['last_event_id', 'event_deltas', 'event_deltas[]']);
-    const deltas = parseEventDeltas(query);
-    const raw = lastEventHeader ?? (query.last_event_id as string | undefined);
-    if (raw !== undefined && !/^\d{1,18}$/.test(String(raw)))
-      throw invalidRequest('Last-Event-ID must be an event sequence number from this stream');
-    if (!isId('session', sessionId)) throw notFound('session', sessionId);
-    if (p.kind === 'work' && !p.live) throw unauthenticated('the Work token is no longer valid');
-    if (p.kind === 'work' && p.sessionId !== sessionId) throw notFound('session', sessionId);
-    const session = await this.dataSource.manager.findOne(SessionEntity, {
-      where: { id: sessionId, workspaceId: p.workspaceId, deletedAt: IsNull() },
-    });
-    if (!session) throw notFound('session', sessionId);
-
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache, no-transform');
-    res.setHeader('Connection', 'keep-alive');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-
-    let closed = false;
-    const previews = previewFrames((frame) => !closed && res.write(frame));
-    const finish = () => {
-      if (closed) return;
-      closed = true;
-      clearInterval(keepalive);
-      clearInterval(ownership);
-      unsubscribe();
-      res.end();
-    };
-    // Rendered once per event and shared by every stream of the Session.
-    const unsubscribe = this.hub.subscribe(sessionId, {
-      last: BigInt(raw ?? '0'),
-      deliver: (row) => {
-        if (closed) return;
-        if (row.type === 'agent.message') previews.completed(row.id);
-        res.write(frameOf(row));
-        if (row.type === 'session.deleted') finish();
-      },
-      end: () => finish(),
-      ...(deltas.has('agent.message') ? { delta: previews.delta } : {}),
-    });
-    const keepalive = setInterval(() => res.write(`event: ping\ndata: {}\n\n`), KEEPALIVE_MS);
-    // A Work token's stream lives only as long as its lease: after Stop, expiry or a reclaim it ends
-    // with an error frame, so a stale worker stops seeing its successor's events.
-    const ownership =
-      p.kind === 'work'
-        ? setInterval(() => {
-            this.sessions.workTokenStillOwns(p, sessionId).then(
-              (owns) => {
-                if (owns || closed) return;
-                res.write(
-                  `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'the Work token no longer owns this session' } })}\n\n`,
-                );
-                finish();
-              },
-              () => undefined, // a failed check is retried next second
-            );
-          }, OWNERSHIP_CHECK_MS)
-        : undefined;
-    req.on('close', finish);
+    return this.streamer.open(p, sessionId, query, lastEventHeader, req, res);
   }
 }

@@ -404,6 +404,8 @@ export class SessionsService {
    * is answered once: an identical retry returns the stored event, a different answer is 409.
    */
   async sendEvents(p: Principal, id: string, body: unknown): Promise<{ data: EventView[] }> {
+    // A dead Work token is 401 whatever it sends (before any question of shape or permission).
+    if (p.kind === 'work' && !p.live) throw unauthenticated('the Work token is no longer valid');
     const events = parseEventsBody(body);
     const fromWorker = p.kind === 'work';
     for (const e of events) {

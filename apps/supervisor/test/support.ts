@@ -58,6 +58,7 @@ export async function startStack(label: string): Promise<Stack> {
   const envKey = (await api.issueKey('wrkspc_default', envId)).api_key;
   const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
   const supervisors: AppProcess[] = [];
+  const usedIds = new Set<string>();
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const events = async (sessionId: string) =>
     (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Ev[];
@@ -74,6 +75,7 @@ export async function startStack(label: string): Promise<Stack> {
     envKey,
     docker,
     async startSupervisor(extra = {}) {
+      usedIds.add(extra.MANGO_SUPERVISOR_ID ?? `test-${envId.toLowerCase()}`);
       const s = await startApp(
         'apps/supervisor/src/main.ts',
         {
@@ -124,6 +126,14 @@ export async function startStack(label: string): Promise<Stack> {
     },
     async close() {
       for (const s of supervisors) await s.stop().catch(() => undefined);
+      // Session workspace volumes outlive activations by design; tests remove the ones they made.
+      const { Volumes } = await docker.listVolumes({ filters: { label: ['dev.mango.supervisor'] } });
+      const ours = (Volumes ?? []).filter((v) => usedIds.has(v.Labels?.['dev.mango.supervisor'] ?? ''));
+      for (const v of ours)
+        await docker
+          .getVolume(v.Name)
+          .remove({ force: true })
+          .catch(() => undefined);
       await orchestrator.stop();
       await model.close();
       await api.close();

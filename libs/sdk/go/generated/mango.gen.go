@@ -432,6 +432,30 @@ func (e SessionMemoryStoreResourceParamsAccess) Valid() bool {
 	}
 }
 
+// Defines values for SessionThreadStatus.
+const (
+	SessionThreadStatusIdle         SessionThreadStatus = "idle"
+	SessionThreadStatusRescheduling SessionThreadStatus = "rescheduling"
+	SessionThreadStatusRunning      SessionThreadStatus = "running"
+	SessionThreadStatusTerminated   SessionThreadStatus = "terminated"
+)
+
+// Valid indicates whether the value is a known member of the SessionThreadStatus enum.
+func (e SessionThreadStatus) Valid() bool {
+	switch e {
+	case SessionThreadStatusIdle:
+		return true
+	case SessionThreadStatusRescheduling:
+		return true
+	case SessionThreadStatusRunning:
+		return true
+	case SessionThreadStatusTerminated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UserToolConfirmationParamsResult.
 const (
 	UserToolConfirmationParamsResultAllow UserToolConfirmationParamsResult = "allow"
@@ -746,16 +770,52 @@ func (e SessionsEventsListParamsOrder) Valid() bool {
 
 // Defines values for SessionsEventsStreamParamsEventDeltas.
 const (
-	AgentMessage  SessionsEventsStreamParamsEventDeltas = "agent.message"
-	AgentThinking SessionsEventsStreamParamsEventDeltas = "agent.thinking"
+	SessionsEventsStreamParamsEventDeltasAgentMessage  SessionsEventsStreamParamsEventDeltas = "agent.message"
+	SessionsEventsStreamParamsEventDeltasAgentThinking SessionsEventsStreamParamsEventDeltas = "agent.thinking"
 )
 
 // Valid indicates whether the value is a known member of the SessionsEventsStreamParamsEventDeltas enum.
 func (e SessionsEventsStreamParamsEventDeltas) Valid() bool {
 	switch e {
-	case AgentMessage:
+	case SessionsEventsStreamParamsEventDeltasAgentMessage:
 		return true
-	case AgentThinking:
+	case SessionsEventsStreamParamsEventDeltasAgentThinking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsEventsListParamsOrder.
+const (
+	SessionsThreadsEventsListParamsOrderAsc  SessionsThreadsEventsListParamsOrder = "asc"
+	SessionsThreadsEventsListParamsOrderDesc SessionsThreadsEventsListParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsEventsListParamsOrder enum.
+func (e SessionsThreadsEventsListParamsOrder) Valid() bool {
+	switch e {
+	case SessionsThreadsEventsListParamsOrderAsc:
+		return true
+	case SessionsThreadsEventsListParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsStreamParamsEventDeltas.
+const (
+	SessionsThreadsStreamParamsEventDeltasAgentMessage  SessionsThreadsStreamParamsEventDeltas = "agent.message"
+	SessionsThreadsStreamParamsEventDeltasAgentThinking SessionsThreadsStreamParamsEventDeltas = "agent.thinking"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsStreamParamsEventDeltas enum.
+func (e SessionsThreadsStreamParamsEventDeltas) Valid() bool {
+	switch e {
+	case SessionsThreadsStreamParamsEventDeltasAgentMessage:
+		return true
+	case SessionsThreadsStreamParamsEventDeltasAgentThinking:
 		return true
 	default:
 		return false
@@ -1969,6 +2029,24 @@ type SessionMemoryStoreResourceParams struct {
 // SessionMemoryStoreResourceParamsAccess defines model for SessionMemoryStoreResourceParams.Access.
 type SessionMemoryStoreResourceParamsAccess string
 
+// SessionThread defines model for SessionThread.
+type SessionThread struct {
+	Agent          map[string]interface{}  `json:"agent"`
+	ArchivedAt     *time.Time              `json:"archived_at"`
+	CreatedAt      time.Time               `json:"created_at"`
+	Id             string                  `json:"id"`
+	ParentThreadId *string                 `json:"parent_thread_id"`
+	SessionId      string                  `json:"session_id"`
+	Stats          *map[string]interface{} `json:"stats"`
+	Status         SessionThreadStatus     `json:"status"`
+	Type           string                  `json:"type"`
+	UpdatedAt      time.Time               `json:"updated_at"`
+	Usage          *SessionUsage           `json:"usage"`
+}
+
+// SessionThreadStatus defines model for SessionThread.Status.
+type SessionThreadStatus string
+
 // SessionUpdateRequest defines model for SessionUpdateRequest.
 type SessionUpdateRequest struct {
 	// Agent Replaces the frozen agent's tools and/or MCP servers (same rules as an Agent). Only while the Session is idle (409 otherwise); emits session.updated with the new agent snapshot.
@@ -2824,6 +2902,39 @@ type SessionsEventsStreamParams struct {
 
 // SessionsEventsStreamParamsEventDeltas defines parameters for SessionsEventsStream.
 type SessionsEventsStreamParamsEventDeltas string
+
+// SessionsThreadsListParams defines parameters for SessionsThreadsList.
+type SessionsThreadsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+}
+
+// SessionsThreadsEventsListParams defines parameters for SessionsThreadsEventsList.
+type SessionsThreadsEventsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page  *Page                                 `form:"page,omitempty" json:"page,omitempty"`
+	Order *SessionsThreadsEventsListParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Types *[]string                             `form:"types[],omitempty" json:"types[],omitempty"`
+}
+
+// SessionsThreadsEventsListParamsOrder defines parameters for SessionsThreadsEventsList.
+type SessionsThreadsEventsListParamsOrder string
+
+// SessionsThreadsStreamParams defines parameters for SessionsThreadsStream.
+type SessionsThreadsStreamParams struct {
+	LastEventId *string                                   `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
+	EventDeltas *[]SessionsThreadsStreamParamsEventDeltas `form:"event_deltas[],omitempty" json:"event_deltas[],omitempty"`
+	LastEventID *string                                   `json:"Last-Event-ID,omitempty"`
+}
+
+// SessionsThreadsStreamParamsEventDeltas defines parameters for SessionsThreadsStream.
+type SessionsThreadsStreamParamsEventDeltas string
 
 // SkillsListParams defines parameters for SkillsList.
 type SkillsListParams struct {
@@ -5760,11 +5871,51 @@ type ClientInterface interface {
 	// Server-Sent Events over the durable event log. Each frame is `id: <sequence>`, `event: <type>`,
 	// `data: <event JSON>`. Send `Last-Event-ID` (or `?last_event_id=`) to resume after that sequence with
 	// no gap and no duplicate; without it the stream starts from the beginning of the Session. Keep-alive
-	// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`. `event_deltas[]`
-	// is accepted; previews arrive with the agent loop. Workspace API key.
+	// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`.
+	// `event_deltas[]=agent.message` adds previews of replies being generated: one `event: event_start`
+	// (`{type, event: {type: "agent.message", id}}`) and `event: event_delta` frames (`{type, event_id,
+	// delta: {type: "content_delta", index, content: {type: "text", text}}}`) without `id:` lines, never
+	// persisted, best effort, always before the buffered `agent.message` with that id. Workspace API key
+	// or the Session's live Work token (its stream closes with an `event: error` frame within a second of
+	// losing the lease).
 	//
 	// Corresponds with GET /v1/sessions/{session_id}/events/stream (the `SessionsEventsStream` operationId).
 	SessionsEventsStream(ctx context.Context, sessionId string, params *SessionsEventsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SessionsThreadsList List a Session's Threads
+	//
+	// Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
+	// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
+	// until then the list has exactly one Thread. Workspace API key.
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads (the `SessionsThreadsList` operationId).
+	SessionsThreadsList(ctx context.Context, sessionId string, params *SessionsThreadsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SessionsThreadsGet Get a Thread
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id} (the `SessionsThreadsGet` operationId).
+	SessionsThreadsGet(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SessionsThreadsArchive Archive a Thread
+	//
+	// The primary Thread cannot be archived (400); archive the Session instead.
+	//
+	// Corresponds with POST /v1/sessions/{session_id}/threads/{thread_id}/archive (the `SessionsThreadsArchive` operationId).
+	SessionsThreadsArchive(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SessionsThreadsEventsList List a Thread's events
+	//
+	// The primary Thread's history is the Session's (same parameters as the Session's event list).
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/events (the `SessionsThreadsEventsList` operationId).
+	SessionsThreadsEventsList(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SessionsThreadsStream Stream a Thread's events (SSE)
+	//
+	// Same framing, resume and `event_deltas[]` as the Session stream; the path is `/stream`.
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/stream (the `SessionsThreadsStream` operationId).
+	SessionsThreadsStream(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SkillsList List Skills
 	//
@@ -7405,12 +7556,102 @@ func (c *Client) SessionsEventsSend(ctx context.Context, sessionId string, body 
 // Server-Sent Events over the durable event log. Each frame is `id: <sequence>`, `event: <type>`,
 // `data: <event JSON>`. Send `Last-Event-ID` (or `?last_event_id=`) to resume after that sequence with
 // no gap and no duplicate; without it the stream starts from the beginning of the Session. Keep-alive
-// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`. `event_deltas[]`
-// is accepted; previews arrive with the agent loop. Workspace API key.
+// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`.
+// `event_deltas[]=agent.message` adds previews of replies being generated: one `event: event_start`
+// (`{type, event: {type: "agent.message", id}}`) and `event: event_delta` frames (`{type, event_id,
+// delta: {type: "content_delta", index, content: {type: "text", text}}}`) without `id:` lines, never
+// persisted, best effort, always before the buffered `agent.message` with that id. Workspace API key
+// or the Session's live Work token (its stream closes with an `event: error` frame within a second of
+// losing the lease).
 //
 // Corresponds with GET /v1/sessions/{session_id}/events/stream (the `SessionsEventsStream` operationId).
 func (c *Client) SessionsEventsStream(ctx context.Context, sessionId string, params *SessionsEventsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSessionsEventsStreamRequest(c.Server, sessionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SessionsThreadsList List a Session's Threads
+//
+// Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
+// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
+// until then the list has exactly one Thread. Workspace API key.
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads (the `SessionsThreadsList` operationId).
+func (c *Client) SessionsThreadsList(ctx context.Context, sessionId string, params *SessionsThreadsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSessionsThreadsListRequest(c.Server, sessionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SessionsThreadsGet Get a Thread
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id} (the `SessionsThreadsGet` operationId).
+func (c *Client) SessionsThreadsGet(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSessionsThreadsGetRequest(c.Server, sessionId, threadId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SessionsThreadsArchive Archive a Thread
+//
+// The primary Thread cannot be archived (400); archive the Session instead.
+//
+// Corresponds with POST /v1/sessions/{session_id}/threads/{thread_id}/archive (the `SessionsThreadsArchive` operationId).
+func (c *Client) SessionsThreadsArchive(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSessionsThreadsArchiveRequest(c.Server, sessionId, threadId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SessionsThreadsEventsList List a Thread's events
+//
+// The primary Thread's history is the Session's (same parameters as the Session's event list).
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/events (the `SessionsThreadsEventsList` operationId).
+func (c *Client) SessionsThreadsEventsList(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSessionsThreadsEventsListRequest(c.Server, sessionId, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SessionsThreadsStream Stream a Thread's events (SSE)
+//
+// Same framing, resume and `event_deltas[]` as the Session stream; the path is `/stream`.
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/stream (the `SessionsThreadsStream` operationId).
+func (c *Client) SessionsThreadsStream(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSessionsThreadsStreamRequest(c.Server, sessionId, threadId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10736,6 +10977,360 @@ func NewSessionsEventsStreamRequest(server string, sessionId string, params *Ses
 	return req, nil
 }
 
+// NewSessionsThreadsListRequest constructs an http.Request for the SessionsThreadsList method
+func NewSessionsThreadsListRequest(server string, sessionId string, params *SessionsThreadsListParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session_id", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s/threads", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSessionsThreadsGetRequest constructs an http.Request for the SessionsThreadsGet method
+func NewSessionsThreadsGetRequest(server string, sessionId string, threadId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session_id", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s/threads/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSessionsThreadsArchiveRequest constructs an http.Request for the SessionsThreadsArchive method
+func NewSessionsThreadsArchiveRequest(server string, sessionId string, threadId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session_id", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s/threads/%s/archive", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSessionsThreadsEventsListRequest constructs an http.Request for the SessionsThreadsEventsList method
+func NewSessionsThreadsEventsListRequest(server string, sessionId string, threadId string, params *SessionsThreadsEventsListParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session_id", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s/threads/%s/events", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types[]", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSessionsThreadsStreamRequest constructs an http.Request for the SessionsThreadsStream method
+func NewSessionsThreadsStreamRequest(server string, sessionId string, threadId string, params *SessionsThreadsStreamParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session_id", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s/threads/%s/stream", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "last_event_id", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventDeltas != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "event_deltas[]", *params.EventDeltas, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewSkillsListRequest constructs an http.Request for the SkillsList method
 func NewSkillsListRequest(server string, params *SkillsListParams) (*http.Request, error) {
 	var err error
@@ -12101,13 +12696,63 @@ type ClientWithResponsesInterface interface {
 	// Server-Sent Events over the durable event log. Each frame is `id: <sequence>`, `event: <type>`,
 	// `data: <event JSON>`. Send `Last-Event-ID` (or `?last_event_id=`) to resume after that sequence with
 	// no gap and no duplicate; without it the stream starts from the beginning of the Session. Keep-alive
-	// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`. `event_deltas[]`
-	// is accepted; previews arrive with the agent loop. Workspace API key.
+	// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`.
+	// `event_deltas[]=agent.message` adds previews of replies being generated: one `event: event_start`
+	// (`{type, event: {type: "agent.message", id}}`) and `event: event_delta` frames (`{type, event_id,
+	// delta: {type: "content_delta", index, content: {type: "text", text}}}`) without `id:` lines, never
+	// persisted, best effort, always before the buffered `agent.message` with that id. Workspace API key
+	// or the Session's live Work token (its stream closes with an `event: error` frame within a second of
+	// losing the lease).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/sessions/{session_id}/events/stream (the `SessionsEventsStream` operationId).
 	SessionsEventsStreamWithResponse(ctx context.Context, sessionId string, params *SessionsEventsStreamParams, reqEditors ...RequestEditorFn) (*SessionsEventsStreamResponse, error)
+
+	// SessionsThreadsListWithResponse List a Session's Threads
+	//
+	// Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
+	// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
+	// until then the list has exactly one Thread. Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads (the `SessionsThreadsList` operationId).
+	SessionsThreadsListWithResponse(ctx context.Context, sessionId string, params *SessionsThreadsListParams, reqEditors ...RequestEditorFn) (*SessionsThreadsListResponse, error)
+
+	// SessionsThreadsGetWithResponse Get a Thread
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id} (the `SessionsThreadsGet` operationId).
+	SessionsThreadsGetWithResponse(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*SessionsThreadsGetResponse, error)
+
+	// SessionsThreadsArchiveWithResponse Archive a Thread
+	//
+	// The primary Thread cannot be archived (400); archive the Session instead.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sessions/{session_id}/threads/{thread_id}/archive (the `SessionsThreadsArchive` operationId).
+	SessionsThreadsArchiveWithResponse(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*SessionsThreadsArchiveResponse, error)
+
+	// SessionsThreadsEventsListWithResponse List a Thread's events
+	//
+	// The primary Thread's history is the Session's (same parameters as the Session's event list).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/events (the `SessionsThreadsEventsList` operationId).
+	SessionsThreadsEventsListWithResponse(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsEventsListParams, reqEditors ...RequestEditorFn) (*SessionsThreadsEventsListResponse, error)
+
+	// SessionsThreadsStreamWithResponse Stream a Thread's events (SSE)
+	//
+	// Same framing, resume and `event_deltas[]` as the Session stream; the path is `/stream`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/stream (the `SessionsThreadsStream` operationId).
+	SessionsThreadsStreamWithResponse(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsStreamParams, reqEditors ...RequestEditorFn) (*SessionsThreadsStreamResponse, error)
 
 	// SkillsListWithResponse List Skills
 	//
@@ -18368,6 +19013,587 @@ func (r SessionsEventsStreamResponse) ContentType() string {
 	return ""
 }
 
+// SessionsThreadsListResponse200Headers the declared response headers of an HTTP 200 response for SessionsThreadsList
+type SessionsThreadsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsListResponse400Headers the declared response headers of an HTTP 400 response for SessionsThreadsList
+type SessionsThreadsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsListResponse401Headers the declared response headers of an HTTP 401 response for SessionsThreadsList
+type SessionsThreadsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsListResponse403Headers the declared response headers of an HTTP 403 response for SessionsThreadsList
+type SessionsThreadsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsListResponse404Headers the declared response headers of an HTTP 404 response for SessionsThreadsList
+type SessionsThreadsListResponse404Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsList
+type SessionsThreadsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type SessionsThreadsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data     []SessionThread `json:"data"`
+		NextPage *string         `json:"next_page"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SessionsThreadsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SessionsThreadsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SessionsThreadsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SessionsThreadsListResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SessionsThreadsListResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SessionsThreadsListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON200() *struct {
+	Data     []SessionThread `json:"data"`
+	NextPage *string         `json:"next_page"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SessionsThreadsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SessionsThreadsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SessionsThreadsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SessionsThreadsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SessionsThreadsGetResponse200Headers the declared response headers of an HTTP 200 response for SessionsThreadsGet
+type SessionsThreadsGetResponse200Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsGetResponse401Headers the declared response headers of an HTTP 401 response for SessionsThreadsGet
+type SessionsThreadsGetResponse401Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsGetResponse403Headers the declared response headers of an HTTP 403 response for SessionsThreadsGet
+type SessionsThreadsGetResponse403Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsGetResponse404Headers the declared response headers of an HTTP 404 response for SessionsThreadsGet
+type SessionsThreadsGetResponse404Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsGetResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsGet
+type SessionsThreadsGetResponse500Headers struct {
+	RequestId RequestId
+}
+
+type SessionsThreadsGetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionThread
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SessionsThreadsGetResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SessionsThreadsGetResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SessionsThreadsGetResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SessionsThreadsGetResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SessionsThreadsGetResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON200() *SessionThread {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SessionsThreadsGetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SessionsThreadsGetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SessionsThreadsGetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SessionsThreadsGetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SessionsThreadsArchiveResponse200Headers the declared response headers of an HTTP 200 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsArchiveResponse400Headers the declared response headers of an HTTP 400 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsArchiveResponse401Headers the declared response headers of an HTTP 401 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsArchiveResponse403Headers the declared response headers of an HTTP 403 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsArchiveResponse404Headers the declared response headers of an HTTP 404 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type SessionsThreadsArchiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionThread
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SessionsThreadsArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SessionsThreadsArchiveResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SessionsThreadsArchiveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SessionsThreadsArchiveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SessionsThreadsArchiveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SessionsThreadsArchiveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON200() *SessionThread {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SessionsThreadsArchiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SessionsThreadsArchiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SessionsThreadsArchiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SessionsThreadsArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SessionsThreadsEventsListResponse200Headers the declared response headers of an HTTP 200 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsEventsListResponse400Headers the declared response headers of an HTTP 400 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsEventsListResponse401Headers the declared response headers of an HTTP 401 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsEventsListResponse403Headers the declared response headers of an HTTP 403 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsEventsListResponse404Headers the declared response headers of an HTTP 404 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse404Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsEventsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type SessionsThreadsEventsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data     []SessionEvent `json:"data"`
+		NextPage *string        `json:"next_page"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SessionsThreadsEventsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SessionsThreadsEventsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SessionsThreadsEventsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SessionsThreadsEventsListResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SessionsThreadsEventsListResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SessionsThreadsEventsListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON200() *struct {
+	Data     []SessionEvent `json:"data"`
+	NextPage *string        `json:"next_page"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SessionsThreadsEventsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SessionsThreadsEventsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SessionsThreadsEventsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SessionsThreadsEventsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SessionsThreadsStreamResponse200Headers the declared response headers of an HTTP 200 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse200Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsStreamResponse400Headers the declared response headers of an HTTP 400 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse400Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsStreamResponse401Headers the declared response headers of an HTTP 401 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse401Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsStreamResponse403Headers the declared response headers of an HTTP 403 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse403Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsStreamResponse404Headers the declared response headers of an HTTP 404 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse404Headers struct {
+	RequestId RequestId
+}
+
+// SessionsThreadsStreamResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse500Headers struct {
+	RequestId RequestId
+}
+
+type SessionsThreadsStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SessionsThreadsStreamResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SessionsThreadsStreamResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SessionsThreadsStreamResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SessionsThreadsStreamResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SessionsThreadsStreamResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SessionsThreadsStreamResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SessionsThreadsStreamResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SessionsThreadsStreamResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SessionsThreadsStreamResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SessionsThreadsStreamResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SessionsThreadsStreamResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SessionsThreadsStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SessionsThreadsStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SessionsThreadsStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SessionsThreadsStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SkillsListResponse200Headers the declared response headers of an HTTP 200 response for SkillsList
 type SkillsListResponse200Headers struct {
 	RequestId RequestId
@@ -20708,8 +21934,13 @@ func (c *ClientWithResponses) SessionsEventsSendWithResponse(ctx context.Context
 // Server-Sent Events over the durable event log. Each frame is `id: <sequence>`, `event: <type>`,
 // `data: <event JSON>`. Send `Last-Event-ID` (or `?last_event_id=`) to resume after that sequence with
 // no gap and no duplicate; without it the stream starts from the beginning of the Session. Keep-alive
-// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`. `event_deltas[]`
-// is accepted; previews arrive with the agent loop. Workspace API key.
+// `event: ping` frames at least every 15 s. The stream ends after `session.deleted`.
+// `event_deltas[]=agent.message` adds previews of replies being generated: one `event: event_start`
+// (`{type, event: {type: "agent.message", id}}`) and `event: event_delta` frames (`{type, event_id,
+// delta: {type: "content_delta", index, content: {type: "text", text}}}`) without `id:` lines, never
+// persisted, best effort, always before the buffered `agent.message` with that id. Workspace API key
+// or the Session's live Work token (its stream closes with an `event: error` frame within a second of
+// losing the lease).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20720,6 +21951,81 @@ func (c *ClientWithResponses) SessionsEventsStreamWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseSessionsEventsStreamResponse(rsp)
+}
+
+// SessionsThreadsListWithResponse List a Session's Threads
+//
+// Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
+// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
+// until then the list has exactly one Thread. Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads (the `SessionsThreadsList` operationId).
+func (c *ClientWithResponses) SessionsThreadsListWithResponse(ctx context.Context, sessionId string, params *SessionsThreadsListParams, reqEditors ...RequestEditorFn) (*SessionsThreadsListResponse, error) {
+	rsp, err := c.SessionsThreadsList(ctx, sessionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSessionsThreadsListResponse(rsp)
+}
+
+// SessionsThreadsGetWithResponse Get a Thread
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id} (the `SessionsThreadsGet` operationId).
+func (c *ClientWithResponses) SessionsThreadsGetWithResponse(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*SessionsThreadsGetResponse, error) {
+	rsp, err := c.SessionsThreadsGet(ctx, sessionId, threadId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSessionsThreadsGetResponse(rsp)
+}
+
+// SessionsThreadsArchiveWithResponse Archive a Thread
+//
+// The primary Thread cannot be archived (400); archive the Session instead.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sessions/{session_id}/threads/{thread_id}/archive (the `SessionsThreadsArchive` operationId).
+func (c *ClientWithResponses) SessionsThreadsArchiveWithResponse(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*SessionsThreadsArchiveResponse, error) {
+	rsp, err := c.SessionsThreadsArchive(ctx, sessionId, threadId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSessionsThreadsArchiveResponse(rsp)
+}
+
+// SessionsThreadsEventsListWithResponse List a Thread's events
+//
+// The primary Thread's history is the Session's (same parameters as the Session's event list).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/events (the `SessionsThreadsEventsList` operationId).
+func (c *ClientWithResponses) SessionsThreadsEventsListWithResponse(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsEventsListParams, reqEditors ...RequestEditorFn) (*SessionsThreadsEventsListResponse, error) {
+	rsp, err := c.SessionsThreadsEventsList(ctx, sessionId, threadId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSessionsThreadsEventsListResponse(rsp)
+}
+
+// SessionsThreadsStreamWithResponse Stream a Thread's events (SSE)
+//
+// Same framing, resume and `event_deltas[]` as the Session stream; the path is `/stream`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/stream (the `SessionsThreadsStream` operationId).
+func (c *ClientWithResponses) SessionsThreadsStreamWithResponse(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsStreamParams, reqEditors ...RequestEditorFn) (*SessionsThreadsStreamResponse, error) {
+	rsp, err := c.SessionsThreadsStream(ctx, sessionId, threadId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSessionsThreadsStreamResponse(rsp)
 }
 
 // SkillsListWithResponse List Skills
@@ -27331,6 +28637,608 @@ func ParseSessionsEventsStreamResponse(rsp *http.Response) (*SessionsEventsStrea
 		response.Headers404 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsEventsStreamResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSessionsThreadsListResponse parses an HTTP response from a SessionsThreadsListWithResponse call
+func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SessionsThreadsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     []SessionThread `json:"data"`
+			NextPage *string         `json:"next_page"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SessionsThreadsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SessionsThreadsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SessionsThreadsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SessionsThreadsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SessionsThreadsListResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers SessionsThreadsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSessionsThreadsGetResponse parses an HTTP response from a SessionsThreadsGetWithResponse call
+func ParseSessionsThreadsGetResponse(rsp *http.Response) (*SessionsThreadsGetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SessionsThreadsGetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionThread
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SessionsThreadsGetResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers SessionsThreadsGetResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SessionsThreadsGetResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SessionsThreadsGetResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers SessionsThreadsGetResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSessionsThreadsArchiveResponse parses an HTTP response from a SessionsThreadsArchiveWithResponse call
+func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsArchiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SessionsThreadsArchiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionThread
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SessionsThreadsArchiveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SessionsThreadsArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SessionsThreadsArchiveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SessionsThreadsArchiveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SessionsThreadsArchiveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers SessionsThreadsArchiveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSessionsThreadsEventsListResponse parses an HTTP response from a SessionsThreadsEventsListWithResponse call
+func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThreadsEventsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SessionsThreadsEventsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     []SessionEvent `json:"data"`
+			NextPage *string        `json:"next_page"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SessionsThreadsEventsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SessionsThreadsEventsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SessionsThreadsEventsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SessionsThreadsEventsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SessionsThreadsEventsListResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers SessionsThreadsEventsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSessionsThreadsStreamResponse parses an HTTP response from a SessionsThreadsStreamWithResponse call
+func ParseSessionsThreadsStreamResponse(rsp *http.Response) (*SessionsThreadsStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SessionsThreadsStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SessionsThreadsStreamResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SessionsThreadsStreamResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SessionsThreadsStreamResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SessionsThreadsStreamResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SessionsThreadsStreamResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers SessionsThreadsStreamResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

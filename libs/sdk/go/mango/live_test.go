@@ -203,6 +203,20 @@ func TestLiveEnvironmentWorkFlowWithTheWorkSecret(t *testing.T) {
 	if again, err := Decode[generated.PolledWork](supervisor.EnvironmentsWorkPoll(ctx, envID, nil)); err != nil || again == nil || again.Id != "" {
 		t.Fatalf("second poll: %+v, %v", again, err)
 	}
+
+	again := must(Decode[generated.Work](c.EnvironmentsWorkCreate(ctx, envID, generated.WorkCreateRequest{Data: generated.HealthcheckWorkData{Type: "healthcheck"}})))
+	force := true
+	if err := Check(c.EnvironmentsWorkStop(ctx, envID, again.Id, generated.WorkStopRequest{Force: &force})); err != nil {
+		t.Fatal(err)
+	}
+	stopped := must(Decode[generated.RedactedWork](c.EnvironmentsWorkRetrieve(ctx, envID, again.Id)))
+	if stopped.Result == nil || stopped.Result.Status != "cancelled" {
+		t.Fatalf("force-stopped Work: %+v", stopped.Result)
+	}
+	gone := must(Decode[generated.EnvironmentDeleted](c.EnvironmentsDelete(ctx, envID)))
+	if gone.Id != envID || gone.Type != "environment_deleted" {
+		t.Fatalf("deleted %+v", gone)
+	}
 }
 
 func userMessage(t *testing.T, text string) generated.UserMessageParams {

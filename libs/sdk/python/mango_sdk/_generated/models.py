@@ -1302,6 +1302,20 @@ class SessionAgent(TypedDict, closed=True):
     multiagent: Multiagent | None
 
 
+class SessionThread(TypedDict, closed=True):
+    id: str
+    type: Literal["session_thread"]
+    session_id: str
+    parent_thread_id: str | None
+    agent: dict[str, Any]
+    status: Literal["idle", "running", "rescheduling", "terminated"]
+    stats: dict[str, Any] | None
+    usage: SessionUsage | None
+    created_at: str
+    updated_at: str
+    archived_at: str | None
+
+
 class Session(TypedDict, closed=True):
     id: SessionId
     type: Literal["session"]

@@ -112,6 +112,13 @@ def test_environment_work_flow_with_the_work_secret(client: Mango) -> None:
     assert supervisor.environments.work.poll(env_id) is None
     assert work["id"] in [w["id"] for w in client.environments.work.list(env_id, limit=1)]
 
+    again = client.environments.work.create(env_id)
+    assert client.environments.work.stop(env_id, again["id"], {"force": True}) is None
+    assert (client.environments.work.retrieve(env_id, again["id"])["result"] or {}).get(
+        "status"
+    ) == "cancelled"
+    assert client.environments.delete(env_id) == {"id": env_id, "type": "environment_deleted"}
+
 
 def test_session_events_list_and_stream_with_resume(client: Mango) -> None:
     agent = client.agents.create({"name": "py-session-agent", "model": "m"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -66,6 +67,13 @@ class Mango:
             default_headers=self._http.default_headers,
             http_client=self._http.http,
         )
+
+    def request(
+        self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None
+    ) -> Any:
+        """Any operation without a resource method (e.g. ``/v1/memory_stores``, ``/v1/files``), with the same
+        auth, retries and typed errors: ``client.request("GET", "/v1/memory_stores", query={"limit": 10})``."""
+        return self._http.request(method, path, query=query, body=body)
 
     def close(self) -> None:
         """Closes the connection pool."""

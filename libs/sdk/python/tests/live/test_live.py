@@ -54,6 +54,9 @@ def test_agents_create_update_retrieve_and_paginate(client: Mango) -> None:
     seen = [a["id"] for a in client.agents.list(limit=2)]
     assert len(seen) == len(set(seen)), "an agent was listed twice"
     assert created <= set(seen)
+    raw = client.request("GET", "/v1/agents", query={"limit": 1})
+    assert len(raw["data"]) == 1
+    assert isinstance(raw["next_page"], str)
     pages = list(client.agents.list(limit=2).iter_pages())
     assert len(pages) >= 3
     assert all(len(p["data"]) <= 2 for p in pages)

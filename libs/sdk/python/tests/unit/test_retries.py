@@ -10,7 +10,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from mango_sdk import APIConnectionError, BadRequestError, Mango, RateLimitError, retry_delay
+from mango_sdk import (
+    APIConnectionError,
+    BadRequestError,
+    Mango,
+    MangoError,
+    NotFoundError,
+    RateLimitError,
+    retry_delay,
+)
 
 Reply = tuple[int, dict[str, str], bytes]
 
@@ -147,3 +155,62 @@ def test_retry_delay_honours_retry_after_and_caps_backoff() -> None:
 def test_the_client_validates_its_options(kwargs: dict[str, object]) -> None:
     with pytest.raises(TypeError):
         Mango(**kwargs)  # type: ignore[arg-type]
+
+
+def _frames(*events: tuple[int, str]) -> bytes:
+    return "".join(
+        f"id: {seq}\nevent: {kind}\ndata: {json.dumps({'id': f'sevt_{seq}', 'type': kind})}\n\n"
+        for seq, kind in events
+    ).encode()
+
+
+def test_event_stream_reconnects_with_last_event_id_after_a_drop(serve) -> None:
+    # First connection: a ping and two events, then the server closes it. Second: a duplicate of event 2
+    # (must be skipped), then event 3 and session.deleted, which ends the iteration.
+    def replies(n: int) -> Reply:
+        headers = {"content-type": "text/event-stream"}
+        if n == 1:
+            return (
+                200,
+                headers,
+                b"event: ping\ndata: {}\n\n" + _frames((1, "user.message"), (2, "user.message")),
+            )
+        return 200, headers, _frames((2, "user.message"), (3, "user.interrupt"), (4, "session.deleted"))
+
+    server = serve(replies)
+    slept: list[float] = []
+    events = list(client(server.url, slept).sessions.events.stream("sesn_1"))
+    assert [(e.id, e.event["type"]) for e in events] == [
+        ("1", "user.message"),
+        ("2", "user.message"),
+        ("3", "user.interrupt"),
+        ("4", "session.deleted"),
+    ]
+    assert [r[1] for r in server.requests] == ["/v1/sessions/sesn_1/events/stream"] * 2
+    sent = [{k.lower(): v for k, v in r[2].items()} for r in server.requests]
+    assert "last-event-id" not in sent[0]
+    assert sent[1]["last-event-id"] == "2"
+    assert sent[0]["accept"] == "text/event-stream"
+    assert len(slept) == 1
+
+
+def test_event_stream_gives_up_after_max_retries_and_does_not_retry_a_404(serve) -> None:
+    server = serve(lambda n: (503, {}, b""))
+    slept: list[float] = []
+    with pytest.raises(MangoError) as info:
+        list(client(server.url, slept, max_retries=2).sessions.events.stream("sesn_1", last_event_id="7"))
+    assert info.value.status == 503
+    assert len(server.requests) == 3
+    assert all({k.lower(): v for k, v in r[2].items()}["last-event-id"] == "7" for r in server.requests)
+
+    missing = serve(
+        lambda n: (
+            404,
+            {},
+            b'{"type":"error","error":{"type":"not_found_error","message":"no"},"request_id":"req_9"}',
+        )
+    )
+    with pytest.raises(NotFoundError) as nf:
+        list(client(missing.url, slept).sessions.events.stream("sesn_1"))
+    assert nf.value.request_id == "req_9"
+    assert len(missing.requests) == 1

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mango/mango/libs/sdk/go/generated"
@@ -180,8 +181,8 @@ func (c *Client) streamOnce(ctx context.Context, streamURL string, lastID *strin
 		req.Header.Set("Last-Event-ID", *lastID)
 	}
 	// The idle timer covers the wait for headers and then every silence between chunks.
-	timedOut := false
-	timer := time.AfterFunc(idle, func() { timedOut = true; cancel() })
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(idle, func() { timedOut.Store(true); cancel() })
 	defer timer.Stop()
 	res, err := c.httpClient.Do(req)
 	if err != nil {
@@ -233,7 +234,7 @@ func (c *Client) streamOnce(ctx context.Context, streamURL string, lastID *strin
 			cause := rerr
 			if rerr == io.EOF {
 				cause = errors.New("event stream closed before session.deleted")
-			} else if timedOut {
+			} else if timedOut.Load() {
 				cause = fmt.Errorf("no data for %s: %w", idle, context.DeadlineExceeded)
 			}
 			return yielded, false, nil, &ConnectionError{Method: http.MethodGet, URL: req.URL.Redacted(), Err: cause}

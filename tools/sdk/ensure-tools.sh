@@ -53,10 +53,12 @@ _sdk_go() {
   case "$(uname -m)" in x86_64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) _sdk_log "no Go toolchain for $(uname -m)"; return 1 ;; esac
   zip=$SDK_CACHE/toolchain.zip
   _sdk_log "downloading Go $SDK_GO_TOOLCHAIN (golang.org/toolchain) from $GOPROXY"
-  curl -fsSL -o "$zip" "$GOPROXY/golang.org/toolchain/@v/v0.0.1-$SDK_GO_TOOLCHAIN.linux-$arch.zip"
+  # The venv's Python downloads it (curl may be missing on a minimal machine).
+  "$SDK_CACHE/venv/bin/python" -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' \
+    "${GOPROXY%%,*}/golang.org/toolchain/@v/v0.0.1-$SDK_GO_TOOLCHAIN.linux-$arch.zip" "$zip"
   rm -rf "$SDK_CACHE/toolchain" && mkdir -p "$SDK_CACHE/toolchain"
   # The module zip holds a GOROOT under golang.org/toolchain@<version>/.
-  python3 - "$zip" "$SDK_CACHE/toolchain/go" "golang.org/toolchain@v0.0.1-$SDK_GO_TOOLCHAIN.linux-$arch/" <<'PY'
+  "$SDK_CACHE/venv/bin/python" - "$zip" "$SDK_CACHE/toolchain/go" "golang.org/toolchain@v0.0.1-$SDK_GO_TOOLCHAIN.linux-$arch/" <<'PY'
 import os, sys, zipfile
 archive, root, prefix = sys.argv[1:4]
 with zipfile.ZipFile(archive) as z:

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Rewrites openapi.yaml (OpenAPI 3.1) into the OpenAPI 3.0 dialect that oapi-codegen (kin-openapi) reads,
-// without changing what any schema accepts for the Go types it produces. Used only by tools/sdk/generate.sh;
+// dropping only what Go types cannot express anyway (literal consts, multi-type unions). Only tools/sdk/generate.sh uses it;
 // openapi.yaml stays the contract. Usage: node normalize-openapi.js <in.yaml> <out.yaml>
 //
 //   type: [T, 'null']               -> type: T, nullable: true

@@ -12,6 +12,6 @@ describe('Python SDK against a real apps/api process', () => {
     const run = await runLiveSuite('python-live', target.env);
     if (run.code !== 0) throw new Error(`python-live exited ${run.code}:\n${run.output}`);
     expect(run.report).toMatchObject({ numFailedTests: 0, numPendingTests: 0, numFailedTestSuites: 0 });
-    expect(run.report.numPassedTests).toBe(4);
+    expect(run.report.numPassedTests).toBe(5);
   });
 });

@@ -84,6 +84,36 @@ def test_error_envelopes(client: Mango) -> None:
     assert (unauthenticated.value.request_id or "").startswith("req_")
 
 
+def test_remaining_resource_methods(client: Mango) -> None:
+    assert client.health.liveness() == {"status": "ok"}
+
+    agent = client.agents.create({"name": "py-versions", "model": "m"})
+    client.agents.update(agent["id"], {"version": 1, "system": "v2"})
+    assert [a["version"] for a in client.agents.list_versions(agent["id"], limit=1)] == [2, 1]
+
+    environment = client.environments.create({"name": "py-resources", "metadata": {"team": "a"}})
+    renamed = client.environments.update(
+        environment["id"], {"name": "py-renamed", "metadata": {"team": None}}
+    )
+    assert (renamed["name"], renamed["metadata"]) == ("py-renamed", {})
+    assert environment["id"] in [e["id"] for e in client.environments.list(limit=100)]
+    assert client.environments.archive(environment["id"])["archived_at"] is not None
+    assert environment["id"] not in [e["id"] for e in client.environments.list(limit=100)]
+
+    live_env = client.environments.create({"name": "py-resources-live"})
+    session = client.sessions.create({"agent": agent["id"], "environment_id": live_env["id"]})
+    assert client.sessions.retrieve(session["id"])["status"] == "idle"
+    updated = client.sessions.update(session["id"], {"title": "renamed", "metadata": {"k": "v"}})
+    assert (updated["title"], updated["metadata"]) == ("renamed", {"k": "v"})
+    assert session["id"] in [s["id"] for s in client.sessions.list(limit=1)]
+    assert client.sessions.archive(session["id"])["archived_at"] is not None
+
+    work = client.environments.work.create(live_env["id"])
+    tagged = client.environments.work.update(live_env["id"], work["id"], {"metadata": {"k": "v"}})
+    assert tagged["metadata"] == {"k": "v"}
+    assert client.agents.archive(agent["id"])["archived_at"] is not None
+
+
 def test_environment_work_flow_with_the_work_secret(client: Mango) -> None:
     env_id = env("MANGO_ENVIRONMENT_ID")
     supervisor = client.with_token(env("MANGO_ENVIRONMENT_KEY"))

@@ -150,6 +150,17 @@ def test_environment_work_flow_with_the_work_secret(client: Mango) -> None:
     assert (client.environments.work.retrieve(env_id, again["id"])["result"] or {}).get(
         "status"
     ) == "cancelled"
+
+    third = client.environments.work.create(env_id)
+    polled_third = supervisor.environments.work.poll(env_id)
+    assert polled_third is not None
+    assert polled_third["id"] == third["id"]
+    supervisor.environments.work.ack(env_id, third["id"])
+    third_worker = client.with_token(decode_work_secret(polled_third["secret"])["sessions_token"])
+    third_worker.environments.work.heartbeat(env_id, third["id"], expected_last_heartbeat="NO_HEARTBEAT")
+    # Fail reaches the route with the Work token; the server refuses it for healthcheck Work.
+    with pytest.raises(BadRequestError, match="only for session Work"):
+        third_worker.environments.work.fail(env_id, third["id"], {"message": "boom"})
     assert client.environments.delete(env_id) == {"id": env_id, "type": "environment_deleted"}
 
 

@@ -120,6 +120,10 @@ describe('Session SSE streams with resume (real apps/api process)', () => {
   });
 
   it('streams of one Session at different positions share its reader and each get exactly their sequences', async () => {
+    // A stream joining while the Session's reader is mid-read must not skip rows below that read.
+    await ws.post(`/v1/sessions/${sessionId}/events`, {
+      events: [message('p1'), message('p2'), message('p3')],
+    });
     const base = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data.length;
     const target = base + 20;
     const readers = ['0', String(base - 3), String(base)].map((from) =>
@@ -139,10 +143,11 @@ describe('Session SSE streams with resume (real apps/api process)', () => {
   });
 
   it('ends after session.deleted', async () => {
+    const last = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data.length;
     const { frames } = await readFrames(
       url(),
       key,
-      { 'Last-Event-ID': '55' },
+      { 'Last-Event-ID': String(last) },
       () => false,
       async () => {
         await new Promise((r) => setTimeout(r, 200));

@@ -1,6 +1,5 @@
 import { newId } from '@mango/platform-ids';
-import { insertRow } from './insert-row';
-import { OutboxEntity, SessionEntity, SessionEventEntity } from './entities';
+import { SessionEntity, SessionEventEntity } from './entities';
 import type { EntityManager } from 'typeorm';
 
 export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
@@ -73,61 +72,90 @@ export async function appendEvents(
   }>,
   now: Date,
 ): Promise<SessionEventEntity[]> {
+  // Idempotent appends (activity retries): keys already in the log are skipped, in one lookup.
+  const keys = events.map((e) => e.idempotencyKey).filter((k): k is string => Boolean(k));
+  const seen = new Set<string>();
+  if (keys.length) {
+    const found: Array<{ k: string }> = await tx.query(
+      'SELECT idempotency_key AS k FROM session_events WHERE session_id = $1 AND idempotency_key = ANY($2::text[])',
+      [session.id, keys],
+    );
+    for (const f of found) seen.add(f.k);
+  }
   let seq = BigInt(session.lastSeq);
   const rows: SessionEventEntity[] = [];
+  const kinds: string[] = [];
   for (const e of events) {
-    if (e.idempotencyKey) {
-      const seen = await tx.query(
-        'SELECT 1 FROM session_events WHERE session_id = $1 AND idempotency_key = $2',
-        [session.id, e.idempotencyKey],
-      );
-      if (seen.length) continue; // a retried activity: appended once already
-    }
+    if (e.idempotencyKey && seen.has(e.idempotencyKey)) continue;
+    if (e.idempotencyKey) seen.add(e.idempotencyKey);
     seq += 1n;
-    const row = tx.create(SessionEventEntity, {
-      id: e.id ?? newId('sessionEvent', now.getTime()),
-      sessionId: session.id,
-      seq: seq.toString(),
-      type: e.type,
-      body: e.body,
-      idempotencyKey: e.idempotencyKey ?? null,
-      toolUseId: e.toolUseId ?? null,
-      processedAt: e.processed ? now : null,
-      createdAt: now,
-    });
-    await insertRow(tx, SessionEventEntity, row);
-    await insertRow(
-      tx,
-      OutboxEntity,
-      tx.create(OutboxEntity, {
+    rows.push(
+      tx.create(SessionEventEntity, {
+        id: e.id ?? newId('sessionEvent', now.getTime()),
         sessionId: session.id,
-        eventSeq: row.seq,
-        kind: e.outboxKind ?? e.type,
+        seq: seq.toString(),
+        type: e.type,
+        body: e.body,
+        idempotencyKey: e.idempotencyKey ?? null,
+        toolUseId: e.toolUseId ?? null,
+        processedAt: e.processed ? now : null,
         createdAt: now,
-        dispatchedAt: null,
       }),
     );
-    rows.push(row);
+    kinds.push(e.outboxKind ?? e.type);
+  }
+  if (rows.length) {
+    // Every event and its outbox row in one statement.
+    await tx.query(
+      `WITH e AS (
+         INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at)
+         SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2
+           FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[])
+                AS t(id, seq, type, body, key, tool_use_id, processed_at)
+         RETURNING seq)
+       INSERT INTO outbox (session_id, event_seq, kind, created_at)
+       SELECT $1, seq, kind, $2 FROM unnest($4::bigint[], $10::text[]) AS o(seq, kind)`,
+      [
+        session.id,
+        now,
+        rows.map((r) => r.id),
+        rows.map((r) => r.seq),
+        rows.map((r) => r.type),
+        rows.map((r) => JSON.stringify(r.body)),
+        rows.map((r) => r.idempotencyKey),
+        rows.map((r) => r.toolUseId),
+        rows.map((r) => r.processedAt),
+        kinds,
+      ],
+    );
   }
   const runnable = events.some((e) => e.runnable);
   session.lastSeq = seq.toString();
   session.updatedAt = now;
   if (runnable && session.status === 'idle') session.status = 'running';
-  await tx.update(
-    SessionEntity,
-    { id: session.id },
-    { lastSeq: session.lastSeq, updatedAt: now, status: session.status },
+  // The projection and the "look now" notice in one statement.
+  await tx.query(
+    `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
+     SELECT pg_notify($5, $6) FROM u`,
+    [
+      session.id,
+      session.lastSeq,
+      now,
+      session.status,
+      SESSION_EVENTS_CHANNEL,
+      `${session.id}:${session.lastSeq}`,
+    ],
   );
   if (runnable) {
     // Coalesced while a live item exists (the partial unique index on session_id); input after Stop starts a new one.
-    const created: Array<{ id: string }> = await tx.query(
-      `INSERT INTO work_items (id, workspace_id, environment_id, kind, session_id, state, metadata, created_at)
-       VALUES ($1, $2, $3, 'session', $4, 'queued', '{}', $5)
-       ON CONFLICT (session_id) WHERE session_id IS NOT NULL AND state <> 'stopped' DO NOTHING RETURNING id`,
+    await tx.query(
+      `WITH w AS (
+         INSERT INTO work_items (id, workspace_id, environment_id, kind, session_id, state, metadata, created_at)
+         VALUES ($1, $2, $3, 'session', $4, 'queued', '{}', $5)
+         ON CONFLICT (session_id) WHERE session_id IS NOT NULL AND state <> 'stopped' DO NOTHING RETURNING id)
+       SELECT pg_notify('mango_work', $3) FROM w`,
       [newId('work', now.getTime()), session.workspaceId, session.environmentId, session.id, now],
     );
-    if (created.length) await tx.query(`SELECT pg_notify('mango_work', $1)`, [session.environmentId]);
   }
-  await tx.query('SELECT pg_notify($1, $2)', [SESSION_EVENTS_CHANNEL, `${session.id}:${session.lastSeq}`]);
   return rows;
 }

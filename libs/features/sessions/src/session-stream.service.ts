@@ -101,8 +101,11 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
       tail.again = false;
       for (;;) {
         if (tail.subscribers.size === 0) return;
-        let from = -1n;
-        for (const s of tail.subscribers) if (from < 0n || s.last < from) from = s.last;
+        // Only the streams present when the read starts take its rows: one that joins during the read
+        // may be behind its lower bound, so it waits for the next pass (its wake-up schedules one).
+        const readers = [...tail.subscribers];
+        let from = readers[0]!.last;
+        for (const s of readers) if (s.last < from) from = s.last;
         const rows = await this.dataSource.manager.find(SessionEventEntity, {
           where: { sessionId, seq: MoreThan(from.toString()) },
           order: { seq: 'ASC' },
@@ -110,8 +113,8 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
         });
         for (const row of rows) {
           const seq = BigInt(row.seq);
-          for (const s of [...tail.subscribers]) {
-            if (seq <= s.last) continue;
+          for (const s of readers) {
+            if (seq <= s.last || !tail.subscribers.has(s)) continue;
             s.last = seq;
             s.deliver(row);
           }

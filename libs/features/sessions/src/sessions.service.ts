@@ -497,7 +497,8 @@ export class SessionsService {
    * been accepted since (a change wakes the workflow, which resumes the turn).
    */
   private async pausedAtBudget(tx: EntityManager, session: SessionEntity): Promise<boolean> {
-    if (session.status !== 'idle') return false;
+    // Without a budget there is no pause (removing the budget is itself what lifts one).
+    if (session.status !== 'idle' || session.budget === null) return false;
     const rows: Array<{ type: string; reason: string | null }> = await tx.query(
       `SELECT type, body->'stop_reason'->>'type' AS reason FROM session_events
         WHERE session_id = $1 AND (type IN ('session.status_idle', 'session.status_running') OR (type = 'session.updated' AND body ? 'budget'))

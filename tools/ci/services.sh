@@ -85,6 +85,7 @@ temporal_start() {
     --dynamic-config-value frontend.enableUpdateWorkflowExecution=true \
     --dynamic-config-value frontend.enableUpdateWorkflowExecutionAsyncAccepted=true \
     --dynamic-config-value frontend.enableExecuteMultiOperation=true \
+    --dynamic-config-value system.enableActivityEagerExecution=true \
     --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
     --dynamic-config-value matching.numTaskqueueWritePartitions=1
   wait_tcp "$TEMPORAL_PORT" 60 temporal

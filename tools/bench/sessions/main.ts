@@ -202,6 +202,22 @@ async function main(): Promise<void> {
     console.log(
       `  per round trip p50 ${fmt(pct(gaps, 50))}   p99 ${fmt(pct(gaps, 99))}   (target p50 ≤ 30 ms)`,
     );
+    // Where the time goes, from the events' commit timestamps (ms precision).
+    const log = (await call('GET', `/v1/sessions/${s3}/events?limit=1000`)).data as Array<{
+      type: string;
+      processed_at: string;
+    }>;
+    const at = (e: { processed_at: string }) => Date.parse(e.processed_at);
+    const phases = { 'result → model request': [] as number[], 'model request → tool_use': [] as number[] };
+    for (let i = 0; i < log.length; i++) {
+      if (log[i]!.type !== 'user.tool_result') continue;
+      const start = log.slice(i).find((e) => e.type === 'span.model_request_start');
+      const use = log.slice(i).find((e) => e.type === 'agent.tool_use');
+      if (start) phases['result → model request'].push(at(start) - at(log[i]!));
+      if (start && use) phases['model request → tool_use'].push(at(use) - at(start));
+    }
+    for (const [name, xs] of Object.entries(phases))
+      if (xs.length) console.log(`    ${name.padEnd(26)} p50 ${fmt(pct(xs, 50))}   p99 ${fmt(pct(xs, 99))}`);
   } finally {
     for (const c of controllers) c.abort();
     await orchestrator.stop();

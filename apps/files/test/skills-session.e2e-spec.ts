@@ -140,4 +140,97 @@ describe('Skills from upload to worker staging (real apps/api + apps/files, Post
     });
     expect((await onFiles.get(`/v1/skills/${skill.body.id}/versions/1`)).status).toBe(401);
   });
+
+  it("freezes a roster Agent's definition and `latest` Skill pins into the Session; the token reads and stages exactly them", async () => {
+    const key = (await api.issueKey('wrkspc_default')).api_key;
+    const ws = httpClient(api.url, key);
+    const helper = await sendBundle(filesUrl, key, [
+      ['helper/SKILL.md', skillMd('helper', 'Helps.')],
+      ['helper/a.md', 'h1'],
+    ]);
+    expect(helper.status).toBe(201);
+    const toolset = {
+      type: 'agent_toolset_20260401',
+      default_config: { permission_policy: { type: 'always_allow' } },
+    };
+    const member = (
+      await ws.post('/v1/agents', {
+        name: 'member',
+        model: 'm',
+        system: 'I help.',
+        tools: [toolset],
+        skills: [{ type: 'custom', skill_id: helper.body.id }],
+      })
+    ).body;
+    const lead = (
+      await ws.post('/v1/agents', {
+        name: 'lead',
+        model: 'm',
+        tools: [toolset],
+        multiagent: {
+          type: 'coordinator',
+          agents: [member.id, { type: 'self' }, { type: 'advisor', model: 'big' }],
+        },
+      })
+    ).body;
+    const envId = (await ws.post('/v1/environments', { name: `roster-${Date.now()}` })).body.id;
+    const session = await ws.post('/v1/sessions', {
+      agent: lead.id,
+      environment_id: envId,
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }],
+    });
+    expect(session.status).toBe(201);
+    const [frozenMember, frozenSelf, advisor] = session.body.agent.multiagent.agents;
+    expect(frozenMember).toMatchObject({
+      id: member.id,
+      type: 'agent',
+      version: 1,
+      name: 'member',
+      system: 'I help.',
+      skills: [{ type: 'custom', skill_id: helper.body.id, version: '1' }],
+    });
+    expect(frozenMember).not.toHaveProperty('multiagent');
+    expect(frozenSelf).toMatchObject({ id: lead.id, name: 'lead' });
+    expect(advisor).toEqual({ type: 'advisor', model: 'big' });
+    // A newer version of the Skill changes nothing for this Session.
+    await sendBundle(
+      filesUrl,
+      key,
+      [
+        ['helper/SKILL.md', skillMd('helper', 'Helps.')],
+        ['helper/a.md', 'h2'],
+      ],
+      {
+        skillId: helper.body.id,
+      },
+    );
+
+    const sup = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
+    const polled = await sup.get(`/v1/environments/${envId}/work/poll`);
+    const token = decodeWorkSecret(polled.body.secret).sessions_token;
+    await sup.post(`/v1/environments/${envId}/work/${polled.body.id}/ack`);
+    await httpClient(api.url, token).post(
+      `/v1/environments/${envId}/work/${polled.body.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`,
+    );
+    const onFiles = httpClient(filesUrl, token);
+    expect((await onFiles.get(`/v1/skills/${helper.body.id}/versions/1`)).status).toBe(200);
+    expect((await onFiles.get(`/v1/skills/${helper.body.id}/versions/2`)).status).toBe(404);
+    const snapshot = (await httpClient(api.url, token).get(`/v1/sessions/${session.body.id}`)).body;
+    const { staged, dispose } = await stageSessionSkills({
+      session: snapshot,
+      workdir: work,
+      baseUrl: filesUrl,
+      token,
+    });
+    expect(staged).toEqual([
+      expect.objectContaining({
+        skill_id: helper.body.id,
+        version: '1',
+        path: `skills/.agents/${member.id}/helper`,
+      }),
+    ]);
+    expect(readFileSync(join(work, `skills/.agents/${member.id}/helper/a.md`), 'utf8')).toBe('h1');
+    await dispose();
+    await ws.post(`/v1/environments/${envId}/work/${polled.body.id}/stop`, { force: true });
+  });
 });

@@ -25,6 +25,7 @@ import {
   closesOpenCalls,
   freezeAgent,
   priceOf,
+  SessionAgent,
   isRunnable,
   parseBudget,
   parseEventsBody,
@@ -182,10 +183,14 @@ export class SessionsService {
       const row = await tx.findOne(AgentVersionEntity, { where: { agentId: agent.id, version } });
       if (!row) throw invalidRequest(`agent ${agent.id} has no version ${version}`);
       // Skill pins are frozen to exact versions now (`latest` resolved): see feature-agents skill-pins.ts.
-      const agentSnapshot = await freezeSkillVersions(
+      const agentSnapshot = await this.freezeRoster(
         tx,
         workspaceId,
-        freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
+        await freezeSkillVersions(
+          tx,
+          workspaceId,
+          freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
+        ),
       );
       if (input.budget && !priceOf(agentSnapshot.model.id))
         throw invalidRequest(
@@ -220,6 +225,38 @@ export class SessionsService {
       const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
       return { ...renderSession(session), resources };
     });
+  }
+
+  /**
+   * A coordinator's roster frozen like the Agent itself (hosted §3.2 SessionAgent): each roster Agent
+   * becomes its pinned version's full definition (without a roster of its own — depth 1) with its Skill
+   * pins frozen; `self` becomes this snapshot's own definition; advisors stay as they are.
+   */
+  private async freezeRoster<T extends SessionAgent>(em: EntityManager, workspaceId: string, snapshot: T) {
+    if (!snapshot.multiagent) return snapshot;
+    const { multiagent: _roster, ...self } = snapshot;
+    const agents = [];
+    for (const [i, entry] of snapshot.multiagent.agents.entries()) {
+      if (entry.type === 'advisor') agents.push(entry);
+      else if (entry.type === 'self') agents.push(self);
+      else {
+        const row = await em.findOne(AgentVersionEntity, {
+          where: { agentId: entry.id, version: entry.version },
+        });
+        const owner = await em.findOne(AgentEntity, { where: { id: entry.id, workspaceId } });
+        if (!row || !owner)
+          throw invalidRequest(
+            `agent.multiagent.agents[${i}]: agent ${entry.id} v${entry.version} not found`,
+          );
+        const { multiagent: _nested, ...member } = await freezeSkillVersions(
+          em,
+          workspaceId,
+          freezeAgent(entry.id, entry.version, row.definition as AgentDefinition, null),
+        );
+        agents.push(member);
+      }
+    }
+    return { ...snapshot, multiagent: { type: 'coordinator' as const, agents } };
   }
 
   async get(p: Principal, id: string): Promise<SessionView> {

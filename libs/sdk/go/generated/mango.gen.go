@@ -1736,14 +1736,14 @@ type SessionAgent struct {
 	McpServers []McpServer `json:"mcp_servers"`
 
 	// Model Resolved model configuration (always an object in responses).
-	Model      ModelConfig `json:"model"`
-	Multiagent *Multiagent `json:"multiagent"`
-	Name       string      `json:"name"`
-	Skills     []SkillPin  `json:"skills"`
-	System     *string     `json:"system"`
-	Tools      []AgentTool `json:"tools"`
-	Type       string      `json:"type"`
-	Version    int         `json:"version"`
+	Model      ModelConfig        `json:"model"`
+	Multiagent *SessionMultiagent `json:"multiagent"`
+	Name       string             `json:"name"`
+	Skills     []SkillPin         `json:"skills"`
+	System     *string            `json:"system"`
+	Tools      []AgentTool        `json:"tools"`
+	Type       string             `json:"type"`
+	Version    int                `json:"version"`
 }
 
 // SessionCreateRequest defines model for SessionCreateRequest.
@@ -2029,9 +2029,20 @@ type SessionMemoryStoreResourceParams struct {
 // SessionMemoryStoreResourceParamsAccess defines model for SessionMemoryStoreResourceParams.Access.
 type SessionMemoryStoreResourceParamsAccess string
 
+// SessionMultiagent The coordinator roster as the Session froze it: each roster Agent (and `self`) as its pinned version's full definition without a roster of its own, Skill pins frozen to versions; advisors as configured.
+type SessionMultiagent struct {
+	Agents []SessionMultiagent_Agents_Item `json:"agents"`
+	Type   string                          `json:"type"`
+}
+
+// SessionMultiagent_Agents_Item defines model for SessionMultiagent.agents.Item.
+type SessionMultiagent_Agents_Item struct {
+	union json.RawMessage
+}
+
 // SessionThread defines model for SessionThread.
 type SessionThread struct {
-	Agent          map[string]interface{}  `json:"agent"`
+	Agent          SessionThreadAgent      `json:"agent"`
 	ArchivedAt     *time.Time              `json:"archived_at"`
 	CreatedAt      time.Time               `json:"created_at"`
 	Id             string                  `json:"id"`
@@ -2046,6 +2057,24 @@ type SessionThread struct {
 
 // SessionThreadStatus defines model for SessionThread.Status.
 type SessionThreadStatus string
+
+// SessionThreadAgent defines model for SessionThreadAgent.
+type SessionThreadAgent struct {
+	Description *string `json:"description"`
+
+	// Id Example: agent_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	Id         AgentId     `json:"id"`
+	McpServers []McpServer `json:"mcp_servers"`
+
+	// Model Resolved model configuration (always an object in responses).
+	Model   ModelConfig `json:"model"`
+	Name    string      `json:"name"`
+	Skills  []SkillPin  `json:"skills"`
+	System  *string     `json:"system"`
+	Tools   []AgentTool `json:"tools"`
+	Type    string      `json:"type"`
+	Version int         `json:"version"`
+}
 
 // SessionUpdateRequest defines model for SessionUpdateRequest.
 type SessionUpdateRequest struct {
@@ -4632,6 +4661,68 @@ func (t SessionEventsSendRequest_Events_Item) MarshalJSON() ([]byte, error) {
 }
 
 func (t *SessionEventsSendRequest_Events_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSessionThreadAgent returns the union data inside the SessionMultiagent_Agents_Item as a SessionThreadAgent
+func (t SessionMultiagent_Agents_Item) AsSessionThreadAgent() (SessionThreadAgent, error) {
+	var body SessionThreadAgent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionThreadAgent overwrites any union data inside the SessionMultiagent_Agents_Item as the provided SessionThreadAgent
+func (t *SessionMultiagent_Agents_Item) FromSessionThreadAgent(v SessionThreadAgent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionThreadAgent performs a merge with any union data inside the SessionMultiagent_Agents_Item, using the provided SessionThreadAgent
+func (t *SessionMultiagent_Agents_Item) MergeSessionThreadAgent(v SessionThreadAgent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAdvisor returns the union data inside the SessionMultiagent_Agents_Item as a Advisor
+func (t SessionMultiagent_Agents_Item) AsAdvisor() (Advisor, error) {
+	var body Advisor
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAdvisor overwrites any union data inside the SessionMultiagent_Agents_Item as the provided Advisor
+func (t *SessionMultiagent_Agents_Item) FromAdvisor(v Advisor) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAdvisor performs a merge with any union data inside the SessionMultiagent_Agents_Item, using the provided Advisor
+func (t *SessionMultiagent_Agents_Item) MergeAdvisor(v Advisor) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SessionMultiagent_Agents_Item) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SessionMultiagent_Agents_Item) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

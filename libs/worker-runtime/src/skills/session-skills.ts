@@ -4,7 +4,27 @@ import { removeStagedSkills, SkillPinRef, StagedSkill, stageSkills } from './sta
 /** The part of a Session (as the Work token reads it) that staging needs. */
 export interface SessionWithSkills {
   id: string;
-  agent: { skills?: ReadonlyArray<{ skill_id: string; version: string }> };
+  agent: {
+    skills?: ReadonlyArray<{ skill_id: string; version: string }>;
+    /** The frozen roster: each roster Agent carries its own frozen Skill pins. */
+    multiagent?: {
+      agents: ReadonlyArray<{
+        type: string;
+        id?: string;
+        skills?: ReadonlyArray<{ skill_id: string; version: string }>;
+      }>;
+    } | null;
+  };
+}
+
+/** Roster Agents' frozen pins from the snapshot (staged below `skills/.agents/<agent_id>/`). */
+export function rosterSkillPins(session: SessionWithSkills): SkillPinRef[] {
+  const self = session.agent as { id?: string };
+  return (session.agent.multiagent?.agents ?? [])
+    .filter((a) => a.type === 'agent' && a.id && a.id !== self.id && Array.isArray(a.skills))
+    .flatMap((a) =>
+      a.skills!.map((s) => ({ skill_id: s.skill_id, version: String(s.version), agent_id: a.id! })),
+    );
 }
 
 /**
@@ -21,13 +41,13 @@ export async function stageSessionSkills(o: {
   token?: string;
   client?: SkillsApi;
   signal?: AbortSignal;
-  /** Roster Agents' pins, when the snapshot carries them (staged below `skills/.agents/<agent_id>/`). */
+  /** Roster Agents' pins (default: the snapshot's frozen roster, see rosterSkillPins). */
   rosterPins?: SkillPinRef[];
 }): Promise<{ staged: StagedSkill[]; dispose(): Promise<void> }> {
   const client = o.client ?? new HttpSkillsApi({ baseUrl: o.baseUrl!, token: o.token! });
   const pins: SkillPinRef[] = [
     ...(o.session.agent.skills ?? []).map((s) => ({ skill_id: s.skill_id, version: String(s.version) })),
-    ...(o.rosterPins ?? []),
+    ...(o.rosterPins ?? rosterSkillPins(o.session)),
   ];
   const { skills } = await stageSkills({
     client,

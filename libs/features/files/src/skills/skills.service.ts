@@ -247,10 +247,16 @@ export async function sessionSkillPins(
   if (!row) return [];
   const pins: PinnedVersion[] = [...(row.agent.skills ?? [])];
   const roster = (row.agent.multiagent?.agents ?? []).filter(
-    (a): a is { type: 'agent'; id: string; version: number } =>
+    (a): a is { type: 'agent'; id: string; version: number; skills?: PinnedVersion[] } =>
       typeof a === 'object' && a !== null && (a as { type?: unknown }).type === 'agent',
   );
   for (const a of roster) {
+    // Sessions freeze each roster Agent (with its Skill versions) into the snapshot; a snapshot that
+    // only names the roster version falls back to that version's definition.
+    if (Array.isArray(a.skills)) {
+      pins.push(...a.skills);
+      continue;
+    }
     const [v]: Array<{ definition: { skills?: PinnedVersion[] } }> = await dataSource.query(
       'SELECT definition FROM agent_versions WHERE agent_id = $1 AND version = $2',
       [a.id, a.version],

@@ -735,6 +735,19 @@ SkillVersionUploadRequest = TypedDict(
 )
 
 
+class SessionThreadAgent(TypedDict, closed=True):
+    id: AgentId
+    type: Literal["agent"]
+    version: int
+    name: str
+    description: str | None
+    system: str | None
+    model: ModelConfig
+    tools: list[AgentTool]
+    mcp_servers: list[McpServer]
+    skills: list[SkillPin]
+
+
 class MonetaryAmount(TypedDict, closed=True):
     amount: str
     currency: Literal["USD"]
@@ -1284,6 +1297,15 @@ class AgentList(TypedDict, closed=True):
     next_page: NextPage
 
 
+class SessionMultiagent(TypedDict, closed=True):
+    """
+    The coordinator roster as the Session froze it: each roster Agent (and `self`) as its pinned version's full definition without a roster of its own, Skill pins frozen to versions; advisors as configured.
+    """
+
+    type: Literal["coordinator"]
+    agents: list[SessionThreadAgent | Advisor]
+
+
 class SessionAgent(TypedDict, closed=True):
     """
     The frozen Agent a Session runs (`id`/`version` name the base Agent; overrides applied).
@@ -1299,7 +1321,7 @@ class SessionAgent(TypedDict, closed=True):
     tools: list[AgentTool]
     mcp_servers: list[McpServer]
     skills: list[SkillPin]
-    multiagent: Multiagent | None
+    multiagent: SessionMultiagent | None
 
 
 class SessionThread(TypedDict, closed=True):
@@ -1307,7 +1329,7 @@ class SessionThread(TypedDict, closed=True):
     type: Literal["session_thread"]
     session_id: str
     parent_thread_id: str | None
-    agent: dict[str, Any]
+    agent: SessionThreadAgent
     status: Literal["idle", "running", "rescheduling", "terminated"]
     stats: dict[str, Any] | None
     usage: SessionUsage | None

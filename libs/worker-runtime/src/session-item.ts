@@ -47,6 +47,7 @@ export async function runSession(
   try {
     const reason = await runner.run();
     log.info({ session_id: sessionId, reason, results: runner.posted.length }, 'session activation ended');
+    // 'refused': the token died with the lease; handleItem's final Stop is then answered 401 and ignored.
     return reason === 'refused' ? 1 : 0;
   } finally {
     await Promise.all(tools.map((t) => t.close?.().catch(() => undefined)));

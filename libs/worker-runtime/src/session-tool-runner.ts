@@ -7,6 +7,8 @@ export const TOOL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_IDLE_MS = 60_000;
 const STREAM_BACKOFF = { baseMs: 500, maxMs: 10_000 };
 const SEND_BACKOFF = { baseMs: 1000, maxMs: 30_000 };
+/** Teardown waits at most this long for the call in flight. */
+const DRAIN_TIMEOUT_MS = 30_000;
 
 /** A Session event as the API renders it (only the fields the runner reads). */
 export interface RunnerEvent {
@@ -45,15 +47,24 @@ export interface SessionToolRunnerOptions {
  * are routed by the server). Ends on idle, termination, deletion, refusal of the token, or `signal`.
  */
 export class SessionToolRunner {
+  /** Every event already applied (the stream may replay what the history listing applied). */
+  private readonly handled = new Set<string>();
   private readonly seen = new Set<string>();
   private readonly answered = new Set<string>();
+  /** Calls a `user.interrupt` or a finished turn closed: never run, nothing posted. */
+  private readonly closed = new Set<string>();
+  /** Seen calls neither answered nor closed (what the next interrupt closes). */
+  private readonly open = new Set<string>();
   private readonly verdicts = new Map<string, string>();
   private readonly held = new Map<string, RunnerEvent>();
   private readonly deadThreads = new Set<string>();
   private idleTimer?: NodeJS.Timeout;
   private stopReason?: RunnerStop;
   private connection?: AbortController;
-  private busy = false;
+  /** Calls run one at a time, in order, while the stream keeps being read (interrupts cancel them). */
+  private queue: Promise<void> = Promise.resolve();
+  private pending = 0;
+  private inflight?: { id: string; ctrl: AbortController };
   private draining = false;
   /** Tool call ids whose result this runner posted (for tests and logs). */
   readonly posted: string[] = [];
@@ -65,7 +76,7 @@ export class SessionToolRunner {
     this.o.signal.addEventListener('abort', onAbort, { once: true });
     const onDrain = () => {
       this.draining = true;
-      if (!this.busy) this.stop('drained');
+      if (this.pending === 0) this.stop('drained');
     };
     if (this.o.drain?.aborted) onDrain();
     this.o.drain?.addEventListener('abort', onDrain, { once: true });
@@ -84,7 +95,7 @@ export class SessionToolRunner {
           for await (const { id, event } of stream) {
             attempt = 0;
             if (id) lastEventId = id;
-            await this.handle(event as unknown as RunnerEvent);
+            this.handle(event as unknown as RunnerEvent);
             if (this.stopReason) break;
           }
         } catch (err) {
@@ -98,6 +109,11 @@ export class SessionToolRunner {
           await sleep(backoffMs(attempt++, STREAM_BACKOFF), this.o.signal);
         }
       }
+      // Teardown: a call the Session ended is cancelled; a drained one finishes and posts (bounded).
+      if (this.stopReason !== 'drained') this.inflight?.ctrl.abort();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.queue, new Promise((r) => (timer = setTimeout(r, DRAIN_TIMEOUT_MS)))]);
+      clearTimeout(timer);
     } finally {
       this.o.signal.removeEventListener('abort', onAbort);
       this.o.drain?.removeEventListener('abort', onDrain);
@@ -111,7 +127,10 @@ export class SessionToolRunner {
     this.connection?.abort();
   }
 
-  /** Lists the whole history: marks calls seen/answered and verdicts, then routes unanswered calls in order. */
+  /**
+   * Lists the whole history: answered calls, verdicts, dead threads and calls an interrupt or a finished
+   * turn closed; then routes the calls still open, in history order.
+   */
   private async reconcile(): Promise<void> {
     const history: RunnerEvent[] = [];
     for await (const e of this.o.client.sessions.events.list(
@@ -120,42 +139,51 @@ export class SessionToolRunner {
       { signal: this.connection!.signal, maxRetries: 2 },
     ))
       history.push(e as unknown as RunnerEvent);
+    const open = new Set<string>();
     for (const e of history) {
-      if (e.type === 'user.tool_result') this.answered.add(e.tool_use_id);
-      else if (e.type === 'user.tool_confirmation') this.verdicts.set(e.tool_use_id, e.result);
+      this.handled.add(e.id);
+      if (e.type === 'agent.tool_use') open.add(e.id);
+      else if (e.type === 'user.tool_result') {
+        this.answered.add(e.tool_use_id);
+        open.delete(e.tool_use_id);
+      } else if (e.type === 'user.tool_confirmation') this.verdicts.set(e.tool_use_id, e.result);
       else if (e.type === 'session.thread_status_terminated' && e.session_thread_id)
         this.deadThreads.add(e.session_thread_id);
+      if (closesOpenCalls(e)) {
+        for (const id of open) this.close(id);
+        open.clear();
+      }
     }
     for (const e of history) {
       if (this.stopReason) return;
-      if (e.type === 'agent.tool_use' && !this.seen.has(e.id) && !this.answered.has(e.id)) {
-        this.seen.add(e.id);
-        await this.route(e);
-      } else if (e.type === 'session.status_terminated') this.stop('terminated');
+      if (e.type === 'agent.tool_use') this.see(e);
+      else if (e.type === 'session.status_terminated') this.stop('terminated');
     }
     const last = history.filter((e) => !NEUTRAL.has(e.type)).at(-1);
     if (last) this.clock(last);
   }
 
-  private async handle(e: RunnerEvent): Promise<void> {
+  private handle(e: RunnerEvent): void {
+    if (e.id) {
+      if (this.handled.has(e.id)) return;
+      this.handled.add(e.id);
+    }
     switch (e.type) {
       case 'agent.tool_use':
-        if (!this.seen.has(e.id) && !this.answered.has(e.id)) {
-          this.seen.add(e.id);
-          await this.route(e);
-        }
+        this.see(e);
         break;
       case 'user.tool_confirmation': {
         this.verdicts.set(e.tool_use_id, e.result);
         const held = this.held.get(e.tool_use_id);
         if (held) {
           this.held.delete(e.tool_use_id);
-          if (e.result === 'allow') await this.execute(held);
+          if (e.result === 'allow') this.enqueue(held);
         }
         break;
       }
       case 'user.tool_result':
         this.answered.add(e.tool_use_id);
+        this.open.delete(e.tool_use_id);
         this.held.delete(e.tool_use_id);
         break;
       case 'session.thread_status_terminated':
@@ -170,7 +198,23 @@ export class SessionToolRunner {
       case 'session.deleted':
         return this.stop('deleted');
     }
+    if (closesOpenCalls(e)) for (const id of [...this.open]) this.close(id);
     if (!NEUTRAL.has(e.type)) this.clock(e);
+  }
+
+  /** A call the server closed (interrupt, finished turn): drop it, and cancel it if it is running. */
+  private close(id: string): void {
+    this.closed.add(id);
+    this.open.delete(id);
+    this.held.delete(id);
+    if (this.inflight?.id === id) this.inflight.ctrl.abort();
+  }
+
+  private see(e: RunnerEvent): void {
+    if (this.seen.has(e.id) || this.answered.has(e.id) || this.closed.has(e.id)) return;
+    this.seen.add(e.id);
+    this.open.add(e.id);
+    this.route(e);
   }
 
   /** The idle countdown: armed by an idle that is not `requires_action`, disarmed by anything else. */
@@ -179,7 +223,7 @@ export class SessionToolRunner {
     this.idleTimer = undefined;
     const maxIdle = this.o.maxIdleMs ?? DEFAULT_MAX_IDLE_MS;
     if (maxIdle <= 0 || e.type !== 'session.status_idle' || e.stop_reason?.type === 'requires_action') return;
-    if (this.held.size) return;
+    if (this.held.size || this.pending) return;
     this.idleTimer = setTimeout(() => void this.confirmIdle(e, maxIdle), maxIdle);
   }
 
@@ -194,19 +238,19 @@ export class SessionToolRunner {
         signal: this.o.signal,
         maxRetries: 1,
       });
-      if (session.status === 'idle') return this.stop('idle');
+      if (session.status === 'idle' && !this.pending) return this.stop('idle');
     } catch {
       if (this.o.signal.aborted) return;
       this.idleTimer = setTimeout(() => void this.confirmIdle(e, maxIdle), maxIdle);
     }
   }
 
-  private async route(e: RunnerEvent): Promise<void> {
+  private route(e: RunnerEvent): void {
     if (e.session_thread_id && this.deadThreads.has(e.session_thread_id)) return;
     const verdict = this.verdicts.get(e.id);
     if (e.evaluated_permission === 'deny') return;
     if (verdict !== undefined) {
-      if (verdict === 'allow') await this.execute(e);
+      if (verdict === 'allow') this.enqueue(e);
       return;
     }
     if (
@@ -214,26 +258,31 @@ export class SessionToolRunner {
       e.evaluated_permission === null ||
       e.evaluated_permission === 'allow'
     )
-      return this.execute(e);
+      return this.enqueue(e);
     this.held.set(e.id, e); // ask (or anything unknown): fail closed until a persisted allow
   }
 
-  private async execute(e: RunnerEvent): Promise<void> {
+  private enqueue(e: RunnerEvent): void {
     const tool = this.o.tools.find((t) => t.name === e.name);
-    if (!tool || this.draining) return; // another client owns it / draining: leave it pending
-    this.busy = true;
-    try {
-      await this.dispatch(tool, e);
-    } finally {
-      this.busy = false;
-      if (this.draining) this.stop('drained');
-    }
+    if (!tool) return; // another client owns it: leave it pending
+    this.pending++;
+    this.queue = this.queue
+      .then(() => this.execute(tool, e))
+      .catch((err) => this.o.log.error({ tool_use_id: e.id, err: String(err) }, 'tool dispatch failed'))
+      .finally(() => {
+        this.pending--;
+        if (this.draining && this.pending === 0) this.stop('drained');
+      });
   }
 
-  private async dispatch(tool: Tool, e: RunnerEvent): Promise<void> {
+  private async execute(tool: Tool, e: RunnerEvent): Promise<void> {
+    if (this.stopReason || this.draining || this.closed.has(e.id) || this.answered.has(e.id)) return;
+    const ctrl = new AbortController();
+    this.inflight = { id: e.id, ctrl };
     const use: ToolUse = { id: e.id, name: e.name, input: e.input, session_thread_id: e.session_thread_id };
     const signal = AbortSignal.any([
       this.o.signal,
+      ctrl.signal,
       AbortSignal.timeout(this.o.toolTimeoutMs ?? TOOL_TIMEOUT_MS),
     ]);
     let text: string;
@@ -244,10 +293,19 @@ export class SessionToolRunner {
     } catch (err) {
       isError = true;
       text = err instanceof ToolError ? err.message : `Error: ${(err as Error)?.message ?? String(err)}`;
+    } finally {
+      this.inflight = undefined;
     }
     this.o.log.info({ tool: e.name, tool_use_id: e.id, is_error: isError }, 'tool call finished');
-    if (this.o.signal.aborted) {
+    if (this.o.signal.aborted || this.stopReason === 'refused') {
       this.o.log.warn({ tool_use_id: e.id }, 'cancelled or lease lost: the result is not posted');
+      return;
+    }
+    if (ctrl.signal.aborted || this.closed.has(e.id)) {
+      this.o.log.info(
+        { tool_use_id: e.id },
+        'the call was closed (interrupt or end of the Session): not posted',
+      );
       return;
     }
     await this.send({
@@ -272,6 +330,7 @@ export class SessionToolRunner {
           signal: this.o.signal,
         });
         this.answered.add(id);
+        this.open.delete(id);
         this.posted.push(id);
         return;
       } catch (err) {
@@ -286,6 +345,12 @@ export class SessionToolRunner {
       }
     }
   }
+}
+
+/** Mirrors the server: an interrupt, or an idle that is not `requires_action`, closes every open call. */
+function closesOpenCalls(e: RunnerEvent): boolean {
+  if (e.type === 'user.interrupt') return true;
+  return e.type === 'session.status_idle' && e.stop_reason?.type !== 'requires_action';
 }
 
 /**

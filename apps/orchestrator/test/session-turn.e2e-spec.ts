@@ -89,6 +89,11 @@ describe('a Session turn through the orchestrator (real API, Temporal, PostgreSQ
     expect(events[5]!.stop_reason).toEqual({ type: 'end_turn' });
     const session = (await ws.get(`/v1/sessions/${s.id}`)).body;
     expect(session).toMatchObject({ status: 'idle', usage: { input_tokens: 12, output_tokens: 7 } });
+    // The turn's wall time is active time; duration is the Session's age.
+    const turnMs = Date.parse(events[5]!.processed_at) - Date.parse(events[1]!.processed_at);
+    expect(session.usage.active_seconds).toBeCloseTo(turnMs / 1000, 2);
+    expect(session.stats.active_seconds).toBe(session.usage.active_seconds);
+    expect(session.stats.duration_seconds).toBeGreaterThanOrEqual(0);
     expect(model.requests).toHaveLength(1);
     // The official SDK carries the configured key (this SDK version as a bearer token).
     const { authorization, 'x-api-key': apiKey } = model.requests[0]!.headers;

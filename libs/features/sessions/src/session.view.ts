@@ -15,7 +15,11 @@ export function renderSession(s: SessionEntity) {
     metadata: s.metadata,
     budget: s.budget,
     usage: s.usage,
-    stats: {},
+    // Active time is accumulated per turn by the orchestrator; duration is the Session's age so far.
+    stats: {
+      active_seconds: Number((s.usage as { active_seconds?: number }).active_seconds ?? 0),
+      duration_seconds: Math.max(0, Math.round((Date.now() - s.createdAt.getTime()) / 1000)),
+    },
     outcome_evaluations: [] as unknown[],
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),

@@ -326,7 +326,23 @@ export function createSessionActivities(deps: {
             `turn:${turn}:idle`,
           ),
         );
-        await appendEvents(tx, s, planned, new Date());
+        const now = new Date();
+        const inserted = await appendEvents(tx, s, planned, now);
+        // Active time (usage.active_seconds): the turn's wall time, from its status_running to this idle.
+        if (inserted.some((e) => e.type === 'session.status_idle')) {
+          const started = await tx.findOne(SessionEventEntity, {
+            where: { sessionId, idempotencyKey: `turn:${turn}:running` },
+          });
+          if (started) {
+            const usage = s.usage as Usage;
+            const seconds = Math.max(0, (now.getTime() - started.createdAt.getTime()) / 1000);
+            s.usage = {
+              ...usage,
+              active_seconds: Math.round(((Number(usage.active_seconds) || 0) + seconds) * 1000) / 1000,
+            };
+            await tx.save(SessionEntity, s);
+          }
+        }
       });
     },
   };

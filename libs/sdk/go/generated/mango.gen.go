@@ -1711,17 +1711,22 @@ type Session struct {
 
 	// Resources Memory Store attachments (create-time only).
 	Resources []SessionMemoryStoreResource `json:"resources"`
-	Stats     map[string]interface{}       `json:"stats"`
-	Status    SessionStatus                `json:"status"`
-	Title     *string                      `json:"title"`
-	Type      string                       `json:"type"`
+	Stats     struct {
+		ActiveSeconds   *float32 `json:"active_seconds,omitempty"`
+		DurationSeconds *float32 `json:"duration_seconds,omitempty"`
+	} `json:"stats"`
+	Status SessionStatus `json:"status"`
+	Title  *string       `json:"title"`
+	Type   string        `json:"type"`
 
 	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
 	//
 	// Example: 2026-01-02T03:04:05.678Z
-	UpdatedAt Timestamp     `json:"updated_at"`
-	Usage     SessionUsage  `json:"usage"`
-	VaultIds  []interface{} `json:"vault_ids"`
+	UpdatedAt Timestamp `json:"updated_at"`
+
+	// Usage Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
+	Usage    SessionUsage  `json:"usage"`
+	VaultIds []interface{} `json:"vault_ids"`
 }
 
 // SessionStatus defines model for Session.Status.
@@ -1975,7 +1980,9 @@ type SessionEvent14 struct {
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
 	Type        string             `json:"type"`
-	Usage       SessionUsage       `json:"usage"`
+
+	// Usage Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
+	Usage SessionUsage `json:"usage"`
 }
 
 // SessionEventsSendRequest defines model for SessionEventsSendRequest.
@@ -2091,7 +2098,7 @@ type SessionUpdateRequest struct {
 	Title    *string        `json:"title,omitempty"`
 }
 
-// SessionUsage defines model for SessionUsage.
+// SessionUsage Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
 type SessionUsage map[string]*interface{}
 
 // SessionWorkData defines model for SessionWorkData.

@@ -758,7 +758,15 @@ class Budget(TypedDict, closed=True):
     max_list_cost: MonetaryAmount
 
 
-SessionUsage: TypeAlias = dict[str, int | dict[str, Any] | None]
+SessionUsage: TypeAlias = dict[str, float | dict[str, Any] | None]
+"""
+Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
+"""
+
+
+class Stats(TypedDict, closed=True):
+    active_seconds: NotRequired[float]
+    duration_seconds: NotRequired[float]
 
 
 class SessionDeleted(TypedDict, closed=True):
@@ -1350,7 +1358,7 @@ class Session(TypedDict, closed=True):
     metadata: Metadata
     budget: Budget | None
     usage: SessionUsage
-    stats: dict[str, Any]
+    stats: Stats
     outcome_evaluations: list[Any]
     created_at: Timestamp
     updated_at: Timestamp

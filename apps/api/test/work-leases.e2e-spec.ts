@@ -143,6 +143,27 @@ describe('Work leases (real apps/api process, real PostgreSQL)', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it('a long poll whose probe skipped a row another transaction held looks again, not after block_ms', async () => {
+    const created = await ws.post(base(), { data: { type: 'healthcheck' } });
+    // A concurrent transaction holds the queued row (as a reconciling read can), so Poll's SKIP LOCKED
+    // probe skips it; once that transaction ends, the waiting poll must claim it.
+    const holder = new Client({ connectionString: api.db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE', [created.body.id]);
+      const pending = sup.get(`${base()}/poll?block_ms=20000`);
+      await new Promise((r) => setTimeout(r, 300));
+      await holder.query('COMMIT');
+      const started = Date.now();
+      const polled = await pending;
+      expect(polled.body.id).toBe(created.body.id);
+      expect(Date.now() - started).toBeLessThan(10_000); // loose: far from the 20 s block
+    } finally {
+      await holder.end();
+    }
+  });
+
   it('a long poll also wakes when a stale claim becomes reclaimable, and returns {} after block_ms otherwise', async () => {
     const created = await ws.post(base(), { data: { type: 'healthcheck' } });
     await sup.get(`${base()}/poll`);

@@ -41,6 +41,9 @@ import {
 } from './work-input';
 import { leaseColumns, toLease } from './work-lease.mapper';
 import { WORK_CHANNEL, WorkNotifier } from './work-notifier.service';
+
+/** A claimable row another transaction held during Poll's SKIP LOCKED probe is looked at again this soon. */
+const LOCKED_ROW_RETRY_MS = 20;
 import { encodeWorkSecret } from './work-secret';
 import { renderWork, WorkView } from './work.view';
 
@@ -409,16 +412,23 @@ export class WorkService {
     now: Date,
     reclaimOlderThanMs: number,
   ): Promise<number | undefined> {
+    // When an item becomes claimable: queued ones now (or when their unacked claim may be reclaimed),
+    // active ones when their lease runs out. One that is claimable already was skipped only because
+    // another transaction held its row (SKIP LOCKED, e.g. a concurrent read reconciling it): look again
+    // shortly instead of sleeping until the long poll ends.
     const [row] = await tx.query(
       `SELECT min(at) AS at FROM (
-         SELECT claimed_at + make_interval(secs => $3::double precision / 1000) AS at FROM work_items
-          WHERE environment_id = $1 AND state = 'queued' AND claimed_at IS NOT NULL
+         SELECT coalesce(claimed_at + make_interval(secs => $3::double precision / 1000), $2) AS at FROM work_items
+          WHERE environment_id = $1 AND state = 'queued' AND (expires_at IS NULL OR expires_at > $2)
          UNION ALL
-         SELECT lease_expires_at FROM work_items WHERE environment_id = $1 AND state IN ('starting', 'active')
-       ) t WHERE at > $2`,
+         SELECT lease_expires_at FROM work_items
+          WHERE environment_id = $1 AND state IN ('starting', 'active') AND (expires_at IS NULL OR expires_at > $2)
+       ) t`,
       [environmentId, now, reclaimOlderThanMs],
     );
-    return row?.at ? Math.max(1, new Date(row.at).getTime() - now.getTime() + 5) : undefined;
+    if (!row?.at) return undefined;
+    const inMs = new Date(row.at).getTime() - now.getTime();
+    return inMs <= 0 ? LOCKED_ROW_RETRY_MS : inMs + 5;
   }
 
   /** The Environment, visible to this principal: another workspace's or a deleted one is 404. */

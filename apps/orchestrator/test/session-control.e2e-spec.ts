@@ -167,6 +167,55 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
     await worker.post(`/v1/environments/${envId}/work/${polled.body.id}/stop`, { force: true });
   }, 120_000);
 
+  it('a Work item stopped while its Session is still running is replaced at once; the next worker finishes the turn', async () => {
+    model.script(
+      {
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'echo later' } }],
+        stop_reason: 'tool_use',
+      },
+      { content: [{ type: 'text', text: 'Done by the second worker.' }] },
+    );
+    const s = await start(toolAgent, 'race');
+    const first = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
+    expect(first.body.data).toEqual({ type: 'session', id: s.id });
+    await supervisor.post(`/v1/environments/${envId}/work/${first.body.id}/ack`);
+    const w1 = httpClient(api.url, decodeWorkSecret(first.body.secret).sessions_token);
+    await w1.post(
+      `/v1/environments/${envId}/work/${first.body.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`,
+    );
+    const use = (await until(s.id, (l) => l.some((e) => e.type === 'agent.tool_use'))).find(
+      (e) => e.type === 'agent.tool_use',
+    )!;
+    // The worker stops its activation (as if its idle check raced the tool call).
+    expect(
+      (await w1.post(`/v1/environments/${envId}/work/${first.body.id}/stop`, { force: true })).status,
+    ).toBe(204);
+    const second = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
+    expect(second.body.data).toEqual({ type: 'session', id: s.id });
+    expect(second.body.id).not.toBe(first.body.id);
+    await supervisor.post(`/v1/environments/${envId}/work/${second.body.id}/ack`);
+    const w2 = httpClient(api.url, decodeWorkSecret(second.body.secret).sessions_token);
+    await w2.post(
+      `/v1/environments/${envId}/work/${second.body.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`,
+    );
+    const posted = await w2.post(`/v1/sessions/${s.id}/events`, {
+      events: [{ type: 'user.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: 'later' }] }],
+    });
+    expect(posted.status).toBe(200);
+    const list = await until(s.id, idles(1));
+    expect(list.at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
+    expect(list.filter((e) => e.type === 'agent.message').map((e) => e.content[0].text)).toEqual([
+      'Done by the second worker.',
+    ]);
+    await w2.post(`/v1/environments/${envId}/work/${second.body.id}/stop`, { force: true });
+    // Idle now: stopping makes no new item.
+    const rows = await api.sql<{ n: string }>(
+      `SELECT count(*) AS n FROM work_items WHERE session_id = $1 AND state <> 'stopped'`,
+      [s.id],
+    );
+    expect(Number(rows[0]!.n)).toBe(0);
+  }, 120_000);
+
   it("the worker's Fail terminates the Session: session.error(session_input_failed_error, terminal), status_terminated, input refused", async () => {
     model.script({
       content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'cat /bad' } }],

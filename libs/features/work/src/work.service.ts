@@ -315,10 +315,13 @@ export class WorkService {
     const out = await this.dataSource.transaction(async (tx) => {
       const { row, now } = await this.lockedItem(tx, environmentId, workId);
       try {
+        const before = row.state;
         const { next, view } = await transition(tx, row, toLease(row), now);
         const columns = leaseColumns(next);
         Object.assign(row, columns);
         await tx.update(WorkItemEntity, { id: row.id }, columns);
+        if (row.sessionId && before !== 'stopped' && row.state === 'stopped')
+          await continueSessionWork(tx, row.sessionId, now);
         return view();
       } catch (e) {
         if (!(e instanceof DomainError)) throw e;
@@ -525,5 +528,26 @@ async function terminateSession(
       { type: 'session.status_terminated', body: {}, processed: true, runnable: false },
     ],
     now,
+  );
+}
+
+/**
+ * A Session still running when its Work item stops (input or a tool call that coalesced into the item
+ * just before the worker's final Stop, or an operator's Stop mid-turn) gets a new queued item in the
+ * same transaction, so the turn is never left without a worker. Idle, terminated or deleted Sessions get
+ * none: their next runnable input creates one.
+ */
+async function continueSessionWork(tx: EntityManager, sessionId: string, now: Date): Promise<void> {
+  await tx.query(
+    `WITH s AS (
+       SELECT id, workspace_id, environment_id FROM sessions
+        WHERE id = $1 AND deleted_at IS NULL AND status IN ('running', 'rescheduling')),
+     w AS (
+       INSERT INTO work_items (id, workspace_id, environment_id, kind, session_id, state, metadata, created_at)
+       SELECT $2, workspace_id, environment_id, 'session', id, 'queued', '{}', $3 FROM s
+       ON CONFLICT (session_id) WHERE session_id IS NOT NULL AND state <> 'stopped' DO NOTHING
+       RETURNING environment_id)
+     SELECT pg_notify('${WORK_CHANNEL}', environment_id) FROM w`,
+    [sessionId, newId('work', now.getTime()), now],
   );
 }

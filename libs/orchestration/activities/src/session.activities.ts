@@ -246,19 +246,24 @@ export function createSessionActivities(deps: {
           ...(text.length
             ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
             : []),
-          ...uses.map((u, i) =>
-            internal(
-              isCustom(u.name) ? 'agent.custom_tool_use' : 'agent.tool_use',
-              isCustom(u.name)
-                ? { name: u.name, input: u.input }
-                : {
-                    name: u.name,
-                    input: u.input,
-                    evaluated_permission: evaluatePermission(s.agent as unknown as AgentDefinition, u.name),
-                  },
-              `${key}:tool_use:${i}`,
-            ),
-          ),
+          ...uses.map((u, i) => {
+            if (isCustom(u.name))
+              return internal(
+                'agent.custom_tool_use',
+                { name: u.name, input: u.input },
+                `${key}:tool_use:${i}`,
+              );
+            const permission = evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
+            return {
+              ...internal(
+                'agent.tool_use',
+                { name: u.name, input: u.input, evaluated_permission: permission },
+                `${key}:tool_use:${i}`,
+              ),
+              // An allowed call needs the worker: make sure the Session has a live Work item.
+              runnable: permission === 'allow',
+            };
+          }),
           internal(
             'span.model_request_end',
             {

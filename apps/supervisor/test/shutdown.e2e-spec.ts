@@ -48,7 +48,9 @@ describe('supervisor shutdown drains running Session items (real dockerd)', () =
     const events = await stack.events(s.id);
     const result = events.find((e) => e.type === 'user.tool_result');
     expect(result).toMatchObject({ is_error: false, content: [{ type: 'text', text: 'finished' }] });
-    expect((await stack.workOf(s.id)).map((w) => w.state)).toEqual(['stopped']);
+    // The drained item stopped with its turn still running, so the Session got a fresh queued item for the
+    // next supervisor (no turn is left without a worker).
+    expect((await stack.workOf(s.id)).map((w) => w.state)).toEqual(['stopped', 'queued']);
     expect(watcher.seen.filter((e) => e.work === work.id).map((e) => e.action)).toEqual(
       expect.arrayContaining(['create', 'start', 'kill', 'die', 'destroy']),
     );

@@ -4,3 +4,4 @@ export * from './openapi-contract';
 export * from './test-database';
 export * from './api-under-test';
 export * from './scripted-model-server';
+export * from './ingress';

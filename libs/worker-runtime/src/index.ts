@@ -7,3 +7,4 @@ export * from './work-poller';
 export * from './session-tool-runner';
 export * from './tools';
 export * from './skills';
+export * from './memory';

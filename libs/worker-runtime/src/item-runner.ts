@@ -2,7 +2,7 @@ import { decodeWorkSecret, MangoClient } from '@mango/sdk';
 import { backoffMs, sleep } from './backoff';
 import { HEALTHCHECK_TIMEOUT_MS, ProbeResult } from './healthcheck-probe';
 import { LeaseKeeper } from './lease-keeper';
-import { runSession } from './session-item';
+import { EXIT_LEAVE_LEASE, runSession } from './session-item';
 import { ToolRoot } from './tools/types';
 
 export interface ItemIdentity {
@@ -42,6 +42,8 @@ export interface HandleItemOptions {
   leaseTtlSeconds?: number;
   /** The shell's base environment: an allowlist (Mango credentials are scrubbed from it regardless). */
   shellEnv?: NodeJS.ProcessEnv;
+  /** Where attached Memory Stores are mounted (default `/mnt/memory`, a tmpfs in the Work container). */
+  memoryRoot?: string;
 }
 
 /**
@@ -85,7 +87,8 @@ export async function handleItem(o: HandleItemOptions): Promise<number> {
       case 'session': {
         const code = await runSession(o, client, cancel.signal, keeper);
         await keeper.close();
-        if (!keeper.lost) await forceStop(o, client);
+        // A temporary input failure leaves the lease to expire, so the Work is reclaimed and retried.
+        if (!keeper.lost && code !== EXIT_LEAVE_LEASE) await forceStop(o, client);
         return code;
       }
     }

@@ -1,13 +1,29 @@
-import { MangoClient } from '@mango/sdk';
+import { decodeWorkSecret, MangoClient } from '@mango/sdk';
 import type { HandleItemOptions } from './item-runner';
 import { LeaseKeeper } from './lease-keeper';
+import { MemoryAttachment, MemorySync, sdkMemoryApi } from './memory';
 import { SessionToolRunner } from './session-tool-runner';
+import { SessionWithSkills, SkillRetrievalError, SkillStagingError, stageSessionSkills } from './skills';
+import type { ToolRoot } from './tools/types';
 import { createToolset } from './tools/toolset';
 
 /**
- * One Session activation inside the sandbox: read the Session with the Work token, then serve its tool
- * calls with the six tools until the Session goes idle, ends, or the lease is stopped or lost. The
- * tools (and the Bash PTY) are closed before returning. Returns the process exit code.
+ * Exit code of an activation that leaves its lease to expire on purpose (a temporary failure to prepare
+ * its inputs): no Fail and no final Stop, so the Work is reclaimed and retried by the next claim.
+ */
+export const EXIT_LEAVE_LEASE = 75;
+
+/** Teardown bounds for Memory (seed 000: result delivery and Memory teardown finish before any hard kill). */
+const MEMORY_FINAL_SYNC_MS = 30_000;
+const MEMORY_FLUSH_MS = 30_000;
+
+/**
+ * One Session activation inside the sandbox: read the Session with the Work token, stage its frozen
+ * Skills (seed 002: a permanent validation failure → Fail; a temporary retrieval failure → the lease is
+ * left to expire), mount its Memory Stores, then serve its tool calls with the six tools until the Session
+ * goes idle, ends, or the lease is stopped or lost. Teardown, while the lease keeps renewing: the tools
+ * (and the Bash PTY) close, Memory gets a final full sync on a clean end and a bounded push-only flush on
+ * every end, and the staged Skills are removed. Returns the process exit code.
  */
 export async function runSession(
   o: HandleItemOptions,
@@ -21,18 +37,69 @@ export async function runSession(
     log.error({ work_id: o.identity.workId }, 'Session Work without MANGO_SESSION_ID');
     return 1;
   }
-  let status: string;
+  let session: SessionWithSkills & { status: string; resources?: Array<{ type: string }> };
   try {
-    status = (await client.sessions.retrieve(sessionId, { signal, maxRetries: 4 })).status;
+    session = (await client.sessions.retrieve(sessionId, {
+      signal,
+      maxRetries: 4,
+    })) as unknown as typeof session;
   } catch (err) {
     log.error({ session_id: sessionId, err: String(err) }, 'could not read the Session');
     return 1;
   }
-  if (status === 'terminated') {
+  if (session.status === 'terminated') {
     log.info({ session_id: sessionId }, 'the Session is terminated: nothing to run');
     return 0;
   }
-  const tools = createToolset({ workdir: o.workdir, roots: o.roots, env: o.shellEnv });
+
+  let disposeSkills: (() => Promise<void>) | undefined;
+  try {
+    const staged = await stageSessionSkills({
+      session,
+      workdir: o.workdir,
+      baseUrl: o.baseUrl,
+      token: decodeWorkSecret(o.secret).sessions_token,
+      signal,
+    });
+    disposeSkills = staged.dispose;
+    if (staged.staged.length)
+      log.info({ session_id: sessionId, skills: staged.staged.length }, 'skills staged');
+  } catch (err) {
+    if (err instanceof SkillStagingError) return failWork(o, client, err.message);
+    if (err instanceof SkillRetrievalError) {
+      log.warn(
+        { session_id: sessionId, err: err.message },
+        'skills unavailable: leaving the lease to expire',
+      );
+      return EXIT_LEAVE_LEASE;
+    }
+    throw err;
+  }
+
+  const attachments = (session.resources ?? []).filter(
+    (r): r is MemoryAttachment & { type: string } => r.type === 'memory_store',
+  );
+  const memory = attachments.length
+    ? new MemorySync({ client: sdkMemoryApi(client), sessionId, attachments, root: o.memoryRoot, log })
+    : undefined;
+  let memoryRoots: ToolRoot[] = [];
+  try {
+    if (memory) memoryRoots = await memory.start(signal);
+  } catch (err) {
+    log.warn(
+      { session_id: sessionId, err: String(err) },
+      'memory could not be mounted: leaving the lease to expire',
+    );
+    await memory?.dispose({ removeDirs: true }).catch(() => undefined);
+    await disposeSkills?.().catch(() => undefined);
+    return EXIT_LEAVE_LEASE;
+  }
+
+  const tools = createToolset({
+    workdir: o.workdir,
+    roots: [...(o.roots ?? []), ...memoryRoots],
+    env: o.shellEnv,
+  });
   const runner = new SessionToolRunner({
     client,
     sessionId,
@@ -41,15 +108,44 @@ export async function runSession(
     log,
     maxIdleMs: o.maxIdleMs,
     drain: o.drain,
-    afterCall: o.afterToolCall,
+    afterCall: async () => {
+      await o.afterToolCall?.();
+      await memory?.syncIfDue().catch((err: unknown) => log.warn({ err: String(err) }, 'memory sync failed'));
+    },
     sendWindowMs: () => keeper.ttlMs,
   });
+  let clean = false;
   try {
     const reason = await runner.run();
+    clean = reason !== 'refused' && !signal.aborted && !keeper.lost;
     log.info({ session_id: sessionId, reason, results: runner.posted.length }, 'session activation ended');
     // 'refused': the token died with the lease; handleItem's final Stop is then answered 401 and ignored.
     return reason === 'refused' ? 1 : 0;
   } finally {
     await Promise.all(tools.map((t) => t.close?.().catch(() => undefined)));
+    if (memory) {
+      if (clean && !keeper.lost)
+        await memory
+          .finalSync(MEMORY_FINAL_SYNC_MS)
+          .catch((err: unknown) => log.warn({ err: String(err) }, 'final memory sync failed'));
+      if (!keeper.lost)
+        await memory
+          .flush(MEMORY_FLUSH_MS)
+          .catch((err: unknown) => log.warn({ err: String(err) }, 'memory flush failed'));
+      await memory.dispose({ removeDirs: true }).catch(() => undefined);
+    }
+    await disposeSkills?.().catch(() => undefined);
   }
+}
+
+/** Work Fail for a permanent input error (the Session terminates); the item then ends without a Stop. */
+async function failWork(o: HandleItemOptions, client: MangoClient, message: string): Promise<number> {
+  const { workId, environmentId } = o.identity;
+  try {
+    await client.environments.work.fail(environmentId, workId, { message: message.slice(0, 1024) });
+    o.log.error({ work_id: workId, err: message }, 'permanent input error: Work failed');
+  } catch (err) {
+    o.log.error({ work_id: workId, err: String(err) }, 'Fail was refused');
+  }
+  return 1;
 }

@@ -56,6 +56,8 @@ const NO_COPY = { NoCopy: true } as NonNullable<Docker.MountSettings['VolumeOpti
 
 /** /tmp allows exec: the runtime materializes its native addon there (and tools run scripts anyway). */
 const TMP = 'rw,exec,nosuid,nodev,size=256m,uid=1000,gid=1000';
+/** `/mnt/memory` for Session items: Memory Store mounts (seed 002), not executable, owned by the runner. */
+const MEMORY_TMPFS = 'rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=0700';
 export const ITEM_COMMAND = [
   'node',
   '-r',
@@ -137,7 +139,8 @@ export class DockerItemLauncher {
             Tmpfs: { '/workspace': 'rw,exec,nosuid,nodev,size=16m,uid=1000,gid=1000,mode=0700', '/tmp': TMP },
           }
         : {
-            Tmpfs: { '/tmp': TMP },
+            // Attached Memory Stores are synchronized copies: a private tmpfs per activation.
+            Tmpfs: { '/tmp': TMP, '/mnt/memory': MEMORY_TMPFS },
             Mounts: [
               {
                 Type: 'volume' as const,

@@ -49,6 +49,11 @@ export async function stageSessionSkills(o: {
     ...(o.session.agent.skills ?? []).map((s) => ({ skill_id: s.skill_id, version: String(s.version) })),
     ...(o.rosterPins ?? rosterSkillPins(o.session)),
   ];
+  // No pins: no tree (and none left over from an earlier activation).
+  if (pins.length === 0) {
+    await removeStagedSkills(o.workdir);
+    return { staged: [], dispose: async () => undefined };
+  }
   const { skills } = await stageSkills({
     client,
     sessionId: o.session.id,

@@ -1,0 +1,45 @@
+import { createServer, request, Server } from 'node:http';
+import { FILES_ROUTES } from './openapi-contract';
+
+/**
+ * The ingress of a deployment in one test process: one base URL, `/v1/files*`, `/v1/skills*` and
+ * `/v1/memory_stores*` to apps/files and everything else to apps/api (as nginx in `npm run up`, the Helm
+ * ingress and the Compose stack route). Streams both ways, so SSE and uploads pass through unbuffered.
+ */
+export async function startIngress(o: {
+  apiUrl: string;
+  filesUrl: string;
+}): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const target = new URL(FILES_ROUTES.test(`${req.method} ${req.url}`) ? o.filesUrl : o.apiUrl);
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: target.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    });
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

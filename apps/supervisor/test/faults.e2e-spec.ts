@@ -83,17 +83,19 @@ describe('faults (real API, orchestrator, dockerd)', () => {
     expect(await b.stop('SIGTERM')).toBe(0);
   }, 300_000);
 
-  it('a lease lost mid-tool cancels the call: the shell is killed and no result is posted', async () => {
+  it('a lease lost mid-tool cancels the call: the shell is killed and the stale worker posts nothing; the next activation re-runs it', async () => {
     const supervisor = await stack.startSupervisor({ ...TTL, MANGO_SUPERVISOR_ID: 'faults-c' });
     stack.model.script(
       toolCall('toolu_f2', 'bash', {
-        command: ': > /workspace/started; sleep 8; : > /workspace/finished; echo done',
+        // Each run marks its own start and finish, so the stopped run and a later re-run are told apart.
+        command:
+          'id=${EPOCHREALTIME/./}; : > /workspace/started-$id; sleep 8; : > /workspace/finished-$id; echo done',
       }),
     );
     const s = await session('run and be stopped');
     const [work] = await stack.untilWork(s.id, (w) => w.length === 1 && w[0].state === 'active');
     const container = await startedContainer(work.id);
-    await untilFileIn(container, '/workspace/started');
+    await untilStarted(container);
     const use = (await stack.events(s.id)).find((e) => e.type === 'agent.tool_use')!;
 
     // The operator force-stops the Work: its token dies and the next heartbeat finds the lease gone.
@@ -116,9 +118,16 @@ describe('faults (real API, orchestrator, dockerd)', () => {
     expect(logs).toContain(use.id);
     expect(logs).toMatch(/cancelled or lease lost: the result is not posted/);
     expect(logs).not.toMatch(/tool result not accepted/);
-    expect((await stack.events(s.id)).some((e) => e.type === 'user.tool_result')).toBe(false);
 
-    // The shell was killed mid-command: long after the sleep would have ended, "finished" never appeared.
+    // The Session was still running, so its Work was replaced at once; the next activation runs the open
+    // call again (tools get the original event id for idempotent side effects) and posts the one result.
+    const results = await stack.until(s.id, (l) => l.some((e) => e.type === 'user.tool_result'));
+    expect(results.filter((e) => e.type === 'user.tool_result')).toHaveLength(1);
+    const works = await stack.workOf(s.id);
+    expect(works.length).toBe(2);
+    expect(works[0].id).toBe(work.id);
+
+    // The stopped run's shell was killed mid-command: its "finished" mark never appeared.
     await sleep(9000);
     const probe = await stack.docker.createContainer({
       Image: process.env.MANGO_BASE_IMAGE!,
@@ -132,10 +141,30 @@ describe('faults (real API, orchestrator, dockerd)', () => {
       await probe.start();
       await probe.wait();
       const listing = (await probe.logs({ stdout: true, stderr: true })).toString('utf8');
-      expect(listing).toContain('started');
-      expect(listing).not.toContain('finished');
+      const marks = (kind: string) =>
+        [...listing.matchAll(new RegExp(`${kind}-(\\d+)`, 'g'))].map((m) => m[1]!).sort();
+      const started = marks('started');
+      expect(started).toHaveLength(2);
+      // Only the re-run (the later start) finished.
+      expect(marks('finished')).toEqual([started[1]]);
     } finally {
       await probe.remove({ force: true });
     }
   }, 300_000);
 });
+
+/** Waits until the container's workspace holds a `started-*` mark (the call is in flight). */
+async function untilStarted(container: import('dockerode').Container): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const exec = await container.exec({
+      Cmd: ['bash', '-c', 'ls /workspace/started-*'],
+      User: '1000:1000',
+      AttachStdout: true,
+    });
+    const stream = await exec.start({});
+    await new Promise((r) => stream.on('end', r).resume());
+    if ((await exec.inspect()).ExitCode === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the call never started');
+}

@@ -1,16 +1,18 @@
-import { createServer, request, Server } from 'node:http';
+import { createServer, IncomingMessage, request, Server, ServerResponse } from 'node:http';
 import { FILES_ROUTES } from './openapi-contract';
 
 /**
  * The ingress of a deployment in one test process: one base URL, `/v1/files*`, `/v1/skills*` and
  * `/v1/memory_stores*` to apps/files and everything else to apps/api (as nginx in `npm run up`, the Helm
  * ingress and the Compose stack route). Streams both ways, so SSE and uploads pass through unbuffered.
+ * `beforeForward` injects faults: a request is forwarded only once the promise it returns resolves.
  */
 export async function startIngress(o: {
   apiUrl: string;
   filesUrl: string;
+  beforeForward?: (method: string, url: string) => Promise<void> | void;
 }): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
     const target = new URL(FILES_ROUTES.test(`${req.method} ${req.url}`) ? o.filesUrl : o.apiUrl);
     const upstream = request(
       {
@@ -31,6 +33,12 @@ export async function startIngress(o: {
     });
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
+  };
+  const server: Server = createServer((req, res) => {
+    const held = o.beforeForward?.(req.method ?? 'GET', req.url ?? '/');
+    if (!held) return forward(req, res);
+    req.pause();
+    void held.then(() => forward(req, res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

@@ -79,8 +79,16 @@ export async function runSession(
   const attachments = (session.resources ?? []).filter(
     (r): r is MemoryAttachment & { type: string } => r.type === 'memory_store',
   );
+  // Memory calls get their own client: a write may legitimately take longer than the 15 s bound of other
+  // calls (seed 000: teardown keeps the lease renewed while it finishes), within the teardown bounds.
+  const memoryClient = new MangoClient({
+    baseUrl: o.baseUrl,
+    apiKey: decodeWorkSecret(o.secret).sessions_token,
+    maxRetries: 0,
+    timeoutMs: MEMORY_FINAL_SYNC_MS + MEMORY_FLUSH_MS,
+  });
   const memory = attachments.length
-    ? new MemorySync({ client: sdkMemoryApi(client), sessionId, attachments, root: o.memoryRoot, log })
+    ? new MemorySync({ client: sdkMemoryApi(memoryClient), sessionId, attachments, root: o.memoryRoot, log })
     : undefined;
   let memoryRoots: ToolRoot[] = [];
   try {

@@ -127,7 +127,7 @@ describe('Session credential matrix (real apps/api process)', () => {
     },
   };
 
-  const cells = Object.entries(expected).flatMap(([cred, byRoute]) =>
+  const cells = Object.entries(expected).flatMap(([cred]) =>
     routes.map((r): [string, string, Route] => [cred, r[1], r]),
   );
   it.each(cells)('%s → %s', async (cred, op, [method, , path, body]) => {

@@ -16,7 +16,8 @@ function render(set: Record<string, string>): any[] {
     'template',
     't',
     join(ROOT, 'deployments/helm/mango'),
-    ...Object.entries(set).flatMap(([k, v]) => ['--set', `${k}=${v}`]),
+    // --set-json takes any string verbatim (JSON values such as model.prices contain braces and commas).
+    ...Object.entries(set).flatMap(([k, v]) => ['--set-json', `${k}=${JSON.stringify(v)}`]),
   ];
   const out = execFileSync(helm, args, { encoding: 'utf8' });
   return parseAllDocuments(out)
@@ -98,6 +99,14 @@ describe('Helm chart (helm lint + template)', () => {
       'secretKey',
     );
     expect(apiEnv.find((e: any) => e.name === 'MANGO_S3_ENDPOINT').value).toBeTruthy();
+    // Operator prices reach both processes that use them.
+    const priced = render({ ...BASE, 'model.prices': '{"m":{"input":1,"output":2}}' });
+    for (const name of ['t-mango-api', 't-mango-orchestrator']) {
+      const d = priced.find((x) => x.kind === 'Deployment' && x.metadata.name === name);
+      expect(
+        d.spec.template.spec.containers[0].env.find((e: any) => e.name === 'MANGO_MODEL_PRICES').value,
+      ).toBe('{"m":{"input":1,"output":2}}');
+    }
   });
 
   it('refuses to render without a database', () => {

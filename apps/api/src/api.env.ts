@@ -34,6 +34,11 @@ export class ApiEnv {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 
+  /** Operator list prices for budgets: JSON, model id → {input, output} USD per million tokens. */
+  @IsOptional()
+  @IsString()
+  MANGO_MODEL_PRICES?: string;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

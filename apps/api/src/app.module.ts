@@ -4,7 +4,8 @@ import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule } from '@mango/feature-auth';
 import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
-import { SessionsModule } from '@mango/feature-sessions';
+import { MODEL_PRICES, SessionsModule } from '@mango/feature-sessions';
+import { parsePriceTable } from '@mango/domain-sessions';
 import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
@@ -25,6 +26,7 @@ export class AppModule {
         AgentsModule,
         EnvironmentsModule,
         SessionsModule,
+        modelPrices(env),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
@@ -43,4 +45,15 @@ function fileText(env: ApiEnv): DynamicModule {
     bucket: env.MANGO_S3_BUCKET,
   });
   return FileTextAdmissionModule.forRoot({ store, maxBytes: env.MANGO_FILES_TEXT_MAX_BYTES });
+}
+
+/** `MANGO_MODEL_PRICES` for budget checks, parsed at boot (a bad table stops the app with its message). */
+function modelPrices(env: ApiEnv): DynamicModule {
+  const table = parsePriceTable(env.MANGO_MODEL_PRICES);
+  return {
+    module: class ModelPricesModule {},
+    global: true,
+    providers: [{ provide: MODEL_PRICES, useValue: table }],
+    exports: [MODEL_PRICES],
+  };
 }

@@ -442,3 +442,27 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
     });
   });
 });
+
+describe('operator model prices (MANGO_MODEL_PRICES)', () => {
+  it('a priced local model can be budgeted; an unpriced one cannot; a bad table stops the API at boot', async () => {
+    const api = await startApi('prices', {
+      MANGO_MODEL_PRICES: '{"my-local-model": {"input": 0.5, "output": 1}}',
+    });
+    try {
+      const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+      const env = (await ws.post('/v1/environments', { name: 'e' })).body.id;
+      const budget = { type: 'limit', max_list_cost: { amount: '100', currency: 'USD' } };
+      const local = (await ws.post('/v1/agents', { name: 'l', model: 'my-local-model' })).body.id;
+      const other = (await ws.post('/v1/agents', { name: 'o', model: 'other-local-model' })).body.id;
+      expect((await ws.post('/v1/sessions', { agent: local, environment_id: env, budget })).status).toBe(201);
+      const refused = await ws.post('/v1/sessions', { agent: other, environment_id: env, budget });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.message).toMatch(/priced model/);
+    } finally {
+      await api.close();
+    }
+    await expect(
+      startApi('badprices', { MANGO_MODEL_PRICES: '{"m": {"input": -1, "output": 1}}' }),
+    ).rejects.toThrow(/MANGO_MODEL_PRICES\[\\*"m\\*"\] must be/);
+  });
+});

@@ -26,6 +26,11 @@ export class OrchestratorEnv {
   @IsString()
   MANGO_MODEL_API_KEY?: string;
 
+  /** Operator list prices (usage.list_cost, budgets): JSON, model id → {input, output} USD per million. */
+  @IsOptional()
+  @IsString()
+  MANGO_MODEL_PRICES?: string;
+
   /** Prompt size (tokens) at which completed turns are compacted into a summary (80% of a 200k window). */
   @Type(() => Number)
   @IsInt()

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createProbeActivities, createSessionActivities } from '@mango/activities';
+import { parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -37,6 +38,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ...createSessionActivities({
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
+          prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
           model: this.env.MANGO_MODEL_BASE_URL
             ? new ModelClient({
                 baseUrl: this.env.MANGO_MODEL_BASE_URL,

@@ -1,4 +1,4 @@
-import { budgetChangeProblem, budgetReached, listCost, priceOf } from './pricing';
+import { budgetChangeProblem, budgetReached, listCost, parsePriceTable, priceOf } from './pricing';
 
 const budget = (amount: string) => ({
   type: 'limit' as const,
@@ -47,5 +47,34 @@ describe('list prices and budgets', () => {
     expect(budgetChangeProblem(budget('10'), { amount: '10', currency: 'USD' })).toMatch(/must exceed/);
     expect(budgetChangeProblem(budget('11'), { amount: '10', currency: 'USD' })).toBeUndefined();
     expect(budgetChangeProblem(budget('1'), null)).toBeUndefined();
+  });
+});
+
+describe('operator prices (MANGO_MODEL_PRICES)', () => {
+  const table = parsePriceTable(
+    '{"my-local-model": {"input": 0.5, "output": 1.5}, "claude-sonnet-4-6": {"input": 1, "output": 2}}',
+  );
+  it('prices unlisted models and overrides listed ones by exact id', () => {
+    expect(priceOf('my-local-model', table)).toEqual({ input: 0.5, output: 1.5 });
+    expect(priceOf('claude-sonnet-4-6', table)).toEqual({ input: 1, output: 2 });
+    expect(priceOf('claude-sonnet-4-5', table)).toEqual({ input: 3, output: 15 });
+    expect(listCost('my-local-model', { input_tokens: 2_000_000, output_tokens: 1_000_000 }, table)).toEqual({
+      amount: '250',
+      currency: 'USD',
+    });
+  });
+  it('treats empty as none', () => {
+    expect(parsePriceTable(undefined)).toEqual({});
+    expect(parsePriceTable('  ')).toEqual({});
+  });
+  it.each([
+    ['not JSON', '{', /JSON object/],
+    ['an array', '[]', /JSON object/],
+    ['a missing output', '{"m": {"input": 1}}', /"m"/],
+    ['a negative price', '{"m": {"input": -1, "output": 1}}', /"m"/],
+    ['an extra field', '{"m": {"input": 1, "output": 1, "cache": 1}}', /"m"/],
+    ['a string price', '{"m": {"input": "1", "output": 1}}', /"m"/],
+  ])('refuses %s', (_name, raw, message) => {
+    expect(() => parsePriceTable(raw)).toThrow(message);
   });
 });

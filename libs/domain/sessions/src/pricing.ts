@@ -22,8 +22,46 @@ const PRICES: Array<[RegExp, ModelPrice]> = [
   [/^claude-3-5-haiku/, { input: 0.8, output: 4 }],
 ];
 
-export function priceOf(model: string): ModelPrice | undefined {
+/** Operator prices by exact model id (`MANGO_MODEL_PRICES`); they win over the built-in list. */
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
+export function priceOf(model: string, table: PriceTable = {}): ModelPrice | undefined {
+  if (Object.prototype.hasOwnProperty.call(table, model)) return table[model];
   return PRICES.find(([pattern]) => pattern.test(model))?.[1];
+}
+
+/**
+ * `MANGO_MODEL_PRICES`: a JSON object of model id → `{input, output}` in USD per million tokens (finite,
+ * ≥ 0, at most 1,000,000). Empty or unset is no overrides. Throws one Error naming the first problem.
+ */
+export function parsePriceTable(raw: string | undefined): PriceTable {
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('MANGO_MODEL_PRICES must be a JSON object of model id → {"input": n, "output": n}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('MANGO_MODEL_PRICES must be a JSON object of model id → {"input": n, "output": n}');
+  const table: Record<string, ModelPrice> = {};
+  for (const [model, price] of Object.entries(parsed)) {
+    const p = price as Record<string, unknown>;
+    const ok = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1_000_000;
+    if (
+      !model ||
+      typeof p !== 'object' ||
+      p === null ||
+      !ok(p.input) ||
+      !ok(p.output) ||
+      Object.keys(p).length !== 2
+    )
+      throw new Error(
+        `MANGO_MODEL_PRICES["${model}"] must be {"input": n, "output": n} in USD per million tokens`,
+      );
+    table[model] = { input: p.input as number, output: p.output as number };
+  }
+  return table;
 }
 
 export interface TokenUsage {
@@ -43,10 +81,10 @@ export interface MonetaryAmount {
  * The list cost of cumulative token usage, rounded up to whole cents (so a budget is never under-counted).
  * Arithmetic is in integer units of 1e-8 USD per token, exact for every listed price.
  */
-export function listCost(model: string, usage: TokenUsage): MonetaryAmount | null {
-  const price = priceOf(model);
+export function listCost(model: string, usage: TokenUsage, table: PriceTable = {}): MonetaryAmount | null {
+  const price = priceOf(model, table);
   if (!price) return null;
-  const perToken = (usdPerMillion: number) => Math.round(usdPerMillion * 100); // 1e-8 USD per token
+  const perToken = (usdPerMillion: number) => Math.round(usdPerMillion * 100); // 1e-8 USD per token (operator prices round to that)
   const units =
     (usage.input_tokens ?? 0) * perToken(price.input) +
     (usage.output_tokens ?? 0) * perToken(price.output) +

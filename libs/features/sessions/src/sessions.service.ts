@@ -24,6 +24,7 @@ import {
   ClientEvent,
   closesOpenCalls,
   freezeAgent,
+  PriceTable,
   priceOf,
   SessionAgent,
   isRunnable,
@@ -59,6 +60,9 @@ import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } 
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
 type Query = Record<string, unknown>;
+
+/** Operator model prices (`MANGO_MODEL_PRICES`), provided by the app; absent means the built-in list only. */
+export const MODEL_PRICES = Symbol.for('mango.ModelPrices');
 
 /** The outbox kind of a budget change: it wakes a turn paused at the budget gate (the workflow's BUDGET_CHANGED). */
 const BUDGET_CHANGED = 'session.budget_changed';
@@ -135,6 +139,7 @@ export class SessionsService {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Optional() @Inject(FILE_TEXT_READER) private readonly files?: FileTextReader,
+    @Optional() @Inject(MODEL_PRICES) private readonly prices: PriceTable = {},
   ) {}
 
   /**
@@ -192,7 +197,7 @@ export class SessionsService {
           freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
         ),
       );
-      if (input.budget && !priceOf(agentSnapshot.model.id))
+      if (input.budget && !priceOf(agentSnapshot.model.id, this.prices ?? {}))
         throw invalidRequest(
           `a budget needs a priced model; ${agentSnapshot.model.id} has no list price in this deployment`,
         );

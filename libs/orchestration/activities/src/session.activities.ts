@@ -18,6 +18,7 @@ import {
   listCost,
   MonetaryAmount,
   openCalls,
+  PriceTable,
   transcript,
 } from '@mango/domain-sessions';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
@@ -99,7 +100,7 @@ type Usage = Record<string, unknown> & {
 };
 
 /** Cumulative usage after one model response, with its list cost when the model is priced. */
-function addUsage(model: string, usage: Usage, add: ModelResponse['usage']): Usage {
+function addUsageWith(model: string, usage: Usage, add: ModelResponse['usage'], prices: PriceTable): Usage {
   const next: Usage = {
     ...usage,
     input_tokens: (usage.input_tokens ?? 0) + add.input_tokens,
@@ -108,7 +109,7 @@ function addUsage(model: string, usage: Usage, add: ModelResponse['usage']): Usa
     cache_creation_input_tokens:
       (usage.cache_creation_input_tokens ?? 0) + (add.cache_creation_input_tokens ?? 0),
   };
-  next.list_cost = listCost(model, next);
+  next.list_cost = listCost(model, next, prices);
   return next;
 }
 
@@ -121,8 +122,12 @@ export function createSessionActivities(deps: {
   model: ModelClient | null;
   /** Prompt size (tokens) at which completed turns are summarized before the next turn (default 160,000). */
   compactAtTokens?: number;
+  /** Operator list prices (`MANGO_MODEL_PRICES`) over the built-in ones. */
+  prices?: PriceTable;
 }): SessionActivities {
   const compactAt = deps.compactAtTokens ?? 160_000;
+  const addUsage = (model: string, usage: Usage, add: ModelResponse['usage']) =>
+    addUsageWith(model, usage, add, deps.prices ?? {});
   const { dataSource } = deps;
   return {
     async beginTurn({ sessionId, turn }: TurnRef) {
@@ -143,7 +148,7 @@ export function createSessionActivities(deps: {
         throw ApplicationFailure.nonRetryable('no model endpoint is configured (MANGO_MODEL_BASE_URL)');
       const model = deps.model;
       const key = `turn:${turn}:step:${step}`;
-      if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt);
+      if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {});
       const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
         const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
         // Calls still open come first: the model is asked again only when every call is answered.
@@ -365,6 +370,7 @@ async function compactIfNeeded(
   sessionId: string,
   turn: number,
   threshold: number,
+  prices: PriceTable,
 ): Promise<void> {
   const key = `turn:${turn}:compacted`;
   const plan = await withSession(dataSource, sessionId, async (_tx, s) => {
@@ -404,7 +410,7 @@ async function compactIfNeeded(
       new Date(),
     );
     if (inserted.length) {
-      s.usage = addUsage(plan.agent.model.id, s.usage as Usage, response.usage);
+      s.usage = addUsageWith(plan.agent.model.id, s.usage as Usage, response.usage, prices);
       await tx.save(SessionEntity, s);
     }
   });

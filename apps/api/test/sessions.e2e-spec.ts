@@ -402,6 +402,24 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
         /too large|limit/i,
       ],
       [
+        'a well-placed system.message (the model gate)',
+        () =>
+          sendRaw({
+            events: [
+              { type: 'user.message', content: [{ type: 'text', text: 'hi' }] },
+              { type: 'system.message', content: [{ type: 'text', text: 'be terse' }] },
+            ],
+          }),
+        400,
+        /model_does_not_support_mid_conversation_system/,
+      ],
+      [
+        'a misplaced system.message',
+        () => sendRaw({ events: [{ type: 'system.message', content: [{ type: 'text', text: 'x' }] }] }),
+        400,
+        /must immediately follow/,
+      ],
+      [
         'events to an archived session',
         () => sendRaw({ events: [message('late')] }, archivedId),
         409,

@@ -221,3 +221,38 @@ describe('File documents in messages', () => {
     expect(() => parseEventsBody(withSource(source))).toThrow(message);
   });
 });
+
+describe('system.message placement and the model gate', () => {
+  const msg = { type: 'user.message', content: [{ type: 'text', text: 'hi' }] };
+  const sys = { type: 'system.message', content: [{ type: 'text', text: 'be terse' }] };
+  it.each([
+    ['alone', [sys], /must immediately follow/],
+    ['after an interrupt', [{ type: 'user.interrupt' }, sys], /must immediately follow/],
+    ['not last', [msg, sys, msg], /only sent in POST/],
+    ['two of them', [msg, sys, sys], /only sent in POST|must immediately follow/],
+    [
+      'with a non-text block',
+      [msg, { type: 'system.message', content: [{ type: 'image' }] }],
+      /content\[0\]\.type/,
+    ],
+    ['with no content', [msg, { type: 'system.message', content: [] }], /content/],
+  ])('refuses one %s', (_name, events, message) => {
+    expect(() => parseEventsBody({ events })).toThrow(message);
+  });
+  it('well placed, it reaches the model gate (no mid-conversation system role on the Messages API)', () => {
+    try {
+      parseEventsBody({ events: [msg, sys] });
+      throw new Error('accepted');
+    } catch (err) {
+      expect(err).toBeInstanceOf(DomainError);
+      expect((err as DomainError).details).toEqual({
+        reason: 'model_does_not_support_mid_conversation_system',
+      });
+    }
+  });
+  it('is refused at creation', () => {
+    expect(() =>
+      parseSessionCreate({ agent: AGENT, environment_id: ENV, initial_events: [msg, sys] }),
+    ).toThrow(/only sent in POST/);
+  });
+});

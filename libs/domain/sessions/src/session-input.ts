@@ -12,6 +12,8 @@ import {
   SkillPin,
 } from '@mango/domain-agents';
 import {
+  DomainError,
+  ErrorCode,
   invalidRequest,
   parseMetadata,
   readArray,
@@ -185,7 +187,9 @@ function parseContent(v: unknown, path: string): ContentBlock[] {
 const THREAD_ID = /^sthr_[0-9A-HJKMNP-TV-Z]{26}$/;
 const FILE_ID = /^file_[0-9A-HJKMNP-TV-Z]{26}$/;
 const SEVT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
-const LATER = ['user.define_outcome', 'system.message'];
+const LATER = ['user.define_outcome'];
+/** The events a `system.message` may immediately follow in the same request (hosted §3.4.2). */
+const SYSTEM_MESSAGE_FOLLOWS = ['user.message', 'user.tool_result', 'user.custom_tool_result'];
 
 function readSevt(v: unknown, path: string, of: string): string {
   const id = readString(v, path);
@@ -217,6 +221,10 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
   if (typeof o.type === 'string' && LATER.includes(o.type)) {
     throw invalidRequest(`${path}.type: "${o.type}" is not accepted yet (it arrives with the agent loop)`);
   }
+  if (o.type === 'system.message')
+    throw invalidRequest(
+      `${path}: system.message is only sent in POST /v1/sessions/{id}/events, last, right after a user.message, user.tool_result or user.custom_tool_result`,
+    );
   const type = readEnum(o.type, `${path}.type`, [
     'user.message',
     'user.interrupt',
@@ -270,9 +278,39 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
 
 export function parseEventsBody(body: unknown): ClientEvent[] {
   const o = readObject(body, 'body', ['events']);
-  return readArray(o.events, 'events', { min: 1, max: SESSION_LIMITS.eventsPerRequest }).map((e, i) =>
-    parseClientEvent(e, `events[${i}]`),
-  );
+  const raw = readArray(o.events, 'events', { min: 1, max: SESSION_LIMITS.eventsPerRequest });
+  const last = raw.length - 1;
+  if (raw.length && (raw[last] as { type?: unknown } | null)?.type === 'system.message') {
+    checkSystemMessage(raw, last);
+    raw.slice(0, last).forEach((e, i) => parseClientEvent(e, `events[${i}]`));
+    // Placement and shapes are valid; the Messages API has no mid-conversation system role, so the model
+    // gate refuses it (the whole request, like any refused event).
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      `events[${last}]: the configured model endpoint does not support mid-conversation system messages (model_does_not_support_mid_conversation_system)`,
+      { reason: 'model_does_not_support_mid_conversation_system' },
+    );
+  }
+  return raw.map((e, i) => parseClientEvent(e, `events[${i}]`));
+}
+
+/**
+ * `system.message` rules (hosted §3.4.2): at most one per request, last, immediately after a
+ * `user.message`, `user.tool_result` or `user.custom_tool_result`; `content` is text blocks.
+ */
+function checkSystemMessage(raw: unknown[], at: number): void {
+  const path = `events[${at}]`;
+  const o = readObject(raw[at], path, ['type', 'content']);
+  readArray(o.content, `${path}.content`, { min: 1, max: SESSION_LIMITS.contentBlocks }).forEach((b, i) => {
+    const block = readObject(b, `${path}.content[${i}]`, ['type', 'text']);
+    readEnum(block.type, `${path}.content[${i}].type`, ['text'] as const);
+    readString(block.text, `${path}.content[${i}].text`, { min: 1, max: SESSION_LIMITS.textBlock });
+  });
+  const before = (raw[at - 1] as { type?: unknown } | undefined)?.type;
+  if (typeof before !== 'string' || !SYSTEM_MESSAGE_FOLLOWS.includes(before))
+    throw invalidRequest(
+      `${path}: a system.message must immediately follow a user.message, user.tool_result or user.custom_tool_result in the same request`,
+    );
 }
 
 export function parseSessionCreate(body: unknown): SessionCreateInput {

@@ -2226,6 +2226,12 @@ type SkillVersionUploadRequest struct {
 	Files []string `json:"files[]"`
 }
 
+// SystemMessageParams A mid-conversation system turn: at most one per request, last, immediately after a user.message, user.tool_result or user.custom_tool_result. Model-gated: the Messages API has no mid-conversation system role, so a well-placed one is refused with 400 and `error.details.reason: model_does_not_support_mid_conversation_system` (misplaced ones get a placement message).
+type SystemMessageParams struct {
+	Content []TextBlock `json:"content"`
+	Type    string      `json:"type"`
+}
+
 // TextBlock defines model for TextBlock.
 type TextBlock struct {
 	Text string `json:"text"`
@@ -4652,6 +4658,32 @@ func (t *SessionEventsSendRequest_Events_Item) FromUserCustomToolResultParams(v 
 
 // MergeUserCustomToolResultParams performs a merge with any union data inside the SessionEventsSendRequest_Events_Item, using the provided UserCustomToolResultParams
 func (t *SessionEventsSendRequest_Events_Item) MergeUserCustomToolResultParams(v UserCustomToolResultParams) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSystemMessageParams returns the union data inside the SessionEventsSendRequest_Events_Item as a SystemMessageParams
+func (t SessionEventsSendRequest_Events_Item) AsSystemMessageParams() (SystemMessageParams, error) {
+	var body SystemMessageParams
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSystemMessageParams overwrites any union data inside the SessionEventsSendRequest_Events_Item as the provided SystemMessageParams
+func (t *SessionEventsSendRequest_Events_Item) FromSystemMessageParams(v SystemMessageParams) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSystemMessageParams performs a merge with any union data inside the SessionEventsSendRequest_Events_Item, using the provided SystemMessageParams
+func (t *SessionEventsSendRequest_Events_Item) MergeSystemMessageParams(v SystemMessageParams) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

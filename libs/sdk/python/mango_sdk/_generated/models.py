@@ -846,6 +846,15 @@ class UserInterruptParams(TypedDict, closed=True):
     session_thread_id: NotRequired[str]
 
 
+class SystemMessageParams(TypedDict, closed=True):
+    """
+    A mid-conversation system turn: at most one per request, last, immediately after a user.message, user.tool_result or user.custom_tool_result. Model-gated: the Messages API has no mid-conversation system role, so a well-placed one is refused with 400 and `error.details.reason: model_does_not_support_mid_conversation_system` (misplaced ones get a placement message).
+    """
+
+    type: Literal["system.message"]
+    content: list[TextBlock]
+
+
 class UserToolResultParams(TypedDict, closed=True):
     """
     The worker's answer to an agent.tool_use — only from the Session's live Work token, once per tool_use_id.
@@ -905,6 +914,7 @@ class SessionEventsSendRequest(TypedDict, closed=True):
         | UserToolResultParams
         | UserToolConfirmationParams
         | UserCustomToolResultParams
+        | SystemMessageParams
     ]
 
 

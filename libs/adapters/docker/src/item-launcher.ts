@@ -5,6 +5,8 @@ import { createDockerClient } from './docker-engine';
 export const LABEL_WORK = 'dev.mango.work_id';
 export const LABEL_ENVIRONMENT = 'dev.mango.environment_id';
 export const LABEL_SUPERVISOR = 'dev.mango.supervisor';
+/** The Session a Session item's container serves: one activation per Session workspace at a time. */
+export const LABEL_SESSION = 'dev.mango.session_id';
 
 export interface LaunchSettings {
   dockerHost?: string;
@@ -112,8 +114,28 @@ export class DockerItemLauncher {
     return left.map((c) => c.Id);
   }
 
+  /**
+   * A Session's new activation replaces any earlier one still running on this engine (its Work is already
+   * stopped or reclaimed — only one live Work item per Session exists): validated by its labels and
+   * force-removed before the new container starts, so two activations never share the workspace.
+   */
+  async removeEarlierActivations(sessionId: string, environmentId: string): Promise<number> {
+    const earlier = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL_SESSION}=${sessionId}`] },
+    });
+    for (const c of earlier) {
+      if (c.Labels[LABEL_SESSION] !== sessionId || c.Labels[LABEL_ENVIRONMENT] !== environmentId) {
+        throw new Error(`container ${c.Id} does not belong to Session ${sessionId}; refusing to remove it`);
+      }
+      await this.docker.getContainer(c.Id).remove({ force: true });
+    }
+    return earlier.length;
+  }
+
   async launch(req: LaunchRequest): Promise<LaunchOutcome> {
     await this.removeStale(req.workId, req.environmentId);
+    if (req.workType === 'session') await this.removeEarlierActivations(req.sessionId!, req.environmentId);
     if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
     const env = [
       `MANGO_WORK_ID=${req.workId}`,
@@ -164,6 +186,7 @@ export class DockerItemLauncher {
         [LABEL_WORK]: req.workId,
         [LABEL_ENVIRONMENT]: req.environmentId,
         [LABEL_SUPERVISOR]: this.settings.supervisorId,
+        ...(req.workType === 'session' ? { [LABEL_SESSION]: req.sessionId! } : {}),
       },
       OpenStdin: true,
       StdinOnce: true,

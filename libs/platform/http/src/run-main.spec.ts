@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '../../../..');
+
+/** Runs a tiny app through runMain in a child process; `bootMs` is how long its start() takes. */
+function app(bootMs: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'run-main-'));
+  const script = join(dir, 'app.js');
+  writeFileSync(
+    script,
+    `const { runMain } = require(${JSON.stringify(join(__dirname, 'run-main.ts'))});
+     console.log('booting');
+     runMain('test', () => new Promise((resolve) => setTimeout(() => {
+       console.log('up');
+       resolve({ close: async () => console.log('closed') });
+     }, ${bootMs})));`,
+  );
+  const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const until = async (text: string) => {
+    while (!out.includes(text)) await new Promise((r) => setTimeout(r, 10));
+  };
+  return { child, exited, until, out: () => out };
+}
+
+describe('runMain signal handling', () => {
+  it('a SIGTERM during boot is kept: the app closes as soon as it is up and exits 0', async () => {
+    const a = app(800);
+    await a.until('booting');
+    a.child.kill('SIGTERM');
+    expect(await a.exited).toBe(0);
+    expect(a.out()).toMatch(/up[\s\S]*closed/);
+  }, 30_000);
+
+  it('a SIGTERM after boot closes the app and exits 0', async () => {
+    const a = app(0);
+    await a.until('up');
+    a.child.kill('SIGTERM');
+    expect(await a.exited).toBe(0);
+    expect(a.out()).toContain('closed');
+  }, 30_000);
+});

@@ -1,14 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { ObjectStore } from '@mango/adapter-object-store';
 import {
-  answers,
   ApiUnderTest,
   AppProcess,
-  freePort,
+  dropBucket,
+  freshBucketEnv,
   httpClient,
   HttpClient,
   startApi,
-  startApp,
+  startFilesApp,
 } from '@mango/testing';
 
 /**
@@ -24,24 +22,13 @@ describe('File documents in Session events (real apps/api + apps/files, PostgreS
   let ws: HttpClient;
   let agent: string;
   let env: string;
-  const bucket = `mango-filedocs-${randomBytes(3).toString('hex')}`;
-  const s3 = {
-    MANGO_S3_ENDPOINT: process.env.MANGO_S3_ENDPOINT!,
-    MANGO_S3_ACCESS_KEY: process.env.MANGO_S3_ACCESS_KEY!,
-    MANGO_S3_SECRET_KEY: process.env.MANGO_S3_SECRET_KEY!,
-    MANGO_S3_REGION: process.env.MANGO_S3_REGION ?? 'us-east-1',
-    MANGO_S3_BUCKET: bucket,
-  };
+  const s3 = freshBucketEnv('filedocs');
 
   beforeAll(async () => {
     api = await startApi('filedocs', { ...s3, MANGO_FILES_TEXT_MAX_BYTES: '64' });
-    const port = await freePort();
-    filesUrl = `http://127.0.0.1:${port}`;
-    files = await startApp(
-      'apps/files/src/main.ts',
-      { MANGO_DATABASE_URL: api.db.url, MANGO_FILES_PORT: String(port), MANGO_LOG_LEVEL: 'warn', ...s3 },
-      answers(`${filesUrl}/healthz`),
-    );
+    const started = await startFilesApp(api.db.url, s3);
+    files = started.app;
+    filesUrl = started.url;
     key = (await api.issueKey('wrkspc_default')).api_key;
     ws = httpClient(api.url, key);
     agent = (await ws.post('/v1/agents', { name: 'reader', model: 'claude-sonnet-4-6' })).body.id;
@@ -51,17 +38,7 @@ describe('File documents in Session events (real apps/api + apps/files, PostgreS
   afterAll(async () => {
     await files?.stop();
     await api?.close();
-    const store = new ObjectStore({
-      endpoint: s3.MANGO_S3_ENDPOINT,
-      accessKey: s3.MANGO_S3_ACCESS_KEY,
-      secretKey: s3.MANGO_S3_SECRET_KEY,
-      region: s3.MANGO_S3_REGION,
-      bucket,
-    });
-    const names: string[] = [];
-    for await (const o of store.client.listObjectsV2(bucket, '', true)) if (o.name) names.push(o.name);
-    if (names.length) await store.client.removeObjects(bucket, names);
-    await store.client.removeBucket(bucket);
+    await dropBucket(s3);
   });
 
   async function upload(name: string, type: string, bytes: Uint8Array | string): Promise<string> {

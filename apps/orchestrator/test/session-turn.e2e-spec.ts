@@ -19,6 +19,22 @@ import {
  * session id); the Session workflow's activities call the scripted Messages API and append the turn's
  * events exactly once.
  */
+
+const say = (text: string) => ({ type: 'user.message', content: [{ type: 'text', text }] });
+
+/** The Session's events once it has gone idle `n` times (fails after a minute). */
+async function idles(ws: HttpClient, sessionId: string, n: number) {
+  for (let i = 0; i < 600; i++) {
+    const list = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
+      type: string;
+      [k: string]: any;
+    }>;
+    if (list.filter((e) => e.type === 'session.status_idle').length >= n) return list;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`session ${sessionId} did not reach ${n} idles`);
+}
+
 describe('a Session turn through the orchestrator (real API, Temporal, PostgreSQL, scripted model)', () => {
   let api: ApiUnderTest;
   let orchestrator: AppProcess;
@@ -208,18 +224,6 @@ describe('long Sessions continue as new (real orchestrator, Temporal)', () => {
       const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
       const agent = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6' })).body.id;
       const env = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
-      const say = (text: string) => ({ type: 'user.message', content: [{ type: 'text', text }] });
-      const idles = async (sessionId: string, n: number) => {
-        for (let i = 0; i < 600; i++) {
-          const list = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
-            type: string;
-            [k: string]: any;
-          }>;
-          if (list.filter((e) => e.type === 'session.status_idle').length >= n) return list;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        throw new Error(`session ${sessionId} did not reach ${n} idles`);
-      };
       model.script(
         { content: [{ type: 'text', text: 'reply 1' }] },
         // Turn 2 is slow: message 3 arrives while it runs, and is consumed only by the next run.
@@ -230,18 +234,18 @@ describe('long Sessions continue as new (real orchestrator, Temporal)', () => {
       );
       const s = (await ws.post('/v1/sessions', { agent, environment_id: env, initial_events: [say('m1')] }))
         .body;
-      await idles(s.id, 1);
+      await idles(ws, s.id, 1);
       await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m2')] });
       for (let i = 0; i < 100; i++) {
         if (model.requests.length >= 2) break;
         await new Promise((r) => setTimeout(r, 50));
       }
       await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m3')] });
-      await idles(s.id, 3);
+      await idles(ws, s.id, 3);
       await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m4')] });
-      await idles(s.id, 4);
+      await idles(ws, s.id, 4);
       await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('m5')] });
-      const events = await idles(s.id, 5);
+      const events = await idles(ws, s.id, 5);
 
       expect(events.filter((e) => e.type === 'agent.message').map((e) => e.content[0].text)).toEqual([
         'reply 1',
@@ -401,18 +405,6 @@ describe('compaction near the model window (real orchestrator, scripted model)',
         await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6', system: 'Be brief.' })
       ).body.id;
       const env = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
-      const say = (text: string) => ({ type: 'user.message', content: [{ type: 'text', text }] });
-      const idles = async (sessionId: string, n: number) => {
-        for (let i = 0; i < 600; i++) {
-          const list = (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
-            type: string;
-            [k: string]: any;
-          }>;
-          if (list.filter((e) => e.type === 'session.status_idle').length >= n) return list;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        throw new Error('no idle');
-      };
       model.script(
         {
           content: [{ type: 'text', text: 'Long answer one.' }],
@@ -427,9 +419,9 @@ describe('compaction near the model window (real orchestrator, scripted model)',
       );
       const s = (await ws.post('/v1/sessions', { agent, environment_id: env, initial_events: [say('one')] }))
         .body;
-      await idles(s.id, 1);
+      await idles(ws, s.id, 1);
       await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('two')] });
-      const events = await idles(s.id, 2);
+      const events = await idles(ws, s.id, 2);
       const second = events.slice(events.findIndex((e) => e.type === 'session.status_idle') + 1);
       expect(second.map((e) => e.type)).toEqual([
         'user.message',
@@ -460,7 +452,7 @@ describe('compaction near the model window (real orchestrator, scripted model)',
         output_tokens: 75,
       });
       await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('three')] });
-      const third = await idles(s.id, 3);
+      const third = await idles(ws, s.id, 3);
       expect(third.filter((e) => e.type === 'agent.thread_context_compacted')).toHaveLength(1);
       expect(model.requests[3]!.body.messages.map((m: { role: string }) => m.role)).toEqual([
         'user',

@@ -1,6 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { ObjectStore } from '@mango/adapter-object-store';
-import { answers, AppProcess, freePort, httpClient, startApp, startIngress } from '@mango/testing';
+import {
+  AppProcess,
+  dropBucket,
+  freshBucketEnv,
+  httpClient,
+  startFilesApp,
+  startIngress,
+} from '@mango/testing';
 import { Stack, startStack, toolCall, watchContainers, WORK_LABEL } from './support';
 
 /**
@@ -20,32 +25,17 @@ describe('seed 000: a Memory write delayed beyond 15 s during supervisor shutdow
   let released = 0;
   let onHeld: () => void = () => undefined;
   const held = new Promise<void>((resolve) => (onHeld = resolve));
-  const bucket = `mango-memshutdown-${randomBytes(3).toString('hex')}`;
-  const s3 = {
-    MANGO_S3_ENDPOINT: process.env.MANGO_S3_ENDPOINT!,
-    MANGO_S3_ACCESS_KEY: process.env.MANGO_S3_ACCESS_KEY!,
-    MANGO_S3_SECRET_KEY: process.env.MANGO_S3_SECRET_KEY!,
-    MANGO_S3_REGION: process.env.MANGO_S3_REGION ?? 'us-east-1',
-    MANGO_S3_BUCKET: bucket,
-  };
+  const s3 = freshBucketEnv('memshutdown');
 
   beforeAll(async () => {
     stack = await startStack('memshutdown');
     watcher = await watchContainers(stack.docker);
-    const port = await freePort();
-    files = await startApp(
-      'apps/files/src/main.ts',
-      {
-        MANGO_DATABASE_URL: stack.api.db.url,
-        MANGO_FILES_PORT: String(port),
-        MANGO_LOG_LEVEL: 'warn',
-        ...s3,
-      },
-      answers(`http://127.0.0.1:${port}/healthz`),
-    );
+    const started = await startFilesApp(stack.api.db.url, s3);
+    files = started.app;
+    const filesUrl = started.url;
     ingress = await startIngress({
       apiUrl: stack.api.url,
-      filesUrl: `http://127.0.0.1:${port}`,
+      filesUrl,
       // Hold the first Memory write that comes from the worker (the final sync's push).
       beforeForward: (method, url) => {
         if (heldAt || method !== 'POST' || !/^\/v1\/memory_stores\/[^/]+\/memories/.test(url)) return;
@@ -61,17 +51,7 @@ describe('seed 000: a Memory write delayed beyond 15 s during supervisor shutdow
     await stack?.close();
     await ingress?.close();
     await files?.stop();
-    const store = new ObjectStore({
-      endpoint: s3.MANGO_S3_ENDPOINT,
-      accessKey: s3.MANGO_S3_ACCESS_KEY,
-      secretKey: s3.MANGO_S3_SECRET_KEY,
-      region: s3.MANGO_S3_REGION,
-      bucket,
-    });
-    const names: string[] = [];
-    for await (const o of store.client.listObjectsV2(bucket, '', true)) if (o.name) names.push(o.name);
-    if (names.length) await store.client.removeObjects(bucket, names);
-    await store.client.removeBucket(bucket);
+    await dropBucket(s3);
   });
 
   it('the held write is renewed, persisted and cleaned up before the supervisor exits', async () => {

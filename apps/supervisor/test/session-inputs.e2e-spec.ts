@@ -1,6 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { ObjectStore } from '@mango/adapter-object-store';
-import { answers, AppProcess, freePort, httpClient, startApp, startIngress } from '@mango/testing';
+import {
+  AppProcess,
+  dropBucket,
+  freshBucketEnv,
+  httpClient,
+  startFilesApp,
+  startIngress,
+} from '@mango/testing';
 import { lastResult, Stack, startStack, toolCall } from './support';
 
 /**
@@ -14,29 +19,14 @@ describe('Skills and Memory in a real Session container (ingress, apps/api, apps
   let files: AppProcess;
   let ingress: Awaited<ReturnType<typeof startIngress>>;
   let key: string;
-  const bucket = `mango-sessinputs-${randomBytes(3).toString('hex')}`;
-  const s3 = {
-    MANGO_S3_ENDPOINT: process.env.MANGO_S3_ENDPOINT!,
-    MANGO_S3_ACCESS_KEY: process.env.MANGO_S3_ACCESS_KEY!,
-    MANGO_S3_SECRET_KEY: process.env.MANGO_S3_SECRET_KEY!,
-    MANGO_S3_REGION: process.env.MANGO_S3_REGION ?? 'us-east-1',
-    MANGO_S3_BUCKET: bucket,
-  };
+  const s3 = freshBucketEnv('sessinputs');
 
   beforeAll(async () => {
     stack = await startStack('sessinputs');
-    const port = await freePort();
-    files = await startApp(
-      'apps/files/src/main.ts',
-      {
-        MANGO_DATABASE_URL: stack.api.db.url,
-        MANGO_FILES_PORT: String(port),
-        MANGO_LOG_LEVEL: 'warn',
-        ...s3,
-      },
-      answers(`http://127.0.0.1:${port}/healthz`),
-    );
-    ingress = await startIngress({ apiUrl: stack.api.url, filesUrl: `http://127.0.0.1:${port}` });
+    const started = await startFilesApp(stack.api.db.url, s3);
+    files = started.app;
+    const filesUrl = started.url;
+    ingress = await startIngress({ apiUrl: stack.api.url, filesUrl });
     key = (await stack.api.issueKey('wrkspc_default')).api_key;
     await stack.startSupervisor({ MANGO_BASE_URL: ingress.url });
   }, 180_000);
@@ -45,17 +35,7 @@ describe('Skills and Memory in a real Session container (ingress, apps/api, apps
     await stack?.close();
     await ingress?.close();
     await files?.stop();
-    const store = new ObjectStore({
-      endpoint: s3.MANGO_S3_ENDPOINT,
-      accessKey: s3.MANGO_S3_ACCESS_KEY,
-      secretKey: s3.MANGO_S3_SECRET_KEY,
-      region: s3.MANGO_S3_REGION,
-      bucket,
-    });
-    const names: string[] = [];
-    for await (const o of store.client.listObjectsV2(bucket, '', true)) if (o.name) names.push(o.name);
-    if (names.length) await store.client.removeObjects(bucket, names);
-    await store.client.removeBucket(bucket);
+    await dropBucket(s3);
   });
 
   it('stages the pinned Skill, mounts the Memory Store, and pushes what the model wrote there', async () => {

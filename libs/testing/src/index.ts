@@ -5,3 +5,4 @@ export * from './test-database';
 export * from './api-under-test';
 export * from './scripted-model-server';
 export * from './ingress';
+export * from './files-app';

@@ -52,13 +52,14 @@ export async function runSession(
     return 0;
   }
 
+  const token = decodeWorkSecret(o.secret).sessions_token;
   let disposeSkills: (() => Promise<void>) | undefined;
   try {
     const staged = await stageSessionSkills({
       session,
       workdir: o.workdir,
       baseUrl: o.baseUrl,
-      token: decodeWorkSecret(o.secret).sessions_token,
+      token,
       signal,
     });
     disposeSkills = staged.dispose;
@@ -83,7 +84,7 @@ export async function runSession(
   // calls (seed 000: teardown keeps the lease renewed while it finishes), within the teardown bounds.
   const memoryClient = new MangoClient({
     baseUrl: o.baseUrl,
-    apiKey: decodeWorkSecret(o.secret).sessions_token,
+    apiKey: token,
     maxRetries: 0,
     timeoutMs: MEMORY_FINAL_SYNC_MS + MEMORY_FLUSH_MS,
   });

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { invalidRequest, notFound, unauthenticated } from '@mango/domain-kernel';
-import type { Principal } from '@mango/feature-auth';
+import { type Principal, WORK_TOKEN_AUTHENTICATOR, type WorkTokenAuthenticator } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import { MessageDelta, SessionEntity, SessionEventEntity } from '@mango/persistence';
@@ -8,7 +8,6 @@ import type { Request, Response } from 'express';
 import { DataSource, IsNull } from 'typeorm';
 import { renderEvent } from './session.view';
 import { SessionStreamHub } from './session-stream.service';
-import { SessionsService } from './sessions.service';
 
 const frames = new WeakMap<SessionEventEntity, string>();
 /** One SSE frame per event (`id:` is the sequence), rendered once however many streams carry it. */
@@ -80,8 +79,14 @@ export class SessionStreamer {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly hub: SessionStreamHub,
-    private readonly sessions: SessionsService,
+    @Optional() @Inject(WORK_TOKEN_AUTHENTICATOR) private readonly workTokens?: WorkTokenAuthenticator,
   ) {}
+
+  /** The token still owns the Session right now (same Work item, lease live for reading). */
+  private async stillOwns(p: Extract<Principal, { kind: 'work' }>, sessionId: string): Promise<boolean> {
+    const now = await this.workTokens?.authenticate(p.tokenDigest);
+    return Boolean(now?.live && now.workId === p.workId && now.sessionId === sessionId);
+  }
 
   /** Opens a Session's stream (also the primary Thread's stream, which carries the same events). */
   async open(
@@ -140,7 +145,7 @@ export class SessionStreamer {
     const ownership =
       p.kind === 'work'
         ? setInterval(() => {
-            this.sessions.workTokenStillOwns(p, sessionId).then(
+            this.stillOwns(p, sessionId).then(
               (owns) => {
                 if (owns || closed) return;
                 res.write(

@@ -575,21 +575,6 @@ export class SessionsService {
     return id;
   }
 
-  /**
-   * Whether a Work token still owns its Session right now (same token, lease live for reading): open
-   * streams re-check this every second and close when it is lost.
-   */
-  async workTokenStillOwns(p: Extract<Principal, { kind: 'work' }>, sessionId: string): Promise<boolean> {
-    const { entities, raw } = await this.dataSource.manager
-      .createQueryBuilder(WorkItemEntity, 'w')
-      .addSelect('now()', 'db_now')
-      .where('w.id = :id', { id: p.workId })
-      .getRawAndEntities<{ db_now: Date }>();
-    const row = entities[0];
-    if (!row || row.sessionId !== sessionId || !row.tokenDigest?.equals(p.tokenDigest)) return false;
-    return tokenAccess(toLease(row), new Date(raw[0]!.db_now), 'session_read').allowed;
-  }
-
   /** The Work item's current token and live lease, held FOR SHARE until the append commits. */
   private async requireLiveLease(tx: EntityManager, p: Extract<Principal, { kind: 'work' }>): Promise<void> {
     const row = await tx.findOne(WorkItemEntity, {

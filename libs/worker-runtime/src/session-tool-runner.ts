@@ -64,6 +64,8 @@ export class SessionToolRunner {
   /** Calls run one at a time, in order, while the stream keeps being read (interrupts cancel them). */
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
+  /** The last event that set the idle countdown: re-applied once the calls in flight are done. */
+  private lastClock?: RunnerEvent;
   private inflight?: { id: string; ctrl: AbortController };
   private draining = false;
   /** Tool call ids whose result this runner posted (for tests and logs). */
@@ -219,6 +221,7 @@ export class SessionToolRunner {
 
   /** The idle countdown: armed by an idle that is not `requires_action`, disarmed by anything else. */
   private clock(e: RunnerEvent): void {
+    this.lastClock = e;
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     const maxIdle = this.o.maxIdleMs ?? DEFAULT_MAX_IDLE_MS;
@@ -272,6 +275,9 @@ export class SessionToolRunner {
       .finally(() => {
         this.pending--;
         if (this.draining && this.pending === 0) this.stop('drained');
+        // An idle that arrived while this call was still finishing (e.g. killed by an interrupt) starts
+        // its countdown now; otherwise the activation would wait for the next event to end.
+        else if (this.pending === 0 && !this.idleTimer && this.lastClock) this.clock(this.lastClock);
       });
   }
 

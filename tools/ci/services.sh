@@ -5,19 +5,25 @@
 #   tools/ci/services.sh stop    [pg|temporal|s3|docker|all]
 #   eval "$(tools/ci/services.sh env)"
 # Idempotent. Builds are cached under $MANGO_SERVICES_CACHE (default ~/.cache/mango-services), which this
-# script owns; per-run state lives under $MANGO_SERVICES_RUN (default /tmp/mango-svc). Every listener binds
-# 127.0.0.1; dockerd runs without a bridge, so no container ever gets a private-range address.
+# script owns; per-run state lives under $MANGO_SERVICES_RUN (default /tmp/mango-svc), and data (PostgreSQL,
+# S3, Temporal's database) under $MANGO_SERVICES_DATA (default: the run directory). Tests run PostgreSQL
+# without fsync and Temporal in memory; MANGO_SERVICES_DURABLE=1 (npm run up) keeps both on disk, durably.
+# Every listener binds 127.0.0.1; dockerd runs without a bridge, so no container ever gets a private-range
+# address.
 set -euo pipefail
 CACHE=${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}
 RUN=${MANGO_SERVICES_RUN:-/tmp/mango-svc}
+DATA=${MANGO_SERVICES_DATA:-$RUN}
+DURABLE=${MANGO_SERVICES_DURABLE:-}
 PG_PORT=${MANGO_PG_PORT:-55432}; TEMPORAL_PORT=${MANGO_TEMPORAL_PORT:-17233}; S3_PORT=${MANGO_S3_PORT:-17070}
 S3_ACCESS_KEY=${MANGO_S3_ACCESS_KEY:-mangoaccess}; S3_SECRET_KEY=${MANGO_S3_SECRET_KEY:-mangosecretkey123}
 TEMPORAL_CLI_VERSION=${TEMPORAL_CLI_VERSION:-v1.5.1}; VERSITYGW_VERSION=${VERSITYGW_VERSION:-v1.7.0}
-# Bump the tag when the image contents change (it is cached in the daemon's data-root).
-BASE_IMAGE=${MANGO_BASE_IMAGE:-mango-base:v2}
+# The sandbox image (tools/docker/sandbox-image.sh): Debian bookworm's userland plus the machine's Node.
+# Bump the tag when its contents change (it is cached in the daemon's data-root).
+BASE_IMAGE=${MANGO_BASE_IMAGE:-mango-sandbox:v3}
 BIN=$CACHE/bin
 export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build GOFLAGS=-modcacherw CGO_ENABLED=0
-mkdir -p "$BIN" "$RUN/log" "$RUN/pid"
+mkdir -p "$BIN" "$RUN/log" "$RUN/pid" "$DATA"
 log() { printf '[services] %s\n' "$*" >&2; }
 
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -61,26 +67,32 @@ go_build() { # go_build <name> <module/pkg@version> [ldflags]  → $BIN/<name>-<
 PGBIN=/usr/lib/postgresql/15/bin
 pg_install() { [ -x "$PGBIN/initdb" ] || apt_ensure postgresql-15; command -v psql >/dev/null || apt_ensure postgresql-client-15; }
 pg_start() {
-  pg_install; local d=$RUN/pg/data s=$RUN/pg/sock
-  if ! [ -s "$d/PG_VERSION" ]; then mkdir -p "$d" "$s"; chown -R postgres:postgres "$RUN/pg"; chmod 755 "$RUN"
-    runuser -u postgres -- "$PGBIN/initdb" -D "$d" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$RUN/log/pg-initdb.log"; fi
+  pg_install; local d=$DATA/pg/data s=$RUN/pg/sock settings
+  mkdir -p "$s" "$DATA/pg"; chown postgres:postgres "$RUN/pg" "$s" "$DATA/pg"; chmod 755 "$RUN" "$DATA"
+  if ! [ -s "$d/PG_VERSION" ]; then mkdir -p "$d"; chown -R postgres:postgres "$DATA/pg"
+    runuser -u postgres -- "$PGBIN/initdb" -D "$d" -U postgres -A trust -E UTF8 --locale=C.UTF-8 ${DURABLE:+--data-checksums} ${DURABLE:---no-sync} >"$RUN/log/pg-initdb.log"; fi
+  # Tests trade durability for speed; the local stack a user keeps data in does not.
+  settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=minimal -c max_wal_senders=0"
+  [ -n "$DURABLE" ] && settings="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
   if ! runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" status >/dev/null 2>&1; then
     need_port "$PG_PORT" postgresql || return 1
-    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -l "$RUN/pg/postgres.log" -w -t 30 -o \
-      "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=minimal -c max_wal_senders=0 -c max_connections=300" start >/dev/null
+    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -l "$RUN/log/postgres.log" -w -t 60 -o \
+      "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $s $settings -c max_connections=300" start >/dev/null
   fi
   local q="psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt"
   $q -c "select 1 from pg_roles where rolname='mango'" | grep -q 1 || $q -c "create role mango login superuser password 'mango'" >/dev/null
   $q -c "select 1 from pg_database where datname='mango'" | grep -q 1 || $q -c "create database mango owner mango" >/dev/null
 }
-pg_stop() { if [ -s "$RUN/pg/data/PG_VERSION" ]; then runuser -u postgres -- "$PGBIN/pg_ctl" -D "$RUN/pg/data" -m fast -w stop >/dev/null 2>&1 || true; fi; }
+pg_stop() { if [ -s "$DATA/pg/data/PG_VERSION" ]; then runuser -u postgres -- "$PGBIN/pg_ctl" -D "$DATA/pg/data" -m fast -w -t 60 stop >/dev/null 2>&1 || true; fi; }
 
 # Temporal CLI dev server, built from the Go module proxy -----------------------------------------
 temporal_install() { go_build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" "-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}"; }
 temporal_start() {
   temporal_install
   running temporal || need_port "$TEMPORAL_PORT" temporal || return 1
-  start_bg temporal "$BIN/temporal" server start-dev --headless --ip 127.0.0.1 --port "$TEMPORAL_PORT" \
+  # Durable: workflows, timers and signals survive a restart (SQLite under the data directory).
+  local db=(); [ -n "$DURABLE" ] && { mkdir -p "$DATA/temporal"; db=(--db-filename "$DATA/temporal/temporal.db"); }
+  start_bg temporal "$BIN/temporal" server start-dev --headless --ip 127.0.0.1 --port "$TEMPORAL_PORT" "${db[@]}" \
     --http-port 0 --metrics-port 0 --log-level warn --log-format json \
     --dynamic-config-value frontend.enableUpdateWorkflowExecution=true \
     --dynamic-config-value frontend.enableUpdateWorkflowExecutionAsyncAccepted=true \
@@ -97,10 +109,10 @@ temporal_stop() { stop_bg temporal; }
 # S3: versitygw (Apache-2.0), POSIX backend ---------------------------------------------------------
 s3_install() { go_build versitygw "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"; }
 s3_start() {
-  s3_install; mkdir -p "$RUN/s3/data" "$RUN/s3/meta"
+  s3_install; mkdir -p "$DATA/s3/data" "$DATA/s3/meta"
   running s3 || need_port "$S3_PORT" s3 || return 1
   start_bg s3 "$BIN/versitygw" --access "$S3_ACCESS_KEY" --secret "$S3_SECRET_KEY" --region us-east-1 \
-    --port "127.0.0.1:$S3_PORT" --health /health --quiet posix --sidecar "$RUN/s3/meta" "$RUN/s3/data"
+    --port "127.0.0.1:$S3_PORT" --health /health --quiet posix --sidecar "$DATA/s3/meta" "$DATA/s3/data"
   wait_tcp "$S3_PORT" 30 s3
 }
 s3_stop() { stop_bg s3; }
@@ -119,21 +131,11 @@ docker_start() {
 }
 docker_stop() { stop_bg dockerd
   awk -v r="$RUN/dx" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true; }
-# Base image: bash, coreutils-lite and the machine's Node, imported from scratch (no registry needed).
+# The sandbox image: built once from Debian's packages (mmdebstrap, no registry), cached as a tarball under
+# $CACHE/images, imported into each daemon's data-root (tools/docker/sandbox-image.sh).
 image_build() {
   export DOCKER_HOST=unix://$DOCKER_SOCK; docker image inspect "$BASE_IMAGE" >/dev/null 2>&1 && return 0
-  local stage b l; stage=$(mktemp -d)
-  for b in "$(readlink -f "$(command -v node)")" /bin/bash /bin/sh /usr/bin/env /bin/cat /bin/ls /bin/rm /bin/mkdir /bin/sleep /usr/bin/id /bin/echo; do
-    cp -L --parents "$b" "$stage/"; for l in $(ldd "$b" | grep -o '/[^ ]*\.so[^ ]*'); do cp -L --parents "$l" "$stage/"; done; done
-  # glibc pieces that native addons (SWC, koffi) load beside node's own
-  for l in libdl.so.2 librt.so.1 libpthread.so.0 libutil.so.1 libresolv.so.2; do
-    [ -e "/lib/x86_64-linux-gnu/$l" ] && cp -L --parents "/lib/x86_64-linux-gnu/$l" "$stage/"; done
-  [ -e "$stage/usr/bin/node" ] || { mkdir -p "$stage/usr/bin"; ln -s "$(readlink -f "$(command -v node)")" "$stage/usr/bin/node"; }
-  mkdir -p "$stage"/{tmp,etc,root,workspace,home/mango}; chmod 1777 "$stage/tmp"
-  printf 'root:x:0:0:root:/root:/bin/bash\nmango:x:1000:1000:mango:/home/mango:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$stage/etc/passwd"
-  printf 'root:x:0:\nmango:x:1000:\nnogroup:x:65534:\n' >"$stage/etc/group"
-  tar --numeric-owner -C "$stage" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c 'CMD ["/bin/bash"]' - "$BASE_IMAGE" >/dev/null
-  rm -rf "$stage"
+  MANGO_SERVICES_CACHE=$CACHE bash "$(dirname "${BASH_SOURCE[0]}")/../docker/sandbox-image.sh" "$BASE_IMAGE"
 }
 image_install() { docker_start; image_build; }; image_start() { image_install; }; image_stop() { :; }
 
@@ -151,7 +153,7 @@ export MANGO_PG_ADMIN_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
 export MANGO_TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT MANGO_TEMPORAL_NAMESPACE=default
 export MANGO_S3_ENDPOINT=http://127.0.0.1:$S3_PORT MANGO_S3_ACCESS_KEY=$S3_ACCESS_KEY MANGO_S3_SECRET_KEY=$S3_SECRET_KEY MANGO_S3_REGION=us-east-1
 export DOCKER_HOST=unix://$DOCKER_SOCK MANGO_BASE_IMAGE=$BASE_IMAGE
-export MANGO_HELM_BIN=$BIN/helm
+export MANGO_HELM_BIN=$BIN/helm MANGO_TEMPORAL_BIN=$BIN/temporal
 ENV
 }
 # Sourced by tools/dev/up.sh for its helpers: stop here.

@@ -3,11 +3,19 @@
 #   PostgreSQL, S3 (versitygw), Temporal, Docker (an existing engine when there is one), the four apps and
 #   an nginx ingress on one base URL. Migrates, creates a Workspace API key and a default self_hosted
 #   Environment with its supervisor key, prints the base URL and key and writes them to .mango/local.env.
-# Settings pass through from the caller: MANGO_MODEL_BASE_URL, MANGO_MODEL_API_KEY, MANGO_PORT (8080).
+# Data is durable (PostgreSQL with fsync, Temporal on SQLite, S3 files) under $MANGO_UP_DATA, so
+# `npm run down && npm run up` keeps Agents, Sessions, events, Files and running workflows.
+# Settings pass through from the caller: MANGO_MODEL_BASE_URL / ANTHROPIC_BASE_URL, MANGO_MODEL_API_KEY /
+# ANTHROPIC_API_KEY, MANGO_PORT (8080), MANGO_WORKER_NETWORK (none: sealed sandboxes).
 set -euo pipefail
+# Files this script and the apps write get their modes explicitly; a restrictive caller umask (077) is fine.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 export MANGO_SERVICES_RUN=${MANGO_SERVICES_RUN:-/tmp/mango-up}
+if [ -z "${MANGO_UP_DATA:-}" ]; then
+  if [ "$(id -u)" = 0 ]; then MANGO_UP_DATA=/var/lib/mango-up; else MANGO_UP_DATA=${XDG_DATA_HOME:-$HOME/.local/share}/mango-up; fi
+fi
+export MANGO_SERVICES_DATA=$MANGO_UP_DATA MANGO_SERVICES_DURABLE=1
 export MANGO_PG_PORT=${MANGO_UP_PG_PORT:-55433} MANGO_TEMPORAL_PORT=${MANGO_UP_TEMPORAL_PORT:-17234} MANGO_S3_PORT=${MANGO_UP_S3_PORT:-17071}
 PORT=${MANGO_PORT:-8080}; API_PORT=${MANGO_UP_API_PORT:-8081}; FILES_PORT=${MANGO_UP_FILES_PORT:-8082}
 # shellcheck source=../ci/services.sh
@@ -16,6 +24,8 @@ RUN=$MANGO_SERVICES_RUN
 say() { printf '[up] %s\n' "$*" >&2; }
 
 bash tools/ci/ensure-node-deps.sh
+command -v jq >/dev/null || apt_ensure jq   # the README's tour reads JSON with jq
+command -v curl >/dev/null || apt_ensure curl
 for svc in pg s3 temporal; do say "starting $svc"; "${svc}_start"; done
 
 # Docker: an already running engine (DOCKER_HOST or the default socket) when there is one, else our own.
@@ -38,7 +48,9 @@ start_app() { # start_app <name> <entry> — background, logs under $RUN/log, pi
 }
 MANGO_API_PORT=$API_PORT start_app api apps/api/src/main.ts
 MANGO_FILES_PORT=$FILES_PORT MANGO_S3_BUCKET=mango start_app files apps/files/src/main.ts
-start_app orchestrator apps/orchestrator/src/main.ts
+# The model endpoint: MANGO_MODEL_* first, then the usual ANTHROPIC_* variables, then the public API.
+export MANGO_MODEL_BASE_URL=${MANGO_MODEL_BASE_URL:-${ANTHROPIC_BASE_URL:-}} MANGO_MODEL_API_KEY=${MANGO_MODEL_API_KEY:-${ANTHROPIC_API_KEY:-}}
+stop_bg orchestrator; start_app orchestrator apps/orchestrator/src/main.ts   # restarted: picks up model settings
 wait_tcp "$API_PORT" 60 api; wait_tcp "$FILES_PORT" 60 files
 
 nginx_install
@@ -51,43 +63,32 @@ wait_tcp "$PORT" 30 nginx
 BASE=http://127.0.0.1:$PORT
 for _ in $(seq 1 100); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ] && break; sleep 0.2; done
 
-# Keys and the default Environment (reused when .mango/local.env still authenticates).
+# Keys and the default Environment: reused while they still work, replaced (and said so) when not.
 mkdir -p .mango
-if [ -f .mango/local.env ]; then set -a; source .mango/local.env; set +a; fi
-auth() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$BASE/v1/environments?limit=1"; }
-if [ -z "${MANGO_API_KEY:-}" ] || [ "$(auth "$MANGO_API_KEY")" != 200 ]; then
-  MANGO_API_KEY=$(npx mango api-key create -workspace wrkspc_default -label local --json | node -pe 'JSON.parse(require("fs").readFileSync(0)).api_key')
-  MANGO_ENVIRONMENT_ID=""
-fi
-H=(-H "Authorization: Bearer $MANGO_API_KEY" -H 'Content-Type: application/json')
-if [ -z "${MANGO_ENVIRONMENT_ID:-}" ] || [ "$(curl -s -o /dev/null -w '%{http_code}' "${H[@]}" "$BASE/v1/environments/$MANGO_ENVIRONMENT_ID")" != 200 ]; then
-  MANGO_ENVIRONMENT_ID=$(curl -s "${H[@]}" "$BASE/v1/environments?limit=1000" | node -pe 'const d=JSON.parse(require("fs").readFileSync(0)).data.find(e=>e.name==="local-docker"); d?d.id:""')
-  [ -n "$MANGO_ENVIRONMENT_ID" ] || MANGO_ENVIRONMENT_ID=$(curl -s "${H[@]}" -X POST "$BASE/v1/environments" -d '{"name":"local-docker","description":"npm run up: the local Docker supervisor"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).id')
-  MANGO_ENVIRONMENT_KEY=""
-fi
-if [ -z "${MANGO_ENVIRONMENT_KEY:-}" ] || [ "$(auth "$MANGO_ENVIRONMENT_KEY")" = 401 ]; then
-  MANGO_ENVIRONMENT_KEY=$(npx mango api-key create -workspace wrkspc_default -environment "$MANGO_ENVIRONMENT_ID" -label local-supervisor --json | node -pe 'JSON.parse(require("fs").readFileSync(0)).api_key')
-fi
-umask 077
-cat > .mango/local.env <<ENV
-MANGO_BASE_URL=$BASE
-MANGO_API_KEY=$MANGO_API_KEY
-MANGO_DATABASE_URL=$MANGO_DATABASE_URL
-MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID
-MANGO_ENVIRONMENT_KEY=$MANGO_ENVIRONMENT_KEY
-ENV
+node -r "$ROOT/tools/runtime/register.js" tools/dev/local-bootstrap.ts "$BASE" .mango/local.env
+set -a; source .mango/local.env; set +a
 
-# Sandboxes use the host network and reach the API on 127.0.0.1; the item runner comes from this checkout.
+# Sandboxes are sealed (no network); they reach Mango only through the supervisor's Work API socket.
+# The supervisor is restarted so that it always runs against the Environment and key just written.
+stop_bg supervisor
 MANGO_BASE_URL=$BASE MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID MANGO_ENVIRONMENT_KEY=$MANGO_ENVIRONMENT_KEY \
-  MANGO_DOCKER_BASE_URL=$BASE MANGO_WORKER_IMAGE=$BASE_IMAGE MANGO_WORKER_SOURCE_DIR=$ROOT \
-  MANGO_SUPERVISOR_ID=local-up start_app supervisor apps/supervisor/src/main.ts
-for _ in $(seq 1 100); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; sleep 0.2; done
+  MANGO_WORKER_IMAGE=$BASE_IMAGE MANGO_WORKER_SOURCE_DIR=$ROOT MANGO_WORKER_SOCKET_DIR=$RUN/sockets \
+  MANGO_WORKER_NETWORK=${MANGO_WORKER_NETWORK:-none} MANGO_SUPERVISOR_ID=local-up start_app supervisor apps/supervisor/src/main.ts
+for _ in $(seq 1 150); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; sleep 0.2; done
+grep -q 'docker engine connected' "$RUN/log/supervisor.log" || { say "the supervisor did not start: $RUN/log/supervisor.log"; exit 1; }
+
+if [ -n "$MANGO_MODEL_BASE_URL" ]; then model="$MANGO_MODEL_BASE_URL"; else model="https://api.anthropic.com (the public Anthropic API)"; fi
+if [ -n "$MANGO_MODEL_API_KEY" ]; then model_key="a key is set"
+elif [ -n "${MANGO_MODEL_BASE_URL}" ]; then model_key="no key (MANGO_MODEL_API_KEY / ANTHROPIC_API_KEY unset; fine for a local endpoint)"
+else model_key="NO KEY: Session turns end with session.error until you set MANGO_MODEL_API_KEY or ANTHROPIC_API_KEY and rerun npm run up"; fi
 
 cat <<EOF2
 
 Mango is up (logs: $RUN/log, stop with: npm run down)
   MANGO_BASE_URL=$BASE
   MANGO_API_KEY=$MANGO_API_KEY
-  environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it)
+  environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it; sandbox network: ${MANGO_WORKER_NETWORK:-none})
+  model:         $model — $model_key
+  data:          $MANGO_UP_DATA (durable; npm run down && npm run up keeps it)
 Written to .mango/local.env — e.g.  set -a; source .mango/local.env; set +a
 EOF2

@@ -26,6 +26,15 @@ export class OrchestratorEnv {
   @IsString()
   MANGO_MODEL_API_KEY?: string;
 
+  /** Fallbacks the Anthropic tools use: MANGO_MODEL_BASE_URL / MANGO_MODEL_API_KEY win over them. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  ANTHROPIC_BASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  ANTHROPIC_API_KEY?: string;
+
   /** Operator list prices (usage.list_cost, budgets): JSON, model id → {input, output} USD per million. */
   @IsOptional()
   @IsString()

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createProbeActivities, createSessionActivities } from '@mango/activities';
 import { parsePriceTable } from '@mango/domain-sessions';
-import { ModelClient } from '@mango/adapter-model';
+import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -27,6 +27,11 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
   async onApplicationBootstrap(): Promise<void> {
     installRuntimeLogger(this.log);
     this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
+    const endpoint = resolveModelEndpoint(this.env);
+    this.log[endpoint.usable ? 'info' : 'warn'](
+      { model_endpoint: endpoint.described },
+      endpoint.usable ? 'model endpoint' : `model endpoint unusable: ${endpoint.reason}`,
+    );
     this.worker = await Worker.create({
       connection: this.connection,
       namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
@@ -39,12 +44,9 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
           prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
-          model: this.env.MANGO_MODEL_BASE_URL
-            ? new ModelClient({
-                baseUrl: this.env.MANGO_MODEL_BASE_URL,
-                apiKey: this.env.MANGO_MODEL_API_KEY ?? '',
-              })
-            : null,
+          model: endpoint.usable
+            ? new ModelClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey })
+            : { unavailable: endpoint.reason },
         }),
       },
     });

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileItemRunner } from './compile-runner';
 
@@ -19,5 +20,29 @@ describe('compileItemRunner', () => {
     });
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/MANGO_WORK_ID/);
+  });
+
+  it('writes the runner world-readable even under umask 077 (the sandbox uid must read it)', () => {
+    const root = mkdtempSync(join(tmpdir(), 'runner-umask-'));
+    for (const n of ['apps', 'libs', 'tools', 'node_modules', 'tsconfig.base.json'])
+      symlinkSync(join(ROOT, n), join(root, n));
+    const old = process.umask(0o077);
+    try {
+      const entry = compileItemRunner(root);
+      const modes: Array<[string, number]> = [];
+      const walk = (p: string) => {
+        const st = statSync(p);
+        modes.push([p, st.mode & 0o777]);
+        if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
+      };
+      walk(join(root, 'dist'));
+      expect(modes.length).toBeGreaterThan(10);
+      for (const [p, mode] of modes)
+        expect([p, mode]).toEqual([p, statSync(p).isDirectory() ? 0o755 : 0o644]);
+      expect(statSync(join(root, entry)).mode & 0o004).toBe(0o004);
+    } finally {
+      process.umask(old);
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

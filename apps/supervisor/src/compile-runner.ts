@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { transformFileSync, type Options } from '@swc/core';
 
@@ -49,11 +49,22 @@ export function compileItemRunner(sourceRoot: string): string {
     hash.update(rel).update(code);
   const base = join(sourceRoot, 'dist/item-runner');
   const final = join(base, hash.digest('hex').slice(0, 16));
+  // Readable by the sandbox uid whatever the caller's umask (modes set explicitly, not through umask).
+  for (const dir of [join(sourceRoot, 'dist'), base]) {
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o755);
+  }
   if (!existsSync(final)) {
     const tmp = join(base, `.tmp-${process.pid}-${Date.now()}`);
     for (const [rel, code] of outputs) {
-      mkdirSync(dirname(join(tmp, rel)), { recursive: true });
-      writeFileSync(join(tmp, rel), code);
+      const file = join(tmp, rel);
+      for (let d = dirname(file); ; d = dirname(d)) {
+        mkdirSync(d, { recursive: true });
+        chmodSync(d, 0o755);
+        if (d === tmp) break;
+      }
+      writeFileSync(file, code);
+      chmodSync(file, 0o644);
     }
     try {
       renameSync(tmp, final);

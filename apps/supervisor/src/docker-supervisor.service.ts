@@ -46,9 +46,15 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         docker_api_version: info.apiVersion,
         environment_id: this.env.MANGO_ENVIRONMENT_ID,
         base_url: this.env.MANGO_BASE_URL,
+        sandbox_network: this.env.MANGO_WORKER_NETWORK,
       },
       'docker engine connected',
     );
+    if (this.env.MANGO_WORKER_NETWORK !== 'none')
+      this.log.warn(
+        { sandbox_network: this.env.MANGO_WORKER_NETWORK },
+        'sandboxes are not sealed: their network was chosen by MANGO_WORKER_NETWORK (see the operator guide)',
+      );
     this.watch = setInterval(() => void this.checkEngine(docker), ENGINE_CHECK_INTERVAL_MS);
     const supervisorId =
       this.env.MANGO_SUPERVISOR_ID ?? `${hostname()}-${this.env.MANGO_ENVIRONMENT_ID}`.toLowerCase();
@@ -57,7 +63,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       dockerHost: this.env.DOCKER_HOST,
       image: this.env.MANGO_WORKER_IMAGE,
       network: this.env.MANGO_WORKER_NETWORK,
-      baseUrl: this.env.MANGO_DOCKER_BASE_URL ?? this.env.MANGO_BASE_URL,
+      upstreamUrl: this.env.MANGO_BASE_URL,
+      socketRoot: this.env.MANGO_WORKER_SOCKET_DIR,
       sourceDir: this.env.MANGO_WORKER_SOURCE_DIR,
       supervisorId,
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,

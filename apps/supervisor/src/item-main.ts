@@ -3,6 +3,7 @@
 import { makeNonDumpable, handleItem, runHealthcheckProbe } from '@mango/worker-runtime';
 import { loadConfig } from '@mango/platform-config';
 import { createLogger } from '@mango/platform-logging';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { ItemEnv } from './item.env';
 
 const MAX_SECRET_BYTES = 64 * 1024;
@@ -26,6 +27,8 @@ async function main(): Promise<number> {
   const drain = new AbortController();
   process.on('SIGTERM', () => drain.abort());
   const env = loadConfig(ItemEnv);
+  // Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket.
+  if (env.MANGO_API_SOCKET) setGlobalDispatcher(new Agent({ connect: { socketPath: env.MANGO_API_SOCKET } }));
   const log = createLogger({ service: 'item', level: 'info' });
   const secret = await readSecret();
   return handleItem({

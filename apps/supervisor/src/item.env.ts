@@ -19,6 +19,11 @@ export class ItemEnv {
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_BASE_URL!: string;
 
+  /** The Work API socket the supervisor mounted (a sealed sandbox reaches Mango only through it). */
+  @IsOptional()
+  @Matches(/^\/[^\0]{1,100}$/)
+  MANGO_API_SOCKET?: string;
+
   /** Session Work: end the activation this long after the Session went idle. */
   @IsOptional()
   @Type(() => Number)

@@ -1,5 +1,14 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+
+/** /run/mango-worker for root (the usual supervisor), else a per-user directory under the temp dir. */
+function defaultSocketDir(): string {
+  return process.getuid?.() === 0
+    ? '/run/mango-worker'
+    : join(tmpdir(), `mango-worker-${process.getuid?.() ?? 0}`);
+}
 
 /** Every variable `mango-worker docker` reads, validated once at boot. It never reads MANGO_API_KEY. */
 export class SupervisorEnv {
@@ -15,10 +24,15 @@ export class SupervisorEnv {
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_BASE_URL!: string;
 
-  /** Where sandboxed containers reach the Mango API (defaults to MANGO_BASE_URL; host network). */
-  @IsOptional()
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
-  MANGO_DOCKER_BASE_URL?: string;
+  /**
+   * Where the supervisor keeps one Work API socket directory per running container (bind-mounted into it
+   * read-only at /run/mango). It must be a path on the Docker host: run the supervisor there, or mount the
+   * same host path at the same place in the supervisor's container.
+   */
+  @Matches(/^\/[^\0]{0,80}$/, {
+    message: 'MANGO_WORKER_SOCKET_DIR must be an absolute path of at most 80 characters',
+  })
+  MANGO_WORKER_SOCKET_DIR: string = defaultSocketDir();
 
   /** unix:///path/docker.sock or tcp://host:port; the default socket when unset. */
   @IsOptional()
@@ -34,9 +48,15 @@ export class SupervisorEnv {
   @Matches(/^\//, { message: 'MANGO_WORKER_SOURCE_DIR must be an absolute path' })
   MANGO_WORKER_SOURCE_DIR?: string;
 
-  /** Container network: host (reach the API on 127.0.0.1) or none. Never a private-range bridge by default. */
-  @IsString()
-  MANGO_WORKER_NETWORK: string = 'host';
+  /**
+   * Sandbox network. `none` (default): sealed, Mango reachable only through the Work API socket. Internet
+   * egress for tools is an explicit operator choice: `host` (the host's whole network, loopback services
+   * included — see docs/operator-guide.md "Sandbox network") or the name of a Docker network.
+   */
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, {
+    message: 'MANGO_WORKER_NETWORK must be none, host or a Docker network name',
+  })
+  MANGO_WORKER_NETWORK: string = 'none';
 
   @Type(() => Number)
   @IsInt()

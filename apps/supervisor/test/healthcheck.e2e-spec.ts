@@ -123,7 +123,7 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
       ReadonlyRootfs: true,
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
-      NetworkMode: 'host',
+      NetworkMode: 'none',
       PidsLimit: 256,
     });
     expect(info.HostConfig.Tmpfs).toHaveProperty('/workspace');

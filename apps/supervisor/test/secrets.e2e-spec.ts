@@ -81,7 +81,7 @@ describe('the Work token stays inside the item runner (real dockerd)', () => {
     for (const marker of SECRET_MARKERS) expect(metadata).not.toMatch(marker);
     for (const forbidden of ['sk-model-secret', 'sk-scripted-model-key', 'mango_ak_', 'mango_ek_'])
       expect(metadata).not.toContain(forbidden);
-    expect(info.HostConfig).toMatchObject({ ReadonlyRootfs: true, CapDrop: ['ALL'], NetworkMode: 'host' });
+    expect(info.HostConfig).toMatchObject({ ReadonlyRootfs: true, CapDrop: ['ALL'], NetworkMode: 'none' });
     expect(info.Config.User).toBe('1000:1000');
     // Nor is it in the supervisor's logs (which include the item runner's output).
     expect(supervisor.logs()).toContain('session activation ended');

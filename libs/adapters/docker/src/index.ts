@@ -1,2 +1,3 @@
 export * from './docker-engine';
 export * from './item-launcher';
+export * from './work-api-socket';

@@ -1,6 +1,12 @@
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
 import { createDockerClient } from './docker-engine';
+import {
+  openWorkApiSocket,
+  SANDBOX_BASE_URL,
+  SANDBOX_SOCKET_DIR,
+  SANDBOX_SOCKET_PATH,
+} from './work-api-socket';
 
 export const LABEL_WORK = 'dev.mango.work_id';
 export const LABEL_ENVIRONMENT = 'dev.mango.environment_id';
@@ -11,10 +17,15 @@ export const LABEL_SESSION = 'dev.mango.session_id';
 export interface LaunchSettings {
   dockerHost?: string;
   image: string;
-  /** host | none (never a bridge with private-range addresses unless the operator chose one). */
+  /**
+   * `none` (the default: a sealed sandbox), or an operator's explicit egress choice — `host` or a named
+   * Docker network. Mango itself is reached only through the Work API socket, whatever the network.
+   */
   network: string;
-  /** The Mango URL as seen from inside the container (MANGO_DOCKER_BASE_URL). */
-  baseUrl: string;
+  /** Where the supervisor reaches Mango (MANGO_BASE_URL): the Work API socket forwards there. */
+  upstreamUrl: string;
+  /** A directory only the supervisor writes: one socket directory per running container. */
+  socketRoot: string;
   /** Development only: bind-mount this source tree read-only at /opt/mango instead of baking it in. */
   sourceDir?: string;
   memoryBytes?: number;
@@ -137,11 +148,25 @@ export class DockerItemLauncher {
     await this.removeStale(req.workId, req.environmentId);
     if (req.workType === 'session') await this.removeEarlierActivations(req.sessionId!, req.environmentId);
     if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
+    const socket = await openWorkApiSocket({
+      root: this.settings.socketRoot,
+      workId: req.workId,
+      upstream: this.settings.upstreamUrl,
+    });
+    try {
+      return await this.launchWithSocket(req, socket.dir);
+    } finally {
+      await socket.close();
+    }
+  }
+
+  private async launchWithSocket(req: LaunchRequest, socketDir: string): Promise<LaunchOutcome> {
     const env = [
       `MANGO_WORK_ID=${req.workId}`,
       `MANGO_ENVIRONMENT_ID=${req.environmentId}`,
       `MANGO_WORK_TYPE=${req.workType}`,
-      `MANGO_BASE_URL=${this.settings.baseUrl}`,
+      `MANGO_BASE_URL=${SANDBOX_BASE_URL}`,
+      `MANGO_API_SOCKET=${SANDBOX_SOCKET_PATH}`,
       'MANGO_SANDBOX=docker',
       'HOME=/tmp',
       'PATH=/usr/local/bin:/usr/bin:/bin',
@@ -203,7 +228,10 @@ export class DockerItemLauncher {
         Memory: this.settings.memoryBytes ?? 512 * 1024 * 1024,
         NanoCpus: this.settings.nanoCpus ?? 1_000_000_000,
         ...mounts,
-        ...(this.settings.sourceDir ? { Binds: [`${this.settings.sourceDir}:/opt/mango:ro`] } : {}),
+        Binds: [
+          `${socketDir}:${SANDBOX_SOCKET_DIR}:ro`,
+          ...(this.settings.sourceDir ? [`${this.settings.sourceDir}:/opt/mango:ro`] : []),
+        ],
       },
     });
     try {

@@ -1,1 +1,2 @@
 export * from './model-client';
+export * from './model-endpoint';

@@ -119,7 +119,8 @@ function addUsageWith(model: string, usage: Usage, add: ModelResponse['usage'], 
  */
 export function createSessionActivities(deps: {
   dataSource: DataSource;
-  model: ModelClient | null;
+  /** The model endpoint, or why there is none usable (every turn then ends at once with that reason). */
+  model: ModelClient | { unavailable: string } | null;
   /** Prompt size (tokens) at which completed turns are summarized before the next turn (default 160,000). */
   compactAtTokens?: number;
   /** Operator list prices (`MANGO_MODEL_PRICES`) over the built-in ones. */
@@ -144,8 +145,8 @@ export function createSessionActivities(deps: {
     },
 
     async runModelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
-      if (!deps.model)
-        throw ApplicationFailure.nonRetryable('no model endpoint is configured (MANGO_MODEL_BASE_URL)');
+      if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
+      if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
       const model = deps.model;
       const key = `turn:${turn}:step:${step}`;
       if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {});

@@ -143,8 +143,9 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
       else if (err instanceof Error) {
         stopReason = 'retries_exhausted';
         const failure = (err as { cause?: unknown }).cause;
+        // The activity's own message (e.g. which variable to set), not Temporal's "Activity task failed".
         if (!(failure instanceof ApplicationFailure && failure.type === MODEL_REQUEST_EXHAUSTED))
-          unrecordedError = err.message;
+          unrecordedError = failure instanceof Error && failure.message ? failure.message : err.message;
         consumed = pendingInput; // queued input is flushed with the failed turn
       } else throw err;
     } finally {

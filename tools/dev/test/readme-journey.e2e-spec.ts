@@ -1,0 +1,296 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startScriptedModel, ScriptedModelServer } from '@mango/testing';
+
+/**
+ * The README, walked as a new user walks it: a clean checkout of this tree, `npm run up` under a
+ * restrictive umask with the scripted model behind MANGO_MODEL_BASE_URL, the tour's bash block executed
+ * verbatim, then the durability and recovery promises the README makes: a Temporal restart while a tool
+ * runs, `npm run down && npm run up` keeping the Session, and `npm run up` recovering from an archived or
+ * deleted default Environment and from revoked keys — each saying what it did.
+ */
+const ROOT = join(__dirname, '../../..');
+const TOUR_COMMAND = 'git --version && python3 -V && rg --version && echo ok | sed s/ok/fine/';
+
+type Ev = { id: string; type: string; [k: string]: any };
+
+function sh(cwd: string, env: NodeJS.ProcessEnv, script: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-eu', '-c', `umask 077\n${script}`], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    child.stderr.on('data', (d) => (out += String(d)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else
+        reject(new Error(`exit ${code ?? signal} after:\n${script}\n--- output ---\n${out.slice(-20_000)}`));
+    });
+  });
+}
+
+/** The scripted model plays the agent of the tour: it runs what the user asks in bash, then reports. */
+function agentReply(body: any) {
+  const last = body.messages.at(-1);
+  const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
+  const result = blocks.find((b: any) => b.type === 'tool_result');
+  if (result) {
+    const text = typeof result.content === 'string' ? result.content : result.content?.[0]?.text;
+    return { content: [{ type: 'text', text: `The sandbox said:\n${text}` }] };
+  }
+  const said: string = blocks.find((b: any) => b.type === 'text')?.text ?? '';
+  const asked = /Run this in bash: (.*)$/s.exec(said);
+  if (asked)
+    return {
+      content: [{ type: 'tool_use', id: `toolu_${Date.now()}`, name: 'bash', input: { command: asked[1] } }],
+      stop_reason: 'tool_use',
+    };
+  return { content: [{ type: 'text', text: "You're welcome." }] };
+}
+
+describe('the README journey on a clean checkout (npm run up, the tour, down/up, recovery)', () => {
+  let model: ScriptedModelServer;
+  let tmp: string;
+  let checkout: string;
+  let env: NodeJS.ProcessEnv;
+  let servicesEnv: NodeJS.ProcessEnv;
+  const run = (script: string, timeoutMs = 600_000) => sh(checkout, env, script, timeoutMs);
+  const local = () =>
+    Object.fromEntries(
+      readFileSync(join(checkout, '.mango/local.env'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    ) as Record<string, string>;
+  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const l = local();
+    const res = await fetch(`${l.MANGO_BASE_URL}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${l.MANGO_API_KEY}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+  async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = await fn();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  async function healthcheck(): Promise<string> {
+    const envId = local().MANGO_ENVIRONMENT_ID;
+    const w = await api('POST', `/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
+    expect(w.status).toBe(201);
+    return until(
+      async () => (await api('GET', `/v1/environments/${envId}/work/${w.body.id}`)).body.result?.status,
+      90_000,
+      'the healthcheck result',
+    );
+  }
+
+  beforeAll(async () => {
+    model = await startScriptedModel();
+    model.script(...Array.from({ length: 100 }, () => agentReply));
+    tmp = mkdtempSync('/tmp/mango-journey-');
+    checkout = join(tmp, 'checkout');
+    // A clean checkout of this tree (tracked and new files, nothing ignored), sharing node_modules by hard links.
+    await sh(
+      ROOT,
+      process.env,
+      `mkdir -p '${checkout}'
+       git ls-files -z -co --exclude-standard --deduplicate | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C '${checkout}'
+       cp -al node_modules '${checkout}/node_modules' 2>/dev/null || cp -a node_modules '${checkout}/node_modules'`,
+      300_000,
+    );
+    const ports = { PORT: 18480, API: 18481, FILES: 18482, PG: 18433, TEMPORAL: 18434, S3: 18471 };
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DOCKER_HOST: process.env.DOCKER_HOST,
+      MANGO_BASE_IMAGE: process.env.MANGO_BASE_IMAGE,
+      MANGO_SERVICES_CACHE: process.env.MANGO_SERVICES_CACHE,
+      MANGO_SERVICES_RUN: join(tmp, 'run'),
+      MANGO_UP_DATA: join(tmp, 'data'),
+      MANGO_PORT: String(ports.PORT),
+      MANGO_UP_API_PORT: String(ports.API),
+      MANGO_UP_FILES_PORT: String(ports.FILES),
+      MANGO_UP_PG_PORT: String(ports.PG),
+      MANGO_UP_TEMPORAL_PORT: String(ports.TEMPORAL),
+      MANGO_UP_S3_PORT: String(ports.S3),
+      MANGO_MODEL_BASE_URL: model.url,
+    };
+    for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+    // tools/ci/services.sh addressed at the same stack (for the Temporal restart).
+    servicesEnv = {
+      ...env,
+      MANGO_SERVICES_DATA: env.MANGO_UP_DATA,
+      MANGO_SERVICES_DURABLE: '1',
+      MANGO_TEMPORAL_PORT: String(ports.TEMPORAL),
+    };
+  }, 400_000);
+
+  afterAll(async () => {
+    if (checkout) await run('npm run down', 120_000).catch(() => undefined);
+    await model?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  }, 180_000);
+
+  it('the tour runs verbatim: Agent, update, list, healthcheck succeeded, a bash turn in the sandbox, a live stream, keys', async () => {
+    const readme = readFileSync(join(checkout, 'README.md'), 'utf8');
+    const tour = /## A five-minute tour[\s\S]*?```bash\n([\s\S]*?)```/.exec(readme)![1]!;
+    expect(tour).toMatch(/^npm run up$/m);
+    const out = await run(tour, 900_000);
+
+    expect(out).toMatch(/Mango is up/);
+    expect(out).toMatch(/MANGO_API_KEY=mango_ak_/);
+    expect(out).toMatch(new RegExp(`model: +${model.url.replace(/[.]/g, '\\.')}`));
+    expect(out).toMatch(/sandbox network: none/);
+    expect(out).toMatch(/"version":2,"system":"You write careful code\."/);
+    expect(out).toMatch(/^coder$/m);
+    expect(out).toMatch(/^\{"status":"succeeded","message":"Sandbox process and workspace check passed"\}$/m);
+    expect(out).toMatch(/^agent\.tool_use\t.*git --version/m);
+    const result = /^user\.tool_result\t(.*)$/m.exec(out)![1]!;
+    expect(result).toMatch(/git version 2\./);
+    expect(result).toMatch(/Python 3\./);
+    expect(result).toMatch(/ripgrep \d/);
+    expect(result).toMatch(/fine/);
+    expect(out).toMatch(/^session\.status_idle\t\{"type":"end_turn"\}$/m);
+    // The live stream saw the second turn's answer and its idle.
+    expect(out).toMatch(/^event: agent\.message$/m);
+    expect(out).toMatch(/You're welcome\./);
+    expect(out).toMatch(/revoked key_/);
+
+    // The same Session, read through the API: each event once, the tool's real output in the result.
+    const sessions = (await api('GET', '/v1/sessions?limit=10')).body.data;
+    expect(sessions).toHaveLength(1);
+    const events: Ev[] = (await api('GET', `/v1/sessions/${sessions[0].id}/events?limit=1000`)).body.data;
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    expect(events.filter((e) => e.type === 'agent.tool_use').map((e) => e.input.command)).toEqual([
+      TOUR_COMMAND,
+    ]);
+    expect(events.filter((e) => e.type === 'session.status_idle')).toHaveLength(2);
+    expect(readFileSync(join(checkout, '.mango/local.env'), 'utf8')).toMatch(
+      /^MANGO_ENVIRONMENT_KEY=mango_ek_/m,
+    );
+  }, 900_000);
+
+  it('a Temporal restart while a tool runs: the turn finishes with no new input, every event once', async () => {
+    const l = local();
+    const agent = (await api('GET', '/v1/agents?limit=10')).body.data[0].id;
+    const s = await api('POST', '/v1/sessions', {
+      agent,
+      environment_id: l.MANGO_ENVIRONMENT_ID,
+      initial_events: [
+        { type: 'user.message', content: [{ type: 'text', text: 'Run this in bash: sleep 8; echo slept' }] },
+      ],
+    });
+    expect(s.status).toBe(201);
+    const events = async () =>
+      (await api('GET', `/v1/sessions/${s.body.id}/events?limit=1000`)).body.data as Ev[];
+    await until(
+      async () => ((await events()).some((e) => e.type === 'agent.tool_use') ? true : undefined),
+      120_000,
+      'the tool call',
+    );
+    await sh(
+      checkout,
+      servicesEnv,
+      'bash tools/ci/services.sh stop temporal && sleep 2 && bash tools/ci/services.sh start temporal',
+      180_000,
+    );
+    const list = await until(
+      async () => {
+        const l2 = await events();
+        return l2.some((e) => e.type === 'session.status_idle') ? l2 : undefined;
+      },
+      180_000,
+      'the turn to finish after the restart',
+    );
+    expect(list.map((e) => e.type)).toEqual([
+      'user.message',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.tool_use',
+      'span.model_request_end',
+      'user.tool_result',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    expect(new Set(list.map((e) => e.id)).size).toBe(list.length);
+    expect(JSON.stringify(list.find((e) => e.type === 'user.tool_result')!.content)).toContain('slept');
+    expect(list.at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
+  }, 400_000);
+
+  it('npm run down && npm run up keeps Agents, Sessions and events; the sandbox works again', async () => {
+    const before = (await api('GET', '/v1/sessions?limit=10')).body.data.map((x: any) => x.id).sort();
+    const counts = await Promise.all(
+      before.map(
+        async (id: string) => (await api('GET', `/v1/sessions/${id}/events?limit=1000`)).body.data.length,
+      ),
+    );
+    await run('npm run down', 120_000);
+    const up = await run('npm run up', 600_000);
+    expect(up).toMatch(/Mango is up/);
+    expect((await api('GET', '/v1/sessions?limit=10')).body.data.map((x: any) => x.id).sort()).toEqual(
+      before,
+    );
+    const after = await Promise.all(
+      before.map(
+        async (id: string) => (await api('GET', `/v1/sessions/${id}/events?limit=1000`)).body.data.length,
+      ),
+    );
+    expect(after).toEqual(counts);
+    expect((await api('GET', '/v1/agents?limit=10')).body.data.map((a: any) => a.name)).toEqual(['coder']);
+    expect(await healthcheck()).toBe('succeeded');
+  }, 900_000);
+
+  it('npm run up recovers from an archived, then a deleted default Environment, then revoked keys, saying what it did', async () => {
+    const first = local().MANGO_ENVIRONMENT_ID;
+    expect((await api('POST', `/v1/environments/${first}/archive`)).status).toBeLessThan(300);
+    let up = await run('npm run up', 600_000);
+    expect(up).toMatch(new RegExp(`the saved Environment ${first} is archived: choosing another`));
+    expect(up).toMatch(/created the Environment local-docker-2 \(env_/);
+    const second = local().MANGO_ENVIRONMENT_ID;
+    expect(second).not.toBe(first);
+    expect(await healthcheck()).toBe('succeeded');
+
+    expect((await api('DELETE', `/v1/environments/${second}`)).status).toBeLessThan(300);
+    up = await run('npm run up', 600_000);
+    expect(up).toMatch(new RegExp(`the saved Environment ${second} is gone \\(deleted\\): choosing another`));
+    expect(up).toMatch(/created the Environment local-docker-\d+ \(env_/);
+    expect(up).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace
+    expect(await healthcheck()).toBe('succeeded');
+
+    const keys = JSON.parse(
+      await run(
+        'set -a; source .mango/local.env; set +a; npx mango api-key list -workspace wrkspc_default --json 2>/dev/null',
+        120_000,
+      ),
+    );
+    const active = keys.filter((k: any) => !k.revoked_at);
+    expect(active.length).toBeGreaterThanOrEqual(2);
+    await run(
+      [
+        'set -a; source .mango/local.env; set +a',
+        ...active.map((k: any) => `npx mango api-key revoke -id ${k.id}`),
+      ].join('\n'),
+      300_000,
+    );
+    up = await run('npm run up', 600_000);
+    expect(up).toMatch(/the saved Workspace key no longer authenticates \(revoked\?\): issued a new one/);
+    expect(up).toMatch(/the saved supervisor key no longer authenticates \(revoked\?\): issued a new one/);
+    expect(await healthcheck()).toBe('succeeded');
+  }, 1_800_000);
+});

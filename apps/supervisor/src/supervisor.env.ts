@@ -41,7 +41,7 @@ export class SupervisorEnv {
 
   /** The sandbox image: bash, node and the Mango item runner (/opt/mango). */
   @IsString()
-  MANGO_WORKER_IMAGE: string = 'mango-base:v2';
+  MANGO_WORKER_IMAGE: string = 'mango-sandbox:v3';
 
   /** Development only: bind-mount this source tree read-only at /opt/mango instead of baking it in. */
   @IsOptional()

@@ -26,7 +26,7 @@ FROM $MANGO_BASE_IMAGE
 COPY opt /opt
 COPY usr /usr
 ENV MANGO_WORKER_IMAGE=$TAG MANGO_ITEM_ENTRY=/opt/mango/$entry
-ENTRYPOINT ["/usr/bin/node", "/opt/mango/tools/cli/bin/mango-worker.js"]
+ENTRYPOINT ["/usr/local/bin/node", "/opt/mango/tools/cli/bin/mango-worker.js"]
 CMD ["docker"]
 DOCKERFILE
 DOCKER_BUILDKIT=0 docker build -q -t "$TAG" "$ctx" >/dev/null 2>&1 || docker build -q -t "$TAG" "$ctx"

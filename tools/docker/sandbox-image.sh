@@ -29,17 +29,16 @@ build_rootfs() {
   mkdir -p "$CACHE/images"; local tmp=$TARBALL.tmp-$$
   log "building the sandbox root filesystem from Debian bookworm (cached in $CACHE/images)"
   # The customize hook runs on the host with the root filesystem at $1.
-  mmdebstrap --variant=essential --mode=auto --include="$packages" \
+  mmdebstrap --variant=essential --mode=auto --format=tar --include="$packages" \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/info/*' \
     --customize-hook="install -m 0755 '$NODE' \"\$1/usr/local/bin/node\"" \
     --customize-hook="if [ -d '$npm_dir' ]; then mkdir -p \"\$1/usr/local/lib/node_modules\" && cp -a '$npm_dir' \"\$1/usr/local/lib/node_modules/npm\" && ln -sf ../lib/node_modules/npm/bin/npm-cli.js \"\$1/usr/local/bin/npm\" && ln -sf ../lib/node_modules/npm/bin/npx-cli.js \"\$1/usr/local/bin/npx\"; fi" \
-    --customize-hook='chroot "$1" groupadd -g 1000 mango' \
-    --customize-hook='chroot "$1" useradd -u 1000 -g 1000 -m -d /home/mango -s /bin/bash mango' \
-    --customize-hook='mkdir -p "$1/workspace" && chown 1000:1000 "$1/workspace" && chmod 1777 "$1/tmp"' \
+    --customize-hook='echo "mango:x:1000:1000:mango:/home/mango:/bin/bash" >>"$1/etc/passwd" && echo "mango:x:1000:" >>"$1/etc/group"' \
+    --customize-hook='mkdir -p "$1/workspace" "$1/home/mango" && chown 1000:1000 "$1/workspace" "$1/home/mango" && chmod 1777 "$1/tmp"' \
     --customize-hook='rm -rf "$1/var/cache/apt/archives"/*.deb "$1/var/lib/apt/lists"/*' \
-    bookworm "$tmp" >"$CACHE/images/build-$key.log" 2>&1 || { log "mmdebstrap failed: $CACHE/images/build-$key.log"; rm -f "$tmp"; return 1; }
+    bookworm "$tmp" >"$CACHE/images/build-$key.log" 2>&1 || { log "mmdebstrap failed: $CACHE/images/build-$key.log"; rm -rf "$tmp"; return 1; }
   mv "$tmp" "$TARBALL"
 }
 

@@ -76,7 +76,7 @@ pg_start() {
   [ -n "$DURABLE" ] && settings="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
   if ! runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" status >/dev/null 2>&1; then
     need_port "$PG_PORT" postgresql || return 1
-    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -l "$RUN/log/postgres.log" -w -t 60 -o \
+    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -l "$RUN/pg/postgres.log" -w -t 60 -o \
       "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $s $settings -c max_connections=300" start >/dev/null
   fi
   local q="psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt"

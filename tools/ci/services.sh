@@ -70,7 +70,8 @@ pg_start() {
   pg_install; local d=$DATA/pg/data s=$RUN/pg/sock settings
   mkdir -p "$s" "$DATA/pg"; chown postgres:postgres "$RUN/pg" "$s" "$DATA/pg"; chmod 755 "$RUN" "$DATA"
   if ! [ -s "$d/PG_VERSION" ]; then mkdir -p "$d"; chown -R postgres:postgres "$DATA/pg"
-    runuser -u postgres -- "$PGBIN/initdb" -D "$d" -U postgres -A trust -E UTF8 --locale=C.UTF-8 ${DURABLE:+--data-checksums} ${DURABLE:---no-sync} >"$RUN/log/pg-initdb.log"; fi
+    local initdb_opts=(--no-sync); [ -n "$DURABLE" ] && initdb_opts=(--data-checksums)
+    (cd / && runuser -u postgres -- "$PGBIN/initdb" -D "$d" -U postgres -A trust -E UTF8 --locale=C.UTF-8 "${initdb_opts[@]}" >"$RUN/log/pg-initdb.log"); fi
   # Tests trade durability for speed; the local stack a user keeps data in does not.
   settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=minimal -c max_wal_senders=0"
   [ -n "$DURABLE" ] && settings="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"

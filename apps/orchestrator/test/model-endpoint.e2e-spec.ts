@@ -26,12 +26,14 @@ describe('an orchestrator without a model key (real API, orchestrator, Temporal)
   it('ends the turn at once with session.error naming MANGO_MODEL_API_KEY / ANTHROPIC_API_KEY', async () => {
     expect(orchestrator.logs()).toMatch(/model endpoint unusable/);
     const agent = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6' })).body.id;
-    const s = (
-      await ws.post('/v1/sessions', {
-        agent,
-        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Hello' }] }],
-      })
-    ).body;
+    const environment_id = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    const created = await ws.post('/v1/sessions', {
+      agent,
+      environment_id,
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Hello' }] }],
+    });
+    expect([created.status, created.body.error]).toEqual([201, undefined]);
+    const s = created.body;
     const started = Date.now();
     let list: Ev[] = [];
     while (Date.now() - started < 30_000) {

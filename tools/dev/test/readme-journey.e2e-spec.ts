@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startScriptedModel, ScriptedModelServer } from '@mango/testing';
 
@@ -102,6 +102,7 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     model = await startScriptedModel();
     model.script(...Array.from({ length: 100 }, () => agentReply));
     tmp = mkdtempSync('/tmp/mango-journey-');
+    chmodSync(tmp, 0o755); // PostgreSQL (its own user) keeps its data below it
     checkout = join(tmp, 'checkout');
     // A clean checkout of this tree (tracked and new files, nothing ignored), sharing node_modules by hard links.
     await sh(

@@ -11,12 +11,8 @@ set -euo pipefail
 # Files this script and the apps write get their modes explicitly; a restrictive caller umask (077) is fine.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
-export MANGO_SERVICES_RUN=${MANGO_SERVICES_RUN:-/tmp/mango-up}
-if [ -z "${MANGO_UP_DATA:-}" ]; then
-  if [ "$(id -u)" = 0 ]; then MANGO_UP_DATA=/var/lib/mango-up; else MANGO_UP_DATA=${XDG_DATA_HOME:-$HOME/.local/share}/mango-up; fi
-fi
-export MANGO_SERVICES_DATA=$MANGO_UP_DATA MANGO_SERVICES_DURABLE=1
-export MANGO_PG_PORT=${MANGO_UP_PG_PORT:-55433} MANGO_TEMPORAL_PORT=${MANGO_UP_TEMPORAL_PORT:-17234} MANGO_S3_PORT=${MANGO_UP_S3_PORT:-17071}
+# shellcheck source=stack-env.sh
+source tools/dev/stack-env.sh
 PORT=${MANGO_PORT:-8080}; API_PORT=${MANGO_UP_API_PORT:-8081}; FILES_PORT=${MANGO_UP_FILES_PORT:-8082}
 # shellcheck source=../ci/services.sh
 source tools/ci/services.sh

@@ -1,8 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileItemRunner } from './compile-runner';
+import { compileItemRunner, ensureSandboxReadable } from './compile-runner';
 
 const ROOT = join(__dirname, '../../..');
 
@@ -40,6 +49,29 @@ describe('compileItemRunner', () => {
       for (const [p, mode] of modes)
         expect([p, mode]).toEqual([p, statSync(p).isDirectory() ? 0o755 : 0o644]);
       expect(statSync(join(root, entry)).mode & 0o004).toBe(0o004);
+    } finally {
+      process.umask(old);
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('makes a umask-077 checkout traversable and its node_modules readable by the sandbox uid', () => {
+    const old = process.umask(0o077);
+    const root = mkdtempSync(join(tmpdir(), 'runner-tree-'));
+    try {
+      mkdirSync(join(root, 'node_modules/pkg/lib'), { recursive: true });
+      writeFileSync(join(root, 'node_modules/pkg/lib/index.js'), 'module.exports = 1;');
+      writeFileSync(join(root, 'node_modules/pkg/cli.js'), '#!/usr/bin/env node', { mode: 0o700 });
+      writeFileSync(join(root, 'secret.env'), 'KEY=1');
+      const mode = (p: string) => statSync(join(root, p)).mode & 0o777;
+      expect([mode('.'), mode('node_modules/pkg/lib/index.js')]).toEqual([0o700, 0o600]);
+      ensureSandboxReadable(root);
+      expect(mode('.')).toBe(0o701);
+      expect(mode('node_modules')).toBe(0o705);
+      expect(mode('node_modules/pkg/lib')).toBe(0o705);
+      expect(mode('node_modules/pkg/lib/index.js')).toBe(0o604);
+      expect(mode('node_modules/pkg/cli.js')).toBe(0o705);
+      expect(mode('secret.env')).toBe(0o600); // nothing outside node_modules is opened up
     } finally {
       process.umask(old);
       rmSync(root, { recursive: true, force: true });

@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { transformFileSync, type Options } from '@swc/core';
 
@@ -73,7 +84,42 @@ export function compileItemRunner(sourceRoot: string): string {
       if (!existsSync(final)) throw err; // another supervisor won the race with the same content
     }
   }
+  ensureSandboxReadable(sourceRoot);
   return relative(sourceRoot, join(final, ITEM_ENTRY.replace(/\.ts$/, '.js')));
+}
+
+/**
+ * The mounted tree must be readable by the sandbox uid whatever umask it was cloned and installed with
+ * (a `umask 077` clone is all 0700/0600): the source root is made traversable and node_modules — where the
+ * runner's dependencies resolve — readable (a+rX). Only missing bits are added; a tree whose first level
+ * already has them is left alone (one readdir).
+ */
+export function ensureSandboxReadable(sourceRoot: string): void {
+  addBits(sourceRoot, 0o001);
+  const modules = join(sourceRoot, 'node_modules');
+  if (existsSync(modules) && needsWalk(modules)) walk(modules);
+}
+
+function addBits(p: string, bits: number): void {
+  const mode = statSync(p).mode & 0o7777;
+  if ((mode & bits) !== bits) chmodSync(p, mode | bits);
+}
+
+function needsWalk(modules: string): boolean {
+  if ((statSync(modules).mode & 0o005) !== 0o005) return true;
+  return readdirSync(modules).some((n) => {
+    const st = lstatSync(join(modules, n));
+    return st.isDirectory() ? (st.mode & 0o005) !== 0o005 : st.isFile() && (st.mode & 0o004) === 0;
+  });
+}
+
+function walk(p: string): void {
+  const st = lstatSync(p);
+  if (st.isSymbolicLink()) return;
+  if (st.isDirectory()) {
+    addBits(p, 0o005);
+    for (const n of readdirSync(p)) walk(join(p, n));
+  } else addBits(p, st.mode & 0o100 ? 0o005 : 0o004);
 }
 
 function resolveSource(from: string, spec: string): string {

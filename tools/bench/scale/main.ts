@@ -65,7 +65,8 @@ async function main(): Promise<void> {
         MANGO_TASK_QUEUE: taskQueue,
         MANGO_MODEL_BASE_URL: model.url,
         MANGO_MODEL_API_KEY: 'sk-bench',
-        MANGO_LOG_LEVEL: 'warn',
+        // info: readiness is the 'temporal worker running' line.
+        MANGO_LOG_LEVEL: 'info',
         ...(process.env.BENCH_ORCHESTRATOR_ENV ? JSON.parse(process.env.BENCH_ORCHESTRATOR_ENV) : {}),
       },
       logged('temporal worker running'),
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
     const after = rss(apiPid);
     console.log(
       `SSE streams: ${open} open on one API process: API RSS ${mib(before)} → ${mib(after)}, ` +
-        `≈ ${kib(Math.max(0, after - before) / Math.max(open, 1))} per stream`,
+        `≈ ${kib((after - before) / Math.max(open, 1))} per stream (RSS delta; GC makes it noisy below a few hundred streams)`,
     );
   } finally {
     for (const c of controllers) c.abort();

@@ -45,6 +45,30 @@ export class ApiEnv {
   @Max(200)
   MANGO_DB_POOL_SIZE: number = 20;
 
+  // Limits that protect one API process under load (docs/operator-guide.md "Limits"). Beyond them a
+  // request is refused whole — 413 request_too_large or 429 rate_limit_error — and changes nothing.
+
+  /** Largest request body (bytes) any route accepts; a larger one is 413 (default 32 MiB, as hosted). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  @Max(1_073_741_824)
+  MANGO_MAX_REQUEST_BYTES: number = 33_554_432;
+
+  /** Events one request may carry (POST …/events, initial_events); more is 413 (default and most 100). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  MANGO_MAX_EVENTS_PER_REQUEST: number = 100;
+
+  /** Session event streams (SSE) this process serves at once; one more is 429 (default 10,000). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MANGO_MAX_SSE_STREAMS: number = 10_000;
+
   // Object storage (the same store and bucket as apps/files): optional. With it, event admission can read
   // File-sourced text documents (FILE_TEXT_READER); without it, File documents are refused.
 

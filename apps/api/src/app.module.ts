@@ -4,7 +4,7 @@ import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule } from '@mango/feature-auth';
 import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
-import { MODEL_PRICES, SessionsModule } from '@mango/feature-sessions';
+import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
@@ -27,6 +27,7 @@ export class AppModule {
         EnvironmentsModule,
         SessionsModule,
         modelPrices(env),
+        sessionLimits(env),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
@@ -45,6 +46,21 @@ function fileText(env: ApiEnv): DynamicModule {
     bucket: env.MANGO_S3_BUCKET,
   });
   return FileTextAdmissionModule.forRoot({ store, maxBytes: env.MANGO_FILES_TEXT_MAX_BYTES });
+}
+
+/** The per-process Session limits (events per request, open streams), from the environment. */
+function sessionLimits(env: ApiEnv): DynamicModule {
+  return {
+    module: class SessionLimitsModule {},
+    global: true,
+    providers: [
+      {
+        provide: SESSION_SERVICE_LIMITS,
+        useValue: { eventsPerRequest: env.MANGO_MAX_EVENTS_PER_REQUEST, streams: env.MANGO_MAX_SSE_STREAMS },
+      },
+    ],
+    exports: [SESSION_SERVICE_LIMITS],
+  };
 }
 
 /** `MANGO_MODEL_PRICES` for budget checks, parsed at boot (a bad table stops the app with its message). */

@@ -16,7 +16,7 @@ export interface RunningApi {
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningApi> {
   const env = loadConfig(ApiEnv, rawEnv);
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
-  const app = await createHttpApp(AppModule.forRoot(env), { log });
+  const app = await createHttpApp(AppModule.forRoot(env), { log, jsonLimit: env.MANGO_MAX_REQUEST_BYTES });
   await app.listen(env.MANGO_API_PORT, env.MANGO_API_HOST);
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://${env.MANGO_API_HOST}:${address.port}`;

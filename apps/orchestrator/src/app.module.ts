@@ -13,8 +13,11 @@ export class AppModule {
       imports: [
         PersistenceModule.forRoot({
           url: env.MANGO_DATABASE_URL,
-          poolSize: 10,
+          poolSize: env.MANGO_DB_POOL_SIZE,
           applicationName: 'mango-orchestrator',
+          // A step waiting for a connection is queued, not stuck (it keeps heartbeating); the activity's
+          // own timeouts bound it, so the pool's wait is long.
+          acquireTimeoutMs: 120_000,
         }),
       ],
       providers: [

@@ -53,6 +53,40 @@ export class OrchestratorEnv {
   @Max(10_000)
   MANGO_SESSION_TURNS_PER_RUN: number = 100;
 
+  /**
+   * PostgreSQL connections of this process. Every database step (an activity's transaction, a local
+   * activity, the outbox relay) holds at most one at a time and none across a model request, so the pool
+   * bounds database concurrency, not how many turns run at once.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(2)
+  @Max(200)
+  MANGO_DB_POOL_SIZE: number = 10;
+
+  /**
+   * Concurrent turns per orchestrator: model steps (one per running turn) this process executes at once
+   * (the Temporal worker's activity slots). Beyond it a step waits in the Temporal task queue — it queues,
+   * it does not time out — until a slot here or in another orchestrator on the same queue is free.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  MANGO_MAX_CONCURRENT_TURNS: number = 100;
+
+  /**
+   * Short database steps of the Session workflow (turn bookkeeping, result checks) run at once as local
+   * activities; each holds one pool connection, so the default is the pool size less one for the outbox
+   * relay. Beyond it they wait in the worker.
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  MANGO_MAX_CONCURRENT_DB_STEPS?: number;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 }

@@ -21,6 +21,8 @@ const WAKES_WORKFLOW = new Set([
 ]);
 const BATCH = 100;
 const SWEEP_MS = 1000;
+/** Signal-with-start calls in flight at once during one relay pass. */
+const SIGNAL_LANES = 16;
 
 /**
  * The outbox relay: claims undispatched rows with FOR UPDATE SKIP LOCKED (several orchestrators may run),
@@ -100,16 +102,28 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
              FROM outbox o LEFT JOIN session_events e ON e.session_id = o.session_id AND e.seq = o.event_seq
             WHERE o.dispatched_at IS NULL ORDER BY o.id LIMIT ${BATCH} FOR UPDATE OF o SKIP LOCKED`,
         );
+        // One Session's signals go in sequence order; different Sessions' go concurrently (a batch of
+        // a hundred Sessions is a few round trips, not a hundred, while the rows stay locked).
+        const bySession = new Map<string, typeof rows>();
         for (const row of rows) {
           if (!WAKES_WORKFLOW.has(row.kind)) continue;
-          await this.client!.workflow.signalWithStart(sessionWorkflow, {
-            workflowId: row.session_id,
-            taskQueue: this.env.MANGO_TASK_QUEUE,
-            args: [{ sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
-            signal: sessionInputSignal,
-            signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
-          });
+          const list = bySession.get(row.session_id) ?? [];
+          list.push(row);
+          bySession.set(row.session_id, list);
         }
+        const queue = [...bySession.values()];
+        const lane = async () => {
+          for (let list = queue.shift(); list; list = queue.shift())
+            for (const row of list)
+              await this.client!.workflow.signalWithStart(sessionWorkflow, {
+                workflowId: row.session_id,
+                taskQueue: this.env.MANGO_TASK_QUEUE,
+                args: [{ sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
+                signal: sessionInputSignal,
+                signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
+              });
+        };
+        await Promise.all(Array.from({ length: Math.min(SIGNAL_LANES, queue.length) }, lane));
         if (rows.length)
           await tx.query('UPDATE outbox SET dispatched_at = now() WHERE id = ANY($1::bigint[])', [
             rows.map((r) => r.id),

@@ -38,6 +38,10 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       taskQueue: this.env.MANGO_TASK_QUEUE,
       workflowsPath: WORKFLOWS_PATH,
       bundlerOptions: workflowBundlerOptions(),
+      // Bounded concurrency with backpressure: a step beyond these slots stays in the task queue (no
+      // schedule-to-start timeout), where this or another orchestrator picks it up when a slot frees.
+      maxConcurrentActivityTaskExecutions: this.env.MANGO_MAX_CONCURRENT_TURNS,
+      maxConcurrentLocalActivityExecutions: dbSteps(this.env),
       activities: {
         ...createProbeActivities({ dataSource: this.dataSource }),
         ...createSessionActivities({
@@ -65,6 +69,11 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     await this.running;
     await this.connection?.close();
   }
+}
+
+/** Local activities at once: each holds one pool connection; one connection stays for the outbox relay. */
+export function dbSteps(env: OrchestratorEnv): number {
+  return env.MANGO_MAX_CONCURRENT_DB_STEPS ?? Math.max(1, env.MANGO_DB_POOL_SIZE - 1);
 }
 
 let runtimeInstalled = false;

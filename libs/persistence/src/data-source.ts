@@ -8,6 +8,8 @@ export interface DatabaseSettings {
   /** Pool size per process. */
   poolSize?: number;
   applicationName?: string;
+  /** How long a query waits for a free pool connection before failing (default 10 s). */
+  acquireTimeoutMs?: number;
 }
 
 /** The one DataSource definition, used by every app, the CLI and the tests. Never synchronizes. */
@@ -24,7 +26,7 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
     extra: {
       max: settings.poolSize ?? 10,
       application_name: settings.applicationName ?? 'mango',
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: settings.acquireTimeoutMs ?? 10_000,
     },
   };
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { invalidRequest, notFound, unauthenticated } from '@mango/domain-kernel';
+import { DomainError, ErrorCode, invalidRequest, notFound, unauthenticated } from '@mango/domain-kernel';
 import { type Principal, WORK_TOKEN_AUTHENTICATOR, type WorkTokenAuthenticator } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
@@ -8,6 +8,14 @@ import type { Request, Response } from 'express';
 import { DataSource, IsNull } from 'typeorm';
 import { renderEvent } from './session.view';
 import { SessionStreamHub } from './session-stream.service';
+import {
+  DEFAULT_SESSION_SERVICE_LIMITS,
+  SESSION_SERVICE_LIMITS,
+  type SessionServiceLimits,
+} from './sessions.service';
+
+/** The `retry-after` (seconds) sent with a 429 for a process at its stream limit. */
+const STREAMS_RETRY_AFTER_S = 5;
 
 const frames = new WeakMap<SessionEventEntity, string>();
 /** One SSE frame per event (`id:` is the sequence), rendered once however many streams carry it. */
@@ -76,11 +84,22 @@ export const OWNERSHIP_CHECK_MS = 1_000;
  */
 @Injectable()
 export class SessionStreamer {
+  /** Streams this process serves now (bounded by `limits.streams`). */
+  private open_ = 0;
+
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly hub: SessionStreamHub,
     @Optional() @Inject(WORK_TOKEN_AUTHENTICATOR) private readonly workTokens?: WorkTokenAuthenticator,
+    @Optional()
+    @Inject(SESSION_SERVICE_LIMITS)
+    private readonly limits: SessionServiceLimits = DEFAULT_SESSION_SERVICE_LIMITS,
   ) {}
+
+  /** Streams open on this process right now. */
+  get openStreams(): number {
+    return this.open_;
+  }
 
   /** The token still owns the Session right now (same Work item, lease live for reading). */
   private async stillOwns(p: Extract<Principal, { kind: 'work' }>, sessionId: string): Promise<boolean> {
@@ -109,6 +128,15 @@ export class SessionStreamer {
       where: { id: sessionId, workspaceId: p.workspaceId, deletedAt: IsNull() },
     });
     if (!session) throw notFound('session', sessionId);
+    // Counted only once the stream is sure to open; a request beyond the limit changes nothing.
+    if (this.open_ >= this.limits.streams) {
+      res.setHeader('retry-after', String(STREAMS_RETRY_AFTER_S));
+      throw new DomainError(
+        ErrorCode.RateLimited,
+        `this API process already serves ${this.limits.streams} event streams (MANGO_MAX_SSE_STREAMS); retry after one closes`,
+      );
+    }
+    this.open_ += 1;
 
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
@@ -122,6 +150,7 @@ export class SessionStreamer {
     const finish = () => {
       if (closed) return;
       closed = true;
+      this.open_ -= 1;
       clearInterval(keepalive);
       clearInterval(ownership);
       unsubscribe();

@@ -133,6 +133,31 @@ function whereCreatedAt(qb: SelectQueryBuilder<ObjectLiteral>, alias: string, ra
   }
 }
 
+/**
+ * Limits that protect one API process under load (operator configuration, documented defaults). Beyond
+ * them a request is refused whole (413 or 429) and changes nothing.
+ */
+export interface SessionServiceLimits {
+  /** Events one request may carry (POST …/events and `initial_events`); more is 413. Default 100. */
+  eventsPerRequest: number;
+  /** Event streams (SSE) this process serves at once; one more is 429 until one closes. Default 10,000. */
+  streams: number;
+}
+export const DEFAULT_SESSION_SERVICE_LIMITS: SessionServiceLimits = {
+  eventsPerRequest: 100,
+  streams: 10_000,
+};
+export const SESSION_SERVICE_LIMITS = Symbol.for('mango.SessionServiceLimits');
+
+/** 413 for a request carrying more events than this server admits at once (after the shape checks). */
+function checkEventCount(list: unknown, field: string, limit: number): void {
+  if (Array.isArray(list) && list.length > limit)
+    throw new DomainError(
+      ErrorCode.TooLarge,
+      `${field} carries ${list.length} events; this server accepts at most ${limit} per request (MANGO_MAX_EVENTS_PER_REQUEST)`,
+    );
+}
+
 /** Sessions and their event log (hosted §2.2–§2.3, seed 002 "Session inputs and state"). */
 @Injectable()
 export class SessionsService {
@@ -140,6 +165,9 @@ export class SessionsService {
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Optional() @Inject(FILE_TEXT_READER) private readonly files?: FileTextReader,
     @Optional() @Inject(MODEL_PRICES) private readonly prices: PriceTable = {},
+    @Optional()
+    @Inject(SESSION_SERVICE_LIMITS)
+    private readonly limits: SessionServiceLimits = DEFAULT_SESSION_SERVICE_LIMITS,
   ) {}
 
   /**
@@ -174,6 +202,7 @@ export class SessionsService {
 
   async create(workspaceId: string, body: unknown): Promise<SessionView> {
     const input = parseSessionCreate(body);
+    checkEventCount(input.initialEvents, 'initial_events', this.limits.eventsPerRequest);
     await this.admitFileDocuments(workspaceId, input.initialEvents);
     return this.dataSource.transaction(async (tx) => {
       const env = await tx.findOne(EnvironmentEntity, {
@@ -449,6 +478,7 @@ export class SessionsService {
     // A dead Work token is 401 whatever it sends (before any question of shape or permission).
     if (p.kind === 'work' && !p.live) throw unauthenticated('the Work token is no longer valid');
     const events = parseEventsBody(body);
+    checkEventCount(events, 'events', this.limits.eventsPerRequest);
     const fromWorker = p.kind === 'work';
     for (const e of events) {
       if (fromWorker && e.type !== 'user.tool_result')

@@ -27,6 +27,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 const MAX_TOKENS = 4096;
 /** Previews are batched: at most one notice per text block this often. */
 const DELTA_FLUSH_MS = 50;
+/** A model step heartbeats this often (its heartbeat timeout is 10 s) for as long as it runs. */
+const HEARTBEAT_MS = 1000;
 
 /**
  * Relays text deltas of the reply being generated as previews of the agent.message that will carry
@@ -130,6 +132,156 @@ export function createSessionActivities(deps: {
   const addUsage = (model: string, usage: Usage, add: ModelResponse['usage']) =>
     addUsageWith(model, usage, add, deps.prices ?? {});
   const { dataSource } = deps;
+  /** One model step: transcript from the log, the model request, its events appended once. */
+  async function modelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
+    if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
+    if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
+    const model = deps.model;
+    const key = `turn:${turn}:step:${step}`;
+    if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {});
+    const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
+      const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
+      // Calls still open come first: the model is asked again only when every call is answered.
+      const pending = openCalls(events);
+      if (pending) return { pending };
+      const done = events.some((e) => e.idempotencyKey === `${key}:model_end`);
+      if (done) return { done: events };
+      // The pre-request gate: a requires_action above outranks it; nothing is sent once the cap is reached.
+      if (budgetReached(s.budget as Budget | null, (s.usage as Usage).list_cost))
+        return { pending: { stopReason: 'budget_reached' as const } };
+      // Failed attempts of this request so far (each recorded once): the next start span is numbered by them.
+      const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
+      const planned: StoredEvent[] = [];
+      if (s.status === 'rescheduling') {
+        s.status = 'running';
+        await tx.update(SessionEntity, { id: s.id }, { status: 'running' });
+        planned.push(internal('session.status_running', {}, `${key}:resumed:${failures}`));
+      }
+      const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
+      planned.push(internal('span.model_request_start', {}, startKey));
+      await appendEvents(tx, s, planned, new Date());
+      const startId =
+        (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ?? '';
+      return {
+        agent: s.agent as unknown as AgentDefinition,
+        messages: transcript(events),
+        failures,
+        startId,
+      };
+    });
+    if (!prepared) return { stopReason: 'end_turn' };
+    if ('pending' in prepared) return prepared.pending!;
+    if ('done' in prepared)
+      return outcomeOf(prepared.done!.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
+    const { agent, startId, failures } = prepared;
+    const custom = agent.tools.filter((t): t is CustomTool => t.type === 'custom');
+    const tools = [
+      ...enabledSandboxTools(agent),
+      ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
+    ];
+    const context = Context.current();
+    // The reply's agent.message id is chosen now, so that its previews name the event they precede.
+    const messageId = newId('sessionEvent');
+    const previews = previewPublisher(dataSource, sessionId, messageId);
+    let response: ModelResponse;
+    try {
+      response = await model.createMessage(
+        {
+          model: agent.model.id,
+          max_tokens: MAX_TOKENS,
+          ...(agent.system ? { system: agent.system } : {}),
+          ...(tools.length ? { tools } : {}),
+          messages: prepared.messages!,
+        },
+        { signal: context.cancellationSignal, onText: (index, text) => previews.onText(index, text) },
+      );
+    } catch (err) {
+      if (context.cancellationSignal.aborted) {
+        // An interrupt: close the span; the turn goes idle once this activity has stopped.
+        await withSession(dataSource, sessionId, (tx, s) =>
+          appendEvents(
+            tx,
+            s,
+            [
+              internal(
+                'span.model_request_end',
+                { model_request_start_id: startId, is_error: null, model_usage: null },
+                `${key}:cancelled:${failures}`,
+              ),
+            ],
+            new Date(),
+          ),
+        );
+        throw new CancelledFailure('the turn was interrupted');
+      }
+      throw await recordFailure(
+        dataSource,
+        sessionId,
+        key,
+        failures,
+        startId,
+        err,
+        context.info.attempt >= MODEL_REQUEST_ATTEMPTS,
+      );
+    } finally {
+      await previews.close();
+    }
+    const text = response.content
+      .filter((b) => b.type === 'text')
+      .map((b) => ({ type: 'text', text: (b as { text: string }).text }));
+    const uses = response.content.filter(
+      (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
+    );
+    const appended = await withSession(dataSource, sessionId, async (tx, s) => {
+      const isCustom = (name: string) => custom.some((t) => t.name === name);
+      const planned: StoredEvent[] = [
+        ...(text.length
+          ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
+          : []),
+        ...uses.map((u, i) => {
+          if (isCustom(u.name))
+            return internal(
+              'agent.custom_tool_use',
+              { name: u.name, input: u.input },
+              `${key}:tool_use:${i}`,
+            );
+          const permission = evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
+          return {
+            ...internal(
+              'agent.tool_use',
+              { name: u.name, input: u.input, evaluated_permission: permission },
+              `${key}:tool_use:${i}`,
+            ),
+            // An allowed call needs the worker: make sure the Session has a live Work item.
+            runnable: permission === 'allow',
+          };
+        }),
+        internal(
+          'span.model_request_end',
+          {
+            model_request_start_id: startId,
+            is_error: false,
+            model_usage: {
+              input_tokens: response.usage.input_tokens,
+              output_tokens: response.usage.output_tokens,
+              cache_creation_input_tokens: response.usage.cache_creation_input_tokens ?? 0,
+              cache_read_input_tokens: response.usage.cache_read_input_tokens ?? 0,
+            },
+          },
+          `${key}:model_end`,
+        ),
+      ];
+      const inserted = await appendEvents(tx, s, planned, new Date());
+      if (inserted.length) {
+        const usage = addUsage(agent.model.id, s.usage as Usage, response.usage);
+        s.usage = usage;
+        await tx.save(SessionEntity, s);
+      }
+      return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
+    });
+    return outcomeOf((appended ?? []).filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
+  }
+
   return {
     async beginTurn({ sessionId, turn }: TurnRef) {
       await withSession(dataSource, sessionId, async (tx, s) => {
@@ -144,156 +296,16 @@ export function createSessionActivities(deps: {
       });
     },
 
-    async runModelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
-      if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
-      if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
-      const model = deps.model;
-      const key = `turn:${turn}:step:${step}`;
-      if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {});
-      const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
-        const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
-        // Calls still open come first: the model is asked again only when every call is answered.
-        const pending = openCalls(events);
-        if (pending) return { pending };
-        const done = events.some((e) => e.idempotencyKey === `${key}:model_end`);
-        if (done) return { done: events };
-        // The pre-request gate: a requires_action above outranks it; nothing is sent once the cap is reached.
-        if (budgetReached(s.budget as Budget | null, (s.usage as Usage).list_cost))
-          return { pending: { stopReason: 'budget_reached' as const } };
-        // Failed attempts of this request so far (each recorded once): the next start span is numbered by them.
-        const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
-        const planned: StoredEvent[] = [];
-        if (s.status === 'rescheduling') {
-          s.status = 'running';
-          await tx.update(SessionEntity, { id: s.id }, { status: 'running' });
-          planned.push(internal('session.status_running', {}, `${key}:resumed:${failures}`));
-        }
-        const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
-        planned.push(internal('span.model_request_start', {}, startKey));
-        await appendEvents(tx, s, planned, new Date());
-        const startId =
-          (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ??
-          '';
-        return {
-          agent: s.agent as unknown as AgentDefinition,
-          messages: transcript(events),
-          failures,
-          startId,
-        };
-      });
-      if (!prepared) return { stopReason: 'end_turn' };
-      if ('pending' in prepared) return prepared.pending!;
-      if ('done' in prepared)
-        return outcomeOf(prepared.done!.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
-      const { agent, startId, failures } = prepared;
-      const custom = agent.tools.filter((t): t is CustomTool => t.type === 'custom');
-      const tools = [
-        ...enabledSandboxTools(agent),
-        ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
-      ];
+    async runModelStep(ref: ModelStepRef): Promise<StepOutcome> {
+      // The step heartbeats for its whole life, not only across the model request: a step queued for a
+      // pool connection (or in compaction) is alive, and only a dead worker misses the heartbeat timeout.
       const context = Context.current();
-      // The reply's agent.message id is chosen now, so that its previews name the event they precede.
-      const messageId = newId('sessionEvent');
-      const previews = previewPublisher(dataSource, sessionId, messageId);
-      let response: ModelResponse;
-      const heartbeat = setInterval(() => context.heartbeat(), 1000);
+      const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
       try {
-        response = await model.createMessage(
-          {
-            model: agent.model.id,
-            max_tokens: MAX_TOKENS,
-            ...(agent.system ? { system: agent.system } : {}),
-            ...(tools.length ? { tools } : {}),
-            messages: prepared.messages!,
-          },
-          { signal: context.cancellationSignal, onText: (index, text) => previews.onText(index, text) },
-        );
-      } catch (err) {
-        if (context.cancellationSignal.aborted) {
-          // An interrupt: close the span; the turn goes idle once this activity has stopped.
-          await withSession(dataSource, sessionId, (tx, s) =>
-            appendEvents(
-              tx,
-              s,
-              [
-                internal(
-                  'span.model_request_end',
-                  { model_request_start_id: startId, is_error: null, model_usage: null },
-                  `${key}:cancelled:${failures}`,
-                ),
-              ],
-              new Date(),
-            ),
-          );
-          throw new CancelledFailure('the turn was interrupted');
-        }
-        throw await recordFailure(
-          dataSource,
-          sessionId,
-          key,
-          failures,
-          startId,
-          err,
-          context.info.attempt >= MODEL_REQUEST_ATTEMPTS,
-        );
+        return await modelStep(ref);
       } finally {
         clearInterval(heartbeat);
-        await previews.close();
       }
-      const text = response.content
-        .filter((b) => b.type === 'text')
-        .map((b) => ({ type: 'text', text: (b as { text: string }).text }));
-      const uses = response.content.filter(
-        (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
-      );
-      const appended = await withSession(dataSource, sessionId, async (tx, s) => {
-        const isCustom = (name: string) => custom.some((t) => t.name === name);
-        const planned: StoredEvent[] = [
-          ...(text.length
-            ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
-            : []),
-          ...uses.map((u, i) => {
-            if (isCustom(u.name))
-              return internal(
-                'agent.custom_tool_use',
-                { name: u.name, input: u.input },
-                `${key}:tool_use:${i}`,
-              );
-            const permission = evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
-            return {
-              ...internal(
-                'agent.tool_use',
-                { name: u.name, input: u.input, evaluated_permission: permission },
-                `${key}:tool_use:${i}`,
-              ),
-              // An allowed call needs the worker: make sure the Session has a live Work item.
-              runnable: permission === 'allow',
-            };
-          }),
-          internal(
-            'span.model_request_end',
-            {
-              model_request_start_id: startId,
-              is_error: false,
-              model_usage: {
-                input_tokens: response.usage.input_tokens,
-                output_tokens: response.usage.output_tokens,
-                cache_creation_input_tokens: response.usage.cache_creation_input_tokens ?? 0,
-                cache_read_input_tokens: response.usage.cache_read_input_tokens ?? 0,
-              },
-            },
-            `${key}:model_end`,
-          ),
-        ];
-        const inserted = await appendEvents(tx, s, planned, new Date());
-        if (inserted.length) {
-          const usage = addUsage(agent.model.id, s.usage as Usage, response.usage);
-          s.usage = usage;
-          await tx.save(SessionEntity, s);
-        }
-        return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
-      });
-      return outcomeOf((appended ?? []).filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
     },
 
     async toolResultsReady({ sessionId, toolUseIds }) {
@@ -374,8 +386,10 @@ async function compactIfNeeded(
   prices: PriceTable,
 ): Promise<void> {
   const key = `turn:${turn}:compacted`;
-  const plan = await withSession(dataSource, sessionId, async (_tx, s) => {
-    const events = await dataSource.manager.find(SessionEventEntity, {
+  const plan = await withSession(dataSource, sessionId, async (tx, s) => {
+    // Read through the transaction's own connection: a second pool connection taken while this one holds
+    // the Session's row lock deadlocks the pool once as many steps start at once as it has connections.
+    const events = await tx.find(SessionEventEntity, {
       where: { sessionId },
       order: { seq: 'ASC' },
     });

@@ -62,7 +62,12 @@ function frameworkMessage(err: unknown, status: number): string {
   // Nest turns body-parser failures into HttpExceptions that carry JSON.parse's message.
   if (status === 400 && err instanceof HttpException && /JSON/.test(err.message))
     return 'request body is not valid JSON';
-  if (type === 'entity.too.large') return 'request body is too large';
+  if (type === 'entity.too.large') {
+    const limit = (err as { limit?: unknown }).limit;
+    return typeof limit === 'number'
+      ? `request body is too large: this server accepts at most ${limit} bytes`
+      : 'request body is too large';
+  }
   if (type === 'encoding.unsupported' || type === 'charset.unsupported')
     return 'unsupported request body encoding';
   return FRAMEWORK_MESSAGES[status] ?? 'invalid request';

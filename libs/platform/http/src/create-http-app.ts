@@ -9,8 +9,8 @@ import { requestIdMiddleware } from './request-id';
 
 export interface HttpAppOptions {
   log: Logger;
-  /** Largest accepted JSON body, e.g. '32mb'. */
-  jsonLimit?: string;
+  /** Largest accepted JSON body, e.g. '32mb' or a number of bytes. */
+  jsonLimit?: string | number;
 }
 
 /**

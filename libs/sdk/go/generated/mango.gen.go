@@ -2679,6 +2679,17 @@ type NotFound struct {
 // PreconditionFailed defines model for PreconditionFailed.
 type PreconditionFailed = HeartbeatPreconditionFailedError
 
+// RateLimited defines model for RateLimited.
+type RateLimited struct {
+	Error struct {
+		Type *string `json:"type,omitempty"`
+	} `json:"error"`
+
+	// RequestId Example: req_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	RequestId RequestId `json:"request_id"`
+	Type      string    `json:"type"`
+}
+
 // TooLarge defines model for TooLarge.
 type TooLarge struct {
 	Error struct {
@@ -19057,6 +19068,12 @@ type SessionsEventsStreamResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsStreamResponse429Headers the declared response headers of an HTTP 429 response for SessionsEventsStream
+type SessionsEventsStreamResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsEventsStreamResponse500Headers the declared response headers of an HTTP 500 response for SessionsEventsStream
 type SessionsEventsStreamResponse500Headers struct {
 	RequestId RequestId
@@ -19073,6 +19090,8 @@ type SessionsEventsStreamResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -19085,6 +19104,8 @@ type SessionsEventsStreamResponse struct {
 	Headers403 *SessionsEventsStreamResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsEventsStreamResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsEventsStreamResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsStreamResponse500Headers
 }
@@ -19107,6 +19128,11 @@ func (r SessionsEventsStreamResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsEventsStreamResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsEventsStreamResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19638,6 +19664,12 @@ type SessionsThreadsStreamResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsStreamResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsStreamResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsStream
 type SessionsThreadsStreamResponse500Headers struct {
 	RequestId RequestId
@@ -19654,6 +19686,8 @@ type SessionsThreadsStreamResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -19666,6 +19700,8 @@ type SessionsThreadsStreamResponse struct {
 	Headers403 *SessionsThreadsStreamResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsStreamResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsStreamResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsStreamResponse500Headers
 }
@@ -19688,6 +19724,11 @@ func (r SessionsThreadsStreamResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsStreamResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsStreamResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28705,6 +28746,13 @@ func ParseSessionsEventsStreamResponse(rsp *http.Response) (*SessionsEventsStrea
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28765,6 +28813,23 @@ func ParseSessionsEventsStreamResponse(rsp *http.Response) (*SessionsEventsStrea
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsEventsStreamResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsEventsStreamResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -29307,6 +29372,13 @@ func ParseSessionsThreadsStreamResponse(rsp *http.Response) (*SessionsThreadsStr
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29367,6 +29439,23 @@ func ParseSessionsThreadsStreamResponse(rsp *http.Response) (*SessionsThreadsStr
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsStreamResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsStreamResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

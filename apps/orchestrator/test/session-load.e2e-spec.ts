@@ -1,0 +1,103 @@
+import { startOrchestrator } from './support';
+import {
+  AppProcess,
+  httpClient,
+  HttpClient,
+  startApi,
+  ApiUnderTest,
+  startScriptedModel,
+  ScriptedModelServer,
+} from '@mango/testing';
+
+/**
+ * Load never fails a Session: many Sessions sent at once to one orchestrator whose pool and slots are
+ * deliberately far smaller than the load (3 connections, 4 model steps, 2 database steps at once). Excess
+ * work queues — in the Temporal task queue and the pool — and every Session still reaches
+ * idle{end_turn} with no session.error. Not timed: the assertions are about outcomes only.
+ */
+
+const SESSIONS = 100;
+
+describe('a burst of Sessions against a small orchestrator (real API, Temporal, PostgreSQL, scripted model)', () => {
+  let api: ApiUnderTest;
+  let orchestrator: AppProcess;
+  let model: ScriptedModelServer;
+  let ws: HttpClient;
+
+  beforeAll(async () => {
+    api = await startApi('load', { MANGO_DB_POOL_SIZE: '10' });
+    model = await startScriptedModel();
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `load-${Date.now()}`,
+      modelUrl: model.url,
+      env: { MANGO_DB_POOL_SIZE: '3', MANGO_MAX_CONCURRENT_TURNS: '4', MANGO_MAX_CONCURRENT_DB_STEPS: '2' },
+    });
+    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+  }, 120_000);
+
+  afterAll(async () => {
+    await orchestrator?.stop();
+    await model?.close();
+    await api?.close();
+  });
+
+  it(`${SESSIONS} Sessions with one message each, sent at once: every one ends idle{end_turn}, none errors`, async () => {
+    model.script(
+      ...Array.from({ length: SESSIONS }, () => (body: any) => ({
+        content: [{ type: 'text', text: `echo: ${body.messages[0].content[0].text}` }],
+      })),
+    );
+    const agent = (await ws.post('/v1/agents', { name: 'load', model: 'claude-sonnet-4-6' })).body.id;
+    const env = (await ws.post('/v1/environments', { name: 'load' })).body.id;
+    const ids: string[] = [];
+    for (let i = 0; i < SESSIONS; i++)
+      ids.push((await ws.post('/v1/sessions', { agent, environment_id: env })).body.id);
+
+    const sent = await Promise.all(
+      ids.map((id, i) =>
+        ws.post(`/v1/sessions/${id}/events`, {
+          events: [{ type: 'user.message', content: [{ type: 'text', text: `hello ${i}` }] }],
+        }),
+      ),
+    );
+    expect(sent.map((r) => r.status)).toEqual(ids.map(() => 200));
+
+    // Wait (up to 5 minutes on a loaded machine) until every Session has ended its turn.
+    const deadline = Date.now() + 300_000;
+    let ended = 0;
+    while (Date.now() < deadline) {
+      ended = Number(
+        (
+          await api.sql<{ n: string }>(
+            `SELECT count(DISTINCT session_id) AS n FROM session_events WHERE type = 'session.status_idle'`,
+          )
+        )[0]!.n,
+      );
+      if (ended >= SESSIONS) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(ended).toBe(SESSIONS);
+
+    const errors = await api.sql(`SELECT session_id, body FROM session_events WHERE type = 'session.error'`);
+    expect(errors).toEqual([]);
+    const idles = await api.sql<{ session_id: string; stop: string; n: string }>(
+      `SELECT session_id, body->'stop_reason'->>'type' AS stop, count(*) OVER (PARTITION BY session_id) AS n
+         FROM session_events WHERE type = 'session.status_idle' ORDER BY session_id`,
+    );
+    expect(idles.map((r) => r.session_id)).toEqual([...ids].sort());
+    expect(new Set(idles.map((r) => `${r.stop}/${r.n}`))).toEqual(new Set(['end_turn/1']));
+
+    // Each Session got its own reply exactly once, and the projection says idle.
+    const replies = await api.sql<{ session_id: string; text: string }>(
+      `SELECT session_id, body->'content'->0->>'text' AS text FROM session_events WHERE type = 'agent.message'`,
+    );
+    expect(replies).toHaveLength(SESSIONS);
+    const byId = new Map(replies.map((r) => [r.session_id, r.text]));
+    ids.forEach((id, i) => expect(byId.get(id)).toBe(`echo: hello ${i}`));
+    const statuses = await api.sql<{ status: string; n: string }>(
+      'SELECT status, count(*) AS n FROM sessions GROUP BY status',
+    );
+    expect(statuses).toEqual([{ status: 'idle', n: String(SESSIONS) }]);
+    expect(model.requests).toHaveLength(SESSIONS);
+  }, 420_000);
+});

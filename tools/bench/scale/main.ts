@@ -1,0 +1,220 @@
+/**
+ * Benchmark: scale. N Sessions (default 1,000; `--sessions N` or BENCH_SESSIONS for fewer), each sent one
+ * text-only user.message at the same moment, against real processes (apps/api, apps/orchestrator on
+ * Temporal, PostgreSQL, the scripted Messages API answering instantly). Prints, for one orchestrator and
+ * then for two on the same task queue (Temporal spreads the steps):
+ *   - turns/s (burst start → last idle) next to the admission floor of the same burst (all POSTs answered);
+ *   - message → idle p50/p99 (client send time → the idle event's commit time);
+ *   - how many Sessions ended idle{end_turn}, how many session.error events were recorded (target 0);
+ *   - each orchestrator's RSS (peak during the burst, and after it) and the memory per idle Session;
+ * and, at the end, the API's memory per open SSE stream. Printed figures only; never pass/fail.
+ * Run: npm run bench:scale [-- --sessions 200].
+ */
+import { readFileSync } from 'node:fs';
+import { AppProcess, logged, startApi, startApp, startScriptedModel } from '@mango/testing';
+
+const flag = process.argv.indexOf('--sessions');
+const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 1000));
+const STREAMS = Number(process.env.BENCH_STREAMS ?? Math.min(SESSIONS, 500));
+const BURST_DEADLINE_MS = Number(process.env.BENCH_DEADLINE_MS ?? 900_000);
+if (!Number.isInteger(SESSIONS) || SESSIONS < 1) throw new Error('--sessions must be a positive integer');
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
+};
+const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`);
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+type Json = Record<string, any>;
+
+/** Resident set size of a process, bytes (Linux /proc). */
+function rss(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Runs `fn` over `items` with at most `width` in flight. */
+async function pool<T, R>(items: T[], width: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!, i);
+    }),
+  );
+  return out;
+}
+
+async function main(): Promise<void> {
+  const model = await startScriptedModel();
+  // The scripted server answers from a queue: one instant text reply per request, enough for both bursts.
+  model.script(
+    ...Array.from({ length: SESSIONS * 2 + 10 }, () => ({ content: [{ type: 'text', text: 'ok' }] })),
+  );
+  const api = await startApi('benchscale', { MANGO_DB_POOL_SIZE: '20', MANGO_LOG_LEVEL: 'warn' });
+  const taskQueue = `bench-scale-${Date.now()}`;
+  const orchestrators: AppProcess[] = [];
+  const startOrchestrator = async () => {
+    const app = await startApp(
+      'apps/orchestrator/src/main.ts',
+      {
+        MANGO_DATABASE_URL: api.db.url,
+        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+        MANGO_TASK_QUEUE: taskQueue,
+        MANGO_MODEL_BASE_URL: model.url,
+        MANGO_MODEL_API_KEY: 'sk-bench',
+        // info: readiness is the 'temporal worker running' line.
+        MANGO_LOG_LEVEL: 'info',
+        ...(process.env.BENCH_ORCHESTRATOR_ENV ? JSON.parse(process.env.BENCH_ORCHESTRATOR_ENV) : {}),
+      },
+      logged('temporal worker running'),
+      180_000,
+    );
+    orchestrators.push(app);
+    return app;
+  };
+  const controllers: AbortController[] = [];
+  try {
+    const key = (await api.issueKey('wrkspc_default')).api_key;
+    await startOrchestrator();
+    // Warm-up: one turn, so the workflow bundle, the connections and the JIT are ready before the burst.
+    await burst(1, 'warm-up', { print: false });
+
+    const one = await burst(SESSIONS, '1 orchestrator');
+    await startOrchestrator();
+    await burst(1, 'warm-up 2', { print: false });
+    const two = await burst(SESSIONS, '2 orchestrators');
+    console.log(
+      `1 → 2 orchestrators: turns/s ×${(two.turnsPerSecond / one.turnsPerSecond).toFixed(2)}, ` +
+        `message → idle p50 ×${(two.p50 / one.p50).toFixed(2)}, total peak RSS ${mib(one.peakTotal)} → ${mib(two.peakTotal)}`,
+    );
+
+    // ── Memory per open SSE stream (apps/api) ──────────────────────────────────────────────────────
+    const apiPid = api.app.child.pid!;
+    const idleSessions = two.ids.slice(0, STREAMS);
+    const before = rss(apiPid);
+    let open = 0;
+    await pool(idleSessions, 50, async (id) => {
+      const c = new AbortController();
+      controllers.push(c);
+      const res = await fetch(`${api.url}/v1/sessions/${id}/events/stream`, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: c.signal,
+      });
+      if (res.ok) open++;
+      // Keep reading so the stream stays open and flows.
+      void res.body?.pipeTo(new WritableStream()).catch(() => undefined);
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = rss(apiPid);
+    console.log(
+      `SSE streams: ${open} open on one API process: API RSS ${mib(before)} → ${mib(after)}, ` +
+        `≈ ${kib((after - before) / Math.max(open, 1))} per stream (RSS delta; GC makes it noisy below a few hundred streams)`,
+    );
+  } finally {
+    for (const c of controllers) c.abort();
+    for (const o of orchestrators) await o.stop();
+    await api.close();
+    await model.close();
+  }
+
+  /** Creates `n` Sessions, sends each one message at once, waits until each has ended its turn. */
+  async function burst(n: number, label: string, options: { print?: boolean } = {}) {
+    const key = (await api.issueKey('wrkspc_default')).api_key;
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${api.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`POST ${path} → ${res.status} ${text}`);
+      return JSON.parse(text) as Json;
+    };
+    const env = (await post('/v1/environments', { name: `bench-${label}` })).id as string;
+    const agent = (await post('/v1/agents', { name: `chat-${label}`, model: 'claude-sonnet-4-6' }))
+      .id as string;
+    const ids = await pool(
+      Array.from({ length: n }, (_, i) => i),
+      20,
+      async () => (await post('/v1/sessions', { agent, environment_id: env })).id as string,
+    );
+    const pids = orchestrators.map((o) => o.child.pid!);
+    const rssBefore = pids.map(rss);
+    const peak = [...rssBefore];
+    const sampler = setInterval(() => pids.forEach((p, i) => (peak[i] = Math.max(peak[i]!, rss(p)))), 200);
+    const sentAt = new Map<string, number>();
+    const t0 = Date.now();
+    let admitted = 0;
+    let admissionEnd = 0;
+    const sends = Promise.all(
+      ids.map(async (id, i) => {
+        sentAt.set(id, Date.now());
+        await post(`/v1/sessions/${id}/events`, {
+          events: [{ type: 'user.message', content: [{ type: 'text', text: `hello ${i}` }] }],
+        });
+        admitted++;
+        admissionEnd = Date.now();
+      }),
+    );
+    const idleAt = new Map<string, { at: number; stop: string }>();
+    let errors = 0;
+    const deadline = t0 + BURST_DEADLINE_MS;
+    let sendError: unknown;
+    sends.catch((e: unknown) => (sendError = e));
+    while (idleAt.size < n && Date.now() < deadline && !sendError) {
+      await new Promise((r) => setTimeout(r, 250));
+      const rows = await api.sql<{ session_id: string; type: string; at: Date; stop: string | null }>(
+        `SELECT session_id, type, created_at AS at, body->'stop_reason'->>'type' AS stop
+           FROM session_events WHERE session_id = ANY($1::text[]) AND type IN ('session.status_idle', 'session.error')`,
+        [ids],
+      );
+      errors = rows.filter((r) => r.type === 'session.error').length;
+      for (const r of rows)
+        if (r.type === 'session.status_idle' && !idleAt.has(r.session_id))
+          idleAt.set(r.session_id, { at: new Date(r.at).getTime(), stop: r.stop ?? '' });
+    }
+    clearInterval(sampler);
+    if (sendError) throw sendError;
+    await sends;
+    const rssAfter = pids.map(rss);
+    const latencies = ids.filter((id) => idleAt.has(id)).map((id) => idleAt.get(id)!.at - sentAt.get(id)!);
+    const last = Math.max(...[...idleAt.values()].map((v) => v.at));
+    const wall = (last - t0) / 1000;
+    const endTurn = [...idleAt.values()].filter((v) => v.stop === 'end_turn').length;
+    const result = {
+      ids,
+      turnsPerSecond: idleAt.size / wall,
+      p50: pct(latencies, 50),
+      p99: pct(latencies, 99),
+      peakTotal: peak.reduce((a, b) => a + b, 0),
+    };
+    if (options.print === false) return result;
+    const admissionRate = admitted / ((admissionEnd - t0) / 1000);
+    console.log(`${label}: ${n} Sessions, one text-only turn each, all sent at once`);
+    console.log(
+      `  idle{end_turn} ${endTurn}/${n}   other idle ${idleAt.size - endTurn}   never idle ${n - idleAt.size}   session.error ${errors}   (target: all end_turn, 0 errors)`,
+    );
+    console.log(
+      `  turns/s ${result.turnsPerSecond.toFixed(1)} (burst ${wall.toFixed(1)} s)   admission floor ${admissionRate.toFixed(1)} msgs/s (all ${admitted} POSTs answered in ${ms(admissionEnd - t0)})   ratio ${(result.turnsPerSecond / admissionRate).toFixed(2)}`,
+    );
+    console.log(`  message → idle p50 ${ms(result.p50)}   p99 ${ms(result.p99)}`);
+    pids.forEach((_, i) =>
+      console.log(
+        `  orchestrator ${i + 1} RSS: before ${mib(rssBefore[i]!)}   peak ${mib(peak[i]!)}   after ${mib(rssAfter[i]!)}`,
+      ),
+    );
+    const grown = rssAfter.reduce((a, b) => a + b, 0) - rssBefore.reduce((a, b) => a + b, 0);
+    console.log(
+      `  memory per idle Session (orchestrator RSS after − before, / ${n}): ≈ ${kib(Math.max(0, grown) / n)}`,
+    );
+    return result;
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

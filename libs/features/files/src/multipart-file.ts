@@ -2,6 +2,7 @@ import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import { invalidRequest } from '@mango/domain-kernel';
+import { assertStorableText } from '@mango/platform-http';
 import { fileTooLarge } from './file-input';
 
 /** The form's `file` part: its declared name and type, and its bytes as they arrive. */
@@ -86,6 +87,12 @@ export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number
       stream.resume();
       return fail(invalidRequest(`unexpected part "${name}": the form has one part, named "file"`));
     }
+    try {
+      assertStorableText(info.filename, 'file.filename');
+    } catch (e) {
+      stream.resume();
+      return fail(e);
+    }
     // The consumer reads `bytes`: it carries busboy's data, but only the errors chosen here.
     bytes = new PassThrough();
     bytes.on('error', noop);
@@ -93,15 +100,21 @@ export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number
     stream.pipe(bytes);
     settleFile.resolve({ filename: info.filename, mimeType: info.mimeType, stream: bytes });
   });
-  parser.on('field', (name) =>
+  parser.on('field', (name, value) => {
+    try {
+      assertStorableText(name, 'form part name');
+      assertStorableText(value, name);
+    } catch (e) {
+      return fail(e);
+    }
     fail(
       invalidRequest(
         name === 'file'
           ? 'the "file" part needs a filename (Content-Disposition: form-data; name="file"; filename="…")'
           : `unexpected field "${name}": the form has one part, named "file"`,
       ),
-    ),
-  );
+    );
+  });
   parser.on('filesLimit', () => fail(invalidRequest('the form may carry only one "file" part')));
   parser.on('error', (err: Error) =>
     fail(invalidRequest(`malformed multipart/form-data body: ${err.message}`)),

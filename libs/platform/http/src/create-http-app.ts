@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -6,6 +7,7 @@ import type { Logger } from 'pino';
 import { ApiExceptionFilter, renderError } from './api-exception.filter';
 import { NestPinoLogger } from './nest-pino-logger';
 import { requestIdMiddleware } from './request-id';
+import { answerMalformedHeadersWithEnvelope, rejectUnstorableText } from './storable-text';
 
 export interface HttpAppOptions {
   log: Logger;
@@ -15,7 +17,8 @@ export interface HttpAppOptions {
 
 /**
  * Builds a Nest HTTP app with Mango's wire conventions: request ids, JSON bodies with a size limit,
- * the error envelope for every failure (including malformed JSON and unknown routes), pino logs, and
+ * the error envelope for every failure (including malformed JSON, unknown routes and text PostgreSQL
+ * cannot store), pino logs, and
  * graceful shutdown through `runMain`.
  */
 export async function createHttpApp(
@@ -33,6 +36,10 @@ export async function createHttpApp(
   app.use(requestIdMiddleware);
   app.use(accessLog(options.log));
   app.useBodyParser('json', { limit: options.jsonLimit ?? '32mb', strict: false, type: () => true });
+  // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
+  // one 400 naming the field for every route, before any handler runs.
+  app.use(rejectUnstorableText());
+  answerMalformedHeadersWithEnvelope(app.getHttpServer() as Server);
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
   // Errors raised before routing (body parser) reach Express's error chain: render them too.
   await app.init();

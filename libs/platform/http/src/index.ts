@@ -7,3 +7,4 @@ export * from './public.decorator';
 export * from './readiness';
 export * from './request-id';
 export * from './run-main';
+export * from './storable-text';

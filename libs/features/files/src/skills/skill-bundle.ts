@@ -8,6 +8,7 @@ import {
   SKILL_NAME_MAX,
   unsafeSkillPath,
 } from '@mango/domain-kernel';
+import { assertStorableText } from '@mango/platform-http';
 
 /** SKILL.md is read whole to parse its frontmatter: it is bounded. */
 export const SKILL_MD_MAX_BYTES = 1024 * 1024;
@@ -90,6 +91,8 @@ export function parseSkillMd(bytes: Buffer): SkillFrontmatter {
     throw invalidRequest('SKILL.md frontmatter needs a non-empty "description" string');
   if (description.length > SKILL_DESCRIPTION_MAX)
     throw invalidRequest(`SKILL.md "description" may have at most ${SKILL_DESCRIPTION_MAX} characters`);
+  // YAML escapes ("\0", "\ud800") can spell text PostgreSQL cannot store.
+  assertStorableText(description, 'SKILL.md description');
   return { name, description };
 }
 

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError, invalidRequest } from '@mango/domain-kernel';
+import { assertStorableText } from '@mango/platform-http';
 import { bundleTooLarge, parseMemberPath, SKILL_MD_MAX_BYTES } from './skill-bundle';
 
 /** A bundle received in full into a private temporary directory (removed by `dispose`). */
@@ -121,6 +122,7 @@ export async function readSkillForm(
     try {
       if (!FILE_FIELDS.has(name))
         throw invalidRequest(`unexpected part "${name}": send one "files[]" part per file`);
+      assertStorableText(info.filename, `${name}.filename`);
       path = parseMemberPath(info.filename);
       admit(path);
     } catch (e) {
@@ -159,6 +161,12 @@ export async function readSkillForm(
     writes.push(write.catch(() => undefined));
   });
   parser.on('field', (name, value, info) => {
+    try {
+      assertStorableText(name, 'form part name');
+      assertStorableText(value, name);
+    } catch (e) {
+      return fail(e);
+    }
     if (name === 'display_title' && opts.allowDisplayTitle && displayTitle === null) {
       if (info.valueTruncated || value.length > DISPLAY_TITLE_MAX)
         return fail(invalidRequest(`display_title may have at most ${DISPLAY_TITLE_MAX} characters`));

@@ -23,6 +23,7 @@ import {
 } from '@mango/domain-sessions';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { MangoMetrics } from '@mango/platform-metrics';
 
 const MAX_TOKENS = 4096;
 /** Previews are batched: at most one notice per text block this often. */
@@ -124,6 +125,8 @@ export function createSessionActivities(deps: {
   compactAtTokens?: number;
   /** Operator list prices (`MANGO_MODEL_PRICES`) over the built-in ones. */
   prices?: PriceTable;
+  /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */
+  metrics?: MangoMetrics;
 }): SessionActivities {
   const compactAt = deps.compactAtTokens ?? 160_000;
   const addUsage = (model: string, usage: Usage, add: ModelResponse['usage']) =>
@@ -196,6 +199,12 @@ export function createSessionActivities(deps: {
       const previews = previewPublisher(dataSource, sessionId, messageId);
       let response: ModelResponse;
       const heartbeat = setInterval(() => context.heartbeat(), 1000);
+      const requested = process.hrtime.bigint();
+      const observeRequest = (outcome: 'ok' | 'error' | 'cancelled') =>
+        deps.metrics?.modelRequestDuration.observe(
+          { model: agent.model.id, outcome },
+          Number(process.hrtime.bigint() - requested) / 1e9,
+        );
       try {
         response = await model.createMessage(
           {
@@ -207,7 +216,9 @@ export function createSessionActivities(deps: {
           },
           { signal: context.cancellationSignal, onText: (index, text) => previews.onText(index, text) },
         );
+        observeRequest('ok');
       } catch (err) {
+        observeRequest(context.cancellationSignal.aborted ? 'cancelled' : 'error');
         if (context.cancellationSignal.aborted) {
           // An interrupt: close the span; the turn goes idle once this activity has stopped.
           await withSession(dataSource, sessionId, (tx, s) =>
@@ -245,6 +256,7 @@ export function createSessionActivities(deps: {
       const uses = response.content.filter(
         (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
       );
+      let recorded: { before: Usage; after: Usage } | undefined;
       const appended = await withSession(dataSource, sessionId, async (tx, s) => {
         const isCustom = (name: string) => custom.some((t) => t.name === name);
         const planned: StoredEvent[] = [
@@ -286,12 +298,16 @@ export function createSessionActivities(deps: {
         ];
         const inserted = await appendEvents(tx, s, planned, new Date());
         if (inserted.length) {
-          const usage = addUsage(agent.model.id, s.usage as Usage, response.usage);
+          const before = s.usage as Usage;
+          const usage = addUsage(agent.model.id, before, response.usage);
           s.usage = usage;
           await tx.save(SessionEntity, s);
+          recorded = { before, after: usage };
         }
         return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
       });
+      // Counted once the usage is committed (a retried activity that recorded nothing counts nothing).
+      if (recorded && deps.metrics) countUsage(deps.metrics, agent.model.id, response.usage, recorded);
       return outcomeOf((appended ?? []).filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
     },
 
@@ -305,6 +321,7 @@ export function createSessionActivities(deps: {
     },
 
     async endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError }) {
+      let turnSeconds: number | undefined;
       await withSession(dataSource, sessionId, async (tx, s) => {
         s.status = 'idle';
         await tx.update(SessionEntity, { id: s.id }, { status: 'idle' });
@@ -346,6 +363,7 @@ export function createSessionActivities(deps: {
           if (started) {
             const usage = s.usage as Usage;
             const seconds = Math.max(0, (now.getTime() - started.createdAt.getTime()) / 1000);
+            turnSeconds = seconds;
             s.usage = {
               ...usage,
               active_seconds: Math.round(((Number(usage.active_seconds) || 0) + seconds) * 1000) / 1000,
@@ -354,8 +372,30 @@ export function createSessionActivities(deps: {
           }
         }
       });
+      if (turnSeconds !== undefined)
+        deps.metrics?.turnDuration.observe({ stop_reason: stopReason }, turnSeconds);
     },
   };
+}
+
+/** Tokens of one recorded model response, and the list cost it added (the change in the cumulative cost). */
+function countUsage(
+  metrics: MangoMetrics,
+  model: string,
+  add: ModelResponse['usage'],
+  { before, after }: { before: Usage; after: Usage },
+): void {
+  const tokens = {
+    input: add.input_tokens,
+    output: add.output_tokens,
+    cache_read: add.cache_read_input_tokens ?? 0,
+    cache_creation: add.cache_creation_input_tokens ?? 0,
+  };
+  for (const [type, n] of Object.entries(tokens)) if (n > 0) metrics.modelTokens.inc({ model, type }, n);
+  if (after.list_cost) {
+    const cents = Number(after.list_cost.amount) - Number(before.list_cost?.amount ?? 0);
+    metrics.modelListCost.inc({ model }, Math.max(0, cents) / 100);
+  }
 }
 
 /**

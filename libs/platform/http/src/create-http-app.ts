@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import type { MangoMetrics } from '@mango/platform-metrics';
 import { ApiExceptionFilter, renderError } from './api-exception.filter';
 import { NestPinoLogger } from './nest-pino-logger';
 import { requestIdMiddleware } from './request-id';
@@ -11,6 +12,8 @@ export interface HttpAppOptions {
   log: Logger;
   /** Largest accepted JSON body, e.g. '32mb'. */
   jsonLimit?: string;
+  /** Observes `mango_http_request_duration_seconds` by route template when given. */
+  metrics?: MangoMetrics;
 }
 
 /**
@@ -31,7 +34,7 @@ export async function createHttpApp(
   express.disable('x-powered-by');
   express.set('query parser', 'extended');
   app.use(requestIdMiddleware);
-  app.use(accessLog(options.log));
+  app.use(accessLog(options.log, options.metrics));
   app.useBodyParser('json', { limit: options.jsonLimit ?? '32mb', strict: false, type: () => true });
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
   // Errors raised before routing (body parser) reach Express's error chain: render them too.
@@ -44,11 +47,21 @@ export async function createHttpApp(
   return app;
 }
 
-function accessLog(log: Logger) {
+function accessLog(log: Logger, metrics?: MangoMetrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // The matched route's template (never the raw path, whose ids would explode the label set).
+      const route = (req.route as { path?: unknown } | undefined)?.path;
+      metrics?.httpRequestDuration.observe(
+        {
+          method: req.method,
+          route: typeof route === 'string' ? `${req.baseUrl ?? ''}${route}` : 'unmatched',
+          status_code: String(res.statusCode),
+        },
+        ms / 1000,
+      );
       const level = res.statusCode >= 500 ? 'error' : 'info';
       log[level](
         {

@@ -90,4 +90,5 @@ Mango is up (logs: $RUN/log, stop with: npm run down)
   MANGO_API_KEY=$MANGO_API_KEY
   environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it)
 Written to .mango/local.env — e.g.  set -a; source .mango/local.env; set +a
+Attach a terminal to a Session:  npx mango sessions connect <session_id>
 EOF2

@@ -127,7 +127,8 @@ describe('Prometheus /metrics across real processes', () => {
     const first = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
     expect(first.body.data).toEqual({ type: 'session', id: s.id });
     const claimed = await scrapeMetrics(apiMetrics);
-    expect(claimed.value('mango_work_queue_depth', { environment_id: envId })).toBeUndefined();
+    // Claimed but not yet acknowledged: still queued, no longer counted as waiting.
+    expect(claimed.value('mango_work_queue_depth', { environment_id: envId })).toBe(0);
     expect(
       claimed.value('mango_work_claims_total', {
         environment_id: envId,
@@ -185,8 +186,10 @@ describe('Prometheus /metrics across real processes', () => {
     expect(done.value('mango_model_request_duration_seconds_count', { model: 'm', outcome: 'ok' })).toBe(2);
     expect(done.value('mango_model_tokens_total', { model: 'm', type: 'input' })).toBe(2500);
     expect(done.value('mango_model_tokens_total', { model: 'm', type: 'output' })).toBe(300);
-    // 2,500 × $3/M + 300 × $15/M = $0.012 (list cost is kept in cents).
-    expect(done.value('mango_model_list_cost_usd_total', { model: 'm' })).toBeCloseTo(0.01, 5);
+    // 2,500 × $3/M + 300 × $15/M = $0.012, counted like the Session's usage.list_cost (whole cents, rounded up).
+    const usage = (await ws.get(`/v1/sessions/${s.id}`)).body.usage;
+    expect(usage.list_cost).toEqual({ amount: '2', currency: 'USD' });
+    expect(done.value('mango_model_list_cost_usd_total', { model: 'm' })).toBeCloseTo(0.02, 5);
     // user.message and user.tool_result went through the outbox.
     expect(done.value('mango_outbox_dispatch_lag_seconds_count')).toBeGreaterThanOrEqual(2);
     expect(done.value('mango_outbox_pending')).toBe(0);

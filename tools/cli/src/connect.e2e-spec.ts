@@ -271,5 +271,8 @@ describe('mango sessions connect in tmux (real API, orchestrator, Temporal, scri
       (e) => e.type === 'user.message' && e.content[0].text === 'are you there',
     );
     expect(sent).toHaveLength(1);
+    // MANGO_TEST_ARTIFACTS=<dir> keeps the final terminal screen.
+    if (process.env.MANGO_TEST_ARTIFACTS)
+      writeFileSync(join(process.env.MANGO_TEST_ARTIFACTS, 'sessions-connect.txt'), term.screen());
   }, 300_000);
 });

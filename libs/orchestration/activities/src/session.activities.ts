@@ -151,7 +151,8 @@ export function createSessionActivities(deps: {
         throw ApplicationFailure.nonRetryable('no model endpoint is configured (MANGO_MODEL_BASE_URL)');
       const model = deps.model;
       const key = `turn:${turn}:step:${step}`;
-      if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {});
+      if (step === 0)
+        await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {}, deps.metrics);
       const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
         const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
         // Calls still open come first: the model is asked again only when every call is answered.
@@ -411,6 +412,7 @@ async function compactIfNeeded(
   turn: number,
   threshold: number,
   prices: PriceTable,
+  metrics?: MangoMetrics,
 ): Promise<void> {
   const key = `turn:${turn}:compacted`;
   const plan = await withSession(dataSource, sessionId, async (_tx, s) => {
@@ -425,23 +427,41 @@ async function compactIfNeeded(
     return { ...planned, messages: transcript(covered), agent: s.agent as unknown as AgentDefinition };
   });
   if (!plan) return;
-  const response = await model.createMessage({
-    model: plan.agent.model.id,
-    max_tokens: MAX_TOKENS,
-    system:
-      'You compact conversations between a user and an AI agent. Write a faithful, complete summary of the conversation below that the agent can continue from: the user goals, decisions, facts learned, files and commands involved, tool results that matter, and open tasks. Do not address the user.',
-    messages: [
-      ...plan.messages,
-      {
-        role: 'user',
-        content: [{ type: 'text', text: 'Summarize the conversation so far for continuation.' }],
+  const requested = process.hrtime.bigint();
+  const observe = (outcome: 'ok' | 'error') =>
+    metrics?.modelRequestDuration.observe(
+      { model: plan.agent.model.id, outcome },
+      Number(process.hrtime.bigint() - requested) / 1e9,
+    );
+  const response = await model
+    .createMessage({
+      model: plan.agent.model.id,
+      max_tokens: MAX_TOKENS,
+      system:
+        'You compact conversations between a user and an AI agent. Write a faithful, complete summary of the conversation below that the agent can continue from: the user goals, decisions, facts learned, files and commands involved, tool results that matter, and open tasks. Do not address the user.',
+      messages: [
+        ...plan.messages,
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'Summarize the conversation so far for continuation.' }],
+        },
+      ],
+    })
+    .then(
+      (r) => {
+        observe('ok');
+        return r;
       },
-    ],
-  });
+      (err: unknown) => {
+        observe('error');
+        throw err;
+      },
+    );
   const summary = response.content
     .filter((b) => b.type === 'text')
     .map((b) => (b as { text: string }).text)
     .join('\n');
+  let recorded: { before: Usage; after: Usage } | undefined;
   await withSession(dataSource, sessionId, async (tx, s) => {
     const inserted = await appendEvents(
       tx,
@@ -450,10 +470,14 @@ async function compactIfNeeded(
       new Date(),
     );
     if (inserted.length) {
-      s.usage = addUsageWith(plan.agent.model.id, s.usage as Usage, response.usage, prices);
+      const before = s.usage as Usage;
+      s.usage = addUsageWith(plan.agent.model.id, before, response.usage, prices);
       await tx.save(SessionEntity, s);
+      recorded = { before, after: s.usage as Usage };
     }
   });
+  // The summarizing request's usage is counted like any other.
+  if (recorded && metrics) countUsage(metrics, plan.agent.model.id, response.usage, recorded);
 }
 
 /**

@@ -109,6 +109,58 @@ describe('Helm chart (helm lint + template)', () => {
     }
   });
 
+  it('metrics: off by default; when on, every process gets an internal metrics port, a headless Service and an optional ServiceMonitor, never an ingress route', () => {
+    const off = render(BASE);
+    expect(off.some((d) => d.kind === 'ServiceMonitor')).toBe(false);
+    expect(JSON.stringify(off)).not.toContain('MANGO_METRICS_PORT');
+    const SUP = {
+      'supervisor.enabled': 'true',
+      'supervisor.environmentId': 'env_x',
+      'supervisor.existingSecret': 'sup',
+      publicBaseUrl: 'https://mango.example',
+    };
+    const noMonitor = render({ ...BASE, ...SUP, 'metrics.enabled': 'true' });
+    expect(noMonitor.some((d) => d.kind === 'ServiceMonitor')).toBe(false);
+    const docs = render({
+      ...BASE,
+      ...SUP,
+      'metrics.enabled': 'true',
+      'metrics.serviceMonitor.enabled': 'true',
+      'metrics.serviceMonitor.labels': { release: 'prom' } as never,
+    });
+    for (const d of docs.filter((x) => x.kind === 'Deployment')) {
+      const c = d.spec.template.spec.containers[0];
+      expect(c.ports).toContainEqual({ name: 'metrics', containerPort: 9464 });
+      expect(c.env).toContainEqual({ name: 'MANGO_METRICS_PORT', value: '9464' });
+      expect(c.env).toContainEqual({ name: 'MANGO_METRICS_HOST', value: '0.0.0.0' });
+    }
+    const services = docs.filter(
+      (d) => d.kind === 'Service' && d.metadata.labels['mango.dev/metrics'] === 'true',
+    );
+    expect(services.map((d) => d.metadata.name).sort()).toEqual([
+      't-mango-api-metrics',
+      't-mango-files-metrics',
+      't-mango-orchestrator-metrics',
+      't-mango-supervisor-metrics',
+    ]);
+    for (const svc of services)
+      expect(svc.spec.ports).toEqual([{ name: 'metrics', port: 9464, targetPort: 'metrics' }]);
+    const monitor = docs.find((d) => d.kind === 'ServiceMonitor');
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(monitor.metadata.labels.release).toBe('prom');
+    expect(monitor.spec.selector.matchLabels).toEqual({
+      'app.kubernetes.io/instance': 't',
+      'mango.dev/metrics': 'true',
+    });
+    expect(monitor.spec.endpoints).toEqual([
+      { port: 'metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s' },
+    ]);
+    // The ingress routes only to the public http ports.
+    const ingress = docs.find((d) => d.kind === 'Ingress');
+    for (const p of ingress.spec.rules[0].http.paths)
+      expect(p.backend.service.port).toEqual({ name: 'http' });
+  });
+
   it('refuses to render without a database', () => {
     expect(() => render({ 'objectStore.accessKey': 'a', 'objectStore.secretKey': 'b' })).toThrow(
       /database.url or database.existingSecret is required/,

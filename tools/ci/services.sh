@@ -145,6 +145,10 @@ HELM_VERSION=${HELM_VERSION:-v3.16.4}
 deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; }
 deploytools_start() { deploytools_install; }; deploytools_stop() { :; }
 
+# Observability test tools (Debian): promtool (package prometheus) parses /metrics; tmux drives `mango sessions connect` ----
+obstools_install() { command -v promtool >/dev/null || apt_ensure prometheus; command -v tmux >/dev/null || apt_ensure tmux; }
+obstools_start() { obstools_install; }; obstools_stop() { :; }
+
 # nginx: the local ingress of `npm run up` ------------------------------------------------------------
 nginx_install() { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_ensure nginx-light; }
 
@@ -159,9 +163,9 @@ ENV
 }
 # Sourced by tools/dev/up.sh for its helpers: stop here.
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
-action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image deploytools"
+action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image deploytools obstools"
 case "$action" in
   install|start|stop) for p in $what; do "${p}_${action}"; done ;;
   env) print_env ;;
-  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|deploytools|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|deploytools|obstools|all]" >&2; exit 2 ;;
 esac

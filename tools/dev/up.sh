@@ -87,4 +87,5 @@ Mango is up (logs: $RUN/log, stop with: npm run down)
   model:         $model — $model_key
   data:          $MANGO_UP_DATA (durable; npm run down && npm run up keeps it)
 Written to .mango/local.env — e.g.  set -a; source .mango/local.env; set +a
+Attach a terminal to a Session:  npx mango sessions connect <session_id>
 EOF2

@@ -11,9 +11,10 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { MetricsEnv } from '@mango/platform-metrics';
 
-/** Every variable apps/api reads, validated once at boot. */
-export class ApiEnv {
+/** Every variable (the metrics listener's in MetricsEnv) apps/api reads, validated once at boot. */
+export class ApiEnv extends MetricsEnv {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

@@ -9,14 +9,16 @@ import { parsePriceTable } from '@mango/domain-sessions';
 import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
+import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import { ApiEnv } from './api.env';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: ApiEnv): DynamicModule {
+  static forRoot(env: ApiEnv, metrics: MangoMetrics): DynamicModule {
     return {
       module: AppModule,
       imports: [
+        MetricsModule.forRoot(metrics),
         PersistenceModule.forRoot({
           url: env.MANGO_DATABASE_URL,
           poolSize: env.MANGO_DB_POOL_SIZE,

@@ -3,12 +3,15 @@ import type { INestApplication } from '@nestjs/common';
 import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
+import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { ApiEnv } from './api.env';
 import { AppModule } from './app.module';
 
 export interface RunningApi {
   app: INestApplication;
   url: string;
+  /** `http://host:port/metrics` when MANGO_METRICS_PORT is set. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -16,10 +19,24 @@ export interface RunningApi {
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningApi> {
   const env = loadConfig(ApiEnv, rawEnv);
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
-  const app = await createHttpApp(AppModule.forRoot(env), { log, jsonLimit: env.MANGO_MAX_REQUEST_BYTES });
+  const metrics = new MangoMetrics('api');
+  const app = await createHttpApp(AppModule.forRoot(env, metrics), {
+    log,
+    metrics,
+    jsonLimit: env.MANGO_MAX_REQUEST_BYTES,
+  });
   await app.listen(env.MANGO_API_PORT, env.MANGO_API_HOST);
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://${env.MANGO_API_HOST}:${address.port}`;
   log.info({ url }, 'api listening');
-  return { app, url, close: () => app.close() };
+  const metricsServer = await serveMetrics(metrics, env, log);
+  return {
+    app,
+    url,
+    metricsUrl: metricsServer?.url,
+    close: async () => {
+      await metricsServer?.close();
+      await app.close();
+    },
+  };
 }

@@ -6,15 +6,17 @@ import { MemoryModule } from '@mango/feature-memory';
 import { WorkTokenAuthModule } from '@mango/feature-work';
 import { HealthController, READINESS_CHECKS, ReadinessCheck } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
+import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import { FilesEnv } from './files.env';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: FilesEnv, store: ObjectStore): DynamicModule {
+  static forRoot(env: FilesEnv, store: ObjectStore, metrics: MangoMetrics): DynamicModule {
     const objectStoreCheck: ReadinessCheck = { name: 'object_store', check: () => store.ping() };
     return {
       module: AppModule,
       imports: [
+        MetricsModule.forRoot(metrics),
         PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' }),
         AuthModule,
         // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).

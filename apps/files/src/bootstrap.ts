@@ -5,6 +5,7 @@ import { ObjectStore } from '@mango/adapter-object-store';
 import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
+import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { AppModule } from './app.module';
 import { FilesEnv } from './files.env';
 import { streamUploadBodies } from './upload-body';
@@ -12,6 +13,8 @@ import { streamUploadBodies } from './upload-body';
 export interface RunningFiles {
   app: INestApplication;
   url: string;
+  /** `http://host:port/metrics` when MANGO_METRICS_PORT is set. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -27,7 +30,8 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     bucket: env.MANGO_S3_BUCKET,
   });
   await store.ensureBucket();
-  const app = await createHttpApp(AppModule.forRoot(env, store), { log });
+  const metrics = new MangoMetrics('files');
+  const app = await createHttpApp(AppModule.forRoot(env, store, metrics), { log, metrics });
   streamUploadBodies(app);
   const server = app.getHttpServer() as Server;
   server.requestTimeout = env.MANGO_FILES_REQUEST_TIMEOUT_MS;
@@ -35,5 +39,14 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   const { port } = app.getHttpServer().address() as { port: number };
   const url = `http://${env.MANGO_FILES_HOST}:${port}`;
   log.info({ url, bucket: env.MANGO_S3_BUCKET }, 'files listening');
-  return { app, url, close: () => app.close() };
+  const metricsServer = await serveMetrics(metrics, env, log);
+  return {
+    app,
+    url,
+    metricsUrl: metricsServer?.url,
+    close: async () => {
+      await metricsServer?.close();
+      await app.close();
+    },
+  };
 }

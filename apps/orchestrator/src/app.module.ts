@@ -1,16 +1,18 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PersistenceModule } from '@mango/persistence';
 import type { Logger } from 'pino';
+import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import { OrchestratorEnv } from './orchestrator.env';
 import { OutboxRelayService } from './outbox-relay.service';
 import { LOGGER, ORCHESTRATOR_ENV, TemporalWorkerService } from './temporal-worker.service';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: OrchestratorEnv, log: Logger): DynamicModule {
+  static forRoot(env: OrchestratorEnv, log: Logger, metrics: MangoMetrics): DynamicModule {
     return {
       module: AppModule,
       imports: [
+        MetricsModule.forRoot(metrics),
         PersistenceModule.forRoot({
           url: env.MANGO_DATABASE_URL,
           poolSize: env.MANGO_DB_POOL_SIZE,

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { loadConfig } from '@mango/platform-config';
 import { NestPinoLogger } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
+import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { AppModule } from './app.module';
 import { OrchestratorEnv } from './orchestrator.env';
 
@@ -10,9 +11,18 @@ import { OrchestratorEnv } from './orchestrator.env';
 export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
   const env = loadConfig(OrchestratorEnv, rawEnv);
   const log = createLogger({ service: 'orchestrator', level: env.MANGO_LOG_LEVEL });
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log), {
+  const metrics = new MangoMetrics('orchestrator');
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log, metrics), {
     logger: new NestPinoLogger(log),
   });
   await app.init();
-  return { app, close: () => app.close() };
+  const metricsServer = await serveMetrics(metrics, env, log);
+  return {
+    app,
+    metricsUrl: metricsServer?.url,
+    close: async () => {
+      await metricsServer?.close();
+      await app.close();
+    },
+  };
 }

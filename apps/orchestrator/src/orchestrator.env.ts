@@ -1,8 +1,9 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { MetricsEnv } from '@mango/platform-metrics';
 
-/** Every variable apps/orchestrator reads, validated once at boot. */
-export class OrchestratorEnv {
+/** Every variable (the metrics listener's in MetricsEnv) apps/orchestrator reads, validated once at boot. */
+export class OrchestratorEnv extends MetricsEnv {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

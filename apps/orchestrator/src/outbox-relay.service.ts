@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { sessionInputSignal, sessionWorkflow } from '@mango/workflows';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { PgListener, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -45,7 +46,29 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(DataSource) private readonly dataSource: DataSource,
-  ) {}
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
+  ) {
+    metrics.gauge(
+      'mango_outbox_pending',
+      'Outbox rows not yet dispatched (cluster-wide; aggregate replicas with max).',
+      [],
+      async () => [{ value: Number((await this.backlog()).n) }],
+    );
+    metrics.gauge(
+      'mango_outbox_lag_seconds',
+      'Age of the oldest undispatched outbox row; 0 when the outbox is drained (cluster-wide).',
+      [],
+      async () => [{ value: Math.max(0, Number((await this.backlog()).age ?? 0)) }],
+    );
+  }
+
+  private async backlog(): Promise<{ n: number; age: number | null }> {
+    const [row] = await this.dataSource.query(
+      `SELECT count(*)::int AS n, EXTRACT(EPOCH FROM (now() - min(created_at)))::float8 AS age
+         FROM outbox WHERE dispatched_at IS NULL`,
+    );
+    return row;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
@@ -97,8 +120,10 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
           event_seq: string;
           kind: string;
           tool_use_id: string | null;
+          waited: number;
         }> = await tx.query(
-          `SELECT o.id, o.session_id, o.event_seq, o.kind, e.tool_use_id
+          `SELECT o.id, o.session_id, o.event_seq, o.kind, e.tool_use_id,
+                  EXTRACT(EPOCH FROM (now() - o.created_at))::float8 AS waited
              FROM outbox o LEFT JOIN session_events e ON e.session_id = o.session_id AND e.seq = o.event_seq
             WHERE o.dispatched_at IS NULL ORDER BY o.id LIMIT ${BATCH} FOR UPDATE OF o SKIP LOCKED`,
         );
@@ -128,9 +153,11 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
           await tx.query('UPDATE outbox SET dispatched_at = now() WHERE id = ANY($1::bigint[])', [
             rows.map((r) => r.id),
           ]);
-        return rows.length;
+        return rows;
       });
-      if (relayed < BATCH) return;
+      // Observed once the dispatch committed (a rolled-back pass is relayed, and counted, again).
+      for (const r of relayed) this.metrics.outboxDispatchLag.observe(Math.max(0, Number(r.waited)));
+      if (relayed.length < BATCH) return;
     }
   }
 

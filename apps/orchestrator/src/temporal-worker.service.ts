@@ -4,6 +4,7 @@ import { parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { DataSource } from 'typeorm';
 import { workflowBundlerOptions, WORKFLOWS_PATH } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -22,7 +23,21 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(DataSource) private readonly dataSource: DataSource,
-  ) {}
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
+  ) {
+    // Read from PostgreSQL at scrape time: cluster-wide, the same on every replica (aggregate with max).
+    metrics.gauge(
+      'mango_session_turns_running',
+      'Sessions whose turn is running now (cluster-wide; aggregate replicas with max).',
+      [],
+      async () => {
+        const [row] = await dataSource.query(
+          `SELECT count(*)::int AS n FROM sessions WHERE status = 'running' AND deleted_at IS NULL`,
+        );
+        return [{ value: Number(row.n) }];
+      },
+    );
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     installRuntimeLogger(this.log);
@@ -47,6 +62,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ...createSessionActivities({
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
+          metrics: this.metrics,
           prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
           model: endpoint.usable
             ? new ModelClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey })

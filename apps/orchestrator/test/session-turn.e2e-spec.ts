@@ -4,6 +4,7 @@ import {
   answers,
   AppProcess,
   freePort,
+  scrapeMetrics,
   startApp,
   httpClient,
   HttpClient,
@@ -394,10 +395,11 @@ describe('compaction near the model window (real orchestrator, scripted model)',
   it('a large prompt makes the next turn summarize the completed turns first; later requests start from the summary', async () => {
     const api = await startApi('compact');
     const model = await startScriptedModel();
+    const metricsPort = await freePort();
     const orchestrator = await startOrchestrator(api.db.url, {
       taskQueue: `compact-${Date.now()}`,
       modelUrl: model.url,
-      env: { MANGO_COMPACT_AT_TOKENS: '1000' },
+      env: { MANGO_COMPACT_AT_TOKENS: '1000', MANGO_METRICS_PORT: String(metricsPort) },
     });
     try {
       const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
@@ -451,6 +453,14 @@ describe('compaction near the model window (real orchestrator, scripted model)',
         input_tokens: 1540,
         output_tokens: 75,
       });
+      // …and so is it in the orchestrator's metrics (three requests so far, the summary among them).
+      const metrics = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
+      const labels = { model: 'claude-sonnet-4-6' };
+      expect(metrics.value('mango_model_tokens_total', { ...labels, type: 'input' })).toBe(1540);
+      expect(metrics.value('mango_model_tokens_total', { ...labels, type: 'output' })).toBe(75);
+      expect(metrics.value('mango_model_request_duration_seconds_count', { ...labels, outcome: 'ok' })).toBe(
+        3,
+      );
       await ws.post(`/v1/sessions/${s.id}/events`, { events: [say('three')] });
       const third = await idles(ws, s.id, 3);
       expect(third.filter((e) => e.type === 'agent.thread_context_compacted')).toHaveLength(1);

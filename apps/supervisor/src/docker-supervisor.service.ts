@@ -5,6 +5,7 @@ import { MangoClient } from '@mango/sdk';
 import { AcknowledgedWork, pollWork } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
 import type { Logger } from 'pino';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { compileItemRunner } from './compile-runner';
 import { SupervisorEnv } from './supervisor.env';
 
@@ -35,6 +36,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   constructor(
     @Inject(SUPERVISOR_ENV) private readonly env: SupervisorEnv,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -130,6 +132,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const { work, secret } = item;
     const log = this.log.child({ work_id: work.id, work_type: work.data.type });
     const started = Date.now();
+    const workType = work.data.type;
+    this.metrics.containerStarts.inc({ work_type: workType });
     try {
       const outcome = await this.launcher.launch({
         workId: work.id,
@@ -147,7 +151,12 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         onOutput: (line) => log.info({ item: line.slice(0, 2000) }, 'item output'),
       });
       log.info({ ...outcome, ms: Date.now() - started }, 'item container finished and was removed');
+      // A cancelled item (drain, Stop) is not a failure; a timeout or a non-zero exit is.
+      if (outcome.timedOut) this.metrics.containerFailures.inc({ work_type: workType, reason: 'timeout' });
+      else if (!outcome.cancelled && outcome.exitCode !== 0)
+        this.metrics.containerFailures.inc({ work_type: workType, reason: 'exit_nonzero' });
     } catch (err) {
+      this.metrics.containerFailures.inc({ work_type: workType, reason: 'launch_error' });
       // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
       log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');
     }

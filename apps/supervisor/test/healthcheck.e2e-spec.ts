@@ -1,7 +1,17 @@
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { decodeWorkSecret } from '@mango/feature-work';
-import { AppProcess, httpClient, HttpClient, logged, startApi, ApiUnderTest, startApp } from '@mango/testing';
+import {
+  AppProcess,
+  freePort,
+  httpClient,
+  HttpClient,
+  logged,
+  scrapeMetrics,
+  startApi,
+  ApiUnderTest,
+  startApp,
+} from '@mango/testing';
 
 const ROOT = join(__dirname, '../../..');
 const LABEL = 'dev.mango.work_id';
@@ -12,6 +22,7 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
   let ws: HttpClient;
   let envId: string;
   let supervisor: AppProcess;
+  let metricsUrl: string;
   const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
   const seen = new Map<string, Docker.ContainerInspectInfo>();
   let events: NodeJS.ReadableStream | undefined;
@@ -35,9 +46,12 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
           .catch(() => undefined);
       }
     });
+    const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     supervisor = await startApp(
       'apps/supervisor/src/main.ts',
       {
+        MANGO_METRICS_PORT: String(metricsPort),
         MANGO_ENVIRONMENT_KEY: envKey,
         MANGO_ENVIRONMENT_ID: envId,
         MANGO_BASE_URL: api.url,
@@ -86,6 +100,12 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
     }
     expect(left).toEqual([]);
     expect(supervisor.logs()).toMatch(/item container finished and was removed/);
+    // The supervisor's /metrics (checked by promtool) counted the container, and no failure.
+    const scrape = await scrapeMetrics(metricsUrl);
+    expect(
+      scrape.value('mango_container_starts_total', { service: 'supervisor', work_type: 'healthcheck' }),
+    ).toBe(1);
+    expect(scrape.value('mango_container_failures_total')).toBeUndefined();
   }, 60_000);
 
   it('the container was hardened and carried no credentials in env, command or labels', async () => {

@@ -2,6 +2,8 @@ import { Command, CommanderError } from 'commander';
 import { DomainError } from '@mango/domain-kernel';
 import { ApiKeysService } from '@mango/feature-auth';
 import { createDataSource, migrate } from '@mango/persistence';
+import { MangoClient } from '@mango/sdk';
+import { connectSession, Connection, resolveConnection, UsageError } from './connect';
 
 /**
  * `mango` — operator commands that talk to PostgreSQL directly (MANGO_DATABASE_URL):
@@ -9,9 +11,22 @@ import { createDataSource, migrate } from '@mango/persistence';
  *   mango api-key create -workspace W [-environment E] -label L   (prints the key once)
  *   mango api-key list -workspace W
  *   mango api-key revoke -id K
+ * and commands that talk to the API (flags, else MANGO_BASE_URL/MANGO_API_KEY, else .mango/local.env):
+ *   mango sessions connect <session_id>
+ *   mango sessions create --agent A --environment E [--title T] [--message M] [--connect]
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
-const LONG_OPTIONS = ['workspace', 'environment', 'label', 'id', 'json'];
+const LONG_OPTIONS = [
+  'workspace',
+  'environment',
+  'label',
+  'id',
+  'json',
+  'agent',
+  'title',
+  'message',
+  'connect',
+];
 
 export function normalizeArgs(argv: string[]): string[] {
   return argv.map((a) => {
@@ -24,6 +39,7 @@ interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
   env: Record<string, string | undefined>;
+  cwd?: string;
 }
 
 const defaultIo: Io = {
@@ -31,6 +47,8 @@ const defaultIo: Io = {
   err: (s) => process.stderr.write(s),
   env: process.env,
 };
+
+type ApiFlags = { baseUrl?: string; apiKey?: string };
 
 async function withDatabase<T>(
   io: Io,
@@ -102,11 +120,63 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       io.out(`revoked ${k.id} at ${k.revoked_at}\n`);
     });
 
+  let exitCode = 0;
+  const connection = (o: ApiFlags): Connection => resolveConnection(o, io.env, io.cwd ?? process.cwd());
+  const sessions = program.command('sessions').description('work with Sessions over the API');
+  sessions
+    .command('connect')
+    .description('attach this terminal to a Session: history, live events, messages, approvals, interrupts')
+    .argument('<session_id>', 'the Session (sesn_…)')
+    .option('--base-url <url>', 'the API base URL (default MANGO_BASE_URL, then .mango/local.env)')
+    .option('--api-key <key>', 'a Workspace key (default MANGO_API_KEY, then .mango/local.env)')
+    .action(async (sessionId: string, o: ApiFlags) => {
+      exitCode = await connectSession(connection(o), sessionId);
+    });
+  sessions
+    .command('create')
+    .description('create a Session (and attach to it with --connect)')
+    .requiredOption('--agent <id>', 'the Agent (agent_…)')
+    .requiredOption('--environment <id>', 'the Environment (env_…)')
+    .option('--title <title>', 'a title')
+    .option('--message <text>', 'a first user.message (starts the Session running)')
+    .option('--connect', 'attach this terminal to the new Session')
+    .option('--base-url <url>', 'the API base URL')
+    .option('--api-key <key>', 'a Workspace key')
+    .action(
+      async (
+        o: ApiFlags & {
+          agent: string;
+          environment: string;
+          title?: string;
+          message?: string;
+          connect?: boolean;
+        },
+      ) => {
+        const conn = connection(o);
+        // Creation is not idempotent: sent once, never retried.
+        const client = new MangoClient({ baseUrl: conn.baseUrl, apiKey: conn.apiKey, maxRetries: 0 });
+        const session = await client.sessions.create({
+          agent: o.agent,
+          environment_id: o.environment,
+          ...(o.title ? { title: o.title } : {}),
+          ...(o.message
+            ? { initial_events: [{ type: 'user.message', content: [{ type: 'text', text: o.message }] }] }
+            : {}),
+        });
+        io.out(`${session.id}\n`);
+        if (o.connect) exitCode = await connectSession(conn, session.id);
+      },
+    );
+
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });
-    return 0;
+    return exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof UsageError) {
+      io.err(`mango: ${e.message}\n`);
+      return 2;
+    }
     if (e instanceof DomainError) {
       io.err(`mango: ${e.message}\n`);
       return 1;

@@ -32,3 +32,12 @@ securityContext:
   allowPrivilegeEscalation: false
   capabilities: { drop: [ALL] }
 {{- end -}}
+{{- define "mango.metricsEnv" -}}
+{{- if .Values.metrics.enabled }}
+- { name: MANGO_METRICS_HOST, value: "0.0.0.0" }
+- { name: MANGO_METRICS_PORT, value: {{ .Values.metrics.port | quote }} }
+{{- end }}
+{{- end -}}
+{{- define "mango.metricsContainerPort" -}}
+{{- if .Values.metrics.enabled }}, { name: metrics, containerPort: {{ .Values.metrics.port }} }{{ end }}
+{{- end -}}

@@ -12,6 +12,7 @@ import {
   SESSION_EVENTS_CHANNEL,
   SessionEventEntity,
 } from '@mango/persistence';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { DataSource, MoreThan } from 'typeorm';
 
 /** One open stream: the last sequence it delivered, and how it receives the rows after it. */
@@ -44,7 +45,16 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
   private readonly listener: PgListener;
   private readonly tails = new Map<string, SessionTail>();
 
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(MangoMetrics) metrics: MangoMetrics,
+  ) {
+    metrics.gauge(
+      'mango_sse_streams_open',
+      'Session and Thread event streams open on this API process.',
+      [],
+      async () => [{ value: [...this.tails.values()].reduce((n, t) => n + t.subscribers.size, 0) }],
+    );
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
       channel: SESSION_EVENTS_CHANNEL,

@@ -56,6 +56,7 @@ import {
   sessionMemoryResources,
   WorkItemEntity,
 } from '@mango/persistence';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
@@ -163,6 +164,7 @@ function checkEventCount(list: unknown, field: string, limit: number): void {
 export class SessionsService {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
     @Optional() @Inject(FILE_TEXT_READER) private readonly files?: FileTextReader,
     @Optional() @Inject(MODEL_PRICES) private readonly prices: PriceTable = {},
     @Optional()
@@ -487,7 +489,9 @@ export class SessionsService {
         throw permissionDenied("user.tool_result is posted by the Session's Work token");
     }
     await this.admitFileDocuments(p.workspaceId, events);
-    return this.dataSource.transaction(async (tx) => {
+    // Tool results accepted in this call, observed once the transaction committed.
+    const answered: Array<{ tool: string; kind: 'sandbox' | 'custom'; isError: boolean; since: Date }> = [];
+    const out = await this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, p.workspaceId, this.sessionIdFor(p, id), true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);
       if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
@@ -532,6 +536,13 @@ export class SessionsService {
           continue;
         }
         await this.requireOpen(tx, session.id, target, e.type);
+        if (e.type === 'user.tool_result' || e.type === 'user.custom_tool_result')
+          answered.push({
+            tool: String(target.body.name ?? 'unknown'),
+            kind: e.type === 'user.tool_result' ? 'sandbox' : 'custom',
+            isError: e.is_error === true,
+            since: target.createdAt,
+          });
         fresh.push({
           ...toStored(e),
           processed: true,
@@ -539,8 +550,14 @@ export class SessionsService {
         });
       }
       const rows = await appendEvents(tx, session, fresh, now);
-      return { data: [...stored, ...rows.map(renderEvent)] };
+      return { data: [...stored, ...rows.map(renderEvent)], now };
     });
+    for (const a of answered)
+      this.metrics.toolCallDuration.observe(
+        { tool: a.tool, kind: a.kind, outcome: a.isError ? 'error' : 'ok' },
+        Math.max(0, (out.now.getTime() - a.since.getTime()) / 1000),
+      );
+    return { data: out.data };
   }
 
   /**

@@ -21,6 +21,7 @@ import {
 } from '@mango/domain-work-lease';
 import { generateCredential, digestCredential, Principal } from '@mango/feature-auth';
 import { isId, newId } from '@mango/platform-ids';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
 import {
   appendEvents,
@@ -68,7 +69,37 @@ export class WorkService {
     @Inject(DataSource) private readonly dataSource: DataSource,
     private readonly notifier: WorkNotifier,
     @Inject(WORK_SETTINGS) private readonly settings: WorkSettings,
-  ) {}
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
+  ) {
+    // Queue gauges are read from PostgreSQL at scrape time (the table is the truth, whichever API
+    // replica claimed): every replica reports the same values, so aggregate them with max().
+    metrics.gauge(
+      'mango_work_queue_depth',
+      'Queued Work items not yet claimed, by Environment (cluster-wide; aggregate replicas with max).',
+      ['environment_id'],
+      () => this.queueSamples('depth'),
+    );
+    metrics.gauge(
+      'mango_work_queue_oldest_age_seconds',
+      'Age of the oldest queued Work item, by Environment (cluster-wide; aggregate replicas with max).',
+      ['environment_id'],
+      () => this.queueSamples('age'),
+    );
+  }
+
+  private async queueSamples(what: 'depth' | 'age') {
+    const rows: Array<{ environment_id: string; depth: number; age: number }> = await this.dataSource.query(
+      `SELECT environment_id,
+              count(*) FILTER (WHERE claimed_at IS NULL)::int AS depth,
+              EXTRACT(EPOCH FROM (now() - min(created_at)))::float8 AS age
+         FROM work_items WHERE state = 'queued' AND (expires_at IS NULL OR expires_at > now())
+        GROUP BY environment_id`,
+    );
+    return rows.map((r) => ({
+      labels: { environment_id: r.environment_id },
+      value: what === 'depth' ? Number(r.depth) : Math.max(0, Number(r.age)),
+    }));
+  }
 
   // ── Workspace-key routes ─────────────────────────────────────────────────────────────────────────
 
@@ -180,6 +211,12 @@ export class WorkService {
               nextWakeMs: await this.nextClaimableInMs(tx, environmentId, now, input.reclaimOlderThanMs),
             };
           }
+          const reclaim =
+            row.state === 'starting' || row.state === 'active'
+              ? ('lease_expired' as const)
+              : row.claimedAt
+                ? ('tentative' as const)
+                : ('none' as const);
           const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
           const token = generateCredential('workToken');
           const columns = {
@@ -194,9 +231,15 @@ export class WorkService {
             sessions_token: token,
             api_base_url: this.settings.publicBaseUrl ?? origin,
           });
-          return { work: renderWork(row, secret), nextWakeMs: 0 };
+          return { work: renderWork(row, secret), nextWakeMs: 0, reclaim, workType: row.kind };
         });
-        if (attempt.work) return attempt.work;
+        if (attempt.work) {
+          // Counted once the claim committed.
+          const labels = { environment_id: environmentId, work_type: attempt.workType! };
+          this.metrics.workClaims.inc({ ...labels, reclaim: attempt.reclaim! });
+          if (attempt.reclaim === 'lease_expired') this.metrics.workLeaseExpiries.inc(labels);
+          return attempt.work;
+        }
         const remaining = deadline - Date.now();
         if (remaining <= 0 || !subscription) return {};
         await subscription.wait(Math.min(remaining, attempt.nextWakeMs ?? remaining));

@@ -23,6 +23,7 @@ import {
 } from '@mango/domain-sessions';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { MangoMetrics } from '@mango/platform-metrics';
 
 const MAX_TOKENS = 4096;
 /** Previews are batched: at most one notice per text block this often. */
@@ -127,6 +128,8 @@ export function createSessionActivities(deps: {
   compactAtTokens?: number;
   /** Operator list prices (`MANGO_MODEL_PRICES`) over the built-in ones. */
   prices?: PriceTable;
+  /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */
+  metrics?: MangoMetrics;
 }): SessionActivities {
   const compactAt = deps.compactAtTokens ?? 160_000;
   const addUsage = (model: string, usage: Usage, add: ModelResponse['usage']) =>
@@ -138,7 +141,8 @@ export function createSessionActivities(deps: {
     if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
     const model = deps.model;
     const key = `turn:${turn}:step:${step}`;
-    if (step === 0) await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {});
+    if (step === 0)
+      await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {}, deps.metrics);
     const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
       const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
       // Calls still open come first: the model is asked again only when every call is answered.
@@ -184,6 +188,12 @@ export function createSessionActivities(deps: {
     const messageId = newId('sessionEvent');
     const previews = previewPublisher(dataSource, sessionId, messageId);
     let response: ModelResponse;
+    const requested = process.hrtime.bigint();
+    const observeRequest = (outcome: 'ok' | 'error' | 'cancelled') =>
+      deps.metrics?.modelRequestDuration.observe(
+        { model: agent.model.id, outcome },
+        Number(process.hrtime.bigint() - requested) / 1e9,
+      );
     try {
       response = await model.createMessage(
         {
@@ -195,7 +205,9 @@ export function createSessionActivities(deps: {
         },
         { signal: context.cancellationSignal, onText: (index, text) => previews.onText(index, text) },
       );
+      observeRequest('ok');
     } catch (err) {
+      observeRequest(context.cancellationSignal.aborted ? 'cancelled' : 'error');
       if (context.cancellationSignal.aborted) {
         // An interrupt: close the span; the turn goes idle once this activity has stopped.
         await withSession(dataSource, sessionId, (tx, s) =>
@@ -232,6 +244,7 @@ export function createSessionActivities(deps: {
     const uses = response.content.filter(
       (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
     );
+    let recorded: { before: Usage; after: Usage } | undefined;
     const appended = await withSession(dataSource, sessionId, async (tx, s) => {
       const isCustom = (name: string) => custom.some((t) => t.name === name);
       const planned: StoredEvent[] = [
@@ -273,12 +286,16 @@ export function createSessionActivities(deps: {
       ];
       const inserted = await appendEvents(tx, s, planned, new Date());
       if (inserted.length) {
-        const usage = addUsage(agent.model.id, s.usage as Usage, response.usage);
+        const before = s.usage as Usage;
+        const usage = addUsage(agent.model.id, before, response.usage);
         s.usage = usage;
         await tx.save(SessionEntity, s);
+        recorded = { before, after: usage };
       }
       return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
     });
+    // Counted once the usage is committed (a retried activity that recorded nothing counts nothing).
+    if (recorded && deps.metrics) countUsage(deps.metrics, agent.model.id, response.usage, recorded);
     return outcomeOf((appended ?? []).filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
   }
 
@@ -318,6 +335,7 @@ export function createSessionActivities(deps: {
     },
 
     async endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError }) {
+      let turnSeconds: number | undefined;
       await withSession(dataSource, sessionId, async (tx, s) => {
         s.status = 'idle';
         await tx.update(SessionEntity, { id: s.id }, { status: 'idle' });
@@ -359,6 +377,7 @@ export function createSessionActivities(deps: {
           if (started) {
             const usage = s.usage as Usage;
             const seconds = Math.max(0, (now.getTime() - started.createdAt.getTime()) / 1000);
+            turnSeconds = seconds;
             s.usage = {
               ...usage,
               active_seconds: Math.round(((Number(usage.active_seconds) || 0) + seconds) * 1000) / 1000,
@@ -367,8 +386,30 @@ export function createSessionActivities(deps: {
           }
         }
       });
+      if (turnSeconds !== undefined)
+        deps.metrics?.turnDuration.observe({ stop_reason: stopReason }, turnSeconds);
     },
   };
+}
+
+/** Tokens of one recorded model response, and the list cost it added (the change in the cumulative cost). */
+function countUsage(
+  metrics: MangoMetrics,
+  model: string,
+  add: ModelResponse['usage'],
+  { before, after }: { before: Usage; after: Usage },
+): void {
+  const tokens = {
+    input: add.input_tokens,
+    output: add.output_tokens,
+    cache_read: add.cache_read_input_tokens ?? 0,
+    cache_creation: add.cache_creation_input_tokens ?? 0,
+  };
+  for (const [type, n] of Object.entries(tokens)) if (n > 0) metrics.modelTokens.inc({ model, type }, n);
+  if (after.list_cost) {
+    const cents = Number(after.list_cost.amount) - Number(before.list_cost?.amount ?? 0);
+    metrics.modelListCost.inc({ model }, Math.max(0, cents) / 100);
+  }
 }
 
 /**
@@ -384,6 +425,7 @@ async function compactIfNeeded(
   turn: number,
   threshold: number,
   prices: PriceTable,
+  metrics?: MangoMetrics,
 ): Promise<void> {
   const key = `turn:${turn}:compacted`;
   const plan = await withSession(dataSource, sessionId, async (tx, s) => {
@@ -400,23 +442,41 @@ async function compactIfNeeded(
     return { ...planned, messages: transcript(covered), agent: s.agent as unknown as AgentDefinition };
   });
   if (!plan) return;
-  const response = await model.createMessage({
-    model: plan.agent.model.id,
-    max_tokens: MAX_TOKENS,
-    system:
-      'You compact conversations between a user and an AI agent. Write a faithful, complete summary of the conversation below that the agent can continue from: the user goals, decisions, facts learned, files and commands involved, tool results that matter, and open tasks. Do not address the user.',
-    messages: [
-      ...plan.messages,
-      {
-        role: 'user',
-        content: [{ type: 'text', text: 'Summarize the conversation so far for continuation.' }],
+  const requested = process.hrtime.bigint();
+  const observe = (outcome: 'ok' | 'error') =>
+    metrics?.modelRequestDuration.observe(
+      { model: plan.agent.model.id, outcome },
+      Number(process.hrtime.bigint() - requested) / 1e9,
+    );
+  const response = await model
+    .createMessage({
+      model: plan.agent.model.id,
+      max_tokens: MAX_TOKENS,
+      system:
+        'You compact conversations between a user and an AI agent. Write a faithful, complete summary of the conversation below that the agent can continue from: the user goals, decisions, facts learned, files and commands involved, tool results that matter, and open tasks. Do not address the user.',
+      messages: [
+        ...plan.messages,
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'Summarize the conversation so far for continuation.' }],
+        },
+      ],
+    })
+    .then(
+      (r) => {
+        observe('ok');
+        return r;
       },
-    ],
-  });
+      (err: unknown) => {
+        observe('error');
+        throw err;
+      },
+    );
   const summary = response.content
     .filter((b) => b.type === 'text')
     .map((b) => (b as { text: string }).text)
     .join('\n');
+  let recorded: { before: Usage; after: Usage } | undefined;
   await withSession(dataSource, sessionId, async (tx, s) => {
     const inserted = await appendEvents(
       tx,
@@ -425,10 +485,14 @@ async function compactIfNeeded(
       new Date(),
     );
     if (inserted.length) {
-      s.usage = addUsageWith(plan.agent.model.id, s.usage as Usage, response.usage, prices);
+      const before = s.usage as Usage;
+      s.usage = addUsageWith(plan.agent.model.id, before, response.usage, prices);
       await tx.save(SessionEntity, s);
+      recorded = { before, after: s.usage as Usage };
     }
   });
+  // The summarizing request's usage is counted like any other.
+  if (recorded && metrics) countUsage(metrics, plan.agent.model.id, response.usage, recorded);
 }
 
 /**

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import type { MangoMetrics } from '@mango/platform-metrics';
 import { ApiExceptionFilter, renderError } from './api-exception.filter';
 import { NestPinoLogger } from './nest-pino-logger';
 import { requestIdMiddleware } from './request-id';
@@ -13,6 +14,8 @@ export interface HttpAppOptions {
   log: Logger;
   /** Largest accepted JSON body, e.g. '32mb' or a number of bytes. */
   jsonLimit?: string | number;
+  /** Observes `mango_http_request_duration_seconds` by route template when given. */
+  metrics?: MangoMetrics;
 }
 
 /**
@@ -34,7 +37,7 @@ export async function createHttpApp(
   express.disable('x-powered-by');
   express.set('query parser', 'extended');
   app.use(requestIdMiddleware);
-  app.use(accessLog(options.log));
+  app.use(accessLog(options.log, options.metrics));
   app.useBodyParser('json', { limit: options.jsonLimit ?? '32mb', strict: false, type: () => true });
   // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
   // one 400 naming the field for every route, before any handler runs.
@@ -51,11 +54,21 @@ export async function createHttpApp(
   return app;
 }
 
-function accessLog(log: Logger) {
+function accessLog(log: Logger, metrics?: MangoMetrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // The matched route's template (never the raw path, whose ids would explode the label set).
+      const route = (req.route as { path?: unknown } | undefined)?.path;
+      metrics?.httpRequestDuration.observe(
+        {
+          method: req.method,
+          route: typeof route === 'string' ? `${req.baseUrl ?? ''}${route}` : 'unmatched',
+          status_code: String(res.statusCode),
+        },
+        ms / 1000,
+      );
       const level = res.statusCode >= 500 ? 'error' : 'info';
       log[level](
         {

@@ -1,0 +1,3 @@
+export * from './metrics';
+export * from './metrics.env';
+export * from './metrics.module';

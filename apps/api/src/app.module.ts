@@ -7,6 +7,9 @@ import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { WorkModule } from '@mango/feature-work';
+import { WebhooksModule } from '@mango/feature-webhooks';
+import { SecretBox } from '@mango/adapter-webhooks';
+import { parseCidrList } from '@mango/domain-webhooks';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { ApiEnv } from './api.env';
@@ -28,6 +31,7 @@ export class AppModule {
         SessionsModule,
         modelPrices(env),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
+        webhooks(env),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
       ],
@@ -56,4 +60,17 @@ function modelPrices(env: ApiEnv): DynamicModule {
     providers: [{ provide: MODEL_PRICES, useValue: table }],
     exports: [MODEL_PRICES],
   };
+}
+
+/** Webhook endpoints; a malformed allowlist or secrets key stops the app at boot with its message. */
+function webhooks(env: ApiEnv): DynamicModule {
+  const allow = (() => {
+    try {
+      return parseCidrList(env.MANGO_WEBHOOK_ALLOWED_CIDRS);
+    } catch (e) {
+      throw new Error(`MANGO_WEBHOOK_ALLOWED_CIDRS: ${(e as Error).message}`);
+    }
+  })();
+  if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
+  return WebhooksModule.forRoot({ allow, secretsKey: env.MANGO_WEBHOOK_SECRETS_KEY });
 }

@@ -7,3 +7,4 @@ export * from './insert-row';
 export * from './pg-listener';
 export * from './session-log';
 export * from './session-memory-attachments';
+export * from './webhook-outbox';

@@ -9,9 +9,15 @@ import { createDataSource, migrate } from '@mango/persistence';
  *   mango api-key create -workspace W [-environment E] -label L   (prints the key once)
  *   mango api-key list -workspace W
  *   mango api-key revoke -id K
+ * and commands that call the HTTP API (MANGO_API_URL, default http://127.0.0.1:8081; MANGO_API_KEY, a
+ * Workspace key):
+ *   mango webhook create -url U -events session.created,session.status_idled [-description D]
+ *                                                                   (prints the signing secret once)
+ *   mango webhook list
+ *   mango webhook delete -id W
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
-const LONG_OPTIONS = ['workspace', 'environment', 'label', 'id', 'json'];
+const LONG_OPTIONS = ['workspace', 'environment', 'label', 'id', 'json', 'url', 'events', 'description'];
 
 export function normalizeArgs(argv: string[]): string[] {
   return argv.map((a) => {
@@ -46,6 +52,31 @@ async function withDatabase<T>(
     await ds.destroy();
   }
 }
+
+/** A call to the HTTP API with the Workspace key; an error envelope becomes a DomainError-style exit 1. */
+async function callApi(
+  io: Io,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
+  const base = (io.env.MANGO_API_URL ?? 'http://127.0.0.1:8081').replace(/\/$/, '');
+  const key = io.env.MANGO_API_KEY;
+  if (!key) throw new Error('MANGO_API_KEY is not set (a Workspace API key)');
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    const error = (json.error ?? {}) as { type?: string; message?: string };
+    throw new ApiCallError(`${res.status} ${error.type ?? 'error'}: ${error.message ?? res.statusText}`);
+  }
+  return json;
+}
+
+class ApiCallError extends Error {}
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const program = new Command('mango').description('Mango operator CLI').exitOverride();
@@ -102,12 +133,68 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       io.out(`revoked ${k.id} at ${k.revoked_at}\n`);
     });
 
+  const webhook = program
+    .command('webhook')
+    .description('register, list and delete webhook endpoints (through the HTTP API)');
+  webhook
+    .command('create')
+    .requiredOption('--url <url>', 'the endpoint URL')
+    .requiredOption(
+      '--events <types>',
+      'comma-separated event types, e.g. session.created,session.status_idled',
+    )
+    .option('--description <text>', 'a description')
+    .option('--json', 'print JSON')
+    .action(async (o: { url: string; events: string; description?: string; json?: boolean }) => {
+      const created = await callApi(io, 'POST', '/v1/webhooks', {
+        url: o.url,
+        event_types: o.events
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+        ...(o.description !== undefined ? { description: o.description } : {}),
+      });
+      if (o.json) io.out(`${JSON.stringify(created)}\n`);
+      else
+        io.out(
+          `id: ${String(created.id)}\nurl: ${String(created.url)}\nsecret: ${String(created.secret)}\n(the secret is shown only once)\n`,
+        );
+    });
+  webhook
+    .command('list')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const rows: Array<Record<string, unknown>> = [];
+      let page: string | null = null;
+      do {
+        const res = await callApi(
+          io,
+          'GET',
+          `/v1/webhooks?limit=100${page ? `&page=${encodeURIComponent(page)}` : ''}`,
+        );
+        rows.push(...(res.data as Array<Record<string, unknown>>));
+        page = res.next_page as string | null;
+      } while (page);
+      if (o.json) return io.out(`${JSON.stringify(rows)}\n`);
+      for (const w of rows)
+        io.out(
+          `${String(w.id)}\t${String(w.url)}\t${(w.event_types as string[]).join(',')}\t${w.disabled ? 'disabled' : 'enabled'}\n`,
+        );
+    });
+  webhook
+    .command('delete')
+    .requiredOption('--id <webhook_id>', 'the endpoint id (webhook_…)')
+    .action(async (o: { id: string }) => {
+      const res = await callApi(io, 'DELETE', `/v1/webhooks/${encodeURIComponent(o.id)}`);
+      io.out(`deleted ${String(res.id)}\n`);
+    });
+
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    if (e instanceof DomainError) {
+    if (e instanceof DomainError || e instanceof ApiCallError) {
       io.err(`mango: ${e.message}\n`);
       return 1;
     }

@@ -16,6 +16,13 @@ import { SkillEntity } from './skill.entity';
 import { WorkItemEntity } from './work-item.entity';
 import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
+import {
+  WebhookDeliveryAttemptEntity,
+  WebhookDeliveryEntity,
+  WebhookEntity,
+  WebhookEventEntity,
+} from './webhook.entity';
+export type { StoredWebhookSecret } from './webhook.entity';
 
 export {
   AgentEntity,
@@ -33,6 +40,10 @@ export {
   SessionMemoryStoreEntity,
   SkillEntity,
   SkillVersionEntity,
+  WebhookDeliveryAttemptEntity,
+  WebhookDeliveryEntity,
+  WebhookEntity,
+  WebhookEventEntity,
   WorkItemEntity,
   WorkPollerEntity,
   WorkspaceEntity,
@@ -58,4 +69,8 @@ export const ENTITIES = [
   MemoryEntity,
   MemoryVersionEntity,
   SessionMemoryStoreEntity,
+  WebhookEntity,
+  WebhookEventEntity,
+  WebhookDeliveryEntity,
+  WebhookDeliveryAttemptEntity,
 ];

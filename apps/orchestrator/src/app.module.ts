@@ -3,6 +3,7 @@ import { PersistenceModule } from '@mango/persistence';
 import type { Logger } from 'pino';
 import { OrchestratorEnv } from './orchestrator.env';
 import { OutboxRelayService } from './outbox-relay.service';
+import { WebhookRelayService } from './webhook-relay.service';
 import { LOGGER, ORCHESTRATOR_ENV, TemporalWorkerService } from './temporal-worker.service';
 
 @Module({})
@@ -22,6 +23,7 @@ export class AppModule {
         { provide: LOGGER, useValue: log },
         TemporalWorkerService,
         OutboxRelayService,
+        WebhookRelayService,
       ],
     };
   }

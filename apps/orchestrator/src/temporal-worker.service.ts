@@ -1,5 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createProbeActivities, createSessionActivities } from '@mango/activities';
+import { createProbeActivities, createSessionActivities, createWebhookActivities } from '@mango/activities';
+import { SecretBox, WebhookSender } from '@mango/adapter-webhooks';
+import { parseCidrList } from '@mango/domain-webhooks';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -35,6 +37,14 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       bundlerOptions: workflowBundlerOptions(),
       activities: {
         ...createProbeActivities({ dataSource: this.dataSource }),
+        ...createWebhookActivities({
+          dataSource: this.dataSource,
+          sender: new WebhookSender({
+            allow: parseCidrList(this.env.MANGO_WEBHOOK_ALLOWED_CIDRS),
+            timeoutMs: this.env.MANGO_WEBHOOK_TIMEOUT_MS,
+          }),
+          box: this.env.MANGO_WEBHOOK_SECRETS_KEY ? new SecretBox(this.env.MANGO_WEBHOOK_SECRETS_KEY) : null,
+        }),
         ...createSessionActivities({
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,

@@ -51,6 +51,7 @@ import {
   attachSessionMemoryStores,
   EnvironmentEntity,
   insertRow,
+  recordWebhookEvents,
   SessionEntity,
   SessionEventEntity,
   sessionMemoryResources,
@@ -226,6 +227,7 @@ export class SessionsService {
         deletedAt: null,
       });
       await insertRow(tx, SessionEntity, session);
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'session.created', id: session.id }], now);
       if (input.initialEvents.length) await appendEvents(tx, session, input.initialEvents.map(toStored), now);
       const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
       return { ...renderSession(session), resources };
@@ -414,6 +416,12 @@ export class SessionsService {
       if (!session.archivedAt) {
         session.archivedAt = new Date();
         await tx.update(SessionEntity, { id: session.id }, { archivedAt: session.archivedAt });
+        await recordWebhookEvents(
+          tx,
+          workspaceId,
+          [{ type: 'session.archived', id: session.id }],
+          session.archivedAt,
+        );
       }
       return (await this.render(tx, [session]))[0]!;
     });

@@ -89,4 +89,18 @@ export class ApiEnv {
   @IsOptional()
   @IsString()
   MANGO_WEBHOOK_SECRETS_KEY?: string;
+
+  /** Temporal, for Deployment cron schedules (Temporal Schedules). Without it Deployments run manually only. */
+  @IsOptional()
+  @Matches(/^[^\s:]+:\d{1,5}$/, { message: 'MANGO_TEMPORAL_ADDRESS must be host:port' })
+  MANGO_TEMPORAL_ADDRESS?: string;
+
+  @IsString()
+  @MinLength(1)
+  MANGO_TEMPORAL_NAMESPACE: string = 'default';
+
+  /** The orchestrator's task queue: scheduled Deployment runs start their workflow there. */
+  @IsString()
+  @MinLength(1)
+  MANGO_TASK_QUEUE: string = 'mango';
 }

@@ -1,5 +1,12 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createProbeActivities, createSessionActivities, createWebhookActivities } from '@mango/activities';
+import {
+  createDeploymentActivities,
+  createProbeActivities,
+  createSessionActivities,
+  createWebhookActivities,
+} from '@mango/activities';
+import { DeploymentScheduler } from '@mango/feature-deployments';
+import { Client, Connection } from '@temporalio/client';
 import { SecretBox, WebhookSender } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { parsePriceTable } from '@mango/domain-sessions';
@@ -37,6 +44,18 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       bundlerOptions: workflowBundlerOptions(),
       activities: {
         ...createProbeActivities({ dataSource: this.dataSource }),
+        ...createDeploymentActivities({
+          dataSource: this.dataSource,
+          prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
+          // Auto-pause also pauses the Deployment's Temporal Schedule.
+          scheduler: new DeploymentScheduler(
+            new Client({
+              connection: Connection.lazy({ address: this.env.MANGO_TEMPORAL_ADDRESS }),
+              namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
+            }),
+            this.env.MANGO_TASK_QUEUE,
+          ),
+        }),
         ...createWebhookActivities({
           dataSource: this.dataSource,
           sender: new WebhookSender({

@@ -8,3 +8,4 @@ export * from './pg-listener';
 export * from './session-log';
 export * from './session-memory-attachments';
 export * from './webhook-outbox';
+export * from './deployment-pause';

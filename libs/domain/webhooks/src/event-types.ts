@@ -15,7 +15,22 @@ export const SESSION_WEBHOOK_TYPES = [
   'session.budget_reached',
 ] as const;
 
-export const WEBHOOK_EVENT_TYPES: readonly string[] = [...SESSION_WEBHOOK_TYPES];
+/**
+ * Deployment and run events. A run records `deployment_run.started` and, in the same transaction, its
+ * outcome (`succeeded` with a Session, or `failed` with an error). There is no DELETE for Deployments.
+ */
+export const DEPLOYMENT_WEBHOOK_TYPES = [
+  'deployment.created',
+  'deployment.updated',
+  'deployment.paused',
+  'deployment.unpaused',
+  'deployment.archived',
+  'deployment_run.started',
+  'deployment_run.succeeded',
+  'deployment_run.failed',
+] as const;
+
+export const WEBHOOK_EVENT_TYPES: readonly string[] = [...SESSION_WEBHOOK_TYPES, ...DEPLOYMENT_WEBHOOK_TYPES];
 
 /** §3.12 types Mango knows but does not emit (yet): refused with a message that says so. */
 export const HOSTED_ONLY_WEBHOOK_TYPES: readonly string[] = [

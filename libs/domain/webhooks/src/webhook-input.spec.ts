@@ -43,6 +43,11 @@ describe('webhook input', () => {
     ['an empty event_types', { ...ok, event_types: [] }, /at least 1/],
     ['an unknown type', { ...ok, event_types: ['session.exploded'] }, /unknown event type/],
     ['a type Mango does not emit', { ...ok, event_types: ['vault.created'] }, /does not emit/],
+    [
+      'deployment.deleted (no DELETE exists)',
+      { ...ok, event_types: ['deployment.deleted'] },
+      /does not emit/,
+    ],
     ['a duplicate type', { ...ok, event_types: ['session.created', 'session.created'] }, /twice/],
     ['a non-string type', { ...ok, event_types: [3] }, /must be a string/],
     ['an unknown field', { ...ok, secret: 'whsec_x' }, /unknown field/],

@@ -68,3 +68,12 @@ export interface WebhookActivities {
     final: boolean;
   }): Promise<WebhookAttemptOutcome>;
 }
+
+export interface DeploymentActivities {
+  /**
+   * Records one scheduled run of a Deployment (idempotent per scheduled time): a Session and its run, or a
+   * run with an error (auto-pausing the Deployment for an archived or missing template). Null when the
+   * Deployment is paused, archived or gone (nothing is recorded).
+   */
+  runScheduledDeployment(ref: { deploymentId: string; scheduledAt: string }): Promise<string | null>;
+}

@@ -2,4 +2,5 @@
 export * from './probe.workflow';
 export * from './session.workflow';
 export * from './webhook-delivery.workflow';
+export * from './deployment-run.workflow';
 export * from './activities.contract';

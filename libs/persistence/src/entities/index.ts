@@ -1,6 +1,7 @@
 import { AgentVersionEntity } from './agent-version.entity';
 import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
+import { DeploymentEntity, DeploymentRunEntity } from './deployment.entity';
 import { EnvironmentEntity } from './environment.entity';
 import { FileEntity } from './file.entity';
 import { MemoryStoreEntity } from './memory-store.entity';
@@ -28,6 +29,8 @@ export {
   AgentEntity,
   AgentVersionEntity,
   ApiKeyEntity,
+  DeploymentEntity,
+  DeploymentRunEntity,
   EnvironmentEntity,
   FileEntity,
   MemoryEntity,
@@ -73,4 +76,6 @@ export const ENTITIES = [
   WebhookEventEntity,
   WebhookDeliveryEntity,
   WebhookDeliveryAttemptEntity,
+  DeploymentEntity,
+  DeploymentRunEntity,
 ];

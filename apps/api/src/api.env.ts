@@ -101,4 +101,31 @@ export class ApiEnv extends MetricsEnv {
   @Min(1)
   @Max(100_000_000)
   MANGO_FILES_TEXT_MAX_BYTES: number = 1_000_000;
+
+  /**
+   * Non-public addresses webhooks may still reach (tests, private deployments): comma-separated CIDRs,
+   * e.g. `127.0.0.0/8,::1/128`. Cloud metadata addresses are refused whatever this says.
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_WEBHOOK_ALLOWED_CIDRS?: string;
+
+  /** Seals webhook signing secrets at rest (32 bytes, hex or base64); the orchestrator needs the same key. */
+  @IsOptional()
+  @IsString()
+  MANGO_WEBHOOK_SECRETS_KEY?: string;
+
+  /** Temporal, for Deployment cron schedules (Temporal Schedules). Without it Deployments run manually only. */
+  @IsOptional()
+  @Matches(/^[^\s:]+:\d{1,5}$/, { message: 'MANGO_TEMPORAL_ADDRESS must be host:port' })
+  MANGO_TEMPORAL_ADDRESS?: string;
+
+  @IsString()
+  @MinLength(1)
+  MANGO_TEMPORAL_NAMESPACE: string = 'default';
+
+  /** The orchestrator's task queue: scheduled Deployment runs start their workflow there. */
+  @IsString()
+  @MinLength(1)
+  MANGO_TASK_QUEUE: string = 'mango';
 }

@@ -7,6 +7,11 @@ import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { WorkModule } from '@mango/feature-work';
+import { WebhooksModule } from '@mango/feature-webhooks';
+import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
+import { Client, Connection } from '@temporalio/client';
+import { SecretBox } from '@mango/adapter-webhooks';
+import { parseCidrList } from '@mango/domain-webhooks';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
@@ -31,6 +36,8 @@ export class AppModule {
         modelPrices(env),
         sessionLimits(env),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
+        webhooks(env),
+        DeploymentsModule.forRoot({ scheduler: scheduler(env) }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
       ],
@@ -74,4 +81,27 @@ function modelPrices(env: ApiEnv): DynamicModule {
     providers: [{ provide: MODEL_PRICES, useValue: table }],
     exports: [MODEL_PRICES],
   };
+}
+
+/** Webhook endpoints; a malformed allowlist or secrets key stops the app at boot with its message. */
+function webhooks(env: ApiEnv): DynamicModule {
+  const allow = (() => {
+    try {
+      return parseCidrList(env.MANGO_WEBHOOK_ALLOWED_CIDRS);
+    } catch (e) {
+      throw new Error(`MANGO_WEBHOOK_ALLOWED_CIDRS: ${(e as Error).message}`);
+    }
+  })();
+  if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
+  return WebhooksModule.forRoot({ allow, secretsKey: env.MANGO_WEBHOOK_SECRETS_KEY });
+}
+
+/** Temporal Schedules for cron Deployments when the API knows Temporal (connected lazily); else manual only. */
+function scheduler(env: ApiEnv): DeploymentScheduler | null {
+  if (!env.MANGO_TEMPORAL_ADDRESS) return null;
+  const connection = Connection.lazy({ address: env.MANGO_TEMPORAL_ADDRESS });
+  return new DeploymentScheduler(
+    new Client({ connection, namespace: env.MANGO_TEMPORAL_NAMESPACE }),
+    env.MANGO_TASK_QUEUE,
+  );
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import { OrchestratorEnv } from './orchestrator.env';
 import { OutboxRelayService } from './outbox-relay.service';
+import { WebhookRelayService } from './webhook-relay.service';
 import { LOGGER, ORCHESTRATOR_ENV, TemporalWorkerService } from './temporal-worker.service';
 
 @Module({})
@@ -27,6 +28,7 @@ export class AppModule {
         { provide: LOGGER, useValue: log },
         TemporalWorkerService,
         OutboxRelayService,
+        WebhookRelayService,
       ],
     };
   }

@@ -4,12 +4,21 @@ import { loadConfig } from '@mango/platform-config';
 import { NestPinoLogger } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
+import { SecretBox } from '@mango/adapter-webhooks';
+import { parseCidrList } from '@mango/domain-webhooks';
 import { AppModule } from './app.module';
 import { OrchestratorEnv } from './orchestrator.env';
 
 /** Boots the orchestration worker (no HTTP port). `main.ts` and the tests call exactly this. */
 export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
   const env = loadConfig(OrchestratorEnv, rawEnv);
+  // Webhook settings fail at boot, naming the variable, rather than at the first delivery.
+  try {
+    parseCidrList(env.MANGO_WEBHOOK_ALLOWED_CIDRS);
+  } catch (e) {
+    throw new Error(`MANGO_WEBHOOK_ALLOWED_CIDRS: ${(e as Error).message}`);
+  }
+  if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
   const log = createLogger({ service: 'orchestrator', level: env.MANGO_LOG_LEVEL });
   const metrics = new MangoMetrics('orchestrator');
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log, metrics), {

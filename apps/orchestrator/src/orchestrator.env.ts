@@ -87,6 +87,29 @@ export class OrchestratorEnv extends MetricsEnv {
   @Min(1)
   @Max(200)
   MANGO_MAX_CONCURRENT_DB_STEPS?: number;
+  /** Opens the webhook signing secrets apps/api sealed (the same 32-byte key, hex or base64). */
+  @IsOptional()
+  @IsString()
+  MANGO_WEBHOOK_SECRETS_KEY?: string;
+
+  /** Non-public addresses webhooks may reach (comma-separated CIDRs, e.g. `127.0.0.0/8,::1/128`). */
+  @IsOptional()
+  @IsString()
+  MANGO_WEBHOOK_ALLOWED_CIDRS?: string;
+
+  /** First webhook retry step in ms (then ×6, jittered ×1–2, capped at 120 s). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(120_000)
+  MANGO_WEBHOOK_RETRY_BASE_MS: number = 5_000;
+
+  /** How long one delivery attempt waits for the endpoint's answer. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  MANGO_WEBHOOK_TIMEOUT_MS: number = 15_000;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';

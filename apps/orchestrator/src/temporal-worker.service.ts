@@ -1,5 +1,14 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createProbeActivities, createSessionActivities } from '@mango/activities';
+import {
+  createDeploymentActivities,
+  createProbeActivities,
+  createSessionActivities,
+  createWebhookActivities,
+} from '@mango/activities';
+import { DeploymentScheduler } from '@mango/feature-deployments';
+import { Client, Connection } from '@temporalio/client';
+import { SecretBox, WebhookSender } from '@mango/adapter-webhooks';
+import { parseCidrList } from '@mango/domain-webhooks';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -59,6 +68,26 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       maxConcurrentLocalActivityExecutions: dbSteps(this.env),
       activities: {
         ...createProbeActivities({ dataSource: this.dataSource }),
+        ...createDeploymentActivities({
+          dataSource: this.dataSource,
+          prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
+          // Auto-pause also pauses the Deployment's Temporal Schedule.
+          scheduler: new DeploymentScheduler(
+            new Client({
+              connection: Connection.lazy({ address: this.env.MANGO_TEMPORAL_ADDRESS }),
+              namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
+            }),
+            this.env.MANGO_TASK_QUEUE,
+          ),
+        }),
+        ...createWebhookActivities({
+          dataSource: this.dataSource,
+          sender: new WebhookSender({
+            allow: parseCidrList(this.env.MANGO_WEBHOOK_ALLOWED_CIDRS),
+            timeoutMs: this.env.MANGO_WEBHOOK_TIMEOUT_MS,
+          }),
+          box: this.env.MANGO_WEBHOOK_SECRETS_KEY ? new SecretBox(this.env.MANGO_WEBHOOK_SECRETS_KEY) : null,
+        }),
         ...createSessionActivities({
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,

@@ -7,3 +7,5 @@ export * from './insert-row';
 export * from './pg-listener';
 export * from './session-log';
 export * from './session-memory-attachments';
+export * from './webhook-outbox';
+export * from './deployment-pause';

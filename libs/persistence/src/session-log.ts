@@ -1,6 +1,7 @@
 import { newId } from '@mango/platform-ids';
 import { SessionEntity, SessionEventEntity } from './entities';
 import type { EntityManager } from 'typeorm';
+import { recordWebhookEvents, sessionWebhookEvents } from './webhook-outbox';
 
 export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
 
@@ -128,6 +129,8 @@ export async function appendEvents(
         kinds,
       ],
     );
+    // Lifecycle events announce themselves to subscribed webhooks in the same transaction.
+    await recordWebhookEvents(tx, session.workspaceId, sessionWebhookEvents(session.id, rows), now);
   }
   const runnable = events.some((e) => e.runnable);
   session.lastSeq = seq.toString();

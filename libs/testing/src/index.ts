@@ -7,3 +7,4 @@ export * from './scripted-model-server';
 export * from './ingress';
 export * from './files-app';
 export * from './metrics-scrape';
+export * from './webhook-receiver';

@@ -1,4 +1,5 @@
-import { createEmptyDatabase, TestDatabase } from '@mango/testing';
+import { randomBytes } from 'node:crypto';
+import { ApiUnderTest, createEmptyDatabase, startApi, TestDatabase } from '@mango/testing';
 import { MIGRATIONS } from '@mango/persistence';
 import { Client } from 'pg';
 import { main, normalizeArgs } from './main';
@@ -83,5 +84,59 @@ describe('mango CLI (real PostgreSQL)', () => {
     expect(missingLabel.err).toMatch(/--label/);
     const keys = await run(db, ['api-key', 'list', '-workspace', 'wrkspc_default', '--json']);
     expect(JSON.parse(keys.out)).toHaveLength(1);
+  });
+});
+
+describe('mango webhook (through a real apps/api process)', () => {
+  let api: ApiUnderTest;
+  let env: Record<string, string>;
+  const cli = (argv: string[], extra: Record<string, string> = {}) => {
+    let out = '';
+    let err = '';
+    return main(argv, { out: (s) => (out += s), err: (s) => (err += s), env: { ...env, ...extra } }).then(
+      (code) => ({ code, out, err }),
+    );
+  };
+  beforeAll(async () => {
+    api = await startApi('cli-webhooks', { MANGO_WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64') });
+    env = { MANGO_API_URL: api.url, MANGO_API_KEY: (await api.issueKey('wrkspc_default')).api_key };
+  });
+  afterAll(() => api.close());
+
+  it('creates (secret printed once), lists and deletes an endpoint', async () => {
+    const created = await cli([
+      'webhook',
+      'create',
+      '-url',
+      'https://hooks.example.com/x',
+      '-events',
+      'session.created, session.status_idled',
+      '--json',
+    ]);
+    expect(created.code).toBe(0);
+    const hook = JSON.parse(created.out);
+    expect(hook).toMatchObject({ event_types: ['session.created', 'session.status_idled'] });
+    expect(hook.secret).toMatch(/^whsec_/);
+    const listed = await cli(['webhook', 'list']);
+    expect(listed.out).toContain(
+      `${hook.id}\thttps://hooks.example.com/x\tsession.created,session.status_idled\tenabled`,
+    );
+    expect(listed.out).not.toContain('whsec_');
+    const deleted = await cli(['webhook', 'delete', '-id', hook.id]);
+    expect(deleted.out).toBe(`deleted ${hook.id}\n`);
+    expect((await cli(['webhook', 'list', '--json'])).out).toBe('[]\n');
+  });
+
+  it('reports API refusals and a missing key clearly', async () => {
+    const bad = await cli(['webhook', 'create', '-url', 'http://10.0.0.1/', '-events', 'session.created']);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/400 invalid_request_error: .*private/);
+    const unknown = await cli(['webhook', 'delete', '-id', 'webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/404 not_found_error/);
+    await expect(cli(['webhook', 'list'], { MANGO_API_KEY: '' })).rejects.toThrow(/MANGO_API_KEY/);
+    const missing = await cli(['webhook', 'create', '-url', 'https://x.example.com/']);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/--events/);
   });
 });

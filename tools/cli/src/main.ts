@@ -14,6 +14,10 @@ import { connectSession, Connection, resolveConnection, UsageError } from './con
  * and commands that talk to the API (flags, else MANGO_BASE_URL/MANGO_API_KEY, else .mango/local.env):
  *   mango sessions connect <session_id>
  *   mango sessions create --agent A --environment E [--title T] [--message M] [--connect]
+ *   mango webhook create -url U -events session.created,session.status_idled [-description D]
+ *                                                                   (prints the signing secret once)
+ *   mango webhook list
+ *   mango webhook delete -id W
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
 const LONG_OPTIONS = [
@@ -26,6 +30,9 @@ const LONG_OPTIONS = [
   'title',
   'message',
   'connect',
+  'url',
+  'events',
+  'description',
 ];
 
 export function normalizeArgs(argv: string[]): string[] {
@@ -64,6 +71,35 @@ async function withDatabase<T>(
     await ds.destroy();
   }
 }
+
+/** A call to the HTTP API with the Workspace key; an error envelope becomes a DomainError-style exit 1. */
+async function callApi(
+  io: Io,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
+  // MANGO_API_URL (the API's own port) or, like `sessions connect`, MANGO_BASE_URL then .mango/local.env.
+  const conn = io.env.MANGO_API_URL
+    ? { baseUrl: io.env.MANGO_API_URL, apiKey: io.env.MANGO_API_KEY ?? '' }
+    : resolveConnection({}, io.env, io.cwd ?? process.cwd());
+  const base = conn.baseUrl.replace(/\/$/, '');
+  const key = conn.apiKey;
+  if (!key) throw new Error('MANGO_API_KEY is not set (a Workspace API key)');
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    const error = (json.error ?? {}) as { type?: string; message?: string };
+    throw new ApiCallError(`${res.status} ${error.type ?? 'error'}: ${error.message ?? res.statusText}`);
+  }
+  return json;
+}
+
+class ApiCallError extends Error {}
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const program = new Command('mango').description('Mango operator CLI').exitOverride();
@@ -167,6 +203,61 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         if (o.connect) exitCode = await connectSession(conn, session.id);
       },
     );
+  const webhook = program
+    .command('webhook')
+    .description('register, list and delete webhook endpoints (through the HTTP API)');
+  webhook
+    .command('create')
+    .requiredOption('--url <url>', 'the endpoint URL')
+    .requiredOption(
+      '--events <types>',
+      'comma-separated event types, e.g. session.created,session.status_idled',
+    )
+    .option('--description <text>', 'a description')
+    .option('--json', 'print JSON')
+    .action(async (o: { url: string; events: string; description?: string; json?: boolean }) => {
+      const created = await callApi(io, 'POST', '/v1/webhooks', {
+        url: o.url,
+        event_types: o.events
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+        ...(o.description !== undefined ? { description: o.description } : {}),
+      });
+      if (o.json) io.out(`${JSON.stringify(created)}\n`);
+      else
+        io.out(
+          `id: ${String(created.id)}\nurl: ${String(created.url)}\nsecret: ${String(created.secret)}\n(the secret is shown only once)\n`,
+        );
+    });
+  webhook
+    .command('list')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const rows: Array<Record<string, unknown>> = [];
+      let page: string | null = null;
+      do {
+        const res = await callApi(
+          io,
+          'GET',
+          `/v1/webhooks?limit=100${page ? `&page=${encodeURIComponent(page)}` : ''}`,
+        );
+        rows.push(...(res.data as Array<Record<string, unknown>>));
+        page = res.next_page as string | null;
+      } while (page);
+      if (o.json) return io.out(`${JSON.stringify(rows)}\n`);
+      for (const w of rows)
+        io.out(
+          `${String(w.id)}\t${String(w.url)}\t${(w.event_types as string[]).join(',')}\t${w.disabled ? 'disabled' : 'enabled'}\n`,
+        );
+    });
+  webhook
+    .command('delete')
+    .requiredOption('--id <webhook_id>', 'the endpoint id (webhook_…)')
+    .action(async (o: { id: string }) => {
+      const res = await callApi(io, 'DELETE', `/v1/webhooks/${encodeURIComponent(o.id)}`);
+      io.out(`deleted ${String(res.id)}\n`);
+    });
 
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });
@@ -178,6 +269,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       return 2;
     }
     if (e instanceof DomainError) {
+    if (e instanceof DomainError || e instanceof ApiCallError) {
       io.err(`mango: ${e.message}\n`);
       return 1;
     }

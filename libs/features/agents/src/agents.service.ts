@@ -21,7 +21,13 @@ import {
   rejectUnknownQuery,
   toPage,
 } from '@mango/platform-pagination';
-import { AgentEntity, AgentVersionEntity, insertRow } from '@mango/persistence';
+import {
+  AgentEntity,
+  AgentVersionEntity,
+  insertRow,
+  pauseActiveDeployments,
+  recordWebhookEvents,
+} from '@mango/persistence';
 import { DataSource, EntityManager } from 'typeorm';
 import { AgentView, renderAgent } from './agent.view';
 import { checkSkillPins } from './skill-pins';
@@ -137,6 +143,21 @@ export class AgentsService {
       if (!agent.archivedAt) {
         agent.archivedAt = new Date();
         await tx.update(AgentEntity, { id: agent.id }, { archivedAt: agent.archivedAt });
+        // Agent-archive propagation: the Deployments pinned to this Agent pause at once with
+        // agent_archived_error (their scheduled triggers are skipped while paused).
+        const paused = await pauseActiveDeployments(
+          tx,
+          'agent_id = $1',
+          [agent.id],
+          'agent_archived_error',
+          agent.archivedAt,
+        );
+        await recordWebhookEvents(
+          tx,
+          workspaceId,
+          paused.map((d) => ({ type: 'deployment.paused', id: d.id })),
+          agent.archivedAt,
+        );
       }
       const version = await tx.findOneOrFail(AgentVersionEntity, {
         where: { agentId: agent.id, version: agent.currentVersion },

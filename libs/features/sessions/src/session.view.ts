@@ -14,6 +14,8 @@ export function renderSession(s: SessionEntity) {
     vault_ids: [] as string[],
     metadata: s.metadata,
     budget: s.budget,
+    /** The Deployment whose run created the Session (hosted §3.2), else null. */
+    deployment_id: s.deploymentId ?? null,
     usage: s.usage,
     // Active time is accumulated per turn by the orchestrator; duration is the Session's age so far.
     stats: {

@@ -51,6 +51,7 @@ import {
   attachSessionMemoryStores,
   EnvironmentEntity,
   insertRow,
+  recordWebhookEvents,
   SessionEntity,
   SessionEventEntity,
   sessionMemoryResources,
@@ -202,7 +203,18 @@ export class SessionsService {
     }
   }
 
-  async create(workspaceId: string, body: unknown): Promise<SessionView> {
+  /**
+   * `options` are for Deployment runs: the Session records its Deployment, and `withinTransaction` runs in
+   * the creating transaction after the Session's rows are written (the run record), so both commit or neither.
+   */
+  async create(
+    workspaceId: string,
+    body: unknown,
+    options: {
+      deploymentId?: string;
+      withinTransaction?: (tx: EntityManager, session: SessionEntity) => Promise<void>;
+    } = {},
+  ): Promise<SessionView> {
     const input = parseSessionCreate(body);
     checkEventCount(input.initialEvents, 'initial_events', this.limits.eventsPerRequest);
     await this.admitFileDocuments(workspaceId, input.initialEvents);
@@ -239,6 +251,7 @@ export class SessionsService {
         environmentId: env.id,
         agentId: agent.id,
         agentVersion: version,
+        deploymentId: options.deploymentId ?? null,
         agent: agentSnapshot,
         title: input.title,
         status: 'idle',
@@ -257,8 +270,10 @@ export class SessionsService {
         deletedAt: null,
       });
       await insertRow(tx, SessionEntity, session);
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'session.created', id: session.id }], now);
       if (input.initialEvents.length) await appendEvents(tx, session, input.initialEvents.map(toStored), now);
       const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
+      if (options.withinTransaction) await options.withinTransaction(tx, session);
       return { ...renderSession(session), resources };
     });
   }
@@ -316,6 +331,7 @@ export class SessionsService {
       'order',
       'agent_id',
       'agent_version',
+      'deployment_id',
       'statuses',
       'statuses[]',
       'include_archived',
@@ -340,6 +356,10 @@ export class SessionsService {
       if (typeof query.agent_version !== 'string' || !/^[1-9]\d{0,8}$/.test(query.agent_version))
         throw invalidRequest('agent_version must be an integer ≥ 1');
       qb.andWhere('s.agent_version = :v', { v: Number(query.agent_version) });
+    }
+    if (query.deployment_id !== undefined) {
+      if (!isId('deployment', query.deployment_id)) throw invalidRequest('deployment_id must be a depl_ id');
+      qb.andWhere('s.deployment_id = :deploymentId', { deploymentId: query.deployment_id });
     }
     if (statuses.length) qb.andWhere('s.status IN (:...statuses)', { statuses });
     whereCreatedAt(qb, 's', query.created_at);
@@ -445,6 +465,12 @@ export class SessionsService {
       if (!session.archivedAt) {
         session.archivedAt = new Date();
         await tx.update(SessionEntity, { id: session.id }, { archivedAt: session.archivedAt });
+        await recordWebhookEvents(
+          tx,
+          workspaceId,
+          [{ type: 'session.archived', id: session.id }],
+          session.archivedAt,
+        );
       }
       return (await this.render(tx, [session]))[0]!;
     });

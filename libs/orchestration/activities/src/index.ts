@@ -1,2 +1,4 @@
 export * from './probe.activities';
 export * from './session.activities';
+export * from './webhook.activities';
+export * from './deployment.activities';

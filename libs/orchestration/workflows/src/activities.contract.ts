@@ -46,3 +46,34 @@ export interface SessionActivities {
     ref: TurnRef & { stopReason: string; eventIds?: string[]; unrecordedError?: string },
   ): Promise<void>;
 }
+
+/** What one webhook delivery attempt came to. */
+export type WebhookAttemptOutcome =
+  /** 2xx: the delivery is done. */
+  | 'delivered'
+  /** Anything else (status, timeout, connection error): retried while attempts remain. */
+  | 'failed'
+  /** Not worth retrying: the endpoint is deleted or disabled, or its address is refused. */
+  | 'abandoned';
+
+export interface WebhookActivities {
+  /**
+   * One attempt of a delivery: signs the stored event with the endpoint's live secrets and a fresh
+   * timestamp, POSTs it, records the attempt (idempotently: a retried activity returns the recorded
+   * outcome) and the delivery's state (`final`: no attempt follows, so a failure is terminal).
+   */
+  deliverWebhookAttempt(ref: {
+    deliveryId: string;
+    attempt: number;
+    final: boolean;
+  }): Promise<WebhookAttemptOutcome>;
+}
+
+export interface DeploymentActivities {
+  /**
+   * Records one scheduled run of a Deployment (idempotent per scheduled time): a Session and its run, or a
+   * run with an error (auto-pausing the Deployment for an archived or missing template). Null when the
+   * Deployment is paused, archived or gone (nothing is recorded).
+   */
+  runScheduledDeployment(ref: { deploymentId: string; scheduledAt: string }): Promise<string | null>;
+}

@@ -1,6 +1,7 @@
 import { AgentVersionEntity } from './agent-version.entity';
 import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
+import { DeploymentEntity, DeploymentRunEntity } from './deployment.entity';
 import { EnvironmentEntity } from './environment.entity';
 import { FileEntity } from './file.entity';
 import { MemoryStoreEntity } from './memory-store.entity';
@@ -16,11 +17,20 @@ import { SkillEntity } from './skill.entity';
 import { WorkItemEntity } from './work-item.entity';
 import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
+import {
+  WebhookDeliveryAttemptEntity,
+  WebhookDeliveryEntity,
+  WebhookEntity,
+  WebhookEventEntity,
+} from './webhook.entity';
+export type { StoredWebhookSecret } from './webhook.entity';
 
 export {
   AgentEntity,
   AgentVersionEntity,
   ApiKeyEntity,
+  DeploymentEntity,
+  DeploymentRunEntity,
   EnvironmentEntity,
   FileEntity,
   MemoryEntity,
@@ -33,6 +43,10 @@ export {
   SessionMemoryStoreEntity,
   SkillEntity,
   SkillVersionEntity,
+  WebhookDeliveryAttemptEntity,
+  WebhookDeliveryEntity,
+  WebhookEntity,
+  WebhookEventEntity,
   WorkItemEntity,
   WorkPollerEntity,
   WorkspaceEntity,
@@ -58,4 +72,10 @@ export const ENTITIES = [
   MemoryEntity,
   MemoryVersionEntity,
   SessionMemoryStoreEntity,
+  WebhookEntity,
+  WebhookEventEntity,
+  WebhookDeliveryEntity,
+  WebhookDeliveryAttemptEntity,
+  DeploymentEntity,
+  DeploymentRunEntity,
 ];

@@ -8,6 +8,7 @@ import { WorkspaceEntity } from './workspace.entity';
  */
 @Entity({ name: 'sessions' })
 @Index('sessions_workspace_idx', ['workspaceId', 'id'])
+@Index('sessions_deployment_idx', ['deploymentId', 'id'], { where: 'deployment_id IS NOT NULL' })
 @Check('sessions_status_check', "status IN ('idle', 'running', 'rescheduling', 'terminated')")
 export class SessionEntity {
   @PrimaryColumn({ type: 'text' })
@@ -24,6 +25,10 @@ export class SessionEntity {
 
   @Column({ name: 'agent_version', type: 'integer' })
   agentVersion!: number;
+
+  /** The Deployment whose run created this Session, if any. */
+  @Column({ name: 'deployment_id', type: 'text', nullable: true })
+  deploymentId!: string | null;
 
   /** The frozen Agent snapshot (version + overrides) this Session runs. */
   @Column({ type: 'jsonb' })

@@ -1,0 +1,103 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { webhookDeliveryWorkflow } from '@mango/workflows';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { PgListener, WEBHOOK_DELIVERIES_CHANNEL } from '@mango/persistence';
+import { DataSource } from 'typeorm';
+import { OrchestratorEnv } from './orchestrator.env';
+import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
+
+const BATCH = 100;
+const SWEEP_MS = 1000;
+
+/**
+ * The webhook outbox relay: pending `webhook_deliveries` rows (written in the transaction of the change
+ * they announce) are claimed FOR UPDATE SKIP LOCKED, each starts its delivery workflow (workflow id =
+ * delivery id, so a second start is a no-op) and is marked dispatched in the same transaction. A crash
+ * anywhere before the commit leaves the row pending for the next pass: at least once.
+ */
+@Injectable()
+export class WebhookRelayService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private listener?: PgListener;
+  private connection?: Connection;
+  private client?: Client;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
+    @Inject(LOGGER) private readonly log: Logger,
+    @Inject(DataSource) private readonly dataSource: DataSource,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
+    this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
+    this.listener = new PgListener({
+      url: this.env.MANGO_DATABASE_URL,
+      channel: WEBHOOK_DELIVERIES_CHANNEL,
+      applicationName: 'mango-webhook-relay',
+      onNotify: () => this.kick(),
+      onLost: () => this.kick(),
+    });
+    await this.listener.start();
+    this.timer = setInterval(() => this.kick(), SWEEP_MS);
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((err: unknown) =>
+        this.log.error({ err: String(err) }, 'webhook relay pass failed; retrying on the next wake-up'),
+      )
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const relayed = await this.dataSource.transaction(async (tx) => {
+        const rows: Array<{ id: string }> = await tx.query(
+          `SELECT id FROM webhook_deliveries WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
+        );
+        for (const row of rows) {
+          try {
+            await this.client!.workflow.start(webhookDeliveryWorkflow, {
+              workflowId: row.id,
+              taskQueue: this.env.MANGO_TASK_QUEUE,
+              args: [{ deliveryId: row.id, retryBaseMs: this.env.MANGO_WEBHOOK_RETRY_BASE_MS }],
+            });
+          } catch (err) {
+            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+          }
+        }
+        if (rows.length)
+          await tx.query('UPDATE webhook_deliveries SET dispatched_at = now() WHERE id = ANY($1::text[])', [
+            rows.map((r) => r.id),
+          ]);
+        return rows.length;
+      });
+      if (relayed < BATCH) return;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+    await this.listener?.close();
+    await this.connection?.close();
+  }
+}

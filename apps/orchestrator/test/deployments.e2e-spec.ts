@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import {
+  ApiUnderTest,
+  AppProcess,
+  httpClient,
+  HttpClient,
+  startApi,
+  startScriptedModel,
+  ScriptedModelServer,
+  WebhookReceiver,
+} from '@mango/testing';
+import { startOrchestrator } from './support';
+
+/**
+ * A Deployment on a one-minute cron over real processes and a real Temporal Schedule: time is short by
+ * schedule (`* * * * *`), never by a mocked clock. Runs create Sessions through the orchestrator, and
+ * signed deployment_run.* / session.* webhooks reach a standardwebhooks receiver.
+ */
+const SECRETS_KEY = randomBytes(32).toString('hex');
+const JITTER_MS = 9_000; // 15% of a minute
+
+type Run = {
+  id: string;
+  session_id: string | null;
+  trigger_context: { type: string; scheduled_at?: string };
+};
+
+describe('scheduled Deployments (real API, orchestrator, Temporal Schedules, PostgreSQL)', () => {
+  let api: ApiUnderTest;
+  let orchestrator: AppProcess;
+  let model: ScriptedModelServer;
+  let receiver: WebhookReceiver;
+  let ws: HttpClient;
+  const taskQueue = `deployments-${Date.now()}`;
+
+  beforeAll(async () => {
+    api = await startApi('deployments-cron', {
+      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+      MANGO_TASK_QUEUE: taskQueue,
+      MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY,
+      MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    });
+    model = await startScriptedModel();
+    for (let i = 0; i < 20; i++) model.script({ content: [{ type: 'text', text: 'Report written.' }] });
+    receiver = await new WebhookReceiver().start();
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue,
+      modelUrl: model.url,
+      env: { MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY, MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' },
+    });
+    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+  }, 120_000);
+
+  afterAll(async () => {
+    await orchestrator?.stop();
+    await receiver?.close();
+    await model?.close();
+    await api?.close();
+  });
+
+  const runs = async (id: string, trigger?: string): Promise<Run[]> =>
+    (await ws.get(`/v1/deployment_runs?deployment_id=${id}${trigger ? `&trigger_type=${trigger}` : ''}`)).body
+      .data;
+
+  async function waitForRuns(id: string, n: number, timeoutMs: number): Promise<Run[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const got = await runs(id, 'schedule');
+      if (got.length >= n) return got;
+      if (Date.now() > deadline)
+        throw new Error(`deployment ${id}: ${got.length} scheduled runs, wanted ${n}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  /** Sleeps until `extraMs` after the next minute boundary. */
+  const pastNextMinute = (extraMs: number) =>
+    new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + extraMs));
+
+  it('runs on a one-minute cron; pause stops it, a manual run works while paused, unpause resumes without backfill', async () => {
+    const created = await ws.post('/v1/webhooks', {
+      url: `${receiver.url}/deployments`,
+      event_types: [
+        'deployment_run.started',
+        'deployment_run.succeeded',
+        'session.created',
+        'deployment.paused',
+      ],
+    });
+    receiver.trust(created.body.secret);
+    const agentId = (await ws.post('/v1/agents', { name: 'reporter', model: 'claude-sonnet-4-6' })).body.id;
+    const envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    const d = (
+      await ws.post('/v1/deployments', {
+        name: 'every minute',
+        agent: agentId,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Report.' }] }],
+        schedule: { type: 'cron', expression: '* * * * *', timezone: 'UTC' },
+      })
+    ).body;
+    const upcoming = d.schedule.upcoming_runs_at.map((t: string) => Date.parse(t));
+    expect(upcoming).toHaveLength(5);
+    for (let i = 1; i < upcoming.length; i++)
+      expect(upcoming[i] - upcoming[i - 1]).toBeLessThan(60_000 + JITTER_MS);
+
+    // 1. The schedule fires: a run with a Session created by the orchestrator's activity.
+    const [first] = await waitForRuns(d.id, 1, 60_000 + JITTER_MS + 15_000);
+    expect(first!.trigger_context.type).toBe('schedule');
+    const nominal = Date.parse(first!.trigger_context.scheduled_at!);
+    expect(nominal % 60_000).toBeLessThanOrEqual(JITTER_MS);
+    const session = (await ws.get(`/v1/sessions/${first!.session_id}`)).body;
+    expect(session.deployment_id).toBe(d.id);
+    const afterFirst = (await ws.get(`/v1/deployments/${d.id}`)).body;
+    expect(Date.parse(afterFirst.schedule.last_run_at)).toBe(nominal);
+    // The run's webhooks arrive signed (verified by the receiver with standardwebhooks).
+    const hooks = await receiver.waitFor('/deployments', (g) =>
+      ['deployment_run.started', 'deployment_run.succeeded', 'session.created'].every((t) =>
+        g.some((x) => x.event?.data.type === t),
+      ),
+    );
+    expect(hooks.every((h) => h.verifiedWith.length === 1)).toBe(true);
+    const succeeded = hooks.find((h) => h.event!.data.type === 'deployment_run.succeeded')!;
+    expect(succeeded.event!.data).toEqual({
+      type: 'deployment_run.succeeded',
+      id: first!.id,
+      workspace_id: 'wrkspc_default',
+      deployment_id: d.id,
+    });
+
+    // 2. Paused: the Temporal Schedule is paused, nothing fires past the next minute; a manual run still works.
+    const paused = (await ws.post(`/v1/deployments/${d.id}/pause`)).body;
+    expect(paused.schedule.upcoming_runs_at).toEqual([]);
+    const scheduledBefore = (await runs(d.id, 'schedule')).length;
+    const manual = await ws.post(`/v1/deployments/${d.id}/run`);
+    expect(manual.status).toBe(201);
+    expect(manual.body).toMatchObject({ trigger_context: { type: 'manual' }, error: null });
+    expect((await ws.get(`/v1/sessions/${manual.body.session_id}`)).body.deployment_id).toBe(d.id);
+    await pastNextMinute(JITTER_MS + 3_000);
+    expect(await runs(d.id, 'schedule')).toHaveLength(scheduledBefore);
+
+    // 3. Unpaused: the missed minute is not backfilled; the next one runs.
+    const unpausedAt = Date.now();
+    await ws.post(`/v1/deployments/${d.id}/unpause`);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await runs(d.id, 'schedule')).toHaveLength(scheduledBefore);
+    const resumed = await waitForRuns(d.id, scheduledBefore + 1, 60_000 + JITTER_MS + 15_000);
+    expect(resumed).toHaveLength(scheduledBefore + 1);
+    expect(Date.parse(resumed[0]!.trigger_context.scheduled_at!)).toBeGreaterThan(unpausedAt - 1_000);
+    await ws.post(`/v1/deployments/${d.id}/archive`);
+  }, 300_000);
+});

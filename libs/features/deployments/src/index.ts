@@ -1,0 +1,5 @@
+export * from './deployment-runner';
+export * from './deployment-scheduler';
+export * from './deployment.view';
+export * from './deployments.module';
+export * from './deployments.service';

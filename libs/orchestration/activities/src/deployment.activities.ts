@@ -1,0 +1,24 @@
+import { DeploymentRunner, DeploymentScheduler } from '@mango/feature-deployments';
+import type { PriceTable } from '@mango/domain-sessions';
+import { SessionsService } from '@mango/feature-sessions';
+import type { DeploymentActivities } from '@mango/workflows';
+import type { DataSource } from 'typeorm';
+
+/** Scheduled Deployment runs: the same runner as the API's manual run, with the same Session creation. */
+export function createDeploymentActivities(deps: {
+  dataSource: DataSource;
+  prices: PriceTable;
+  scheduler: DeploymentScheduler | null;
+}): DeploymentActivities {
+  const runner = new DeploymentRunner(
+    deps.dataSource,
+    new SessionsService(deps.dataSource, undefined, deps.prices),
+    deps.scheduler,
+  );
+  return {
+    async runScheduledDeployment({ deploymentId, scheduledAt }) {
+      const run = await runner.run(deploymentId, { type: 'schedule', scheduledAt: new Date(scheduledAt) });
+      return run?.id ?? null;
+    },
+  };
+}

@@ -268,7 +268,6 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       io.err(`mango: ${e.message}\n`);
       return 2;
     }
-    if (e instanceof DomainError) {
     if (e instanceof DomainError || e instanceof ApiCallError) {
       io.err(`mango: ${e.message}\n`);
       return 1;

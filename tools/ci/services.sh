@@ -75,16 +75,18 @@ pg_start() {
   # Tests trade durability for speed; the local stack a user keeps data in does not.
   settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_level=minimal -c max_wal_senders=0"
   [ -n "$DURABLE" ] && settings="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+  cd /   # postgres may not be able to enter the caller's directory (a umask-077 checkout)
   if ! runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" status >/dev/null 2>&1; then
     need_port "$PG_PORT" postgresql || return 1
     runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -l "$RUN/pg/postgres.log" -w -t 60 -o \
       "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $s $settings -c max_connections=300" start >/dev/null
   fi
+  cd - >/dev/null
   local q="psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt"
   $q -c "select 1 from pg_roles where rolname='mango'" | grep -q 1 || $q -c "create role mango login superuser password 'mango'" >/dev/null
   $q -c "select 1 from pg_database where datname='mango'" | grep -q 1 || $q -c "create database mango owner mango" >/dev/null
 }
-pg_stop() { if [ -s "$DATA/pg/data/PG_VERSION" ]; then runuser -u postgres -- "$PGBIN/pg_ctl" -D "$DATA/pg/data" -m fast -w -t 60 stop >/dev/null 2>&1 || true; fi; }
+pg_stop() { if [ -s "$DATA/pg/data/PG_VERSION" ]; then (cd / && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$DATA/pg/data" -m fast -w -t 60 stop >/dev/null 2>&1) || true; fi; }
 
 # Temporal CLI dev server, built from the Go module proxy -----------------------------------------
 temporal_install() { go_build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" "-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}"; }

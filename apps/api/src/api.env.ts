@@ -76,4 +76,12 @@ export class ApiEnv {
   @Min(1)
   @Max(100_000_000)
   MANGO_FILES_TEXT_MAX_BYTES: number = 1_000_000;
+
+  /**
+   * Vault keyring: comma-separated `id:base64key` entries (32-byte AES-256 keys), the first is active.
+   * Without it Vault credentials cannot be stored, and the process refuses to start once any exist.
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_VAULT_KEYRING?: string;
 }

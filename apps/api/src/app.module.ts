@@ -6,14 +6,16 @@ import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
+import { VaultsModule } from '@mango/feature-vaults';
 import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
+import type { Keyring } from '@mango/platform-secrets';
 import { ApiEnv } from './api.env';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: ApiEnv): DynamicModule {
+  static forRoot(env: ApiEnv, keyring: Keyring | null): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -27,6 +29,7 @@ export class AppModule {
         EnvironmentsModule,
         SessionsModule,
         modelPrices(env),
+        VaultsModule.forRoot({ keyring }),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),

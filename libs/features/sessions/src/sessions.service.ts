@@ -54,9 +54,10 @@ import {
   SessionEntity,
   SessionEventEntity,
   sessionMemoryResources,
+  VaultEntity,
   WorkItemEntity,
 } from '@mango/persistence';
-import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
 type Query = Record<string, unknown>;
@@ -197,6 +198,7 @@ export class SessionsService {
           freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
         ),
       );
+      const vaultIds = await this.checkVaults(tx, workspaceId, input.vaultIds);
       if (input.budget && !priceOf(agentSnapshot.model.id, this.prices ?? {}))
         throw invalidRequest(
           `a budget needs a priced model; ${agentSnapshot.model.id} has no list price in this deployment`,
@@ -213,6 +215,7 @@ export class SessionsService {
         status: 'idle',
         metadata: input.metadata,
         budget: input.budget,
+        vaultIds,
         usage: {
           input_tokens: 0,
           output_tokens: 0,
@@ -230,6 +233,18 @@ export class SessionsService {
       const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
       return { ...renderSession(session), resources };
     });
+  }
+
+  /** Attached Vaults must exist in the Workspace and not be archived (400 otherwise, like the Agent). */
+  private async checkVaults(em: EntityManager, workspaceId: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await em.find(VaultEntity, { where: { id: In(ids), workspaceId } });
+    for (const id of ids) {
+      const v = rows.find((r) => r.id === id);
+      if (!v) throw invalidRequest(`vault ${id} not found`);
+      if (v.archivedAt) throw invalidRequest(`vault ${id} is archived`);
+    }
+    return ids;
   }
 
   /**
@@ -336,7 +351,8 @@ export class SessionsService {
 
   async update(workspaceId: string, id: string, body: unknown): Promise<SessionView> {
     const o = readObject(body, 'body', ['title', 'metadata', 'budget', 'agent', 'vault_ids']);
-    if (o.vault_ids !== undefined) throw invalidRequest('vault_ids are not yet supported');
+    if (o.vault_ids !== undefined)
+      throw invalidRequest('vault_ids can only be set when the Session is created');
     return this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, workspaceId, id, true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived`);

@@ -13,6 +13,8 @@ import { SessionMemoryStoreEntity } from './session-memory-store.entity';
 import { SessionEntity } from './session.entity';
 import { SkillVersionEntity } from './skill-version.entity';
 import { SkillEntity } from './skill.entity';
+import { VaultCredentialEntity } from './vault-credential.entity';
+import { VaultEntity } from './vault.entity';
 import { WorkItemEntity } from './work-item.entity';
 import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
@@ -33,6 +35,8 @@ export {
   SessionMemoryStoreEntity,
   SkillEntity,
   SkillVersionEntity,
+  VaultCredentialEntity,
+  VaultEntity,
   WorkItemEntity,
   WorkPollerEntity,
   WorkspaceEntity,
@@ -58,4 +62,6 @@ export const ENTITIES = [
   MemoryEntity,
   MemoryVersionEntity,
   SessionMemoryStoreEntity,
+  VaultEntity,
+  VaultCredentialEntity,
 ];

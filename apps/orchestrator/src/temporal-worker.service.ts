@@ -1,5 +1,8 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createProbeActivities, createSessionActivities } from '@mango/activities';
+import { createProbeActivities, createSessionActivities, McpRuntime } from '@mango/activities';
+import { McpConnector } from '@mango/adapter-mcp';
+import { parseAddressAllowlist } from '@mango/domain-mcp';
+import { assertKeyringCoversCredentials, vaultKeyringFrom } from '@mango/feature-vaults';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -26,6 +29,17 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     installRuntimeLogger(this.log);
+    // MCP calls open Vault credentials: refuse to start when they could not be opened (as apps/api does).
+    const keyring = vaultKeyringFrom(this.env.MANGO_VAULT_KEYRING);
+    await assertKeyringCoversCredentials(this.dataSource, keyring);
+    const allowlist = parseAddressAllowlist(this.env.MANGO_MCP_ALLOWED_ADDRESSES);
+    if (allowlist.entries.length)
+      this.log.warn({ allowed: allowlist.entries }, 'MCP servers at these non-public addresses are allowed');
+    const mcp = new McpRuntime({
+      dataSource: this.dataSource,
+      keyring,
+      connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
+    });
     this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
     this.worker = await Worker.create({
       connection: this.connection,
@@ -38,6 +52,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ...createSessionActivities({
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
+          mcp,
           prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
           model: this.env.MANGO_MODEL_BASE_URL
             ? new ModelClient({

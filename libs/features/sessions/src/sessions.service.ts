@@ -496,8 +496,10 @@ export class SessionsService {
           if (!(paused && e.type === 'user.interrupt')) fresh.push(toStored(e));
           continue;
         }
+        // A confirmation answers a sandbox or an MCP call that asked; results answer only their own kind.
+        const targetTypes = answer.needsAsk ? ['agent.tool_use', 'agent.mcp_tool_use'] : [answer.targetType];
         const target = await tx.findOne(SessionEventEntity, {
-          where: { id: answer.targetId, sessionId: session.id, type: answer.targetType },
+          where: { id: answer.targetId, sessionId: session.id, type: In(targetTypes) },
         });
         if (!target || (answer.needsAsk && target.body.evaluated_permission !== 'ask')) {
           throw invalidRequest(

@@ -1,2 +1,3 @@
 export * from './probe.activities';
 export * from './session.activities';
+export * from './mcp.activities';

@@ -3,6 +3,7 @@ import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { EnvironmentEntity } from './environment.entity';
 import { FileEntity } from './file.entity';
+import { McpCallEntity } from './mcp-call.entity';
 import { MemoryStoreEntity } from './memory-store.entity';
 import { MemoryVersionEntity } from './memory-version.entity';
 import { MemoryEntity } from './memory.entity';
@@ -25,6 +26,7 @@ export {
   ApiKeyEntity,
   EnvironmentEntity,
   FileEntity,
+  McpCallEntity,
   MemoryEntity,
   MemoryStoreEntity,
   MemoryVersionEntity,
@@ -64,4 +66,5 @@ export const ENTITIES = [
   SessionMemoryStoreEntity,
   VaultEntity,
   VaultCredentialEntity,
+  McpCallEntity,
 ];

@@ -6,6 +6,7 @@ import { CreateSessions1795946504936 } from './1795946504936-CreateSessions';
 import { CreateSkills1795948800228 } from './1795948800228-CreateSkills';
 import { CreateMemoryStores1795948827054 } from './1795948827054-CreateMemoryStores';
 import { CreateVaults1796125827197 } from './1796125827197-CreateVaults';
+import { CreateMcpCalls1796126929314 } from './1796126929314-CreateMcpCalls';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateSkills1795948800228,
   CreateMemoryStores1795948827054,
   CreateVaults1796125827197,
+  CreateMcpCalls1796126929314,
 ];

@@ -128,4 +128,12 @@ export class ApiEnv extends MetricsEnv {
   @IsString()
   @MinLength(1)
   MANGO_TASK_QUEUE: string = 'mango';
+
+  /**
+   * Vault keyring: comma-separated `id:base64key` entries (32-byte AES-256 keys), the first is active.
+   * Without it Vault credentials cannot be stored, and the process refuses to start once any exist.
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_VAULT_KEYRING?: string;
 }

@@ -6,6 +6,7 @@ import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
+import { VaultsModule } from '@mango/feature-vaults';
 import { WorkModule } from '@mango/feature-work';
 import { WebhooksModule } from '@mango/feature-webhooks';
 import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
@@ -15,11 +16,12 @@ import { parseCidrList } from '@mango/domain-webhooks';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
+import type { Keyring } from '@mango/platform-secrets';
 import { ApiEnv } from './api.env';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: ApiEnv, metrics: MangoMetrics): DynamicModule {
+  static forRoot(env: ApiEnv, metrics: MangoMetrics, keyring: Keyring | null): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -35,6 +37,7 @@ export class AppModule {
         SessionsModule,
         modelPrices(env),
         sessionLimits(env),
+        VaultsModule.forRoot({ keyring }),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         webhooks(env),
         DeploymentsModule.forRoot({ scheduler: scheduler(env) }),

@@ -1,11 +1,13 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
+import { assertKeyringCoversCredentials, vaultKeyringFrom } from '@mango/feature-vaults';
 import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { ApiEnv } from './api.env';
 import { AppModule } from './app.module';
+import { DataSource } from 'typeorm';
 
 export interface RunningApi {
   app: INestApplication;
@@ -20,11 +22,19 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   const env = loadConfig(ApiEnv, rawEnv);
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
   const metrics = new MangoMetrics('api');
-  const app = await createHttpApp(AppModule.forRoot(env, metrics), {
+  const keyring = vaultKeyringFrom(env.MANGO_VAULT_KEYRING);
+  const app = await createHttpApp(AppModule.forRoot(env, metrics, keyring), {
     log,
     metrics,
     jsonLimit: env.MANGO_MAX_REQUEST_BYTES,
   });
+  try {
+    // Refuse to serve when stored Vault credentials could not be opened with this keyring.
+    await assertKeyringCoversCredentials(app.get(DataSource), keyring);
+  } catch (e) {
+    await app.close();
+    throw e;
+  }
   await app.listen(env.MANGO_API_PORT, env.MANGO_API_HOST);
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://${env.MANGO_API_HOST}:${address.port}`;

@@ -113,4 +113,24 @@ export class OrchestratorEnv extends MetricsEnv {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
+
+  /** Vault keyring (the same as apps/api's): opens the credentials of MCP servers. */
+  @IsOptional()
+  @IsString()
+  MANGO_VAULT_KEYRING?: string;
+
+  /**
+   * IPs / CIDR ranges of MCP servers allowed although they are loopback, private, link-local or metadata
+   * addresses (refused by default), e.g. `127.0.0.1/32,::1` for a local stack.
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_MCP_ALLOWED_ADDRESSES?: string;
+
+  /** Timeout of each MCP request (tool listing or call), milliseconds. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  MANGO_MCP_TIMEOUT_MS: number = 60_000;
 }

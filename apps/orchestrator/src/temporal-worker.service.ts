@@ -4,11 +4,15 @@ import {
   createProbeActivities,
   createSessionActivities,
   createWebhookActivities,
+  McpRuntime,
 } from '@mango/activities';
 import { DeploymentScheduler } from '@mango/feature-deployments';
 import { Client, Connection } from '@temporalio/client';
 import { SecretBox, WebhookSender } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
+import { McpConnector } from '@mango/adapter-mcp';
+import { parseAddressAllowlist } from '@mango/domain-mcp';
+import { assertKeyringCoversCredentials, vaultKeyringFrom } from '@mango/feature-vaults';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -50,6 +54,17 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     installRuntimeLogger(this.log);
+    // MCP calls open Vault credentials: refuse to start when they could not be opened (as apps/api does).
+    const keyring = vaultKeyringFrom(this.env.MANGO_VAULT_KEYRING);
+    await assertKeyringCoversCredentials(this.dataSource, keyring);
+    const allowlist = parseAddressAllowlist(this.env.MANGO_MCP_ALLOWED_ADDRESSES);
+    if (allowlist.entries.length)
+      this.log.warn({ allowed: allowlist.entries }, 'MCP servers at these non-public addresses are allowed');
+    const mcp = new McpRuntime({
+      dataSource: this.dataSource,
+      keyring,
+      connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
+    });
     this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
     const endpoint = resolveModelEndpoint(this.env);
     this.log[endpoint.usable ? 'info' : 'warn'](
@@ -71,6 +86,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ...createDeploymentActivities({
           dataSource: this.dataSource,
           prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
+          metrics: this.metrics,
           // Auto-pause also pauses the Deployment's Temporal Schedule.
           scheduler: new DeploymentScheduler(
             new Client({
@@ -92,6 +108,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
           metrics: this.metrics,
+          mcp,
           prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
           model: endpoint.usable
             ? new ModelClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey })

@@ -8,3 +8,4 @@ export * from './ingress';
 export * from './files-app';
 export * from './metrics-scrape';
 export * from './webhook-receiver';
+export * from './mcp-test-server';

@@ -1,7 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { ApiUnderTest, createEmptyDatabase, startApi, TestDatabase } from '@mango/testing';
-import { MIGRATIONS } from '@mango/persistence';
+import {
+  assertKeyringCoversCredentials,
+  openSecrets,
+  VaultCredentialsService,
+  VaultsService,
+  vaultKeyringFrom,
+} from '@mango/feature-vaults';
+import {
+  ApiUnderTest,
+  createEmptyDatabase,
+  createTestDatabase,
+  startApi,
+  TestDatabase,
+} from '@mango/testing';
+import { createDataSource, MIGRATIONS } from '@mango/persistence';
 import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
 import { main, normalizeArgs } from './main';
 
 function run(db: TestDatabase, argv: string[]) {
@@ -138,5 +152,90 @@ describe('mango webhook (through a real apps/api process)', () => {
     const missing = await cli(['webhook', 'create', '-url', 'https://x.example.com/']);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/--events/);
+  });
+});
+
+describe('mango vault rotate-key (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  const a = `old:${randomBytes(32).toString('base64')}`;
+  const b = `new:${randomBytes(32).toString('base64')}`;
+  const runWith = (argv: string[], keyring?: string) => {
+    let out = '';
+    let err = '';
+    return main(argv, {
+      out: (s) => (out += s),
+      err: (s) => (err += s),
+      env: { MANGO_DATABASE_URL: db.url, ...(keyring === undefined ? {} : { MANGO_VAULT_KEYRING: keyring }) },
+    }).then((code) => ({ code, out, err }));
+  };
+  beforeAll(async () => {
+    db = await createTestDatabase('cli-vault');
+    ds = await createDataSource({ url: db.url, poolSize: 2 }).initialize();
+  });
+  afterAll(async () => {
+    await ds.destroy();
+    await db.drop();
+  });
+
+  it('re-wraps every data key under the active key; old keys stay readable until it finishes', async () => {
+    const oldRing = vaultKeyringFrom(a)!;
+    const vault = await new VaultsService(ds).create('wrkspc_default', { display_name: 'v' });
+    const creds = new VaultCredentialsService(ds, oldRing);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const c = await creds.create('wrkspc_default', vault.id, {
+        auth: { type: 'static_bearer', mcp_server_url: `https://m${i}.example.com`, token: `secret-${i}` },
+      });
+      ids.push(c.id);
+    }
+    const before = await ds.query('SELECT id, kek_id, secret_ciphertext FROM vault_credentials ORDER BY id');
+    expect(before.every((r: any) => r.kek_id === 'old')).toBe(true);
+
+    // During rotation both keys are configured (new first): every credential opens.
+    const both = vaultKeyringFrom(`${b},${a}`)!;
+    await assertKeyringCoversCredentials(ds, both);
+    const r = await runWith(['vault', 'rotate-key', '--json'], `${b},${a}`);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ activeKeyId: 'new', rewrapped: 5, remaining: 0 });
+    const after = await ds.query('SELECT id, kek_id, secret_ciphertext FROM vault_credentials ORDER BY id');
+    expect(after.every((x: any) => x.kek_id === 'new')).toBe(true);
+    // Only the wrapped data key changed, never the ciphertext.
+    expect(after.map((x: any) => x.secret_ciphertext.toString('hex'))).toEqual(
+      before.map((x: any) => x.secret_ciphertext.toString('hex')),
+    );
+    // Now the old key can go: the new key alone opens every secret.
+    const newOnly = vaultKeyringFrom(b)!;
+    await assertKeyringCoversCredentials(ds, newOnly);
+    const rows = await ds.query('SELECT * FROM vault_credentials ORDER BY id');
+    expect(
+      rows.map((row: any) =>
+        openSecrets(newOnly, row.id, {
+          kekId: row.kek_id,
+          wrappedKey: row.wrapped_key,
+          secretCiphertext: row.secret_ciphertext,
+        }),
+      ),
+    ).toEqual([0, 1, 2, 3, 4].map((i) => ({ token: `secret-${i}` })));
+    await expect(assertKeyringCoversCredentials(ds, oldRing)).rejects.toThrow(
+      /lacks key\(s\) new \(5 credential/,
+    );
+    // A second run has nothing to do.
+    expect((await runWith(['vault', 'rotate-key'], `${b},${a}`)).out).toMatch(/re-wrapped 0 .* 0 remaining/);
+    expect(r.out + r.err).not.toContain(a.split(':')[1]);
+  });
+
+  it('refuses clearly without a keyring, with a bad one, or when a key in use is missing', async () => {
+    const none = await runWith(['vault', 'rotate-key']);
+    expect(none.code).toBe(1);
+    expect(none.err).toMatch(/MANGO_VAULT_KEYRING is not set/);
+    const bad = await runWith(['vault', 'rotate-key'], 'x:abc');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/MANGO_VAULT_KEYRING is invalid: keyring key x must be 32 bytes/);
+    const missing = await runWith(['vault', 'rotate-key'], `third:${randomBytes(32).toString('base64')}`);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/wrapped under key new, which is not in the keyring/);
+    const rows = await ds.query('SELECT DISTINCT kek_id FROM vault_credentials');
+    expect(rows).toEqual([{ kek_id: 'new' }]);
   });
 });

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
-import { DomainError } from '@mango/domain-kernel';
+import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import { ApiKeysService } from '@mango/feature-auth';
+import { rotateVaultKeys, vaultKeyringFrom } from '@mango/feature-vaults';
 import { createDataSource, migrate } from '@mango/persistence';
 import { MangoClient } from '@mango/sdk';
 import { connectSession, Connection, resolveConnection, UsageError } from './connect';
@@ -18,6 +19,7 @@ import { connectSession, Connection, resolveConnection, UsageError } from './con
  *                                                                   (prints the signing secret once)
  *   mango webhook list
  *   mango webhook delete -id W
+ *   mango vault rotate-key                                          (reads MANGO_VAULT_KEYRING)
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
 const LONG_OPTIONS = [
@@ -257,6 +259,38 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     .action(async (o: { id: string }) => {
       const res = await callApi(io, 'DELETE', `/v1/webhooks/${encodeURIComponent(o.id)}`);
       io.out(`deleted ${String(res.id)}\n`);
+    });
+
+  const vault = program.command('vault').description('Vault credential encryption');
+  vault
+    .command('rotate-key')
+    .description(
+      're-wrap every credential data key under the first (active) key of MANGO_VAULT_KEYRING; keep the old ' +
+        'keys in the keyring until this reports 0 remaining',
+    )
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      let keyring;
+      try {
+        keyring = vaultKeyringFrom(io.env.MANGO_VAULT_KEYRING);
+      } catch (e) {
+        throw new DomainError(ErrorCode.InvalidRequest, (e as Error).message);
+      }
+      if (!keyring) throw new DomainError(ErrorCode.InvalidRequest, 'MANGO_VAULT_KEYRING is not set');
+      const r = await withDatabase(io, (ds) => rotateVaultKeys(ds, keyring)).catch((e: Error) => {
+        // A key the keyring lacks (or data that does not authenticate): say which, change nothing more.
+        throw e.name === 'KeyringError' ? new DomainError(ErrorCode.InvalidRequest, e.message) : e;
+      });
+      if (o.json) io.out(`${JSON.stringify(r)}\n`);
+      else
+        io.out(
+          `re-wrapped ${r.rewrapped} credential key(s) under ${r.activeKeyId}; ${r.remaining} remaining under other keys\n`,
+        );
+      if (r.remaining > 0)
+        throw new DomainError(
+          ErrorCode.Conflict,
+          `${r.remaining} credential(s) still use old keys: run again`,
+        );
     });
 
   try {

@@ -5,6 +5,13 @@ const AGENT = 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AB';
 const ENV = 'env_01JD2Y3QX9V5M8K7R6T4W2P0AB';
 
 describe('session create input', () => {
+  it('accepts vault_ids in order (absent or null: none)', () => {
+    const ids = ['vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB', 'vlt_01JD2Y3QX9V5M8K7R6T4W2P0AA'];
+    expect(parseSessionCreate({ agent: AGENT, environment_id: ENV, vault_ids: ids }).vaultIds).toEqual(ids);
+    expect(parseSessionCreate({ agent: AGENT, environment_id: ENV }).vaultIds).toEqual([]);
+    expect(parseSessionCreate({ agent: AGENT, environment_id: ENV, vault_ids: null }).vaultIds).toEqual([]);
+  });
+
   it('accepts an agent id, a pinned version and overrides', () => {
     expect(parseSessionCreate({ agent: AGENT, environment_id: ENV }).agent).toEqual({
       id: AGENT,
@@ -73,7 +80,47 @@ describe('session create input', () => {
       },
       /amount/,
     ],
-    ['vault ids', { agent: AGENT, environment_id: ENV, vault_ids: ['vlt_x'] }, /not yet supported/],
+    [
+      'a malformed vault id',
+      { agent: AGENT, environment_id: ENV, vault_ids: ['vlt_x'] },
+      /vault_ids\[0\] must be a vlt_ id/,
+    ],
+    [
+      'a vault id of another kind',
+      { agent: AGENT, environment_id: ENV, vault_ids: ['env_01JD2Y3QX9V5M8K7R6T4W2P0AB'] },
+      /must be a vlt_ id/,
+    ],
+    [
+      'a non-string vault id',
+      { agent: AGENT, environment_id: ENV, vault_ids: [7] },
+      /vault_ids\[0\] must be a string/,
+    ],
+    [
+      'vault_ids not an array',
+      { agent: AGENT, environment_id: ENV, vault_ids: 'vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB' },
+      /vault_ids must be an array/,
+    ],
+    [
+      'a vault listed twice',
+      {
+        agent: AGENT,
+        environment_id: ENV,
+        vault_ids: ['vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB', 'vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB'],
+      },
+      /lists vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB twice/,
+    ],
+    [
+      'more than 20 vaults',
+      {
+        agent: AGENT,
+        environment_id: ENV,
+        vault_ids: Array.from(
+          { length: 21 },
+          (_, i) => `vlt_01JD2Y3QX9V5M8K7R6T4W2P0${String.fromCharCode(65 + Math.floor(i / 10))}${i % 10}`,
+        ),
+      },
+      /at most 20 entries/,
+    ],
     [
       'file resources',
       { agent: AGENT, environment_id: ENV, resources: [{ type: 'file', file_id: 'file_x' }] },

@@ -92,6 +92,8 @@ export interface SessionCreateInput {
   metadata: Record<string, string>;
   /** Memory Stores to attach (`attachSessionMemoryStores` in the creating transaction). */
   resources: MemoryAttachmentInput[];
+  /** Vaults whose credentials authenticate the Session's MCP calls, in request order. */
+  vaultIds: string[];
 }
 
 export function parseAgentSelection(v: unknown): AgentSelection {
@@ -330,9 +332,7 @@ export function parseSessionCreate(body: unknown): SessionCreateInput {
   if (!ENV_ID.test(environmentId)) throw invalidRequest('environment_id must be an env_ id');
   // Self-hosted Environments accept only create-time memory_store resources (Memory Stores).
   const resources = parseMemoryAttachments(o.resources);
-  if (o.vault_ids !== undefined && o.vault_ids !== null && readArray(o.vault_ids, 'vault_ids').length > 0) {
-    throw invalidRequest('vault_ids are not yet supported');
-  }
+  const vaultIds = parseVaultIds(o.vault_ids);
   const initial =
     o.initial_events === undefined || o.initial_events === null
       ? []
@@ -351,7 +351,25 @@ export function parseSessionCreate(body: unknown): SessionCreateInput {
     budget: o.budget === undefined || o.budget === null ? null : parseBudget(o.budget),
     metadata: parseMetadata(o.metadata),
     resources,
+    vaultIds,
   };
+}
+
+/** Most Vaults one Session may attach. */
+export const MAX_SESSION_VAULTS = 20;
+const VAULT_ID = /^vlt_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** `vault_ids`: up to 20 distinct `vlt_` ids (absent or null: none). Existence is checked by the service. */
+export function parseVaultIds(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  const ids = readArray(v, 'vault_ids', { max: MAX_SESSION_VAULTS }).map((id, i) => {
+    const s = readString(id, `vault_ids[${i}]`);
+    if (!VAULT_ID.test(s)) throw invalidRequest(`vault_ids[${i}] must be a vlt_ id`);
+    return s;
+  });
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup) throw invalidRequest(`vault_ids lists ${dup} twice`);
+  return ids;
 }
 
 /** The frozen Agent a Session runs: the chosen version with any overrides applied (`id`/`version` name the base). */

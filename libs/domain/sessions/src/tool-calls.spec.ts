@@ -1,4 +1,4 @@
-import { callStates, LogEvent, openCalls } from './tool-calls';
+import { callStates, DENIED_BY_POLICY_MESSAGE, LogEvent, openCalls } from './tool-calls';
 import { compactionPlan, transcript } from './transcript';
 
 let seq = 0;
@@ -233,6 +233,85 @@ describe('context compaction', () => {
     expect(messages[0]!.content).toEqual([
       { type: 'text', text: expect.stringContaining('A said a.') },
       { type: 'text', text: 'b' },
+    ]);
+  });
+});
+
+describe('MCP calls in the log', () => {
+  const at = (seq: number, type: string, body: Record<string, unknown> = {}, id = `e${seq}`): LogEvent => ({
+    id,
+    seq,
+    type,
+    body,
+  });
+  const use = (seq: number, permission: string) =>
+    at(seq, 'agent.mcp_tool_use', {
+      name: 'echo',
+      mcp_server_name: 'tickets',
+      input: {},
+      evaluated_permission: permission,
+      _model_name: 'mcp__tickets__echo',
+    });
+
+  it('an allowed MCP call is for the orchestrator, not the worker, until its agent.mcp_tool_result', () => {
+    expect(openCalls([at(1, 'user.message'), use(2, 'allow')])).toEqual({
+      stopReason: 'tool_use',
+      toolUseIds: [],
+      mcpToolUseIds: ['e2'],
+    });
+    expect(
+      openCalls([use(2, 'allow'), at(3, 'agent.mcp_tool_result', { mcp_tool_use_id: 'e2', content: [] })]),
+    ).toBeUndefined();
+  });
+
+  it('an asked MCP call needs action, then runs after an allow; deny and a denied confirmation close it', () => {
+    expect(openCalls([use(2, 'ask')])).toEqual({ stopReason: 'requires_action', eventIds: ['e2'] });
+    expect(
+      openCalls([use(2, 'ask'), at(3, 'user.tool_confirmation', { tool_use_id: 'e2', result: 'allow' })]),
+    ).toEqual({
+      stopReason: 'tool_use',
+      toolUseIds: [],
+      mcpToolUseIds: ['e2'],
+    });
+    expect(
+      openCalls([use(2, 'ask'), at(3, 'user.tool_confirmation', { tool_use_id: 'e2', result: 'deny' })]),
+    ).toBeUndefined();
+    expect(openCalls([use(2, 'deny')])).toBeUndefined();
+  });
+
+  it('the transcript shows the model name and the result, and a denied call as denied', () => {
+    const t = transcript([
+      at(1, 'user.message', { content: [{ type: 'text', text: 'hi' }] }),
+      at(2, 'session.status_running'),
+      use(3, 'allow'),
+      at(4, 'agent.mcp_tool_result', {
+        mcp_tool_use_id: 'e3',
+        content: [{ type: 'text', text: 'echo: hi' }],
+        is_error: false,
+      }),
+      use(5, 'deny'),
+    ]);
+    expect(t).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'e3', name: 'mcp__tickets__echo', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'e3',
+            content: [{ type: 'text', text: 'echo: hi' }],
+            is_error: false,
+          },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'e5', name: 'mcp__tickets__echo', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'e5', content: DENIED_BY_POLICY_MESSAGE, is_error: true },
+        ],
+      },
     ]);
   });
 });

@@ -15,14 +15,18 @@ export interface LogEvent {
 export type OpenCalls =
   /** Calls that need the client: an `ask` without a verdict, a custom tool without its result. */
   | { stopReason: 'requires_action'; eventIds: string[] }
-  /** Allowed (or confirmed) sandbox calls still waiting for the worker's user.tool_result. */
-  | { stopReason: 'tool_use'; toolUseIds: string[] };
+  /**
+   * Allowed (or confirmed) calls without a result: sandbox calls wait for the worker's user.tool_result;
+   * MCP calls (`mcpToolUseIds`) are made by the orchestrator, which records their agent.mcp_tool_result.
+   */
+  | { stopReason: 'tool_use'; toolUseIds: string[]; mcpToolUseIds?: string[] };
 
 export const INTERRUPTED_TOOL_MESSAGE = 'Tool execution was interrupted before completion. Please retry.';
 export const DENIED_BY_POLICY_MESSAGE = 'Permission to use this tool was denied by policy.';
 export const DENIED_BY_USER_MESSAGE = 'The user denied this tool call.';
 
-const isCall = (e: LogEvent) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use';
+const isCall = (e: LogEvent) =>
+  e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use' || e.type === 'agent.mcp_tool_use';
 
 /**
  * Whether this event closes every call still open before it: a `user.interrupt`, or an idle that is not
@@ -42,7 +46,7 @@ export function callStates(events: LogEvent[]) {
   const open: LogEvent[] = [];
   for (const e of events) {
     if (isCall(e)) {
-      if (e.type === 'agent.tool_use' && e.body.evaluated_permission === 'deny') answered.add(e.id);
+      if (e.type !== 'agent.custom_tool_use' && e.body.evaluated_permission === 'deny') answered.add(e.id);
       else open.push(e);
       continue;
     }
@@ -53,6 +57,7 @@ export function callStates(events: LogEvent[]) {
     }
     if (e.toolUseId && (e.type === 'user.tool_result' || e.type === 'user.custom_tool_result'))
       answered.add(e.toolUseId);
+    if (e.type === 'agent.mcp_tool_result') answered.add(e.body.mcp_tool_use_id as string);
     if (closesOpenCalls(e)) {
       for (const call of open) if (!answered.has(call.id)) closed.add(call.id);
       open.length = 0;
@@ -66,16 +71,19 @@ export function openCalls(events: LogEvent[]): OpenCalls | undefined {
   const { open, verdicts } = callStates(events);
   const needsAction: string[] = [];
   const waiting: string[] = [];
+  const mcp: string[] = [];
   for (const call of open) {
+    const runs = call.type === 'agent.mcp_tool_use' ? mcp : waiting;
     if (call.type === 'agent.custom_tool_use') needsAction.push(call.id);
-    else if (call.body.evaluated_permission === 'allow') waiting.push(call.id);
+    else if (call.body.evaluated_permission === 'allow') runs.push(call.id);
     else if (call.body.evaluated_permission === 'ask') {
       const verdict = verdicts.get(call.id);
       if (verdict === undefined) needsAction.push(call.id);
-      else if (verdict === 'allow') waiting.push(call.id);
+      else if (verdict === 'allow') runs.push(call.id);
     }
   }
   if (needsAction.length) return { stopReason: 'requires_action', eventIds: needsAction };
+  if (mcp.length) return { stopReason: 'tool_use', toolUseIds: waiting, mcpToolUseIds: mcp };
   if (waiting.length) return { stopReason: 'tool_use', toolUseIds: waiting };
   return undefined;
 }

@@ -99,6 +99,34 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
         if (e.body.evaluated_permission === 'deny') errorResult(e.id, DENIED_BY_POLICY_MESSAGE);
         else open.add(e.id);
         break;
+      case 'agent.mcp_tool_use':
+        // The model called it by its declared name (`mcp__<server>__<tool>`), kept in an internal field.
+        push('assistant', [
+          {
+            type: 'tool_use',
+            id: e.id,
+            name:
+              (e.body._model_name as string | undefined) ??
+              `mcp__${String(e.body.mcp_server_name)}__${String(e.body.name)}`,
+            input: e.body.input as Record<string, unknown>,
+          },
+        ]);
+        if (e.body.evaluated_permission === 'deny') errorResult(e.id, DENIED_BY_POLICY_MESSAGE);
+        else open.add(e.id);
+        break;
+      case 'agent.mcp_tool_result': {
+        const id = e.body.mcp_tool_use_id as string;
+        if (!open.delete(id)) break;
+        push('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: id,
+            content: resultContent(content),
+            is_error: e.body.is_error === true,
+          },
+        ]);
+        break;
+      }
       case 'user.tool_confirmation':
         if (e.body.result === 'deny' && open.delete(e.body.tool_use_id as string))
           errorResult(

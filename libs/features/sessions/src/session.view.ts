@@ -11,7 +11,7 @@ export function renderSession(s: SessionEntity) {
     environment_id: s.environmentId,
     /** Memory Store attachments: create and get fill them in (`sessionMemoryResources`). */
     resources: [] as SessionMemoryResource[],
-    vault_ids: [] as string[],
+    vault_ids: s.vaultIds ?? [],
     metadata: s.metadata,
     budget: s.budget,
     /** The Deployment whose run created the Session (hosted §3.2), else null. */

@@ -55,10 +55,11 @@ import {
   SessionEntity,
   SessionEventEntity,
   sessionMemoryResources,
+  VaultEntity,
   WorkItemEntity,
 } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
 type Query = Record<string, unknown>;
@@ -240,6 +241,7 @@ export class SessionsService {
           freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
         ),
       );
+      const vaultIds = await this.checkVaults(tx, workspaceId, input.vaultIds);
       if (input.budget && !priceOf(agentSnapshot.model.id, this.prices ?? {}))
         throw invalidRequest(
           `a budget needs a priced model; ${agentSnapshot.model.id} has no list price in this deployment`,
@@ -257,6 +259,7 @@ export class SessionsService {
         status: 'idle',
         metadata: input.metadata,
         budget: input.budget,
+        vaultIds,
         usage: {
           input_tokens: 0,
           output_tokens: 0,
@@ -276,6 +279,18 @@ export class SessionsService {
       if (options.withinTransaction) await options.withinTransaction(tx, session);
       return { ...renderSession(session), resources };
     });
+  }
+
+  /** Attached Vaults must exist in the Workspace and not be archived (400 otherwise, like the Agent). */
+  private async checkVaults(em: EntityManager, workspaceId: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await em.find(VaultEntity, { where: { id: In(ids), workspaceId } });
+    for (const id of ids) {
+      const v = rows.find((r) => r.id === id);
+      if (!v) throw invalidRequest(`vault ${id} not found`);
+      if (v.archivedAt) throw invalidRequest(`vault ${id} is archived`);
+    }
+    return ids;
   }
 
   /**
@@ -387,7 +402,8 @@ export class SessionsService {
 
   async update(workspaceId: string, id: string, body: unknown): Promise<SessionView> {
     const o = readObject(body, 'body', ['title', 'metadata', 'budget', 'agent', 'vault_ids']);
-    if (o.vault_ids !== undefined) throw invalidRequest('vault_ids are not yet supported');
+    if (o.vault_ids !== undefined)
+      throw invalidRequest('vault_ids can only be set when the Session is created');
     return this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, workspaceId, id, true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived`);
@@ -540,8 +556,10 @@ export class SessionsService {
           if (!(paused && e.type === 'user.interrupt')) fresh.push(toStored(e));
           continue;
         }
+        // A confirmation answers a sandbox or an MCP call that asked; results answer only their own kind.
+        const targetTypes = answer.needsAsk ? ['agent.tool_use', 'agent.mcp_tool_use'] : [answer.targetType];
         const target = await tx.findOne(SessionEventEntity, {
-          where: { id: answer.targetId, sessionId: session.id, type: answer.targetType },
+          where: { id: answer.targetId, sessionId: session.id, type: In(targetTypes) },
         });
         if (!target || (answer.needsAsk && target.body.evaluated_permission !== 'ask')) {
           throw invalidRequest(

@@ -2,6 +2,7 @@ import { DeploymentRunner, DeploymentScheduler } from '@mango/feature-deployment
 import type { PriceTable } from '@mango/domain-sessions';
 import { SessionsService } from '@mango/feature-sessions';
 import type { DeploymentActivities } from '@mango/workflows';
+import type { MangoMetrics } from '@mango/platform-metrics';
 import type { DataSource } from 'typeorm';
 
 /** Scheduled Deployment runs: the same runner as the API's manual run, with the same Session creation. */
@@ -9,10 +10,11 @@ export function createDeploymentActivities(deps: {
   dataSource: DataSource;
   prices: PriceTable;
   scheduler: DeploymentScheduler | null;
+  metrics: MangoMetrics;
 }): DeploymentActivities {
   const runner = new DeploymentRunner(
     deps.dataSource,
-    new SessionsService(deps.dataSource, undefined, deps.prices),
+    new SessionsService(deps.dataSource, deps.metrics, undefined, deps.prices),
     deps.scheduler,
   );
   return {

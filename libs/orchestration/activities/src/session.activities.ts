@@ -22,6 +22,8 @@ import {
   transcript,
 } from '@mango/domain-sessions';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { DeclaredMcpTool } from '@mango/domain-mcp';
+import type { McpRuntime } from './mcp.activities';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { MangoMetrics } from '@mango/platform-metrics';
 
@@ -124,6 +126,8 @@ export function createSessionActivities(deps: {
   dataSource: DataSource;
   /** The model endpoint, or why there is none usable (every turn then ends at once with that reason). */
   model: ModelClient | { unavailable: string } | null;
+  /** Remote MCP (tool listing and journaled calls); absent: MCP servers are not offered to the model. */
+  mcp?: McpRuntime;
   /** Prompt size (tokens) at which completed turns are summarized before the next turn (default 160,000). */
   compactAtTokens?: number;
   /** Operator list prices (`MANGO_MODEL_PRICES`) over the built-in ones. */
@@ -168,6 +172,7 @@ export function createSessionActivities(deps: {
         (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ?? '';
       return {
         agent: s.agent as unknown as AgentDefinition,
+        vaultIds: s.vaultIds ?? [],
         messages: transcript(events),
         failures,
         startId,
@@ -178,12 +183,52 @@ export function createSessionActivities(deps: {
     if ('done' in prepared)
       return outcomeOf(prepared.done!.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
     const { agent, startId, failures } = prepared;
+    const context = Context.current();
     const custom = agent.tools.filter((t): t is CustomTool => t.type === 'custom');
+    // MCP tools of this turn (listed once per turn); a server that cannot be listed is left out of the
+    // turn and reported once per turn as a session.error naming it.
+    let mcpTools: DeclaredMcpTool[] = [];
+    if (deps.mcp && (agent.mcp_servers ?? []).length) {
+      const declared = await deps.mcp.declare(
+        sessionId,
+        turn,
+        agent,
+        prepared.vaultIds!,
+        context.cancellationSignal,
+      );
+      mcpTools = declared.tools;
+      if (declared.failures.length)
+        await withSession(dataSource, sessionId, (tx, s) =>
+          appendEvents(
+            tx,
+            s,
+            declared.failures.map((f) =>
+              internal(
+                'session.error',
+                {
+                  error: {
+                    type: f.type,
+                    message: f.message.slice(0, 1000),
+                    mcp_server_name: f.server,
+                    retry_status: { type: 'retrying' },
+                  },
+                },
+                `turn:${turn}:mcp_error:${f.server}`,
+              ),
+            ),
+            new Date(),
+          ),
+        );
+    }
     const tools = [
       ...enabledSandboxTools(agent),
       ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
+      ...mcpTools.map((t) => ({
+        name: t.modelName,
+        description: t.description,
+        input_schema: t.input_schema,
+      })),
     ];
-    const context = Context.current();
     // The reply's agent.message id is chosen now, so that its previews name the event they precede.
     const messageId = newId('sessionEvent');
     const previews = previewPublisher(dataSource, sessionId, messageId);
@@ -258,6 +303,19 @@ export function createSessionActivities(deps: {
               { name: u.name, input: u.input },
               `${key}:tool_use:${i}`,
             );
+          const mcpTool = mcpTools.find((t) => t.modelName === u.name);
+          if (mcpTool)
+            return internal(
+              'agent.mcp_tool_use',
+              {
+                name: mcpTool.toolName,
+                mcp_server_name: mcpTool.serverName,
+                input: u.input,
+                evaluated_permission: mcpTool.permission,
+                _model_name: mcpTool.modelName,
+              },
+              `${key}:tool_use:${i}`,
+            );
           const permission = evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
           return {
             ...internal(
@@ -323,6 +381,12 @@ export function createSessionActivities(deps: {
       } finally {
         clearInterval(heartbeat);
       }
+    },
+
+    async runMcpCall({ sessionId, mcpToolUseId }) {
+      if (!deps.mcp)
+        throw ApplicationFailure.nonRetryable('remote MCP is not configured in this orchestrator');
+      await deps.mcp.call(sessionId, mcpToolUseId);
     },
 
     async toolResultsReady({ sessionId, toolUseIds }) {
@@ -543,13 +607,16 @@ async function recordFailure(
     : ApplicationFailure.create({ message: err.message, type: MODEL_REQUEST_EXHAUSTED, nonRetryable: true });
 }
 
-/** What a model step asks for: sandbox runs for allowed calls, a confirmation for asked ones. */
+/** What a model step asks for: sandbox runs and MCP calls for allowed calls, a confirmation for asked ones. */
 function outcomeOf(uses: SessionEventEntity[]): StepOutcome {
   const ask = uses
     .filter((u) => u.type === 'agent.custom_tool_use' || u.body.evaluated_permission === 'ask')
     .map((u) => u.id);
   if (ask.length) return { stopReason: 'requires_action', eventIds: ask };
-  const run = uses.filter((u) => u.body.evaluated_permission === 'allow').map((u) => u.id);
+  const allowed = uses.filter((u) => u.body.evaluated_permission === 'allow');
+  const run = allowed.filter((u) => u.type === 'agent.tool_use').map((u) => u.id);
+  const mcp = allowed.filter((u) => u.type === 'agent.mcp_tool_use').map((u) => u.id);
+  if (mcp.length) return { stopReason: 'tool_use', toolUseIds: run, mcpToolUseIds: mcp };
   if (run.length) return { stopReason: 'tool_use', toolUseIds: run };
   // Only denied calls: their error results are in the transcript; the model answers next step.
   return uses.length ? { stopReason: 'tool_use', toolUseIds: [] } : { stopReason: 'end_turn' };

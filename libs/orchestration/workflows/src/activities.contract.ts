@@ -17,8 +17,11 @@ export interface ModelStepRef extends TurnRef {
 
 export type StepOutcome =
   | { stopReason: 'end_turn' }
-  /** Tool calls to run in the sandbox: the turn waits for a user.tool_result for each. */
-  | { stopReason: 'tool_use'; toolUseIds: string[] }
+  /**
+   * Tool calls to run: sandbox calls (`toolUseIds`) wait for a user.tool_result each; MCP calls
+   * (`mcpToolUseIds`) are made by the orchestrator (`runMcpCall`) before that wait.
+   */
+  | { stopReason: 'tool_use'; toolUseIds: string[]; mcpToolUseIds?: string[] }
   /** Calls that need a confirmation (always_ask): the turn ends idle with these event ids. */
   | { stopReason: 'requires_action'; eventIds: string[] }
   /** The pre-request budget gate closed: the turn pauses until the budget is raised or removed. */
@@ -35,6 +38,13 @@ export interface SessionActivities {
   beginTurn(ref: TurnRef): Promise<void>;
   /** Builds the transcript from the event log, calls the model, appends its events once. */
   runModelStep(ref: ModelStepRef): Promise<StepOutcome>;
+  /**
+   * Makes one allowed (or confirmed) MCP call under the journal and appends its single
+   * agent.mcp_tool_result; a call whose earlier attempt may have reached the server gets an
+   * outcome-unknown error result instead of being sent again. Returns nothing (no secret or result
+   * reaches the workflow history).
+   */
+  runMcpCall(ref: { sessionId: string; mcpToolUseId: string }): Promise<void>;
   /** Whether every listed tool call has its user.tool_result. */
   toolResultsReady(ref: { sessionId: string; toolUseIds: string[] }): Promise<boolean>;
   /**

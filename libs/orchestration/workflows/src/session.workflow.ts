@@ -131,6 +131,9 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
             if (outcome.stopReason === 'requires_action') eventIds = outcome.eventIds;
             return;
           }
+          // MCP calls are made here, one at a time, each journaled by the activity.
+          for (const mcpToolUseId of outcome.mcpToolUseIds ?? [])
+            await activities.runMcpCall({ sessionId, mcpToolUseId });
           // Wait until every tool call of this step has its result: one look at the log (results that
           // landed before this run saw their signals), then the signals alone.
           const ids = outcome.toolUseIds;

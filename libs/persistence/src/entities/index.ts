@@ -4,6 +4,7 @@ import { ApiKeyEntity } from './api-key.entity';
 import { DeploymentEntity, DeploymentRunEntity } from './deployment.entity';
 import { EnvironmentEntity } from './environment.entity';
 import { FileEntity } from './file.entity';
+import { McpCallEntity } from './mcp-call.entity';
 import { MemoryStoreEntity } from './memory-store.entity';
 import { MemoryVersionEntity } from './memory-version.entity';
 import { MemoryEntity } from './memory.entity';
@@ -14,6 +15,8 @@ import { SessionMemoryStoreEntity } from './session-memory-store.entity';
 import { SessionEntity } from './session.entity';
 import { SkillVersionEntity } from './skill-version.entity';
 import { SkillEntity } from './skill.entity';
+import { VaultCredentialEntity } from './vault-credential.entity';
+import { VaultEntity } from './vault.entity';
 import { WorkItemEntity } from './work-item.entity';
 import { WorkPollerEntity } from './work-poller.entity';
 import { WorkspaceEntity } from './workspace.entity';
@@ -33,6 +36,7 @@ export {
   DeploymentRunEntity,
   EnvironmentEntity,
   FileEntity,
+  McpCallEntity,
   MemoryEntity,
   MemoryStoreEntity,
   MemoryVersionEntity,
@@ -47,6 +51,8 @@ export {
   WebhookDeliveryEntity,
   WebhookEntity,
   WebhookEventEntity,
+  VaultCredentialEntity,
+  VaultEntity,
   WorkItemEntity,
   WorkPollerEntity,
   WorkspaceEntity,
@@ -78,4 +84,7 @@ export const ENTITIES = [
   WebhookDeliveryAttemptEntity,
   DeploymentEntity,
   DeploymentRunEntity,
+  VaultEntity,
+  VaultCredentialEntity,
+  McpCallEntity,
 ];

@@ -46,6 +46,10 @@ export class SessionEntity {
   @Column({ type: 'jsonb', nullable: true })
   budget!: { type: 'limit'; max_list_cost: { amount: string; currency: 'USD' } } | null;
 
+  /** Vaults attached at creation (`vault_ids`, in request order); their credentials authenticate MCP calls. */
+  @Column({ name: 'vault_ids', type: 'jsonb', default: () => "'[]'" })
+  vaultIds!: string[];
+
   @Column({ type: 'jsonb' })
   usage!: Record<string, unknown>;
 

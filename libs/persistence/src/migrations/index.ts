@@ -5,8 +5,10 @@ import { CreateFiles1795943688912 } from './1795943688912-CreateFiles';
 import { CreateSessions1795946504936 } from './1795946504936-CreateSessions';
 import { CreateSkills1795948800228 } from './1795948800228-CreateSkills';
 import { CreateMemoryStores1795948827054 } from './1795948827054-CreateMemoryStores';
+import { CreateVaults1796125827197 } from './1796125827197-CreateVaults';
 import { CreateWebhooks1796126207659 } from './1796126207659-CreateWebhooks';
 import { CreateDeployments1796126714105 } from './1796126714105-CreateDeployments';
+import { CreateMcpCalls1796126929314 } from './1796126929314-CreateMcpCalls';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -16,6 +18,8 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateSessions1795946504936,
   CreateSkills1795948800228,
   CreateMemoryStores1795948827054,
+  CreateVaults1796125827197,
   CreateWebhooks1796126207659,
   CreateDeployments1796126714105,
+  CreateMcpCalls1796126929314,
 ];

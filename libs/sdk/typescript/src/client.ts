@@ -4,6 +4,7 @@ import { Environments } from './resources/environments';
 import { Health } from './resources/health';
 import { MemoryStores } from './resources/memory-stores';
 import { Sessions } from './resources/sessions';
+import { Vaults } from './resources/vaults';
 
 /**
  * Typed client for Mango's `/v1` API.
@@ -24,6 +25,8 @@ export class MangoClient {
   /** Memory Stores (served by apps/files behind the same base URL). */
   readonly memoryStores: MemoryStores;
   readonly sessions: Sessions;
+  /** Vaults and their write-only MCP credentials. */
+  readonly vaults: Vaults;
 
   private readonly options: Readonly<MangoClientOptions>;
 
@@ -36,6 +39,7 @@ export class MangoClient {
     this.health = new Health(http);
     this.memoryStores = new MemoryStores(http);
     this.sessions = new Sessions(http);
+    this.vaults = new Vaults(http);
   }
 
   /** The normalized base URL (no trailing slash). */

@@ -14,6 +14,8 @@ export type { Health } from './resources/health';
 export type { Memories, MemoryStores, MemoryVersions } from './resources/memory-stores';
 export type { SessionEvents, Sessions } from './resources/sessions';
 export type { EnvironmentWork } from './resources/work';
+export type { VaultCredentials, Vaults } from './resources/vaults';
 export * from './memory-types';
 export * from './types';
+export * from './vault-types';
 export { decodeWorkSecret, encodeWorkSecret, InvalidWorkSecretError } from './work-secret';

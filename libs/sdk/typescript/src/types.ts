@@ -723,8 +723,8 @@ export interface Session {
   environment_id: EnvironmentId;
   /** Memory Store attachments (create-time only). */
   resources: SessionMemoryStoreResource[];
-  /** Always empty in this release. */
-  vault_ids: never[];
+  /** Vaults attached at creation, in request order. */
+  vault_ids: string[];
   metadata: Metadata;
   budget: Budget | null;
   usage: SessionUsage;
@@ -807,8 +807,8 @@ export interface SessionCreateParams {
   metadata?: Metadata;
   /** Memory Stores to attach (≤ 8; self-hosted Environments accept only `memory_store`). */
   resources?: SessionMemoryStoreResourceParams[];
-  /** Must be empty in this release. */
-  vault_ids?: never[];
+  /** Vaults whose credentials authenticate remote MCP calls (≤ 20 distinct `vlt_` ids; create only). */
+  vault_ids?: string[] | null;
 }
 
 /** `budget` can be changed or removed (`null`) but not added after creation; `metadata` is a patch. */

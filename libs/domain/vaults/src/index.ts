@@ -1,0 +1,2 @@
+export * from './credential-input';
+export * from './mcp-url';

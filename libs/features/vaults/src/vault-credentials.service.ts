@@ -1,0 +1,212 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { conflict, invalidRequest, notFound } from '@mango/domain-kernel';
+import {
+  CredentialAuth,
+  parseCredentialCreate,
+  parseCredentialUpdate,
+  VAULT_LIMITS,
+} from '@mango/domain-vaults';
+import { isId, newId } from '@mango/platform-ids';
+import {
+  decodeCursor,
+  Page,
+  parseBooleanQuery,
+  parseLimit,
+  rejectUnknownQuery,
+  toPage,
+} from '@mango/platform-pagination';
+import type { Keyring } from '@mango/platform-secrets';
+import { insertRow, VaultCredentialEntity } from '@mango/persistence';
+import { DataSource, EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { CredentialView, renderCredential } from './vault.views';
+import { findVault } from './vaults.service';
+import { openSecrets, requireKeyring, sealSecrets, VAULT_KEYRING } from './vault-keyring';
+
+const CURSOR = { scope: 'vault_credentials', order: 'desc' as const };
+
+async function findCredential(
+  em: EntityManager,
+  vaultId: string,
+  id: string,
+  opts: { lock?: boolean } = {},
+): Promise<VaultCredentialEntity> {
+  if (!isId('vaultCredential', id)) throw notFound('vault credential', id);
+  const qb = em
+    .createQueryBuilder(VaultCredentialEntity, 'c')
+    .where('c.id = :id AND c.vault_id = :vaultId', { id, vaultId });
+  if (opts.lock) qb.setLock('pessimistic_write');
+  const c = await qb.getOne();
+  if (!c) throw notFound('vault credential', id);
+  return c;
+}
+
+const DUPLICATE_URL = (url: string) =>
+  conflict(
+    `an active credential of this vault already has mcp_server_url ${url} (URLs are compared normalised)`,
+  );
+
+/**
+ * Vault credentials (hosted §2.11). Secrets are write-only: they are sealed (envelope encryption, see
+ * `@mango/platform-secrets`) in the same statement that stores the public `auth`, and no response, log
+ * line or error ever carries them. Archiving purges the sealed secrets and frees the URL.
+ */
+@Injectable()
+export class VaultCredentialsService {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(VAULT_KEYRING) private readonly keyring: Keyring | null,
+  ) {}
+
+  async create(workspaceId: string, vaultId: string, body: unknown): Promise<CredentialView> {
+    const input = parseCredentialCreate(body);
+    return this.dataSource.transaction(async (tx) => {
+      // The Vault row lock serialises the count and uniqueness checks of concurrent creates.
+      const vault = await findVault(tx, workspaceId, vaultId, { lock: true });
+      if (vault.archivedAt) throw conflict(`vault ${vault.id} is archived: no credentials can be added`);
+      const keyring = requireKeyring(this.keyring);
+      const active: Array<{ url_key: string }> = await tx.query(
+        'SELECT url_key FROM vault_credentials WHERE vault_id = $1 AND archived_at IS NULL',
+        [vault.id],
+      );
+      if (active.some((r) => r.url_key === input.urlKey)) throw DUPLICATE_URL(input.auth.mcp_server_url);
+      if (active.length >= VAULT_LIMITS.credentialsPerVault)
+        throw invalidRequest(
+          `a vault holds at most ${VAULT_LIMITS.credentialsPerVault} active credentials (archive or delete one first)`,
+        );
+      const now = new Date();
+      const id = newId('vaultCredential', now.getTime());
+      const sealed = sealSecrets(keyring, id, input.secrets);
+      const row = tx.create(VaultCredentialEntity, {
+        id,
+        vaultId: vault.id,
+        workspaceId,
+        kind: input.auth.type,
+        displayName: input.displayName,
+        metadata: input.metadata,
+        urlKey: input.urlKey,
+        auth: input.auth as unknown as Record<string, unknown>,
+        kekId: sealed.kekId,
+        wrappedKey: sealed.wrappedKey,
+        secretCiphertext: sealed.ciphertext,
+        refreshFailure: null,
+        createdAt: now,
+        updatedAt: now,
+        archivedAt: null,
+      });
+      await insertRow(tx, VaultCredentialEntity, row);
+      return renderCredential(row);
+    });
+  }
+
+  async get(workspaceId: string, vaultId: string, id: string): Promise<CredentialView> {
+    const vault = await findVault(this.dataSource.manager, workspaceId, vaultId);
+    return renderCredential(await findCredential(this.dataSource.manager, vault.id, id));
+  }
+
+  async list(
+    workspaceId: string,
+    vaultId: string,
+    query: Record<string, unknown>,
+  ): Promise<Page<CredentialView>> {
+    rejectUnknownQuery(query, ['limit', 'page', 'include_archived']);
+    const limit = parseLimit(query.limit);
+    const vault = await findVault(this.dataSource.manager, workspaceId, vaultId);
+    const qb = this.dataSource.manager
+      .createQueryBuilder(VaultCredentialEntity, 'c')
+      .where('c.vault_id = :vaultId', { vaultId: vault.id })
+      .orderBy('c.id', 'DESC')
+      .limit(limit + 1);
+    if (!parseBooleanQuery(query.include_archived, 'include_archived')) qb.andWhere('c.archived_at IS NULL');
+    if (typeof query.page === 'string')
+      qb.andWhere('c.id < :after', { after: decodeCursor(query.page, CURSOR).after });
+    else if (query.page !== undefined) throw invalidRequest('page must be a string');
+    return toPage(await qb.getMany(), limit, (c) => c.id, renderCredential, CURSOR);
+  }
+
+  async update(workspaceId: string, vaultId: string, id: string, body: unknown): Promise<CredentialView> {
+    return this.dataSource.transaction(async (tx) => {
+      const vault = await findVault(tx, workspaceId, vaultId, { lock: true });
+      const cred = await findCredential(tx, vault.id, id, { lock: true });
+      if (vault.archivedAt) throw conflict(`vault ${vault.id} is archived and its credentials are read-only`);
+      if (cred.archivedAt) throw conflict(`vault credential ${cred.id} is archived and cannot be updated`);
+      const keyring = requireKeyring(this.keyring);
+      const secrets = openSecrets(keyring, cred.id, cred) ?? {};
+      const next = parseCredentialUpdate(
+        {
+          displayName: cred.displayName,
+          metadata: cred.metadata,
+          auth: cred.auth as unknown as CredentialAuth,
+          urlKey: cred.urlKey,
+          secrets,
+        },
+        body,
+      );
+      const authChanged = JSON.stringify(next.auth) !== JSON.stringify(cred.auth);
+      const changed =
+        next.secretsChanged ||
+        authChanged ||
+        next.displayName !== cred.displayName ||
+        JSON.stringify(next.metadata) !== JSON.stringify(cred.metadata);
+      if (!changed) return renderCredential(cred);
+      const patch: Partial<VaultCredentialEntity> = {
+        displayName: next.displayName,
+        metadata: next.metadata,
+        auth: next.auth as unknown as Record<string, unknown>,
+        updatedAt: new Date(),
+      };
+      if (next.secretsChanged) {
+        const sealed = sealSecrets(keyring, cred.id, next.secrets);
+        Object.assign(patch, {
+          kekId: sealed.kekId,
+          wrappedKey: sealed.wrappedKey,
+          secretCiphertext: sealed.ciphertext,
+        });
+      }
+      // New secrets or refresh settings make an earlier refresh failure stale.
+      if (next.secretsChanged || authChanged) patch.refreshFailure = null;
+      await tx.update(
+        VaultCredentialEntity,
+        { id: cred.id },
+        patch as QueryDeepPartialEntity<VaultCredentialEntity>,
+      );
+      return renderCredential({ ...cred, ...patch });
+    });
+  }
+
+  /** Archive purges the sealed secrets and frees the URL for a new credential (idempotent). */
+  async archive(workspaceId: string, vaultId: string, id: string): Promise<CredentialView> {
+    return this.dataSource.transaction(async (tx) => {
+      const vault = await findVault(tx, workspaceId, vaultId, { lock: true });
+      const cred = await findCredential(tx, vault.id, id, { lock: true });
+      if (cred.archivedAt) return renderCredential(cred);
+      const now = new Date();
+      const patch = {
+        archivedAt: now,
+        updatedAt: now,
+        kekId: null,
+        wrappedKey: null,
+        secretCiphertext: null,
+      };
+      await tx.update(
+        VaultCredentialEntity,
+        { id: cred.id },
+        patch as QueryDeepPartialEntity<VaultCredentialEntity>,
+      );
+      return renderCredential({ ...cred, ...patch });
+    });
+  }
+
+  async delete(
+    workspaceId: string,
+    vaultId: string,
+    id: string,
+  ): Promise<{ id: string; type: 'vault_credential_deleted' }> {
+    await this.dataSource.transaction(async (tx) => {
+      const vault = await findVault(tx, workspaceId, vaultId, { lock: true });
+      const cred = await findCredential(tx, vault.id, id, { lock: true });
+      await tx.delete(VaultCredentialEntity, { id: cred.id });
+    });
+    return { id, type: 'vault_credential_deleted' };
+  }
+}

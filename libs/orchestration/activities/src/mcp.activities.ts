@@ -1,0 +1,254 @@
+import { McpAuthenticationError, McpConnectionError, McpConnector, McpToolError } from '@mango/adapter-mcp';
+import type { AgentDefinition, McpServer } from '@mango/domain-agents';
+import {
+  boundMcpResult,
+  DeclaredMcpTool,
+  declareMcpTools,
+  largeResultText,
+  mcpCallDecision,
+  MCP_OUTCOME_UNKNOWN_MESSAGE,
+} from '@mango/domain-mcp';
+import { mcpUrlKey } from '@mango/domain-vaults';
+import { openSecrets } from '@mango/feature-vaults';
+import { appendEvents, McpCallEntity, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import type { Keyring } from '@mango/platform-secrets';
+import { CancelledFailure, Context } from '@temporalio/activity';
+import type { DataSource, EntityManager } from 'typeorm';
+
+type StoredEvent = Parameters<typeof appendEvents>[2][number];
+const internal = (type: string, body: Record<string, unknown>, idempotencyKey: string): StoredEvent => ({
+  type,
+  body,
+  processed: true,
+  runnable: false,
+  idempotencyKey,
+});
+
+export interface McpRuntimeDeps {
+  dataSource: DataSource;
+  connector: McpConnector;
+  /** Null: no credential can be opened (servers are called without one). */
+  keyring: Keyring | null;
+}
+
+export interface McpDeclaration {
+  tools: DeclaredMcpTool[];
+  failures: Array<{
+    server: string;
+    type: 'mcp_connection_failed_error' | 'mcp_authentication_failed_error';
+    message: string;
+  }>;
+}
+
+/** Tool listings are cached per Session turn and server, at most this many entries per process. */
+const LISTING_CACHE_MAX = 256;
+
+/**
+ * Remote MCP in the orchestrator: tool listing for the model (per Session turn, cached with a bound) and
+ * journaled calls. Credentials are read from the Session's Vaults here and nowhere else; they are passed
+ * to the MCP client only and never to an event, a log line, an error or an activity result (so never to
+ * a Temporal history).
+ */
+export class McpRuntime {
+  private readonly listings = new Map<string, Promise<DeclaredMcpTool[]>>();
+
+  constructor(private readonly deps: McpRuntimeDeps) {}
+
+  /** The bearer for `server` from the Session's Vaults (first Vault in `vault_ids` order with a match). */
+  async bearerFor(em: EntityManager, vaultIds: string[], serverUrl: string): Promise<string | undefined> {
+    const key = mcpUrlKey(serverUrl);
+    if (!key || vaultIds.length === 0) return undefined;
+    const rows: Array<{
+      id: string;
+      vault_id: string;
+      kind: string;
+      kek_id: string | null;
+      wrapped_key: Buffer | null;
+      secret_ciphertext: Buffer | null;
+    }> = await em.query(
+      `SELECT id, vault_id, kind, kek_id, wrapped_key, secret_ciphertext FROM vault_credentials
+          WHERE vault_id = ANY($1::text[]) AND url_key = $2 AND archived_at IS NULL`,
+      [vaultIds, key],
+    );
+    const row = [...rows].sort((a, b) => vaultIds.indexOf(a.vault_id) - vaultIds.indexOf(b.vault_id))[0];
+    if (!row || !this.deps.keyring) return undefined;
+    const secrets = openSecrets(this.deps.keyring, row.id, {
+      kekId: row.kek_id,
+      wrappedKey: row.wrapped_key,
+      secretCiphertext: row.secret_ciphertext,
+    });
+    return row.kind === 'static_bearer' ? secrets?.token : secrets?.access_token;
+  }
+
+  /** The MCP tools the model gets this turn (listed once per turn and server), and the servers that failed. */
+  async declare(
+    sessionId: string,
+    turn: number,
+    agent: AgentDefinition,
+    vaultIds: string[],
+    signal?: AbortSignal,
+  ): Promise<McpDeclaration> {
+    const out: McpDeclaration = { tools: [], failures: [] };
+    for (const server of agent.mcp_servers ?? []) {
+      const cacheKey = `${sessionId}:${turn}:${server.name}`;
+      let listing = this.listings.get(cacheKey);
+      if (!listing) {
+        listing = this.list(server, agent, vaultIds, signal);
+        this.listings.set(cacheKey, listing);
+        while (this.listings.size > LISTING_CACHE_MAX)
+          this.listings.delete(this.listings.keys().next().value!);
+        listing.catch(() => this.listings.delete(cacheKey));
+      }
+      try {
+        out.tools.push(...(await listing));
+      } catch (err) {
+        out.failures.push({
+          server: server.name,
+          type:
+            err instanceof McpAuthenticationError
+              ? 'mcp_authentication_failed_error'
+              : 'mcp_connection_failed_error',
+          message: (err as Error).message,
+        });
+      }
+    }
+    return out;
+  }
+
+  private async list(server: McpServer, agent: AgentDefinition, vaultIds: string[], signal?: AbortSignal) {
+    const bearer = await this.bearerFor(this.deps.dataSource.manager, vaultIds, server.url);
+    const listed = await this.deps.connector.listTools({ url: server.url, bearer }, signal);
+    return declareMcpTools(agent, server.name, listed);
+  }
+
+  /**
+   * Runs one `agent.mcp_tool_use` under the journal: the intent row commits before the request; the
+   * call's single `agent.mcp_tool_result` and `result_at` commit together after it. A call whose intent
+   * exists without a result (the orchestrator died mid-call) is not sent again: it gets an
+   * outcome-unknown error result.
+   */
+  async call(sessionId: string, mcpToolUseId: string): Promise<void> {
+    const ds = this.deps.dataSource;
+    const plan = await ds.transaction(async (tx) => {
+      const s = await tx.findOne(SessionEntity, {
+        where: { id: sessionId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!s || s.deletedAt || s.status === 'terminated') return undefined;
+      const use = await tx.findOne(SessionEventEntity, {
+        where: { id: mcpToolUseId, sessionId, type: 'agent.mcp_tool_use' },
+      });
+      if (!use) return undefined;
+      const row = await tx.findOne(McpCallEntity, { where: { mcpToolUseId } });
+      const decision = mcpCallDecision(
+        row ? { intentAt: row.intentAt.toISOString(), resultAt: row.resultAt?.toISOString() ?? null } : null,
+      );
+      if (decision === 'done') return undefined;
+      const server = ((s.agent as unknown as AgentDefinition).mcp_servers ?? []).find(
+        (m) => m.name === use.body.mcp_server_name,
+      );
+      if (decision === 'outcome_unknown' || !server) {
+        await this.recordResult(
+          tx,
+          s,
+          mcpToolUseId,
+          server ? MCP_OUTCOME_UNKNOWN_MESSAGE : 'The MCP server is not configured on this Session.',
+          true,
+        );
+        return undefined;
+      }
+      await tx.insert(McpCallEntity, {
+        mcpToolUseId,
+        sessionId,
+        serverName: server.name,
+        toolName: use.body.name as string,
+        intentAt: new Date(),
+        resultAt: null,
+      });
+      return {
+        server,
+        vaultIds: s.vaultIds ?? [],
+        name: use.body.name as string,
+        input: use.body.input as Record<string, unknown>,
+      };
+    });
+    if (!plan) return;
+    const context = Context.current();
+    const heartbeat = setInterval(() => context.heartbeat(), 1000);
+    let text: string;
+    let isError: boolean;
+    try {
+      const bearer = await this.bearerFor(ds.manager, plan.vaultIds, plan.server.url);
+      const r = await this.deps.connector.callTool(
+        { url: plan.server.url, bearer },
+        plan.name,
+        plan.input ?? {},
+        context.cancellationSignal,
+      );
+      const bounded = boundMcpResult(r.content, r.isError);
+      if (bounded.kind === 'inline') [text, isError] = [bounded.text, bounded.isError];
+      else if (bounded.kind === 'large') [text, isError] = [largeResultText(bounded, null), bounded.isError];
+      else [text, isError] = [bounded.text, true];
+    } catch (err) {
+      if (context.cancellationSignal.aborted) {
+        await this.finish(
+          sessionId,
+          mcpToolUseId,
+          'The MCP tool call was interrupted; its outcome is unknown.',
+          true,
+        );
+        throw new CancelledFailure('the turn was interrupted');
+      }
+      isError = true;
+      if (err instanceof McpAuthenticationError)
+        text = `mcp_authentication_failed_error: ${err.message}. Check the Vault credential for ${plan.server.name}.`;
+      else if (err instanceof McpConnectionError) text = `mcp_connection_failed_error: ${err.message}`;
+      else if (err instanceof McpToolError) text = err.message;
+      else text = `The MCP tool call failed: ${(err as Error).message.slice(0, 300)}`;
+    } finally {
+      clearInterval(heartbeat);
+    }
+    await this.finish(sessionId, mcpToolUseId, text, isError);
+  }
+
+  private async finish(sessionId: string, id: string, text: string, isError: boolean): Promise<void> {
+    await this.deps.dataSource.transaction(async (tx) => {
+      const s = await tx.findOne(SessionEntity, {
+        where: { id: sessionId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!s || s.deletedAt || s.status === 'terminated') return;
+      await this.recordResult(tx, s, id, text, isError);
+    });
+  }
+
+  /** Appends the call's one result (idempotency key per call) and closes its journal row. */
+  private async recordResult(
+    tx: EntityManager,
+    s: SessionEntity,
+    id: string,
+    text: string,
+    isError: boolean,
+  ) {
+    await appendEvents(
+      tx,
+      s,
+      [
+        internal(
+          'agent.mcp_tool_result',
+          { mcp_tool_use_id: id, content: text ? [{ type: 'text', text }] : [], is_error: isError },
+          `mcp:${id}:result`,
+        ),
+      ],
+      new Date(),
+    );
+    await tx.query(
+      `INSERT INTO mcp_calls (mcp_tool_use_id, session_id, server_name, tool_name, intent_at, result_at)
+       SELECT $1, $2, '', '', now(), now() WHERE NOT EXISTS (SELECT 1 FROM mcp_calls WHERE mcp_tool_use_id = $1)`,
+      [id, s.id],
+    );
+    await tx.query('UPDATE mcp_calls SET result_at = coalesce(result_at, now()) WHERE mcp_tool_use_id = $1', [
+      id,
+    ]);
+  }
+}

@@ -1,0 +1,103 @@
+import type { Metadata, MetadataPatch, PageParams, Timestamp } from './types';
+
+// ---------------------------------------------------------------------------------------------------
+// Vaults and credentials (hosted §2.11 / §3.10 shapes). Secrets are write-only: never in responses.
+// ---------------------------------------------------------------------------------------------------
+
+export interface Vault {
+  id: string;
+  type: 'vault';
+  display_name: string;
+  metadata: Metadata;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  archived_at: Timestamp | null;
+}
+
+export interface VaultCreateParams {
+  display_name: string;
+  metadata?: Metadata;
+}
+
+export interface VaultUpdateParams {
+  display_name?: string;
+  metadata?: MetadataPatch | null;
+}
+
+export interface VaultListParams extends PageParams {
+  include_archived?: boolean;
+}
+
+export type TokenEndpointAuthType = 'none' | 'client_secret_basic' | 'client_secret_post';
+
+export interface McpOAuthRefresh {
+  client_id: string;
+  token_endpoint: string;
+  token_endpoint_auth: { type: TokenEndpointAuthType };
+  resource: string | null;
+  scope: string | null;
+}
+
+export type VaultCredentialAuth =
+  | { type: 'static_bearer'; mcp_server_url: string }
+  | {
+      type: 'mcp_oauth';
+      mcp_server_url: string;
+      expires_at: Timestamp | null;
+      refresh: McpOAuthRefresh | null;
+    };
+
+export interface VaultCredential {
+  id: string;
+  type: 'vault_credential';
+  vault_id: string;
+  display_name: string | null;
+  metadata: Metadata;
+  auth: VaultCredentialAuth;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  archived_at: Timestamp | null;
+}
+
+export interface McpOAuthRefreshParams {
+  client_id?: string;
+  refresh_token?: string | null;
+  token_endpoint?: string;
+  token_endpoint_auth?:
+    { type: 'none' } | { type: 'client_secret_basic' | 'client_secret_post'; client_secret: string };
+  resource?: string | null;
+  scope?: string | null;
+}
+
+export type VaultCredentialAuthParams =
+  | { type: 'static_bearer'; mcp_server_url?: string; token?: string }
+  | {
+      type: 'mcp_oauth';
+      mcp_server_url?: string;
+      access_token?: string;
+      expires_at?: string | null;
+      refresh?: McpOAuthRefreshParams | null;
+    };
+
+export interface VaultCredentialCreateParams {
+  /** `static_bearer` needs `mcp_server_url` + `token`; `mcp_oauth` needs `mcp_server_url` + `access_token`. */
+  auth: VaultCredentialAuthParams;
+  display_name?: string | null;
+  metadata?: Metadata;
+}
+
+export interface VaultCredentialUpdateParams {
+  auth?: VaultCredentialAuthParams;
+  display_name?: string | null;
+  metadata?: MetadataPatch | null;
+}
+
+export interface VaultDeleted {
+  id: string;
+  type: 'vault_deleted';
+}
+
+export interface VaultCredentialDeleted {
+  id: string;
+  type: 'vault_credential_deleted';
+}

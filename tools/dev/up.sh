@@ -36,6 +36,17 @@ docker -H "$DOCKER_HOST" image inspect "$BASE_IMAGE" >/dev/null 2>&1 || { DOCKER
 
 eval "$(print_env | grep -v '^export DOCKER_HOST')"
 export MANGO_PUBLIC_BASE_URL=http://127.0.0.1:$PORT
+# At-rest keys of the local stack (Vault keyring, webhook signing secrets), made once and kept with its data.
+SECRETS=$MANGO_UP_DATA/secrets.env
+if ! [ -s "$SECRETS" ]; then
+  node -e 'const r=(n)=>require("crypto").randomBytes(n).toString("base64");
+    process.stdout.write(`MANGO_VAULT_KEYRING=local1:${r(32)}\nMANGO_WEBHOOK_SECRETS_KEY=${r(32)}\n`)' >"$SECRETS.tmp"
+  chmod 600 "$SECRETS.tmp"; mv "$SECRETS.tmp" "$SECRETS"
+fi
+set -a; source "$SECRETS"; set +a
+# The local stack may call MCP servers and webhook receivers on this machine (production refuses them).
+export MANGO_MCP_ALLOWED_ADDRESSES=${MANGO_MCP_ALLOWED_ADDRESSES:-127.0.0.0/8,::1/128}
+export MANGO_WEBHOOK_ALLOWED_CIDRS=${MANGO_WEBHOOK_ALLOWED_CIDRS:-127.0.0.0/8,::1/128}
 say "migrating"
 npx mango migrate >&2
 
@@ -86,6 +97,7 @@ Mango is up (logs: $RUN/log, stop with: npm run down)
   environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it; sandbox network: ${MANGO_WORKER_NETWORK:-none})
   model:         $model — $model_key
   data:          $MANGO_UP_DATA (durable; npm run down && npm run up keeps it)
+  loopback:      MCP servers and webhook receivers on 127.0.0.1 are allowed here (production refuses them)
 Written to .mango/local.env — e.g.  set -a; source .mango/local.env; set +a
 Attach a terminal to a Session:  npx mango sessions connect <session_id>
 EOF2

@@ -17,3 +17,5 @@ export type { EnvironmentWork } from './resources/work';
 export * from './memory-types';
 export * from './types';
 export { decodeWorkSecret, encodeWorkSecret, InvalidWorkSecretError } from './work-secret';
+export { InvalidWebhookSignatureError, unwrapWebhook } from './webhooks';
+export type { WebhookEvent } from './webhooks';

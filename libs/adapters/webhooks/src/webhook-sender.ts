@@ -90,7 +90,14 @@ export class WebhookSender {
     return new Promise<SendResult>((resolve) => {
       const req = request(
         url,
-        { method: 'POST', headers, lookup: this.lookup, timeout: this.options.timeoutMs },
+        {
+          method: 'POST',
+          headers,
+          lookup: this.lookup,
+          timeout: this.options.timeoutMs,
+          // A fresh connection per attempt: a pooled keep-alive socket would skip the lookup (and its judgement).
+          agent: false,
+        },
         (res) => {
           const status = res.statusCode ?? 0;
           res.resume(); // the body is not read: only the status matters

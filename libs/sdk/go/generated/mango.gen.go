@@ -18,6 +18,114 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for DeploymentStatus.
+const (
+	DeploymentStatusActive DeploymentStatus = "active"
+	DeploymentStatusPaused DeploymentStatus = "paused"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentStatus enum.
+func (e DeploymentStatus) Valid() bool {
+	switch e {
+	case DeploymentStatusActive:
+		return true
+	case DeploymentStatusPaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentMemoryStoreResourceAccess.
+const (
+	DeploymentMemoryStoreResourceAccessReadOnly  DeploymentMemoryStoreResourceAccess = "read_only"
+	DeploymentMemoryStoreResourceAccessReadWrite DeploymentMemoryStoreResourceAccess = "read_write"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentMemoryStoreResourceAccess enum.
+func (e DeploymentMemoryStoreResourceAccess) Valid() bool {
+	switch e {
+	case DeploymentMemoryStoreResourceAccessReadOnly:
+		return true
+	case DeploymentMemoryStoreResourceAccessReadWrite:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentPauseErrorType.
+const (
+	DeploymentPauseErrorTypeAgentArchivedError                  DeploymentPauseErrorType = "agent_archived_error"
+	DeploymentPauseErrorTypeEnvironmentArchivedError            DeploymentPauseErrorType = "environment_archived_error"
+	DeploymentPauseErrorTypeEnvironmentNotFoundError            DeploymentPauseErrorType = "environment_not_found_error"
+	DeploymentPauseErrorTypeFileNotFoundError                   DeploymentPauseErrorType = "file_not_found_error"
+	DeploymentPauseErrorTypeMcpEgressBlockedError               DeploymentPauseErrorType = "mcp_egress_blocked_error"
+	DeploymentPauseErrorTypeMemoryStoreArchivedError            DeploymentPauseErrorType = "memory_store_archived_error"
+	DeploymentPauseErrorTypeOrganizationDisabledError           DeploymentPauseErrorType = "organization_disabled_error"
+	DeploymentPauseErrorTypeSelfHostedResourcesUnsupportedError DeploymentPauseErrorType = "self_hosted_resources_unsupported_error"
+	DeploymentPauseErrorTypeSessionResourceNotFoundError        DeploymentPauseErrorType = "session_resource_not_found_error"
+	DeploymentPauseErrorTypeSkillNotFoundError                  DeploymentPauseErrorType = "skill_not_found_error"
+	DeploymentPauseErrorTypeUnknownError                        DeploymentPauseErrorType = "unknown_error"
+	DeploymentPauseErrorTypeVaultArchivedError                  DeploymentPauseErrorType = "vault_archived_error"
+	DeploymentPauseErrorTypeVaultNotFoundError                  DeploymentPauseErrorType = "vault_not_found_error"
+	DeploymentPauseErrorTypeWorkspaceArchivedError              DeploymentPauseErrorType = "workspace_archived_error"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentPauseErrorType enum.
+func (e DeploymentPauseErrorType) Valid() bool {
+	switch e {
+	case DeploymentPauseErrorTypeAgentArchivedError:
+		return true
+	case DeploymentPauseErrorTypeEnvironmentArchivedError:
+		return true
+	case DeploymentPauseErrorTypeEnvironmentNotFoundError:
+		return true
+	case DeploymentPauseErrorTypeFileNotFoundError:
+		return true
+	case DeploymentPauseErrorTypeMcpEgressBlockedError:
+		return true
+	case DeploymentPauseErrorTypeMemoryStoreArchivedError:
+		return true
+	case DeploymentPauseErrorTypeOrganizationDisabledError:
+		return true
+	case DeploymentPauseErrorTypeSelfHostedResourcesUnsupportedError:
+		return true
+	case DeploymentPauseErrorTypeSessionResourceNotFoundError:
+		return true
+	case DeploymentPauseErrorTypeSkillNotFoundError:
+		return true
+	case DeploymentPauseErrorTypeUnknownError:
+		return true
+	case DeploymentPauseErrorTypeVaultArchivedError:
+		return true
+	case DeploymentPauseErrorTypeVaultNotFoundError:
+		return true
+	case DeploymentPauseErrorTypeWorkspaceArchivedError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunErrorType1.
+const (
+	SessionCreationRejectedError DeploymentRunErrorType1 = "session_creation_rejected_error"
+	SessionRateLimitedError      DeploymentRunErrorType1 = "session_rate_limited_error"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunErrorType1 enum.
+func (e DeploymentRunErrorType1) Valid() bool {
+	switch e {
+	case SessionCreationRejectedError:
+		return true
+	case SessionRateLimitedError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EffortLevel.
 const (
 	High   EffortLevel = "high"
@@ -368,25 +476,25 @@ func (e SessionEvent13ErrorRetryStatusType) Valid() bool {
 
 // Defines values for SessionEvent13ErrorType.
 const (
-	ModelOverloadedError    SessionEvent13ErrorType = "model_overloaded_error"
-	ModelRateLimitedError   SessionEvent13ErrorType = "model_rate_limited_error"
-	ModelRequestFailedError SessionEvent13ErrorType = "model_request_failed_error"
-	SessionInputFailedError SessionEvent13ErrorType = "session_input_failed_error"
-	UnknownError            SessionEvent13ErrorType = "unknown_error"
+	SessionEvent13ErrorTypeModelOverloadedError    SessionEvent13ErrorType = "model_overloaded_error"
+	SessionEvent13ErrorTypeModelRateLimitedError   SessionEvent13ErrorType = "model_rate_limited_error"
+	SessionEvent13ErrorTypeModelRequestFailedError SessionEvent13ErrorType = "model_request_failed_error"
+	SessionEvent13ErrorTypeSessionInputFailedError SessionEvent13ErrorType = "session_input_failed_error"
+	SessionEvent13ErrorTypeUnknownError            SessionEvent13ErrorType = "unknown_error"
 )
 
 // Valid indicates whether the value is a known member of the SessionEvent13ErrorType enum.
 func (e SessionEvent13ErrorType) Valid() bool {
 	switch e {
-	case ModelOverloadedError:
+	case SessionEvent13ErrorTypeModelOverloadedError:
 		return true
-	case ModelRateLimitedError:
+	case SessionEvent13ErrorTypeModelRateLimitedError:
 		return true
-	case ModelRequestFailedError:
+	case SessionEvent13ErrorTypeModelRequestFailedError:
 		return true
-	case SessionInputFailedError:
+	case SessionEvent13ErrorTypeSessionInputFailedError:
 		return true
-	case UnknownError:
+	case SessionEvent13ErrorTypeUnknownError:
 		return true
 	default:
 		return false
@@ -468,6 +576,111 @@ func (e UserToolConfirmationParamsResult) Valid() bool {
 	case UserToolConfirmationParamsResultAllow:
 		return true
 	case UserToolConfirmationParamsResultDeny:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryState.
+const (
+	WebhookDeliveryStateFailed    WebhookDeliveryState = "failed"
+	WebhookDeliveryStatePending   WebhookDeliveryState = "pending"
+	WebhookDeliveryStateSucceeded WebhookDeliveryState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryState enum.
+func (e WebhookDeliveryState) Valid() bool {
+	switch e {
+	case WebhookDeliveryStateFailed:
+		return true
+	case WebhookDeliveryStatePending:
+		return true
+	case WebhookDeliveryStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryTrigger.
+const (
+	Event     WebhookDeliveryTrigger = "event"
+	Redeliver WebhookDeliveryTrigger = "redeliver"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryTrigger enum.
+func (e WebhookDeliveryTrigger) Valid() bool {
+	switch e {
+	case Event:
+		return true
+	case Redeliver:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEventType.
+const (
+	WebhookEventTypeDeploymentArchived       WebhookEventType = "deployment.archived"
+	WebhookEventTypeDeploymentCreated        WebhookEventType = "deployment.created"
+	WebhookEventTypeDeploymentPaused         WebhookEventType = "deployment.paused"
+	WebhookEventTypeDeploymentRunFailed      WebhookEventType = "deployment_run.failed"
+	WebhookEventTypeDeploymentRunStarted     WebhookEventType = "deployment_run.started"
+	WebhookEventTypeDeploymentRunSucceeded   WebhookEventType = "deployment_run.succeeded"
+	WebhookEventTypeDeploymentUnpaused       WebhookEventType = "deployment.unpaused"
+	WebhookEventTypeDeploymentUpdated        WebhookEventType = "deployment.updated"
+	WebhookEventTypeSessionArchived          WebhookEventType = "session.archived"
+	WebhookEventTypeSessionBudgetReached     WebhookEventType = "session.budget_reached"
+	WebhookEventTypeSessionCreated           WebhookEventType = "session.created"
+	WebhookEventTypeSessionDeleted           WebhookEventType = "session.deleted"
+	WebhookEventTypeSessionRequiresAction    WebhookEventType = "session.requires_action"
+	WebhookEventTypeSessionStatusIdled       WebhookEventType = "session.status_idled"
+	WebhookEventTypeSessionStatusRescheduled WebhookEventType = "session.status_rescheduled"
+	WebhookEventTypeSessionStatusRunStarted  WebhookEventType = "session.status_run_started"
+	WebhookEventTypeSessionStatusTerminated  WebhookEventType = "session.status_terminated"
+	WebhookEventTypeSessionUpdated           WebhookEventType = "session.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEventType enum.
+func (e WebhookEventType) Valid() bool {
+	switch e {
+	case WebhookEventTypeDeploymentArchived:
+		return true
+	case WebhookEventTypeDeploymentCreated:
+		return true
+	case WebhookEventTypeDeploymentPaused:
+		return true
+	case WebhookEventTypeDeploymentRunFailed:
+		return true
+	case WebhookEventTypeDeploymentRunStarted:
+		return true
+	case WebhookEventTypeDeploymentRunSucceeded:
+		return true
+	case WebhookEventTypeDeploymentUnpaused:
+		return true
+	case WebhookEventTypeDeploymentUpdated:
+		return true
+	case WebhookEventTypeSessionArchived:
+		return true
+	case WebhookEventTypeSessionBudgetReached:
+		return true
+	case WebhookEventTypeSessionCreated:
+		return true
+	case WebhookEventTypeSessionDeleted:
+		return true
+	case WebhookEventTypeSessionRequiresAction:
+		return true
+	case WebhookEventTypeSessionStatusIdled:
+		return true
+	case WebhookEventTypeSessionStatusRescheduled:
+		return true
+	case WebhookEventTypeSessionStatusRunStarted:
+		return true
+	case WebhookEventTypeSessionStatusTerminated:
+		return true
+	case WebhookEventTypeSessionUpdated:
 		return true
 	default:
 		return false
@@ -573,6 +786,42 @@ func (e MemoryView) Valid() bool {
 	case MemoryViewBasic:
 		return true
 	case MemoryViewFull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsListParamsTriggerType.
+const (
+	Manual   DeploymentRunsListParamsTriggerType = "manual"
+	Schedule DeploymentRunsListParamsTriggerType = "schedule"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsListParamsTriggerType enum.
+func (e DeploymentRunsListParamsTriggerType) Valid() bool {
+	switch e {
+	case Manual:
+		return true
+	case Schedule:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsListParamsStatus.
+const (
+	DeploymentsListParamsStatusActive DeploymentsListParamsStatus = "active"
+	DeploymentsListParamsStatusPaused DeploymentsListParamsStatus = "paused"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsListParamsStatus enum.
+func (e DeploymentsListParamsStatus) Valid() bool {
+	switch e {
+	case DeploymentsListParamsStatusActive:
+		return true
+	case DeploymentsListParamsStatusPaused:
 		return true
 	default:
 		return false
@@ -1011,6 +1260,222 @@ type CustomToolInputSchema struct {
 	Required             *[]string               `json:"required,omitempty"`
 	Type                 string                  `json:"type"`
 	AdditionalProperties map[string]interface{}  `json:"-"`
+}
+
+// Deployment defines model for Deployment.
+type Deployment struct {
+	Agent DeploymentAgentReference `json:"agent"`
+
+	// ArchivedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ArchivedAt *NullableTimestamp `json:"archived_at"`
+	Budget     *Budget            `json:"budget"`
+
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt   Timestamp `json:"created_at"`
+	Description *string   `json:"description"`
+
+	// EnvironmentId Example: env_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	EnvironmentId EnvironmentId       `json:"environment_id"`
+	Id            DeploymentId        `json:"id"`
+	InitialEvents []UserMessageParams `json:"initial_events"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata     Metadata                        `json:"metadata"`
+	Name         string                          `json:"name"`
+	PausedReason *Deployment_PausedReason        `json:"paused_reason"`
+	Resources    []DeploymentMemoryStoreResource `json:"resources"`
+	Schedule     *DeploymentSchedule             `json:"schedule"`
+	Status       DeploymentStatus                `json:"status"`
+	Type         string                          `json:"type"`
+
+	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	UpdatedAt Timestamp     `json:"updated_at"`
+	VaultIds  []interface{} `json:"vault_ids"`
+}
+
+// DeploymentPausedReason0 defines model for Deployment.PausedReason.0.
+type DeploymentPausedReason0 struct {
+	Type string `json:"type"`
+}
+
+// DeploymentPausedReason1 defines model for Deployment.PausedReason.1.
+type DeploymentPausedReason1 struct {
+	Error struct {
+		Type DeploymentPauseErrorType `json:"type"`
+	} `json:"error"`
+	Type string `json:"type"`
+}
+
+// Deployment_PausedReason defines model for Deployment.PausedReason.
+type Deployment_PausedReason struct {
+	union json.RawMessage
+}
+
+// DeploymentStatus defines model for Deployment.Status.
+type DeploymentStatus string
+
+// DeploymentAgentParam defines model for DeploymentAgentParam.
+type DeploymentAgentParam struct {
+	union json.RawMessage
+}
+
+// DeploymentAgentParam1 defines model for DeploymentAgentParam.1.
+type DeploymentAgentParam1 struct {
+	// Id Example: agent_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	Id      AgentId `json:"id"`
+	Type    string  `json:"type"`
+	Version *int    `json:"version,omitempty"`
+}
+
+// DeploymentAgentReference defines model for DeploymentAgentReference.
+type DeploymentAgentReference struct {
+	// Id Example: agent_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	Id      AgentId `json:"id"`
+	Type    string  `json:"type"`
+	Version int     `json:"version"`
+}
+
+// DeploymentCreateRequest defines model for DeploymentCreateRequest.
+type DeploymentCreateRequest struct {
+	Agent       DeploymentAgentParam `json:"agent"`
+	Budget      *Budget              `json:"budget,omitempty"`
+	Description *string              `json:"description,omitempty"`
+
+	// EnvironmentId Example: env_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	EnvironmentId EnvironmentId       `json:"environment_id"`
+	InitialEvents []UserMessageParams `json:"initial_events"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata  *Metadata                           `json:"metadata,omitempty"`
+	Name      string                              `json:"name"`
+	Resources *[]SessionMemoryStoreResourceParams `json:"resources,omitempty"`
+	Schedule  *DeploymentScheduleParams           `json:"schedule,omitempty"`
+
+	// VaultIds Shape-checked; refused while Mango has no Vaults (any id is 400).
+	VaultIds *[]string `json:"vault_ids,omitempty"`
+}
+
+// DeploymentId defines model for DeploymentId.
+type DeploymentId = string
+
+// DeploymentList defines model for DeploymentList.
+type DeploymentList struct {
+	Data []Deployment `json:"data"`
+
+	// NextPage Cursor for the next page, or null on the last page.
+	NextPage *NextPage `json:"next_page"`
+}
+
+// DeploymentMemoryStoreResource defines model for DeploymentMemoryStoreResource.
+type DeploymentMemoryStoreResource struct {
+	Access        DeploymentMemoryStoreResourceAccess `json:"access"`
+	Instructions  *string                             `json:"instructions"`
+	MemoryStoreId string                              `json:"memory_store_id"`
+	Type          string                              `json:"type"`
+}
+
+// DeploymentMemoryStoreResourceAccess defines model for DeploymentMemoryStoreResource.Access.
+type DeploymentMemoryStoreResourceAccess string
+
+// DeploymentPauseErrorType defines model for DeploymentPauseErrorType.
+type DeploymentPauseErrorType string
+
+// DeploymentRun defines model for DeploymentRun.
+type DeploymentRun struct {
+	Agent DeploymentAgentReference `json:"agent"`
+
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt    Timestamp    `json:"created_at"`
+	DeploymentId DeploymentId `json:"deployment_id"`
+	Error        *struct {
+		Message string                   `json:"message"`
+		Type    DeploymentRun_Error_Type `json:"type"`
+	} `json:"error"`
+	Id             string                       `json:"id"`
+	SessionId      *SessionId                   `json:"session_id"`
+	TriggerContext DeploymentRun_TriggerContext `json:"trigger_context"`
+	Type           string                       `json:"type"`
+}
+
+// DeploymentRunErrorType1 defines model for DeploymentRun.Error.Type.1.
+type DeploymentRunErrorType1 string
+
+// DeploymentRun_Error_Type defines model for DeploymentRun.Error.Type.
+type DeploymentRun_Error_Type struct {
+	union json.RawMessage
+}
+
+// DeploymentRunTriggerContext0 defines model for DeploymentRun.TriggerContext.0.
+type DeploymentRunTriggerContext0 struct {
+	// ScheduledAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	ScheduledAt Timestamp `json:"scheduled_at"`
+	Type        string    `json:"type"`
+}
+
+// DeploymentRunTriggerContext1 defines model for DeploymentRun.TriggerContext.1.
+type DeploymentRunTriggerContext1 struct {
+	Type string `json:"type"`
+}
+
+// DeploymentRun_TriggerContext defines model for DeploymentRun.TriggerContext.
+type DeploymentRun_TriggerContext struct {
+	union json.RawMessage
+}
+
+// DeploymentRunList defines model for DeploymentRunList.
+type DeploymentRunList struct {
+	Data []DeploymentRun `json:"data"`
+
+	// NextPage Cursor for the next page, or null on the last page.
+	NextPage *NextPage `json:"next_page"`
+}
+
+// DeploymentSchedule defines model for DeploymentSchedule.
+type DeploymentSchedule struct {
+	Expression string `json:"expression"`
+
+	// LastRunAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	LastRunAt      *NullableTimestamp `json:"last_run_at"`
+	Timezone       string             `json:"timezone"`
+	Type           string             `json:"type"`
+	UpcomingRunsAt []time.Time        `json:"upcoming_runs_at"`
+}
+
+// DeploymentScheduleParams defines model for DeploymentScheduleParams.
+type DeploymentScheduleParams struct {
+	// Expression 5-field POSIX cron: minute hour day-of-month month day-of-week.
+	Expression string `json:"expression"`
+
+	// Timezone IANA time zone name.
+	Timezone string `json:"timezone"`
+	Type     string `json:"type"`
+}
+
+// DeploymentUpdateRequest defines model for DeploymentUpdateRequest.
+type DeploymentUpdateRequest struct {
+	Agent       *DeploymentAgentParam `json:"agent,omitempty"`
+	Budget      *Budget               `json:"budget,omitempty"`
+	Description *string               `json:"description,omitempty"`
+
+	// EnvironmentId Example: env_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	EnvironmentId *EnvironmentId       `json:"environment_id,omitempty"`
+	InitialEvents *[]UserMessageParams `json:"initial_events,omitempty"`
+
+	// Metadata Metadata patch: a string upserts the key, `null` deletes it (for Environments `""` also deletes).
+	// The resulting metadata must satisfy the `Metadata` limits (400 otherwise).
+	Metadata  *MetadataPatch                      `json:"metadata,omitempty"`
+	Name      *string                             `json:"name,omitempty"`
+	Resources *[]SessionMemoryStoreResourceParams `json:"resources,omitempty"`
+	Schedule  *DeploymentScheduleParams           `json:"schedule,omitempty"`
+	VaultIds  *[]string                           `json:"vault_ids,omitempty"`
 }
 
 // DomainList 1–64 bare host names (web_search also allows a path suffix).
@@ -1698,6 +2163,9 @@ type Session struct {
 	//
 	// Example: 2026-01-02T03:04:05.678Z
 	CreatedAt Timestamp `json:"created_at"`
+
+	// DeploymentId The Deployment whose run created this Session; null otherwise.
+	DeploymentId *string `json:"deployment_id"`
 
 	// EnvironmentId Example: env_01JD2Y3QX9V5M8K7R6T4W2P0AB
 	EnvironmentId EnvironmentId `json:"environment_id"`
@@ -2395,6 +2863,227 @@ type WebSearchToolConfigParams struct {
 	UserLocation     *UserLocation      `json:"user_location,omitempty"`
 }
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt   Timestamp `json:"created_at"`
+	Description *string   `json:"description"`
+	Disabled    bool      `json:"disabled"`
+
+	// DisabledAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	DisabledAt *NullableTimestamp `json:"disabled_at"`
+	EventTypes []WebhookEventType `json:"event_types"`
+
+	// Id Example: webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	Id WebhookId `json:"id"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata Metadata `json:"metadata"`
+	Type     string   `json:"type"`
+
+	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	UpdatedAt Timestamp `json:"updated_at"`
+
+	// Url Absolute http(s) URL without credentials or fragment.
+	Url WebhookUrl `json:"url"`
+}
+
+// WebhookCreateRequest defines model for WebhookCreateRequest.
+type WebhookCreateRequest struct {
+	Description *string            `json:"description,omitempty"`
+	EventTypes  []WebhookEventType `json:"event_types"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// Url Absolute http(s) URL without credentials or fragment.
+	Url WebhookUrl `json:"url"`
+}
+
+// WebhookDeleted defines model for WebhookDeleted.
+type WebhookDeleted struct {
+	// Id Example: webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	Id   WebhookId `json:"id"`
+	Type string    `json:"type"`
+}
+
+// WebhookDelivery defines model for WebhookDelivery.
+type WebhookDelivery struct {
+	Attempts []WebhookDeliveryAttempt `json:"attempts"`
+
+	// CompletedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	CompletedAt *NullableTimestamp `json:"completed_at"`
+
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt Timestamp `json:"created_at"`
+	Event     struct {
+		// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+		//
+		// Example: 2026-01-02T03:04:05.678Z
+		CreatedAt Timestamp `json:"created_at"`
+
+		// Id The `webhook-id` header.
+		Id   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"event"`
+	Id      string                 `json:"id"`
+	State   WebhookDeliveryState   `json:"state"`
+	Trigger WebhookDeliveryTrigger `json:"trigger"`
+	Type    string                 `json:"type"`
+
+	// WebhookId Example: webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	WebhookId WebhookId `json:"webhook_id"`
+}
+
+// WebhookDeliveryState defines model for WebhookDelivery.State.
+type WebhookDeliveryState string
+
+// WebhookDeliveryTrigger defines model for WebhookDelivery.Trigger.
+type WebhookDeliveryTrigger string
+
+// WebhookDeliveryAttempt defines model for WebhookDeliveryAttempt.
+type WebhookDeliveryAttempt struct {
+	Attempt int `json:"attempt"`
+
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Error Why the attempt failed; null when delivered (2xx).
+	Error     *string `json:"error"`
+	LatencyMs int     `json:"latency_ms"`
+
+	// StatusCode The endpoint's HTTP status; null when it gave none.
+	StatusCode *int `json:"status_code"`
+}
+
+// WebhookDeliveryList defines model for WebhookDeliveryList.
+type WebhookDeliveryList struct {
+	Data []WebhookDelivery `json:"data"`
+
+	// NextPage Cursor for the next page, or null on the last page.
+	NextPage *NextPage `json:"next_page"`
+}
+
+// WebhookEventType A hosted §3.12 `data.type` that Mango emits. Session lifecycle: `session.created`, `session.updated`,
+// `session.archived`, `session.deleted`, `session.status_run_started` (a turn started),
+// `session.status_idled`, `session.status_rescheduled`, `session.status_terminated`,
+// `session.requires_action` and `session.budget_reached` (an idle with that stop reason). Deployments:
+// `deployment.created`, `deployment.updated`, `deployment.paused` (manual or automatic),
+// `deployment.unpaused`, `deployment.archived`; runs: `deployment_run.started` followed by
+// `deployment_run.succeeded` (a Session was created) or `deployment_run.failed`.
+type WebhookEventType string
+
+// WebhookId Example: webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB
+type WebhookId = string
+
+// WebhookList defines model for WebhookList.
+type WebhookList struct {
+	Data []Webhook `json:"data"`
+
+	// NextPage Cursor for the next page, or null on the last page.
+	NextPage *NextPage `json:"next_page"`
+}
+
+// WebhookRotateSecretRequest defines model for WebhookRotateSecretRequest.
+type WebhookRotateSecretRequest struct {
+	ExpirePreviousInSeconds *int `json:"expire_previous_in_seconds,omitempty"`
+}
+
+// WebhookRotatedSecret defines model for WebhookRotatedSecret.
+type WebhookRotatedSecret struct {
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt   Timestamp `json:"created_at"`
+	Description *string   `json:"description"`
+	Disabled    bool      `json:"disabled"`
+
+	// DisabledAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	DisabledAt *NullableTimestamp `json:"disabled_at"`
+	EventTypes []WebhookEventType `json:"event_types"`
+
+	// Id Example: webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	Id WebhookId `json:"id"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata Metadata `json:"metadata"`
+
+	// PreviousSecretExpiresAt Until when the previous secret still signs; null when it was dropped at once.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+
+	// Secret Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes). Shown once.
+	Secret WebhookSigningSecret `json:"secret"`
+	Type   string               `json:"type"`
+
+	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	UpdatedAt Timestamp `json:"updated_at"`
+
+	// Url Absolute http(s) URL without credentials or fragment.
+	Url WebhookUrl `json:"url"`
+}
+
+// WebhookSigningSecret Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes). Shown once.
+type WebhookSigningSecret = string
+
+// WebhookUpdateRequest defines model for WebhookUpdateRequest.
+type WebhookUpdateRequest struct {
+	Description *string             `json:"description,omitempty"`
+	Disabled    *bool               `json:"disabled,omitempty"`
+	EventTypes  *[]WebhookEventType `json:"event_types,omitempty"`
+
+	// Metadata Metadata patch: a string upserts the key, `null` deletes it (for Environments `""` also deletes).
+	// The resulting metadata must satisfy the `Metadata` limits (400 otherwise).
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Url Absolute http(s) URL without credentials or fragment.
+	Url *WebhookUrl `json:"url,omitempty"`
+}
+
+// WebhookUrl Absolute http(s) URL without credentials or fragment.
+type WebhookUrl = string
+
+// WebhookWithSecret defines model for WebhookWithSecret.
+type WebhookWithSecret struct {
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt   Timestamp `json:"created_at"`
+	Description *string   `json:"description"`
+	Disabled    bool      `json:"disabled"`
+
+	// DisabledAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	DisabledAt *NullableTimestamp `json:"disabled_at"`
+	EventTypes []WebhookEventType `json:"event_types"`
+
+	// Id Example: webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	Id WebhookId `json:"id"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata Metadata `json:"metadata"`
+
+	// Secret Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes). Shown once.
+	Secret WebhookSigningSecret `json:"secret"`
+	Type   string               `json:"type"`
+
+	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	UpdatedAt Timestamp `json:"updated_at"`
+
+	// Url Absolute http(s) URL without credentials or fragment.
+	Url WebhookUrl `json:"url"`
+}
+
 // Work A Work item. `secret` is null except in a Poll response. Session Work has `expires_at` and `result`
 // null; a healthcheck has `expires_at` = `created_at` + 120 s and a `result` once finished.
 type Work struct {
@@ -2568,6 +3257,12 @@ type CreatedAtGte = time.Time
 // CreatedAtLte defines model for CreatedAtLte.
 type CreatedAtLte = time.Time
 
+// DeploymentIdPath defines model for DeploymentIdPath.
+type DeploymentIdPath = string
+
+// DeploymentRunIdPath defines model for DeploymentRunIdPath.
+type DeploymentRunIdPath = string
+
 // EnvironmentIdParameter defines model for EnvironmentId.
 type EnvironmentIdParameter = string
 
@@ -2597,6 +3292,12 @@ type SkillIdPath = string
 
 // SkillVersionPath defines model for SkillVersionPath.
 type SkillVersionPath = string
+
+// WebhookDeliveryIdPath defines model for WebhookDeliveryIdPath.
+type WebhookDeliveryIdPath = string
+
+// WebhookIdPath defines model for WebhookIdPath.
+type WebhookIdPath = string
 
 // WorkIdParameter defines model for WorkId.
 type WorkIdParameter = string
@@ -2744,6 +3445,48 @@ type AgentsVersionsListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// DeploymentRunsListParams defines parameters for DeploymentRunsList.
+type DeploymentRunsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page         *Page                                `form:"page,omitempty" json:"page,omitempty"`
+	DeploymentId *string                              `form:"deployment_id,omitempty" json:"deployment_id,omitempty"`
+	HasError     *bool                                `form:"has_error,omitempty" json:"has_error,omitempty"`
+	TriggerType  *DeploymentRunsListParamsTriggerType `form:"trigger_type,omitempty" json:"trigger_type,omitempty"`
+	CreatedAtGt  *time.Time                           `form:"created_at[gt],omitempty" json:"created_at[gt],omitempty"`
+	CreatedAtGte *time.Time                           `form:"created_at[gte],omitempty" json:"created_at[gte],omitempty"`
+	CreatedAtLt  *time.Time                           `form:"created_at[lt],omitempty" json:"created_at[lt],omitempty"`
+	CreatedAtLte *time.Time                           `form:"created_at[lte],omitempty" json:"created_at[lte],omitempty"`
+}
+
+// DeploymentRunsListParamsTriggerType defines parameters for DeploymentRunsList.
+type DeploymentRunsListParamsTriggerType string
+
+// DeploymentsListParams defines parameters for DeploymentsList.
+type DeploymentsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page    *Page                        `form:"page,omitempty" json:"page,omitempty"`
+	AgentId *string                      `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+	Status  *DeploymentsListParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// IncludeArchived Include archived objects.
+	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
+
+	// CreatedAtGte Only objects created at or after this RFC 3339 timestamp.
+	CreatedAtGte *CreatedAtGte `form:"created_at[gte],omitempty" json:"created_at[gte],omitempty"`
+
+	// CreatedAtLte Only objects created at or before this RFC 3339 timestamp.
+	CreatedAtLte *CreatedAtLte `form:"created_at[lte],omitempty" json:"created_at[lte],omitempty"`
+}
+
+// DeploymentsListParamsStatus defines parameters for DeploymentsList.
+type DeploymentsListParamsStatus string
 
 // EnvironmentsListParams defines parameters for EnvironmentsList.
 type EnvironmentsListParams struct {
@@ -2910,10 +3653,13 @@ type SessionsListParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
-	Page            *Page                         `form:"page,omitempty" json:"page,omitempty"`
-	Order           *SessionsListParamsOrder      `form:"order,omitempty" json:"order,omitempty"`
-	AgentId         *string                       `form:"agent_id,omitempty" json:"agent_id,omitempty"`
-	AgentVersion    *int                          `form:"agent_version,omitempty" json:"agent_version,omitempty"`
+	Page         *Page                    `form:"page,omitempty" json:"page,omitempty"`
+	Order        *SessionsListParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	AgentId      *string                  `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+	AgentVersion *int                     `form:"agent_version,omitempty" json:"agent_version,omitempty"`
+
+	// DeploymentId Sessions created by this Deployment's runs.
+	DeploymentId    *string                       `form:"deployment_id,omitempty" json:"deployment_id,omitempty"`
 	Statuses        *[]SessionsListParamsStatuses `form:"statuses[],omitempty" json:"statuses[],omitempty"`
 	IncludeArchived *bool                         `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 	CreatedAtGt     *time.Time                    `form:"created_at[gt],omitempty" json:"created_at[gt],omitempty"`
@@ -3008,11 +3754,35 @@ type SkillsVersionsListParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
 
+// WebhooksListParams defines parameters for WebhooksList.
+type WebhooksListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+}
+
+// WebhooksDeliveriesListParams defines parameters for WebhooksDeliveriesList.
+type WebhooksDeliveriesListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+}
+
 // AgentsCreateJSONRequestBody defines body for AgentsCreate for application/json ContentType.
 type AgentsCreateJSONRequestBody = AgentCreateRequest
 
 // AgentsUpdateJSONRequestBody defines body for AgentsUpdate for application/json ContentType.
 type AgentsUpdateJSONRequestBody = AgentUpdateRequest
+
+// DeploymentsCreateJSONRequestBody defines body for DeploymentsCreate for application/json ContentType.
+type DeploymentsCreateJSONRequestBody = DeploymentCreateRequest
+
+// DeploymentsUpdateJSONRequestBody defines body for DeploymentsUpdate for application/json ContentType.
+type DeploymentsUpdateJSONRequestBody = DeploymentUpdateRequest
 
 // EnvironmentsCreateJSONRequestBody defines body for EnvironmentsCreate for application/json ContentType.
 type EnvironmentsCreateJSONRequestBody = EnvironmentCreateRequest
@@ -3064,6 +3834,15 @@ type SkillsCreateMultipartRequestBody = SkillUploadRequest
 
 // SkillsVersionsCreateMultipartRequestBody defines body for SkillsVersionsCreate for multipart/form-data ContentType.
 type SkillsVersionsCreateMultipartRequestBody = SkillVersionUploadRequest
+
+// WebhooksCreateJSONRequestBody defines body for WebhooksCreate for application/json ContentType.
+type WebhooksCreateJSONRequestBody = WebhookCreateRequest
+
+// WebhooksUpdateJSONRequestBody defines body for WebhooksUpdate for application/json ContentType.
+type WebhooksUpdateJSONRequestBody = WebhookUpdateRequest
+
+// WebhooksRotateSecretJSONRequestBody defines body for WebhooksRotateSecret for application/json ContentType.
+type WebhooksRotateSecretJSONRequestBody = WebhookRotateSecretRequest
 
 // Getter for additional properties for CustomToolInputSchema. Returns the specified
 // element and whether it was found
@@ -3695,6 +4474,254 @@ func (t AgentToolsetParams_Configs_Item) MarshalJSON() ([]byte, error) {
 }
 
 func (t *AgentToolsetParams_Configs_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsDeploymentPausedReason0 returns the union data inside the Deployment_PausedReason as a DeploymentPausedReason0
+func (t Deployment_PausedReason) AsDeploymentPausedReason0() (DeploymentPausedReason0, error) {
+	var body DeploymentPausedReason0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeploymentPausedReason0 overwrites any union data inside the Deployment_PausedReason as the provided DeploymentPausedReason0
+func (t *Deployment_PausedReason) FromDeploymentPausedReason0(v DeploymentPausedReason0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeploymentPausedReason0 performs a merge with any union data inside the Deployment_PausedReason, using the provided DeploymentPausedReason0
+func (t *Deployment_PausedReason) MergeDeploymentPausedReason0(v DeploymentPausedReason0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeploymentPausedReason1 returns the union data inside the Deployment_PausedReason as a DeploymentPausedReason1
+func (t Deployment_PausedReason) AsDeploymentPausedReason1() (DeploymentPausedReason1, error) {
+	var body DeploymentPausedReason1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeploymentPausedReason1 overwrites any union data inside the Deployment_PausedReason as the provided DeploymentPausedReason1
+func (t *Deployment_PausedReason) FromDeploymentPausedReason1(v DeploymentPausedReason1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeploymentPausedReason1 performs a merge with any union data inside the Deployment_PausedReason, using the provided DeploymentPausedReason1
+func (t *Deployment_PausedReason) MergeDeploymentPausedReason1(v DeploymentPausedReason1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Deployment_PausedReason) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Deployment_PausedReason) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAgentId returns the union data inside the DeploymentAgentParam as a AgentId
+func (t DeploymentAgentParam) AsAgentId() (AgentId, error) {
+	var body AgentId
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentId overwrites any union data inside the DeploymentAgentParam as the provided AgentId
+func (t *DeploymentAgentParam) FromAgentId(v AgentId) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentId performs a merge with any union data inside the DeploymentAgentParam, using the provided AgentId
+func (t *DeploymentAgentParam) MergeAgentId(v AgentId) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeploymentAgentParam1 returns the union data inside the DeploymentAgentParam as a DeploymentAgentParam1
+func (t DeploymentAgentParam) AsDeploymentAgentParam1() (DeploymentAgentParam1, error) {
+	var body DeploymentAgentParam1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeploymentAgentParam1 overwrites any union data inside the DeploymentAgentParam as the provided DeploymentAgentParam1
+func (t *DeploymentAgentParam) FromDeploymentAgentParam1(v DeploymentAgentParam1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeploymentAgentParam1 performs a merge with any union data inside the DeploymentAgentParam, using the provided DeploymentAgentParam1
+func (t *DeploymentAgentParam) MergeDeploymentAgentParam1(v DeploymentAgentParam1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeploymentAgentParam) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeploymentAgentParam) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsDeploymentPauseErrorType returns the union data inside the DeploymentRun_Error_Type as a DeploymentPauseErrorType
+func (t DeploymentRun_Error_Type) AsDeploymentPauseErrorType() (DeploymentPauseErrorType, error) {
+	var body DeploymentPauseErrorType
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeploymentPauseErrorType overwrites any union data inside the DeploymentRun_Error_Type as the provided DeploymentPauseErrorType
+func (t *DeploymentRun_Error_Type) FromDeploymentPauseErrorType(v DeploymentPauseErrorType) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeploymentPauseErrorType performs a merge with any union data inside the DeploymentRun_Error_Type, using the provided DeploymentPauseErrorType
+func (t *DeploymentRun_Error_Type) MergeDeploymentPauseErrorType(v DeploymentPauseErrorType) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeploymentRunErrorType1 returns the union data inside the DeploymentRun_Error_Type as a DeploymentRunErrorType1
+func (t DeploymentRun_Error_Type) AsDeploymentRunErrorType1() (DeploymentRunErrorType1, error) {
+	var body DeploymentRunErrorType1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeploymentRunErrorType1 overwrites any union data inside the DeploymentRun_Error_Type as the provided DeploymentRunErrorType1
+func (t *DeploymentRun_Error_Type) FromDeploymentRunErrorType1(v DeploymentRunErrorType1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeploymentRunErrorType1 performs a merge with any union data inside the DeploymentRun_Error_Type, using the provided DeploymentRunErrorType1
+func (t *DeploymentRun_Error_Type) MergeDeploymentRunErrorType1(v DeploymentRunErrorType1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeploymentRun_Error_Type) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeploymentRun_Error_Type) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsDeploymentRunTriggerContext0 returns the union data inside the DeploymentRun_TriggerContext as a DeploymentRunTriggerContext0
+func (t DeploymentRun_TriggerContext) AsDeploymentRunTriggerContext0() (DeploymentRunTriggerContext0, error) {
+	var body DeploymentRunTriggerContext0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeploymentRunTriggerContext0 overwrites any union data inside the DeploymentRun_TriggerContext as the provided DeploymentRunTriggerContext0
+func (t *DeploymentRun_TriggerContext) FromDeploymentRunTriggerContext0(v DeploymentRunTriggerContext0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeploymentRunTriggerContext0 performs a merge with any union data inside the DeploymentRun_TriggerContext, using the provided DeploymentRunTriggerContext0
+func (t *DeploymentRun_TriggerContext) MergeDeploymentRunTriggerContext0(v DeploymentRunTriggerContext0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeploymentRunTriggerContext1 returns the union data inside the DeploymentRun_TriggerContext as a DeploymentRunTriggerContext1
+func (t DeploymentRun_TriggerContext) AsDeploymentRunTriggerContext1() (DeploymentRunTriggerContext1, error) {
+	var body DeploymentRunTriggerContext1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeploymentRunTriggerContext1 overwrites any union data inside the DeploymentRun_TriggerContext as the provided DeploymentRunTriggerContext1
+func (t *DeploymentRun_TriggerContext) FromDeploymentRunTriggerContext1(v DeploymentRunTriggerContext1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeploymentRunTriggerContext1 performs a merge with any union data inside the DeploymentRun_TriggerContext, using the provided DeploymentRunTriggerContext1
+func (t *DeploymentRun_TriggerContext) MergeDeploymentRunTriggerContext1(v DeploymentRunTriggerContext1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeploymentRun_TriggerContext) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeploymentRun_TriggerContext) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -5307,6 +6334,136 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/agents/{agent_id}/versions (the `AgentsVersionsList` operationId).
 	AgentsVersionsList(ctx context.Context, agentId AgentIdParameter, params *AgentsVersionsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeploymentRunsList List Deployment runs
+	//
+	// Newest first. An unknown `deployment_id` gives an empty page.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/deployment_runs (the `DeploymentRunsList` operationId).
+	DeploymentRunsList(ctx context.Context, params *DeploymentRunsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentRunsRetrieve Get a Deployment run
+	//
+	//
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/deployment_runs/{deployment_run_id} (the `DeploymentRunsRetrieve` operationId).
+	DeploymentRunsRetrieve(ctx context.Context, deploymentRunId DeploymentRunIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsList List Deployments
+	//
+	// Newest first. Archived ones only with `include_archived=true` (not combinable with `status`).
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/deployments (the `DeploymentsList` operationId).
+	DeploymentsList(ctx context.Context, params *DeploymentsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsCreateWithBody Create a Deployment
+	//
+	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+	DeploymentsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsCreate Create a Deployment
+	//
+	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+	DeploymentsCreate(ctx context.Context, body DeploymentsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsRetrieve Get a Deployment
+	//
+	// `schedule.upcoming_runs_at` are Temporal's next action times (empty while paused).
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/deployments/{deployment_id} (the `DeploymentsRetrieve` operationId).
+	DeploymentsRetrieve(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsUpdateWithBody Update a Deployment
+	//
+	// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+	// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+	DeploymentsUpdateWithBody(ctx context.Context, deploymentId DeploymentIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsUpdate Update a Deployment
+	//
+	// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+	// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+	DeploymentsUpdate(ctx context.Context, deploymentId DeploymentIdPath, body DeploymentsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsArchive Archive a Deployment
+	//
+	// Terminal: its Schedule is deleted; runs stay readable.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/archive (the `DeploymentsArchive` operationId).
+	DeploymentsArchive(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsPause Pause a Deployment
+	//
+	// Pauses its Schedule (`paused_reason: {type:"manual"}`). Idempotent. Archived → 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/pause (the `DeploymentsPause` operationId).
+	DeploymentsPause(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsRun Run a Deployment now
+	//
+	// A manual run (works while paused): a Session with `deployment_id` and the run record in one transaction,
+	// or a run with `error` (an archived or missing Agent, Environment or Memory Store template also auto-pauses
+	// the Deployment with that §3.11 error type). Exactly one of `session_id` / `error` is set. Archived → 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/run (the `DeploymentsRun` operationId).
+	DeploymentsRun(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeploymentsUnpause Unpause a Deployment
+	//
+	// Resumes the Schedule without backfill: runs missed while paused never happen. Archived → 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/unpause (the `DeploymentsUnpause` operationId).
+	DeploymentsUnpause(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// EnvironmentsList List Environments
 	//
 	// Lists the workspace's Environments, newest first. Archived Environments are excluded unless
@@ -6167,6 +7324,149 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/skills/{skill_id}/versions/{version}/content (the `SkillsVersionsContent` operationId).
 	SkillsVersionsContent(ctx context.Context, skillId SkillIdPath, version SkillVersionPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksList List webhook endpoints (Mango addition)
+	//
+	// The workspace's endpoints that are not deleted, newest first (disabled ones included).
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/webhooks (the `WebhooksList` operationId).
+	WebhooksList(ctx context.Context, params *WebhooksListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksCreateWithBody Register a webhook endpoint (Mango addition)
+	//
+	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+	// logged again. Without that key on the API, creation is `400`.
+	//
+	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+	// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+	// addresses never); host names are resolved and judged at every delivery.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+	WebhooksCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksCreate Register a webhook endpoint (Mango addition)
+	//
+	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+	// logged again. Without that key on the API, creation is `400`.
+	//
+	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+	// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+	// addresses never); host names are resolved and judged at every delivery.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+	WebhooksCreate(ctx context.Context, body WebhooksCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksDelete Delete a webhook endpoint (Mango addition)
+	//
+	// Tombstones the endpoint: nothing more is delivered to it, its secrets are destroyed, and a delivery
+	// still retrying stops before its next attempt. Its delivery log stays readable.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with DELETE /v1/webhooks/{webhook_id} (the `WebhooksDelete` operationId).
+	WebhooksDelete(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksRetrieve Get a webhook endpoint (Mango addition)
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/webhooks/{webhook_id} (the `WebhooksRetrieve` operationId).
+	WebhooksRetrieve(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksUpdateWithBody Update a webhook endpoint (Mango addition)
+	//
+	// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+	// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+	// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+	WebhooksUpdateWithBody(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksUpdate Update a webhook endpoint (Mango addition)
+	//
+	// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+	// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+	// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+	WebhooksUpdate(ctx context.Context, webhookId WebhookIdPath, body WebhooksUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksDeliveriesList The delivery log of an endpoint (Mango addition)
+	//
+	// One entry per event sent to this endpoint (or manual redelivery), newest first, with every HTTP
+	// attempt: number, status code (null when no answer), latency and error. Readable after the endpoint
+	// is deleted. `limit` at most 100.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/webhooks/{webhook_id}/deliveries (the `WebhooksDeliveriesList` operationId).
+	WebhooksDeliveriesList(ctx context.Context, webhookId WebhookIdPath, params *WebhooksDeliveriesListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksDeliveriesRedeliver Send an event to the endpoint again (Mango addition)
+	//
+	// Starts a new delivery (up to 3 attempts) of the same event: same body and `webhook-id`, fresh
+	// `webhook-timestamp` and signatures with the endpoint's current secrets. A disabled endpoint is `409`.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver (the `WebhooksDeliveriesRedeliver` operationId).
+	WebhooksDeliveriesRedeliver(ctx context.Context, webhookId WebhookIdPath, deliveryId WebhookDeliveryIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksRotateSecretWithBody Rotate a webhook's signing secret (Mango addition)
+	//
+	// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+	// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+	// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+	// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+	// one are dropped.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+	WebhooksRotateSecretWithBody(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhooksRotateSecret Rotate a webhook's signing secret (Mango addition)
+	//
+	// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+	// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+	// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+	// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+	// one are dropped.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+	WebhooksRotateSecret(ctx context.Context, webhookId WebhookIdPath, body WebhooksRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // HealthLiveness Liveness probe
@@ -6402,6 +7702,254 @@ func (c *Client) AgentsArchive(ctx context.Context, agentId AgentIdParameter, re
 // Corresponds with GET /v1/agents/{agent_id}/versions (the `AgentsVersionsList` operationId).
 func (c *Client) AgentsVersionsList(ctx context.Context, agentId AgentIdParameter, params *AgentsVersionsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentsVersionsListRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentRunsList List Deployment runs
+//
+// Newest first. An unknown `deployment_id` gives an empty page.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/deployment_runs (the `DeploymentRunsList` operationId).
+func (c *Client) DeploymentRunsList(ctx context.Context, params *DeploymentRunsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentRunsListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentRunsRetrieve Get a Deployment run
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/deployment_runs/{deployment_run_id} (the `DeploymentRunsRetrieve` operationId).
+func (c *Client) DeploymentRunsRetrieve(ctx context.Context, deploymentRunId DeploymentRunIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentRunsRetrieveRequest(c.Server, deploymentRunId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsList List Deployments
+//
+// Newest first. Archived ones only with `include_archived=true` (not combinable with `status`).
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/deployments (the `DeploymentsList` operationId).
+func (c *Client) DeploymentsList(ctx context.Context, params *DeploymentsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsCreateWithBody Create a Deployment
+//
+// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+func (c *Client) DeploymentsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsCreate Create a Deployment
+//
+// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+func (c *Client) DeploymentsCreate(ctx context.Context, body DeploymentsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsRetrieve Get a Deployment
+//
+// `schedule.upcoming_runs_at` are Temporal's next action times (empty while paused).
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/deployments/{deployment_id} (the `DeploymentsRetrieve` operationId).
+func (c *Client) DeploymentsRetrieve(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsRetrieveRequest(c.Server, deploymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsUpdateWithBody Update a Deployment
+//
+// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+func (c *Client) DeploymentsUpdateWithBody(ctx context.Context, deploymentId DeploymentIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsUpdateRequestWithBody(c.Server, deploymentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsUpdate Update a Deployment
+//
+// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+func (c *Client) DeploymentsUpdate(ctx context.Context, deploymentId DeploymentIdPath, body DeploymentsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsUpdateRequest(c.Server, deploymentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsArchive Archive a Deployment
+//
+// Terminal: its Schedule is deleted; runs stay readable.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/archive (the `DeploymentsArchive` operationId).
+func (c *Client) DeploymentsArchive(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsArchiveRequest(c.Server, deploymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsPause Pause a Deployment
+//
+// Pauses its Schedule (`paused_reason: {type:"manual"}`). Idempotent. Archived → 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/pause (the `DeploymentsPause` operationId).
+func (c *Client) DeploymentsPause(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsPauseRequest(c.Server, deploymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsRun Run a Deployment now
+//
+// A manual run (works while paused): a Session with `deployment_id` and the run record in one transaction,
+// or a run with `error` (an archived or missing Agent, Environment or Memory Store template also auto-pauses
+// the Deployment with that §3.11 error type). Exactly one of `session_id` / `error` is set. Archived → 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/run (the `DeploymentsRun` operationId).
+func (c *Client) DeploymentsRun(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsRunRequest(c.Server, deploymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeploymentsUnpause Unpause a Deployment
+//
+// Resumes the Schedule without backfill: runs missed while paused never happen. Archived → 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/unpause (the `DeploymentsUnpause` operationId).
+func (c *Client) DeploymentsUnpause(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeploymentsUnpauseRequest(c.Server, deploymentId)
 	if err != nil {
 		return nil, err
 	}
@@ -8003,6 +9551,259 @@ func (c *Client) SkillsVersionsContent(ctx context.Context, skillId SkillIdPath,
 	return c.Client.Do(req)
 }
 
+// WebhooksList List webhook endpoints (Mango addition)
+//
+// The workspace's endpoints that are not deleted, newest first (disabled ones included).
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/webhooks (the `WebhooksList` operationId).
+func (c *Client) WebhooksList(ctx context.Context, params *WebhooksListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksCreateWithBody Register a webhook endpoint (Mango addition)
+//
+// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+// logged again. Without that key on the API, creation is `400`.
+//
+// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+// addresses never); host names are resolved and judged at every delivery.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+func (c *Client) WebhooksCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksCreate Register a webhook endpoint (Mango addition)
+//
+// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+// logged again. Without that key on the API, creation is `400`.
+//
+// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+// addresses never); host names are resolved and judged at every delivery.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+func (c *Client) WebhooksCreate(ctx context.Context, body WebhooksCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksDelete Delete a webhook endpoint (Mango addition)
+//
+// Tombstones the endpoint: nothing more is delivered to it, its secrets are destroyed, and a delivery
+// still retrying stops before its next attempt. Its delivery log stays readable.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with DELETE /v1/webhooks/{webhook_id} (the `WebhooksDelete` operationId).
+func (c *Client) WebhooksDelete(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksDeleteRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksRetrieve Get a webhook endpoint (Mango addition)
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/webhooks/{webhook_id} (the `WebhooksRetrieve` operationId).
+func (c *Client) WebhooksRetrieve(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksRetrieveRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksUpdateWithBody Update a webhook endpoint (Mango addition)
+//
+// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+func (c *Client) WebhooksUpdateWithBody(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksUpdateRequestWithBody(c.Server, webhookId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksUpdate Update a webhook endpoint (Mango addition)
+//
+// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+func (c *Client) WebhooksUpdate(ctx context.Context, webhookId WebhookIdPath, body WebhooksUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksUpdateRequest(c.Server, webhookId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksDeliveriesList The delivery log of an endpoint (Mango addition)
+//
+// One entry per event sent to this endpoint (or manual redelivery), newest first, with every HTTP
+// attempt: number, status code (null when no answer), latency and error. Readable after the endpoint
+// is deleted. `limit` at most 100.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/webhooks/{webhook_id}/deliveries (the `WebhooksDeliveriesList` operationId).
+func (c *Client) WebhooksDeliveriesList(ctx context.Context, webhookId WebhookIdPath, params *WebhooksDeliveriesListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksDeliveriesListRequest(c.Server, webhookId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksDeliveriesRedeliver Send an event to the endpoint again (Mango addition)
+//
+// Starts a new delivery (up to 3 attempts) of the same event: same body and `webhook-id`, fresh
+// `webhook-timestamp` and signatures with the endpoint's current secrets. A disabled endpoint is `409`.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver (the `WebhooksDeliveriesRedeliver` operationId).
+func (c *Client) WebhooksDeliveriesRedeliver(ctx context.Context, webhookId WebhookIdPath, deliveryId WebhookDeliveryIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksDeliveriesRedeliverRequest(c.Server, webhookId, deliveryId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksRotateSecretWithBody Rotate a webhook's signing secret (Mango addition)
+//
+// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+// one are dropped.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+func (c *Client) WebhooksRotateSecretWithBody(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksRotateSecretRequestWithBody(c.Server, webhookId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebhooksRotateSecret Rotate a webhook's signing secret (Mango addition)
+//
+// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+// one are dropped.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+func (c *Client) WebhooksRotateSecret(ctx context.Context, webhookId WebhookIdPath, body WebhooksRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhooksRotateSecretRequest(c.Server, webhookId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewHealthLivenessRequest constructs an http.Request for the HealthLiveness method
 func NewHealthLivenessRequest(server string) (*http.Request, error) {
 	var err error
@@ -8407,6 +10208,573 @@ func NewAgentsVersionsListRequest(server string, agentId AgentIdParameter, param
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentRunsListRequest constructs an http.Request for the DeploymentRunsList method
+func NewDeploymentRunsListRequest(server string, params *DeploymentRunsListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployment_runs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DeploymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "deployment_id", *params.DeploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.HasError != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "has_error", *params.HasError, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TriggerType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trigger_type", *params.TriggerType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtGt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[gt]", *params.CreatedAtGt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[gte]", *params.CreatedAtGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtLt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[lt]", *params.CreatedAtLt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[lte]", *params.CreatedAtLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentRunsRetrieveRequest constructs an http.Request for the DeploymentRunsRetrieve method
+func NewDeploymentRunsRetrieveRequest(server string, deploymentRunId DeploymentRunIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deployment_run_id", deploymentRunId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployment_runs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentsListRequest constructs an http.Request for the DeploymentsList method
+func NewDeploymentsListRequest(server string, params *DeploymentsListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AgentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "agent_id", *params.AgentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeArchived != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_archived", *params.IncludeArchived, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[gte]", *params.CreatedAtGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[lte]", *params.CreatedAtLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentsCreateRequest calls the generic DeploymentsCreate builder with application/json body
+func NewDeploymentsCreateRequest(server string, body DeploymentsCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeploymentsCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDeploymentsCreateRequestWithBody constructs an http.Request for the DeploymentsCreate method, with any body, and a specified content type
+func NewDeploymentsCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeploymentsRetrieveRequest constructs an http.Request for the DeploymentsRetrieve method
+func NewDeploymentsRetrieveRequest(server string, deploymentId DeploymentIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deployment_id", deploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentsUpdateRequest calls the generic DeploymentsUpdate builder with application/json body
+func NewDeploymentsUpdateRequest(server string, deploymentId DeploymentIdPath, body DeploymentsUpdateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeploymentsUpdateRequestWithBody(server, deploymentId, "application/json", bodyReader)
+}
+
+// NewDeploymentsUpdateRequestWithBody constructs an http.Request for the DeploymentsUpdate method, with any body, and a specified content type
+func NewDeploymentsUpdateRequestWithBody(server string, deploymentId DeploymentIdPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deployment_id", deploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeploymentsArchiveRequest constructs an http.Request for the DeploymentsArchive method
+func NewDeploymentsArchiveRequest(server string, deploymentId DeploymentIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deployment_id", deploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments/%s/archive", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentsPauseRequest constructs an http.Request for the DeploymentsPause method
+func NewDeploymentsPauseRequest(server string, deploymentId DeploymentIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deployment_id", deploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentsRunRequest constructs an http.Request for the DeploymentsRun method
+func NewDeploymentsRunRequest(server string, deploymentId DeploymentIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deployment_id", deploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments/%s/run", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeploymentsUnpauseRequest constructs an http.Request for the DeploymentsUnpause method
+func NewDeploymentsUnpauseRequest(server string, deploymentId DeploymentIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "deployment_id", deploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deployments/%s/unpause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -10563,6 +12931,18 @@ func NewSessionsListRequest(server string, params *SessionsListParams) (*http.Re
 
 		}
 
+		if params.DeploymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "deployment_id", *params.DeploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Statuses != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "statuses[]", *params.Statuses, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
@@ -11875,6 +14255,388 @@ func NewSkillsVersionsContentRequest(server string, skillId SkillIdPath, version
 	return req, nil
 }
 
+// NewWebhooksListRequest constructs an http.Request for the WebhooksList method
+func NewWebhooksListRequest(server string, params *WebhooksListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewWebhooksCreateRequest calls the generic WebhooksCreate builder with application/json body
+func NewWebhooksCreateRequest(server string, body WebhooksCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhooksCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewWebhooksCreateRequestWithBody constructs an http.Request for the WebhooksCreate method, with any body, and a specified content type
+func NewWebhooksCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhooksDeleteRequest constructs an http.Request for the WebhooksDelete method
+func NewWebhooksDeleteRequest(server string, webhookId WebhookIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook_id", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewWebhooksRetrieveRequest constructs an http.Request for the WebhooksRetrieve method
+func NewWebhooksRetrieveRequest(server string, webhookId WebhookIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook_id", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewWebhooksUpdateRequest calls the generic WebhooksUpdate builder with application/json body
+func NewWebhooksUpdateRequest(server string, webhookId WebhookIdPath, body WebhooksUpdateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhooksUpdateRequestWithBody(server, webhookId, "application/json", bodyReader)
+}
+
+// NewWebhooksUpdateRequestWithBody constructs an http.Request for the WebhooksUpdate method, with any body, and a specified content type
+func NewWebhooksUpdateRequestWithBody(server string, webhookId WebhookIdPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook_id", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhooksDeliveriesListRequest constructs an http.Request for the WebhooksDeliveriesList method
+func NewWebhooksDeliveriesListRequest(server string, webhookId WebhookIdPath, params *WebhooksDeliveriesListParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook_id", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewWebhooksDeliveriesRedeliverRequest constructs an http.Request for the WebhooksDeliveriesRedeliver method
+func NewWebhooksDeliveriesRedeliverRequest(server string, webhookId WebhookIdPath, deliveryId WebhookDeliveryIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook_id", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery_id", deliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s/deliveries/%s/redeliver", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewWebhooksRotateSecretRequest calls the generic WebhooksRotateSecret builder with application/json body
+func NewWebhooksRotateSecretRequest(server string, webhookId WebhookIdPath, body WebhooksRotateSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhooksRotateSecretRequestWithBody(server, webhookId, "application/json", bodyReader)
+}
+
+// NewWebhooksRotateSecretRequestWithBody constructs an http.Request for the WebhooksRotateSecret method, with any body, and a specified content type
+func NewWebhooksRotateSecretRequestWithBody(server string, webhookId WebhookIdPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook_id", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s/rotate_secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -12073,6 +14835,152 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/agents/{agent_id}/versions (the `AgentsVersionsList` operationId).
 	AgentsVersionsListWithResponse(ctx context.Context, agentId AgentIdParameter, params *AgentsVersionsListParams, reqEditors ...RequestEditorFn) (*AgentsVersionsListResponse, error)
+
+	// DeploymentRunsListWithResponse List Deployment runs
+	//
+	// Newest first. An unknown `deployment_id` gives an empty page.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/deployment_runs (the `DeploymentRunsList` operationId).
+	DeploymentRunsListWithResponse(ctx context.Context, params *DeploymentRunsListParams, reqEditors ...RequestEditorFn) (*DeploymentRunsListResponse, error)
+
+	// DeploymentRunsRetrieveWithResponse Get a Deployment run
+	//
+	//
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/deployment_runs/{deployment_run_id} (the `DeploymentRunsRetrieve` operationId).
+	DeploymentRunsRetrieveWithResponse(ctx context.Context, deploymentRunId DeploymentRunIdPath, reqEditors ...RequestEditorFn) (*DeploymentRunsRetrieveResponse, error)
+
+	// DeploymentsListWithResponse List Deployments
+	//
+	// Newest first. Archived ones only with `include_archived=true` (not combinable with `status`).
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/deployments (the `DeploymentsList` operationId).
+	DeploymentsListWithResponse(ctx context.Context, params *DeploymentsListParams, reqEditors ...RequestEditorFn) (*DeploymentsListResponse, error)
+
+	// DeploymentsCreateWithBodyWithResponse Create a Deployment
+	//
+	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+	DeploymentsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeploymentsCreateResponse, error)
+
+	// DeploymentsCreateWithResponse Create a Deployment
+	//
+	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+	DeploymentsCreateWithResponse(ctx context.Context, body DeploymentsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*DeploymentsCreateResponse, error)
+
+	// DeploymentsRetrieveWithResponse Get a Deployment
+	//
+	// `schedule.upcoming_runs_at` are Temporal's next action times (empty while paused).
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/deployments/{deployment_id} (the `DeploymentsRetrieve` operationId).
+	DeploymentsRetrieveWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsRetrieveResponse, error)
+
+	// DeploymentsUpdateWithBodyWithResponse Update a Deployment
+	//
+	// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+	// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+	DeploymentsUpdateWithBodyWithResponse(ctx context.Context, deploymentId DeploymentIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeploymentsUpdateResponse, error)
+
+	// DeploymentsUpdateWithResponse Update a Deployment
+	//
+	// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+	// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+	DeploymentsUpdateWithResponse(ctx context.Context, deploymentId DeploymentIdPath, body DeploymentsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*DeploymentsUpdateResponse, error)
+
+	// DeploymentsArchiveWithResponse Archive a Deployment
+	//
+	// Terminal: its Schedule is deleted; runs stay readable.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/archive (the `DeploymentsArchive` operationId).
+	DeploymentsArchiveWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsArchiveResponse, error)
+
+	// DeploymentsPauseWithResponse Pause a Deployment
+	//
+	// Pauses its Schedule (`paused_reason: {type:"manual"}`). Idempotent. Archived → 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/pause (the `DeploymentsPause` operationId).
+	DeploymentsPauseWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsPauseResponse, error)
+
+	// DeploymentsRunWithResponse Run a Deployment now
+	//
+	// A manual run (works while paused): a Session with `deployment_id` and the run record in one transaction,
+	// or a run with `error` (an archived or missing Agent, Environment or Memory Store template also auto-pauses
+	// the Deployment with that §3.11 error type). Exactly one of `session_id` / `error` is set. Archived → 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/run (the `DeploymentsRun` operationId).
+	DeploymentsRunWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsRunResponse, error)
+
+	// DeploymentsUnpauseWithResponse Unpause a Deployment
+	//
+	// Resumes the Schedule without backfill: runs missed while paused never happen. Archived → 409.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deployments/{deployment_id}/unpause (the `DeploymentsUnpause` operationId).
+	DeploymentsUnpauseWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsUnpauseResponse, error)
 
 	// EnvironmentsListWithResponse List Environments
 	//
@@ -13018,6 +15926,159 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/skills/{skill_id}/versions/{version}/content (the `SkillsVersionsContent` operationId).
 	SkillsVersionsContentWithResponse(ctx context.Context, skillId SkillIdPath, version SkillVersionPath, reqEditors ...RequestEditorFn) (*SkillsVersionsContentResponse, error)
+
+	// WebhooksListWithResponse List webhook endpoints (Mango addition)
+	//
+	// The workspace's endpoints that are not deleted, newest first (disabled ones included).
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhooks (the `WebhooksList` operationId).
+	WebhooksListWithResponse(ctx context.Context, params *WebhooksListParams, reqEditors ...RequestEditorFn) (*WebhooksListResponse, error)
+
+	// WebhooksCreateWithBodyWithResponse Register a webhook endpoint (Mango addition)
+	//
+	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+	// logged again. Without that key on the API, creation is `400`.
+	//
+	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+	// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+	// addresses never); host names are resolved and judged at every delivery.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+	WebhooksCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhooksCreateResponse, error)
+
+	// WebhooksCreateWithResponse Register a webhook endpoint (Mango addition)
+	//
+	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+	// logged again. Without that key on the API, creation is `400`.
+	//
+	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+	// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+	// addresses never); host names are resolved and judged at every delivery.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+	WebhooksCreateWithResponse(ctx context.Context, body WebhooksCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhooksCreateResponse, error)
+
+	// WebhooksDeleteWithResponse Delete a webhook endpoint (Mango addition)
+	//
+	// Tombstones the endpoint: nothing more is delivered to it, its secrets are destroyed, and a delivery
+	// still retrying stops before its next attempt. Its delivery log stays readable.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/webhooks/{webhook_id} (the `WebhooksDelete` operationId).
+	WebhooksDeleteWithResponse(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*WebhooksDeleteResponse, error)
+
+	// WebhooksRetrieveWithResponse Get a webhook endpoint (Mango addition)
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhooks/{webhook_id} (the `WebhooksRetrieve` operationId).
+	WebhooksRetrieveWithResponse(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*WebhooksRetrieveResponse, error)
+
+	// WebhooksUpdateWithBodyWithResponse Update a webhook endpoint (Mango addition)
+	//
+	// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+	// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+	// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+	WebhooksUpdateWithBodyWithResponse(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhooksUpdateResponse, error)
+
+	// WebhooksUpdateWithResponse Update a webhook endpoint (Mango addition)
+	//
+	// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+	// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+	// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+	WebhooksUpdateWithResponse(ctx context.Context, webhookId WebhookIdPath, body WebhooksUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhooksUpdateResponse, error)
+
+	// WebhooksDeliveriesListWithResponse The delivery log of an endpoint (Mango addition)
+	//
+	// One entry per event sent to this endpoint (or manual redelivery), newest first, with every HTTP
+	// attempt: number, status code (null when no answer), latency and error. Readable after the endpoint
+	// is deleted. `limit` at most 100.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhooks/{webhook_id}/deliveries (the `WebhooksDeliveriesList` operationId).
+	WebhooksDeliveriesListWithResponse(ctx context.Context, webhookId WebhookIdPath, params *WebhooksDeliveriesListParams, reqEditors ...RequestEditorFn) (*WebhooksDeliveriesListResponse, error)
+
+	// WebhooksDeliveriesRedeliverWithResponse Send an event to the endpoint again (Mango addition)
+	//
+	// Starts a new delivery (up to 3 attempts) of the same event: same body and `webhook-id`, fresh
+	// `webhook-timestamp` and signatures with the endpoint's current secrets. A disabled endpoint is `409`.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver (the `WebhooksDeliveriesRedeliver` operationId).
+	WebhooksDeliveriesRedeliverWithResponse(ctx context.Context, webhookId WebhookIdPath, deliveryId WebhookDeliveryIdPath, reqEditors ...RequestEditorFn) (*WebhooksDeliveriesRedeliverResponse, error)
+
+	// WebhooksRotateSecretWithBodyWithResponse Rotate a webhook's signing secret (Mango addition)
+	//
+	// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+	// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+	// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+	// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+	// one are dropped.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+	WebhooksRotateSecretWithBodyWithResponse(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhooksRotateSecretResponse, error)
+
+	// WebhooksRotateSecretWithResponse Rotate a webhook's signing secret (Mango addition)
+	//
+	// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+	// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+	// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+	// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+	// one are dropped.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+	WebhooksRotateSecretWithResponse(ctx context.Context, webhookId WebhookIdPath, body WebhooksRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhooksRotateSecretResponse, error)
 }
 
 // HealthLivenessResponse200Headers the declared response headers of an HTTP 200 response for HealthLiveness
@@ -13832,6 +16893,1144 @@ func (r AgentsVersionsListResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AgentsVersionsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentRunsListResponse200Headers the declared response headers of an HTTP 200 response for DeploymentRunsList
+type DeploymentRunsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsListResponse400Headers the declared response headers of an HTTP 400 response for DeploymentRunsList
+type DeploymentRunsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsListResponse401Headers the declared response headers of an HTTP 401 response for DeploymentRunsList
+type DeploymentRunsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsListResponse403Headers the declared response headers of an HTTP 403 response for DeploymentRunsList
+type DeploymentRunsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsListResponse500Headers the declared response headers of an HTTP 500 response for DeploymentRunsList
+type DeploymentRunsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentRunsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeploymentRunList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentRunsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentRunsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentRunsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentRunsListResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentRunsListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON200() *DeploymentRunList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentRunsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentRunsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentRunsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentRunsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentRunsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsRetrieveResponse403Headers the declared response headers of an HTTP 403 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsRetrieveResponse404Headers the declared response headers of an HTTP 404 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentRunsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentRunsRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeploymentRun
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentRunsRetrieveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentRunsRetrieveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentRunsRetrieveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeploymentRunsRetrieveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentRunsRetrieveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON200() *DeploymentRun {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentRunsRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentRunsRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentRunsRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentRunsRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsListResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsList
+type DeploymentsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsListResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsList
+type DeploymentsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsListResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsList
+type DeploymentsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsListResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsList
+type DeploymentsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsListResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsList
+type DeploymentsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeploymentList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsListResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentsListResponse) GetJSON200() *DeploymentList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsCreateResponse201Headers the declared response headers of an HTTP 201 response for DeploymentsCreate
+type DeploymentsCreateResponse201Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsCreateResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsCreate
+type DeploymentsCreateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsCreateResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsCreate
+type DeploymentsCreateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsCreateResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsCreate
+type DeploymentsCreateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsCreateResponse413Headers the declared response headers of an HTTP 413 response for DeploymentsCreate
+type DeploymentsCreateResponse413Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsCreateResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsCreate
+type DeploymentsCreateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *DeploymentsCreateResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentsCreateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsCreateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsCreateResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeploymentsCreateResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsCreateResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON201() *Deployment {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRetrieveResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRetrieveResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentsRetrieveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsRetrieveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsRetrieveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeploymentsRetrieveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsRetrieveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsUpdateResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsUpdate
+type DeploymentsUpdateResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUpdateResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsUpdate
+type DeploymentsUpdateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUpdateResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsUpdate
+type DeploymentsUpdateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUpdateResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsUpdate
+type DeploymentsUpdateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUpdateResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsUpdate
+type DeploymentsUpdateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUpdateResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsUpdate
+type DeploymentsUpdateResponse409Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUpdateResponse413Headers the declared response headers of an HTTP 413 response for DeploymentsUpdate
+type DeploymentsUpdateResponse413Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUpdateResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsUpdate
+type DeploymentsUpdateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentsUpdateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentsUpdateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsUpdateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsUpdateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeploymentsUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsUpdateResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeploymentsUpdateResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsUpdateResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsArchiveResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsArchive
+type DeploymentsArchiveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsArchive
+type DeploymentsArchiveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsArchiveResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsArchive
+type DeploymentsArchiveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsArchiveResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsArchive
+type DeploymentsArchiveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsArchive
+type DeploymentsArchiveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsArchiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentsArchiveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsArchiveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsArchiveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeploymentsArchiveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsArchiveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsArchiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsArchiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsArchiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsPauseResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsPause
+type DeploymentsPauseResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsPauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsPause
+type DeploymentsPauseResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsPauseResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsPause
+type DeploymentsPauseResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsPauseResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsPause
+type DeploymentsPauseResponse404Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsPauseResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsPause
+type DeploymentsPauseResponse409Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsPauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsPause
+type DeploymentsPauseResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsPauseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentsPauseResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsPauseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsPauseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeploymentsPauseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsPauseResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsPauseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsPauseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsPauseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsPauseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsPauseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsRunResponse201Headers the declared response headers of an HTTP 201 response for DeploymentsRun
+type DeploymentsRunResponse201Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRunResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsRun
+type DeploymentsRunResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRunResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsRun
+type DeploymentsRunResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRunResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsRun
+type DeploymentsRunResponse404Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRunResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsRun
+type DeploymentsRunResponse409Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsRunResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsRun
+type DeploymentsRunResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *DeploymentRun
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *DeploymentsRunResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsRunResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsRunResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeploymentsRunResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsRunResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsRunResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r DeploymentsRunResponse) GetJSON201() *DeploymentRun {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsRunResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsRunResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeploymentsRunResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsRunResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsRunResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeploymentsUnpauseResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse200Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUnpauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse401Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUnpauseResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse403Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUnpauseResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse404Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUnpauseResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse409Headers struct {
+	RequestId RequestId
+}
+
+// DeploymentsUnpauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse500Headers struct {
+	RequestId RequestId
+}
+
+type DeploymentsUnpauseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeploymentsUnpauseResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeploymentsUnpauseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeploymentsUnpauseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeploymentsUnpauseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsUnpauseResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeploymentsUnpauseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeploymentsUnpauseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeploymentsUnpauseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeploymentsUnpauseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeploymentsUnpauseResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20779,6 +24978,922 @@ func (r SkillsVersionsContentResponse) ContentType() string {
 	return ""
 }
 
+// WebhooksListResponse200Headers the declared response headers of an HTTP 200 response for WebhooksList
+type WebhooksListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksListResponse400Headers the declared response headers of an HTTP 400 response for WebhooksList
+type WebhooksListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksListResponse401Headers the declared response headers of an HTTP 401 response for WebhooksList
+type WebhooksListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksListResponse403Headers the declared response headers of an HTTP 403 response for WebhooksList
+type WebhooksListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksListResponse500Headers the declared response headers of an HTTP 500 response for WebhooksList
+type WebhooksListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebhooksListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WebhooksListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksListResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebhooksListResponse) GetJSON200() *WebhookList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WebhooksListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WebhooksCreateResponse201Headers the declared response headers of an HTTP 201 response for WebhooksCreate
+type WebhooksCreateResponse201Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksCreateResponse400Headers the declared response headers of an HTTP 400 response for WebhooksCreate
+type WebhooksCreateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksCreateResponse401Headers the declared response headers of an HTTP 401 response for WebhooksCreate
+type WebhooksCreateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksCreateResponse403Headers the declared response headers of an HTTP 403 response for WebhooksCreate
+type WebhooksCreateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksCreateResponse413Headers the declared response headers of an HTTP 413 response for WebhooksCreate
+type WebhooksCreateResponse413Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksCreateResponse500Headers the declared response headers of an HTTP 500 response for WebhooksCreate
+type WebhooksCreateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *WebhooksCreateResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WebhooksCreateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksCreateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksCreateResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *WebhooksCreateResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksCreateResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r WebhooksCreateResponse) GetJSON201() *WebhookWithSecret {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WebhooksCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r WebhooksCreateResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksCreateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WebhooksDeleteResponse200Headers the declared response headers of an HTTP 200 response for WebhooksDelete
+type WebhooksDeleteResponse200Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeleteResponse401Headers the declared response headers of an HTTP 401 response for WebhooksDelete
+type WebhooksDeleteResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeleteResponse403Headers the declared response headers of an HTTP 403 response for WebhooksDelete
+type WebhooksDeleteResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeleteResponse404Headers the declared response headers of an HTTP 404 response for WebhooksDelete
+type WebhooksDeleteResponse404Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeleteResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDelete
+type WebhooksDeleteResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksDeleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeleted
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebhooksDeleteResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksDeleteResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksDeleteResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WebhooksDeleteResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksDeleteResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON200() *WebhookDeleted {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksDeleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksDeleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksDeleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksDeleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WebhooksRetrieveResponse200Headers the declared response headers of an HTTP 200 response for WebhooksRetrieve
+type WebhooksRetrieveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRetrieveResponse401Headers the declared response headers of an HTTP 401 response for WebhooksRetrieve
+type WebhooksRetrieveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRetrieveResponse403Headers the declared response headers of an HTTP 403 response for WebhooksRetrieve
+type WebhooksRetrieveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRetrieveResponse404Headers the declared response headers of an HTTP 404 response for WebhooksRetrieve
+type WebhooksRetrieveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRetrieveResponse500Headers the declared response headers of an HTTP 500 response for WebhooksRetrieve
+type WebhooksRetrieveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebhooksRetrieveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksRetrieveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksRetrieveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WebhooksRetrieveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksRetrieveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WebhooksUpdateResponse200Headers the declared response headers of an HTTP 200 response for WebhooksUpdate
+type WebhooksUpdateResponse200Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksUpdateResponse400Headers the declared response headers of an HTTP 400 response for WebhooksUpdate
+type WebhooksUpdateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksUpdateResponse401Headers the declared response headers of an HTTP 401 response for WebhooksUpdate
+type WebhooksUpdateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksUpdateResponse403Headers the declared response headers of an HTTP 403 response for WebhooksUpdate
+type WebhooksUpdateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksUpdateResponse404Headers the declared response headers of an HTTP 404 response for WebhooksUpdate
+type WebhooksUpdateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksUpdateResponse413Headers the declared response headers of an HTTP 413 response for WebhooksUpdate
+type WebhooksUpdateResponse413Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksUpdateResponse500Headers the declared response headers of an HTTP 500 response for WebhooksUpdate
+type WebhooksUpdateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebhooksUpdateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WebhooksUpdateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksUpdateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksUpdateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WebhooksUpdateResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *WebhooksUpdateResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksUpdateResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WebhooksDeliveriesListResponse200Headers the declared response headers of an HTTP 200 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesListResponse400Headers the declared response headers of an HTTP 400 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesListResponse401Headers the declared response headers of an HTTP 401 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesListResponse403Headers the declared response headers of an HTTP 403 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesListResponse404Headers the declared response headers of an HTTP 404 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse404Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesListResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksDeliveriesListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebhooksDeliveriesListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WebhooksDeliveriesListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksDeliveriesListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksDeliveriesListResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WebhooksDeliveriesListResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksDeliveriesListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON200() *WebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksDeliveriesListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksDeliveriesListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksDeliveriesListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksDeliveriesListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WebhooksDeliveriesRedeliverResponse201Headers the declared response headers of an HTTP 201 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse201Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesRedeliverResponse401Headers the declared response headers of an HTTP 401 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesRedeliverResponse403Headers the declared response headers of an HTTP 403 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesRedeliverResponse404Headers the declared response headers of an HTTP 404 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse404Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesRedeliverResponse409Headers the declared response headers of an HTTP 409 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse409Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksDeliveriesRedeliverResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksDeliveriesRedeliverResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookDelivery
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *WebhooksDeliveriesRedeliverResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksDeliveriesRedeliverResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksDeliveriesRedeliverResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WebhooksDeliveriesRedeliverResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WebhooksDeliveriesRedeliverResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksDeliveriesRedeliverResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON201() *WebhookDelivery {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksDeliveriesRedeliverResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksDeliveriesRedeliverResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksDeliveriesRedeliverResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksDeliveriesRedeliverResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WebhooksRotateSecretResponse200Headers the declared response headers of an HTTP 200 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse200Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRotateSecretResponse400Headers the declared response headers of an HTTP 400 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse400Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRotateSecretResponse401Headers the declared response headers of an HTTP 401 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse401Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRotateSecretResponse403Headers the declared response headers of an HTTP 403 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse403Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRotateSecretResponse404Headers the declared response headers of an HTTP 404 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse404Headers struct {
+	RequestId RequestId
+}
+
+// WebhooksRotateSecretResponse500Headers the declared response headers of an HTTP 500 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse500Headers struct {
+	RequestId RequestId
+}
+
+type WebhooksRotateSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookRotatedSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebhooksRotateSecretResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WebhooksRotateSecretResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WebhooksRotateSecretResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WebhooksRotateSecretResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WebhooksRotateSecretResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WebhooksRotateSecretResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON200() *WebhookRotatedSecret {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WebhooksRotateSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebhooksRotateSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebhooksRotateSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebhooksRotateSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // HealthLivenessWithResponse Liveness probe
 //
 // Returns 200 while the process serves HTTP. Does not touch the database. No authentication.
@@ -20992,6 +26107,222 @@ func (c *ClientWithResponses) AgentsVersionsListWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseAgentsVersionsListResponse(rsp)
+}
+
+// DeploymentRunsListWithResponse List Deployment runs
+//
+// Newest first. An unknown `deployment_id` gives an empty page.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/deployment_runs (the `DeploymentRunsList` operationId).
+func (c *ClientWithResponses) DeploymentRunsListWithResponse(ctx context.Context, params *DeploymentRunsListParams, reqEditors ...RequestEditorFn) (*DeploymentRunsListResponse, error) {
+	rsp, err := c.DeploymentRunsList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentRunsListResponse(rsp)
+}
+
+// DeploymentRunsRetrieveWithResponse Get a Deployment run
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/deployment_runs/{deployment_run_id} (the `DeploymentRunsRetrieve` operationId).
+func (c *ClientWithResponses) DeploymentRunsRetrieveWithResponse(ctx context.Context, deploymentRunId DeploymentRunIdPath, reqEditors ...RequestEditorFn) (*DeploymentRunsRetrieveResponse, error) {
+	rsp, err := c.DeploymentRunsRetrieve(ctx, deploymentRunId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentRunsRetrieveResponse(rsp)
+}
+
+// DeploymentsListWithResponse List Deployments
+//
+// Newest first. Archived ones only with `include_archived=true` (not combinable with `status`).
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/deployments (the `DeploymentsList` operationId).
+func (c *ClientWithResponses) DeploymentsListWithResponse(ctx context.Context, params *DeploymentsListParams, reqEditors ...RequestEditorFn) (*DeploymentsListResponse, error) {
+	rsp, err := c.DeploymentsList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsListResponse(rsp)
+}
+
+// DeploymentsCreateWithBodyWithResponse Create a Deployment
+//
+// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+func (c *ClientWithResponses) DeploymentsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeploymentsCreateResponse, error) {
+	rsp, err := c.DeploymentsCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsCreateResponse(rsp)
+}
+
+// DeploymentsCreateWithResponse Create a Deployment
+//
+// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments (the `DeploymentsCreate` operationId).
+func (c *ClientWithResponses) DeploymentsCreateWithResponse(ctx context.Context, body DeploymentsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*DeploymentsCreateResponse, error) {
+	rsp, err := c.DeploymentsCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsCreateResponse(rsp)
+}
+
+// DeploymentsRetrieveWithResponse Get a Deployment
+//
+// `schedule.upcoming_runs_at` are Temporal's next action times (empty while paused).
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/deployments/{deployment_id} (the `DeploymentsRetrieve` operationId).
+func (c *ClientWithResponses) DeploymentsRetrieveWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsRetrieveResponse, error) {
+	rsp, err := c.DeploymentsRetrieve(ctx, deploymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsRetrieveResponse(rsp)
+}
+
+// DeploymentsUpdateWithBodyWithResponse Update a Deployment
+//
+// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+func (c *ClientWithResponses) DeploymentsUpdateWithBodyWithResponse(ctx context.Context, deploymentId DeploymentIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeploymentsUpdateResponse, error) {
+	rsp, err := c.DeploymentsUpdateWithBody(ctx, deploymentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsUpdateResponse(rsp)
+}
+
+// DeploymentsUpdateWithResponse Update a Deployment
+//
+// All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+// manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments/{deployment_id} (the `DeploymentsUpdate` operationId).
+func (c *ClientWithResponses) DeploymentsUpdateWithResponse(ctx context.Context, deploymentId DeploymentIdPath, body DeploymentsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*DeploymentsUpdateResponse, error) {
+	rsp, err := c.DeploymentsUpdate(ctx, deploymentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsUpdateResponse(rsp)
+}
+
+// DeploymentsArchiveWithResponse Archive a Deployment
+//
+// Terminal: its Schedule is deleted; runs stay readable.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/archive (the `DeploymentsArchive` operationId).
+func (c *ClientWithResponses) DeploymentsArchiveWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsArchiveResponse, error) {
+	rsp, err := c.DeploymentsArchive(ctx, deploymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsArchiveResponse(rsp)
+}
+
+// DeploymentsPauseWithResponse Pause a Deployment
+//
+// Pauses its Schedule (`paused_reason: {type:"manual"}`). Idempotent. Archived → 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/pause (the `DeploymentsPause` operationId).
+func (c *ClientWithResponses) DeploymentsPauseWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsPauseResponse, error) {
+	rsp, err := c.DeploymentsPause(ctx, deploymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsPauseResponse(rsp)
+}
+
+// DeploymentsRunWithResponse Run a Deployment now
+//
+// A manual run (works while paused): a Session with `deployment_id` and the run record in one transaction,
+// or a run with `error` (an archived or missing Agent, Environment or Memory Store template also auto-pauses
+// the Deployment with that §3.11 error type). Exactly one of `session_id` / `error` is set. Archived → 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/run (the `DeploymentsRun` operationId).
+func (c *ClientWithResponses) DeploymentsRunWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsRunResponse, error) {
+	rsp, err := c.DeploymentsRun(ctx, deploymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsRunResponse(rsp)
+}
+
+// DeploymentsUnpauseWithResponse Unpause a Deployment
+//
+// Resumes the Schedule without backfill: runs missed while paused never happen. Archived → 409.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deployments/{deployment_id}/unpause (the `DeploymentsUnpause` operationId).
+func (c *ClientWithResponses) DeploymentsUnpauseWithResponse(ctx context.Context, deploymentId DeploymentIdPath, reqEditors ...RequestEditorFn) (*DeploymentsUnpauseResponse, error) {
+	rsp, err := c.DeploymentsUnpause(ctx, deploymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeploymentsUnpauseResponse(rsp)
 }
 
 // EnvironmentsListWithResponse List Environments
@@ -22377,6 +27708,225 @@ func (c *ClientWithResponses) SkillsVersionsContentWithResponse(ctx context.Cont
 	return ParseSkillsVersionsContentResponse(rsp)
 }
 
+// WebhooksListWithResponse List webhook endpoints (Mango addition)
+//
+// The workspace's endpoints that are not deleted, newest first (disabled ones included).
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhooks (the `WebhooksList` operationId).
+func (c *ClientWithResponses) WebhooksListWithResponse(ctx context.Context, params *WebhooksListParams, reqEditors ...RequestEditorFn) (*WebhooksListResponse, error) {
+	rsp, err := c.WebhooksList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksListResponse(rsp)
+}
+
+// WebhooksCreateWithBodyWithResponse Register a webhook endpoint (Mango addition)
+//
+// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+// logged again. Without that key on the API, creation is `400`.
+//
+// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+// addresses never); host names are resolved and judged at every delivery.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+func (c *ClientWithResponses) WebhooksCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhooksCreateResponse, error) {
+	rsp, err := c.WebhooksCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksCreateResponse(rsp)
+}
+
+// WebhooksCreateWithResponse Register a webhook endpoint (Mango addition)
+//
+// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+// logged again. Without that key on the API, creation is `400`.
+//
+// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+// refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+// addresses never); host names are resolved and judged at every delivery.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks (the `WebhooksCreate` operationId).
+func (c *ClientWithResponses) WebhooksCreateWithResponse(ctx context.Context, body WebhooksCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhooksCreateResponse, error) {
+	rsp, err := c.WebhooksCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksCreateResponse(rsp)
+}
+
+// WebhooksDeleteWithResponse Delete a webhook endpoint (Mango addition)
+//
+// Tombstones the endpoint: nothing more is delivered to it, its secrets are destroyed, and a delivery
+// still retrying stops before its next attempt. Its delivery log stays readable.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/webhooks/{webhook_id} (the `WebhooksDelete` operationId).
+func (c *ClientWithResponses) WebhooksDeleteWithResponse(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*WebhooksDeleteResponse, error) {
+	rsp, err := c.WebhooksDelete(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksDeleteResponse(rsp)
+}
+
+// WebhooksRetrieveWithResponse Get a webhook endpoint (Mango addition)
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhooks/{webhook_id} (the `WebhooksRetrieve` operationId).
+func (c *ClientWithResponses) WebhooksRetrieveWithResponse(ctx context.Context, webhookId WebhookIdPath, reqEditors ...RequestEditorFn) (*WebhooksRetrieveResponse, error) {
+	rsp, err := c.WebhooksRetrieve(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksRetrieveResponse(rsp)
+}
+
+// WebhooksUpdateWithBodyWithResponse Update a webhook endpoint (Mango addition)
+//
+// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+func (c *ClientWithResponses) WebhooksUpdateWithBodyWithResponse(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhooksUpdateResponse, error) {
+	rsp, err := c.WebhooksUpdateWithBody(ctx, webhookId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksUpdateResponse(rsp)
+}
+
+// WebhooksUpdateWithResponse Update a webhook endpoint (Mango addition)
+//
+// Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+// upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+// endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{webhook_id} (the `WebhooksUpdate` operationId).
+func (c *ClientWithResponses) WebhooksUpdateWithResponse(ctx context.Context, webhookId WebhookIdPath, body WebhooksUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhooksUpdateResponse, error) {
+	rsp, err := c.WebhooksUpdate(ctx, webhookId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksUpdateResponse(rsp)
+}
+
+// WebhooksDeliveriesListWithResponse The delivery log of an endpoint (Mango addition)
+//
+// One entry per event sent to this endpoint (or manual redelivery), newest first, with every HTTP
+// attempt: number, status code (null when no answer), latency and error. Readable after the endpoint
+// is deleted. `limit` at most 100.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhooks/{webhook_id}/deliveries (the `WebhooksDeliveriesList` operationId).
+func (c *ClientWithResponses) WebhooksDeliveriesListWithResponse(ctx context.Context, webhookId WebhookIdPath, params *WebhooksDeliveriesListParams, reqEditors ...RequestEditorFn) (*WebhooksDeliveriesListResponse, error) {
+	rsp, err := c.WebhooksDeliveriesList(ctx, webhookId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksDeliveriesListResponse(rsp)
+}
+
+// WebhooksDeliveriesRedeliverWithResponse Send an event to the endpoint again (Mango addition)
+//
+// Starts a new delivery (up to 3 attempts) of the same event: same body and `webhook-id`, fresh
+// `webhook-timestamp` and signatures with the endpoint's current secrets. A disabled endpoint is `409`.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver (the `WebhooksDeliveriesRedeliver` operationId).
+func (c *ClientWithResponses) WebhooksDeliveriesRedeliverWithResponse(ctx context.Context, webhookId WebhookIdPath, deliveryId WebhookDeliveryIdPath, reqEditors ...RequestEditorFn) (*WebhooksDeliveriesRedeliverResponse, error) {
+	rsp, err := c.WebhooksDeliveriesRedeliver(ctx, webhookId, deliveryId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksDeliveriesRedeliverResponse(rsp)
+}
+
+// WebhooksRotateSecretWithBodyWithResponse Rotate a webhook's signing secret (Mango addition)
+//
+// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+// one are dropped.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+func (c *ClientWithResponses) WebhooksRotateSecretWithBodyWithResponse(ctx context.Context, webhookId WebhookIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhooksRotateSecretResponse, error) {
+	rsp, err := c.WebhooksRotateSecretWithBody(ctx, webhookId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksRotateSecretResponse(rsp)
+}
+
+// WebhooksRotateSecretWithResponse Rotate a webhook's signing secret (Mango addition)
+//
+// Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+// (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+// delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+// space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+// one are dropped.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{webhook_id}/rotate_secret (the `WebhooksRotateSecret` operationId).
+func (c *ClientWithResponses) WebhooksRotateSecretWithResponse(ctx context.Context, webhookId WebhookIdPath, body WebhooksRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhooksRotateSecretResponse, error) {
+	rsp, err := c.WebhooksRotateSecret(ctx, webhookId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebhooksRotateSecretResponse(rsp)
+}
+
 // ParseHealthLivenessResponse parses an HTTP response from a HealthLivenessWithResponse call
 func ParseHealthLivenessResponse(rsp *http.Response) (*HealthLivenessResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23203,6 +28753,1195 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 		response.Headers404 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsVersionsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentRunsListResponse parses an HTTP response from a DeploymentRunsListWithResponse call
+func ParseDeploymentRunsListResponse(rsp *http.Response) (*DeploymentRunsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentRunsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeploymentRunList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentRunsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentRunsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentRunsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentRunsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentRunsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentRunsRetrieveResponse parses an HTTP response from a DeploymentRunsRetrieveWithResponse call
+func ParseDeploymentRunsRetrieveResponse(rsp *http.Response) (*DeploymentRunsRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentRunsRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeploymentRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentRunsRetrieveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentRunsRetrieveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentRunsRetrieveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeploymentRunsRetrieveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentRunsRetrieveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsListResponse parses an HTTP response from a DeploymentsListWithResponse call
+func ParseDeploymentsListResponse(rsp *http.Response) (*DeploymentsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeploymentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsCreateResponse parses an HTTP response from a DeploymentsCreateWithResponse call
+func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers DeploymentsCreateResponse201Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentsCreateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsCreateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsCreateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeploymentsCreateResponse413Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsCreateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsRetrieveResponse parses an HTTP response from a DeploymentsRetrieveWithResponse call
+func ParseDeploymentsRetrieveResponse(rsp *http.Response) (*DeploymentsRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentsRetrieveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsRetrieveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsRetrieveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeploymentsRetrieveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsRetrieveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsUpdateResponse parses an HTTP response from a DeploymentsUpdateWithResponse call
+func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentsUpdateResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentsUpdateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsUpdateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsUpdateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeploymentsUpdateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsUpdateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeploymentsUpdateResponse413Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsUpdateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsArchiveResponse parses an HTTP response from a DeploymentsArchiveWithResponse call
+func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsArchiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentsArchiveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsArchiveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsArchiveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeploymentsArchiveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsArchiveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsPauseResponse parses an HTTP response from a DeploymentsPauseWithResponse call
+func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsPauseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentsPauseResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsPauseResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsPauseResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeploymentsPauseResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsPauseResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsPauseResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsRunResponse parses an HTTP response from a DeploymentsRunWithResponse call
+func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest DeploymentRun
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers DeploymentsRunResponse201Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsRunResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsRunResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeploymentsRunResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsRunResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsRunResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeploymentsUnpauseResponse parses an HTTP response from a DeploymentsUnpauseWithResponse call
+func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeploymentsUnpauseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeploymentsUnpauseResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeploymentsUnpauseResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeploymentsUnpauseResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeploymentsUnpauseResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsUnpauseResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeploymentsUnpauseResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -30523,6 +37262,964 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 		response.Headers404 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsContentResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksListResponse parses an HTTP response from a WebhooksListWithResponse call
+func ParseWebhooksListResponse(rsp *http.Response) (*WebhooksListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebhooksListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers WebhooksListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksCreateResponse parses an HTTP response from a WebhooksCreateWithResponse call
+func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers WebhooksCreateResponse201Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers WebhooksCreateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksCreateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksCreateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers WebhooksCreateResponse413Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksCreateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksDeleteResponse parses an HTTP response from a WebhooksDeleteWithResponse call
+func ParseWebhooksDeleteResponse(rsp *http.Response) (*WebhooksDeleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksDeleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebhooksDeleteResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksDeleteResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksDeleteResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WebhooksDeleteResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksDeleteResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksRetrieveResponse parses an HTTP response from a WebhooksRetrieveWithResponse call
+func ParseWebhooksRetrieveResponse(rsp *http.Response) (*WebhooksRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebhooksRetrieveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksRetrieveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksRetrieveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WebhooksRetrieveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksRetrieveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksUpdateResponse parses an HTTP response from a WebhooksUpdateWithResponse call
+func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebhooksUpdateResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers WebhooksUpdateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksUpdateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksUpdateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WebhooksUpdateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers WebhooksUpdateResponse413Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksUpdateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksDeliveriesListResponse parses an HTTP response from a WebhooksDeliveriesListWithResponse call
+func ParseWebhooksDeliveriesListResponse(rsp *http.Response) (*WebhooksDeliveriesListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksDeliveriesListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebhooksDeliveriesListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers WebhooksDeliveriesListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksDeliveriesListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksDeliveriesListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WebhooksDeliveriesListResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksDeliveriesListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksDeliveriesRedeliverResponse parses an HTTP response from a WebhooksDeliveriesRedeliverWithResponse call
+func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeliveriesRedeliverResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksDeliveriesRedeliverResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookDelivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers WebhooksDeliveriesRedeliverResponse201Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksDeliveriesRedeliverResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksDeliveriesRedeliverResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WebhooksDeliveriesRedeliverResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WebhooksDeliveriesRedeliverResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksDeliveriesRedeliverResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWebhooksRotateSecretResponse parses an HTTP response from a WebhooksRotateSecretWithResponse call
+func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebhooksRotateSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookRotatedSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebhooksRotateSecretResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers WebhooksRotateSecretResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers WebhooksRotateSecretResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WebhooksRotateSecretResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WebhooksRotateSecretResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers WebhooksRotateSecretResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -19,3 +19,5 @@ export * from './memory-types';
 export * from './types';
 export * from './vault-types';
 export { decodeWorkSecret, encodeWorkSecret, InvalidWorkSecretError } from './work-secret';
+export { InvalidWebhookSignatureError, unwrapWebhook } from './webhooks';
+export type { WebhookEvent } from './webhooks';

@@ -1249,6 +1249,313 @@ class SessionMemoryStoreResourceParams(TypedDict, closed=True):
     instructions: NotRequired[str | None]
 
 
+WebhookId: TypeAlias = str
+
+
+WebhookEventType: TypeAlias = Literal[
+    "session.created",
+    "session.updated",
+    "session.archived",
+    "session.deleted",
+    "session.status_run_started",
+    "session.status_idled",
+    "session.status_rescheduled",
+    "session.status_terminated",
+    "session.requires_action",
+    "session.budget_reached",
+    "deployment.created",
+    "deployment.updated",
+    "deployment.paused",
+    "deployment.unpaused",
+    "deployment.archived",
+    "deployment_run.started",
+    "deployment_run.succeeded",
+    "deployment_run.failed",
+]
+
+
+WebhookUrl: TypeAlias = str
+
+
+class Webhook(TypedDict, closed=True):
+    type: Literal["webhook"]
+    id: WebhookId
+    url: WebhookUrl
+    event_types: list[WebhookEventType]
+    description: str | None
+    metadata: Metadata
+    disabled: bool
+    disabled_at: NullableTimestamp
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+WebhookSigningSecret: TypeAlias = str
+
+
+class WebhookWithSecret(TypedDict, closed=True):
+    type: Literal["webhook"]
+    id: WebhookId
+    url: WebhookUrl
+    event_types: list[WebhookEventType]
+    description: str | None
+    metadata: Metadata
+    disabled: bool
+    disabled_at: NullableTimestamp
+    created_at: Timestamp
+    updated_at: Timestamp
+    secret: WebhookSigningSecret
+
+
+class WebhookRotatedSecret(TypedDict, closed=True):
+    type: Literal["webhook"]
+    id: WebhookId
+    url: WebhookUrl
+    event_types: list[WebhookEventType]
+    description: str | None
+    metadata: Metadata
+    disabled: bool
+    disabled_at: NullableTimestamp
+    created_at: Timestamp
+    updated_at: Timestamp
+    secret: WebhookSigningSecret
+    previous_secret_expires_at: str | None
+
+
+class WebhookCreateRequest(TypedDict, closed=True):
+    url: WebhookUrl
+    event_types: list[WebhookEventType]
+    description: NotRequired[str | None]
+    metadata: NotRequired[Metadata]
+
+
+class WebhookUpdateRequest(TypedDict, closed=True):
+    url: NotRequired[WebhookUrl]
+    event_types: NotRequired[list[WebhookEventType]]
+    description: NotRequired[str | None]
+    metadata: NotRequired[MetadataPatch]
+    disabled: NotRequired[bool]
+
+
+class WebhookRotateSecretRequest(TypedDict, closed=True):
+    expire_previous_in_seconds: NotRequired[int]
+
+
+class WebhookList(TypedDict, closed=True):
+    data: list[Webhook]
+    next_page: NextPage
+
+
+class WebhookDeleted(TypedDict, closed=True):
+    id: WebhookId
+    type: Literal["webhook_deleted"]
+
+
+class WebhookDeliveryAttempt(TypedDict, closed=True):
+    attempt: int
+    status_code: int | None
+    latency_ms: int
+    error: str | None
+    created_at: Timestamp
+
+
+class Event(TypedDict, closed=True):
+    id: str
+    type: str
+    created_at: Timestamp
+
+
+class WebhookDelivery(TypedDict, closed=True):
+    type: Literal["webhook_delivery"]
+    id: str
+    webhook_id: WebhookId
+    event: Event
+    trigger: Literal["event", "redeliver"]
+    state: Literal["pending", "succeeded", "failed"]
+    attempts: list[WebhookDeliveryAttempt]
+    created_at: Timestamp
+    completed_at: NullableTimestamp
+
+
+class WebhookDeliveryList(TypedDict, closed=True):
+    data: list[WebhookDelivery]
+    next_page: NextPage
+
+
+class Data(TypedDict):
+    type: WebhookEventType
+    id: str
+    workspace_id: str
+
+
+class WebhookEvent(TypedDict, closed=True):
+    """
+    The body of every delivery (hosted §3.12, thin payload): fetch the resource for its state.
+    `id` equals the `webhook-id` header and is stable across attempts and redeliveries. Mango has no
+    organizations, so `data` carries `workspace_id` and no `organization_id`.
+
+    """
+
+    type: Literal["event"]
+    id: str
+    created_at: Timestamp
+    data: Data
+
+
+DeploymentId: TypeAlias = str
+
+
+class DeploymentAgentReference(TypedDict, closed=True):
+    type: Literal["agent"]
+    id: AgentId
+    version: int
+
+
+class DeploymentAgentParam1(TypedDict, closed=True):
+    type: Literal["agent"]
+    id: AgentId
+    version: NotRequired[int | None]
+
+
+DeploymentAgentParam: TypeAlias = AgentId | DeploymentAgentParam1
+
+
+class DeploymentScheduleParams(TypedDict, closed=True):
+    type: Literal["cron"]
+    expression: str
+    timezone: str
+
+
+class DeploymentSchedule(TypedDict, closed=True):
+    type: Literal["cron"]
+    expression: str
+    timezone: str
+    last_run_at: NullableTimestamp
+    upcoming_runs_at: list[str]
+
+
+class DeploymentMemoryStoreResource(TypedDict, closed=True):
+    type: Literal["memory_store"]
+    memory_store_id: str
+    access: Literal["read_write", "read_only"]
+    instructions: str | None
+
+
+DeploymentPauseErrorType: TypeAlias = Literal[
+    "environment_archived_error",
+    "agent_archived_error",
+    "environment_not_found_error",
+    "vault_not_found_error",
+    "file_not_found_error",
+    "session_resource_not_found_error",
+    "workspace_archived_error",
+    "organization_disabled_error",
+    "memory_store_archived_error",
+    "skill_not_found_error",
+    "vault_archived_error",
+    "unknown_error",
+    "self_hosted_resources_unsupported_error",
+    "mcp_egress_blocked_error",
+]
+
+
+class PausedReason(TypedDict, closed=True):
+    type: Literal["manual"]
+
+
+class Error4(TypedDict, closed=True):
+    type: DeploymentPauseErrorType
+
+
+class PausedReason1(TypedDict, closed=True):
+    type: Literal["error"]
+    error: Error4
+
+
+class Deployment(TypedDict, closed=True):
+    type: Literal["deployment"]
+    id: DeploymentId
+    name: str
+    description: str | None
+    agent: DeploymentAgentReference
+    environment_id: EnvironmentId
+    initial_events: list[UserMessageParams]
+    resources: list[DeploymentMemoryStoreResource]
+    vault_ids: list[Any]
+    schedule: DeploymentSchedule | None
+    status: Literal["active", "paused"]
+    paused_reason: PausedReason | PausedReason1 | None
+    budget: Budget | None
+    metadata: Metadata
+    created_at: Timestamp
+    updated_at: Timestamp
+    archived_at: NullableTimestamp
+
+
+class DeploymentCreateRequest(TypedDict, closed=True):
+    name: str
+    description: NotRequired[str | None]
+    agent: DeploymentAgentParam
+    environment_id: EnvironmentId
+    initial_events: list[UserMessageParams]
+    schedule: NotRequired[DeploymentScheduleParams | None]
+    resources: NotRequired[list[SessionMemoryStoreResourceParams] | None]
+    vault_ids: NotRequired[list[str] | None]
+    budget: NotRequired[Budget | None]
+    metadata: NotRequired[Metadata]
+
+
+class DeploymentUpdateRequest(TypedDict, closed=True):
+    name: NotRequired[str]
+    description: NotRequired[str | None]
+    agent: NotRequired[DeploymentAgentParam]
+    environment_id: NotRequired[EnvironmentId]
+    initial_events: NotRequired[list[UserMessageParams]]
+    schedule: NotRequired[DeploymentScheduleParams | None]
+    resources: NotRequired[list[SessionMemoryStoreResourceParams] | None]
+    vault_ids: NotRequired[list[str] | None]
+    budget: NotRequired[Budget | None]
+    metadata: NotRequired[MetadataPatch]
+
+
+class DeploymentList(TypedDict, closed=True):
+    data: list[Deployment]
+    next_page: NextPage
+
+
+class Error5(TypedDict, closed=True):
+    type: (
+        DeploymentPauseErrorType
+        | Literal["session_rate_limited_error", "session_creation_rejected_error"]
+    )
+    message: str
+
+
+class TriggerContext(TypedDict, closed=True):
+    type: Literal["schedule"]
+    scheduled_at: Timestamp
+
+
+class TriggerContext1(TypedDict, closed=True):
+    type: Literal["manual"]
+
+
+class DeploymentRun(TypedDict, closed=True):
+    type: Literal["deployment_run"]
+    id: str
+    deployment_id: DeploymentId
+    agent: DeploymentAgentReference
+    session_id: SessionId | None
+    error: Error5 | None
+    trigger_context: TriggerContext | TriggerContext1
+    created_at: Timestamp
+
+
+class DeploymentRunList(TypedDict, closed=True):
+    data: list[DeploymentRun]
+    next_page: NextPage
+
+
 class WorkLeaseState(TypedDict, closed=True):
     """
     The Work's current lease as seen by the server when a heartbeat precondition fails.
@@ -1367,6 +1674,7 @@ class Session(TypedDict, closed=True):
     vault_ids: list[Any]
     metadata: Metadata
     budget: Budget | None
+    deployment_id: str | None
     usage: SessionUsage
     stats: Stats
     outcome_evaluations: list[Any]

@@ -205,6 +205,26 @@ describe('Work leases (real apps/api process, real PostgreSQL)', () => {
     expect((await replacement.post(`${base()}/${queued.body.id}/ack`)).body.state).toBe('starting');
   });
 
+  it('a key revoked right after use is refused at once by Poll, Ack and stats, though its principal is remembered', async () => {
+    const created = await ws.post(base(), { data: { type: 'healthcheck' } });
+    const polled = await sup.get(`${base()}/poll`); // the guard now remembers this key's principal
+    expect(polled.body.id).toBe(created.body.id);
+    await api.revokeKey(envKey.id);
+    for (const res of [
+      await sup.get(`${base()}/poll`),
+      await sup.post(`${base()}/${created.body.id}/ack`),
+      await sup.get(`${base()}/stats`),
+    ]) {
+      expect(res.status).toBe(401);
+      expect(res.body.error.type).toBe('authentication_error');
+    }
+    // The refused Ack changed nothing.
+    const [row] = await api.sql('SELECT state, acknowledged_at FROM work_items WHERE id = $1', [
+      created.body.id,
+    ]);
+    expect(row).toEqual({ state: 'queued', acknowledged_at: null });
+  });
+
   it('a revoked key is refused on the next empty long-poll retry', async () => {
     const polling = sup.get(`${base()}/poll?block_ms=10000`);
     await new Promise((r) => setTimeout(r, 300));

@@ -24,8 +24,20 @@ export function presentedCredential(req: Request): string | undefined {
   return fromKey;
 }
 
+/**
+ * Environment-key principals, remembered briefly per process so that a supervisor's Poll and Ack do not
+ * cost an extra query each. Safe because every route an Environment key may call (Poll, Ack, stats)
+ * re-checks the key inside its own transaction, holding the key's row FOR SHARE (WorkService.holdKey):
+ * a revoked key passes this guard for at most the TTL and is refused by that check. Only successful
+ * look-ups are kept; Workspace keys are looked up on every request.
+ */
+export const ENVIRONMENT_KEY_CACHE_TTL_MS = 10_000;
+const ENVIRONMENT_KEY_CACHE_MAX = 10_000;
+
 @Injectable()
 export class AuthGuard implements CanActivate {
+  private readonly environmentKeys = new Map<string, { principal: Principal; until: number }>();
+
   constructor(
     private readonly reflector: Reflector,
     @Inject(DataSource) private readonly dataSource: DataSource,
@@ -59,6 +71,12 @@ export class AuthGuard implements CanActivate {
     if (!kind) return null;
     const digest = digestCredential(credential);
     if (kind === 'workToken') return this.workTokens ? this.workTokens.authenticate(digest) : null;
+    const cacheKey = kind === 'environmentKey' ? digest.toString('hex') : undefined;
+    if (cacheKey) {
+      const hit = this.environmentKeys.get(cacheKey);
+      if (hit && hit.until > Date.now()) return hit.principal;
+      if (hit) this.environmentKeys.delete(cacheKey);
+    }
     const rows: Array<{ id: string; workspace_id: string; environment_id: string | null }> =
       await this.dataSource.query(
         `SELECT k.id, k.workspace_id, k.environment_id
@@ -73,12 +91,18 @@ export class AuthGuard implements CanActivate {
     if (kind === 'workspaceKey' && row.environment_id === null)
       return { kind: 'workspace', workspaceId: row.workspace_id, keyId: row.id };
     if (kind === 'environmentKey' && row.environment_id !== null) {
-      return {
+      const principal: Principal = {
         kind: 'environment',
         workspaceId: row.workspace_id,
         environmentId: row.environment_id,
         keyId: row.id,
       };
+      if (this.environmentKeys.size >= ENVIRONMENT_KEY_CACHE_MAX) {
+        const oldest = this.environmentKeys.keys().next().value;
+        if (oldest !== undefined) this.environmentKeys.delete(oldest);
+      }
+      this.environmentKeys.set(cacheKey!, { principal, until: Date.now() + ENVIRONMENT_KEY_CACHE_TTL_MS });
+      return principal;
     }
     return null;
   }

@@ -195,15 +195,10 @@ export class WorkService {
       const subscription = input.blockMs > 0 ? this.notifier.subscribe(environmentId) : undefined;
       try {
         const attempt = await this.dataSource.transaction(async (tx) => {
-          const now = await this.holdKey(tx, env);
-          if (input.workerId) {
-            await tx.query(
-              `INSERT INTO work_pollers (environment_id, worker_id, last_seen_at) VALUES ($1, $2, $3)
-               ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at`,
-              [environmentId, input.workerId, now],
-            );
-          }
-          await this.reconcileEnvironment(tx, environmentId, now);
+          // One statement: the key held FOR SHARE (PostgreSQL's clock), the poller's last-seen time and
+          // the overdue items to reconcile.
+          const { now, overdue } = await this.holdKeyForPoll(tx, env, input.workerId);
+          await this.reconcileEnvironment(tx, environmentId, now, overdue);
           const row = await this.claimable(tx, environmentId, now, input.reclaimOlderThanMs);
           if (!row) {
             return {
@@ -252,11 +247,16 @@ export class WorkService {
   /** Ack: `queued` (claimed) → `starting`; repeating it after success is idempotent. */
   async ack(p: Principal, environmentId: string, workId: string): Promise<WorkView> {
     const env = this.environmentPrincipal(p, environmentId);
-    return this.withItem(environmentId, workId, async (tx, row, lease, now) => {
-      await this.holdKey(tx, env);
-      const { next } = ack(lease, now);
-      return { next, view: () => renderWork(row) };
-    });
+    // The key is held first and its check supplies the transaction's clock (one round trip fewer).
+    return this.withItem(
+      environmentId,
+      workId,
+      async (_tx, row, lease, now) => {
+        const { next } = ack(lease, now);
+        return { next, view: () => renderWork(row) };
+      },
+      (tx) => this.holdKey(tx, env),
+    );
   }
 
   async stats(p: Principal, environmentId: string) {
@@ -353,10 +353,13 @@ export class WorkService {
       lease: WorkLease,
       now: Date,
     ) => Promise<{ next: WorkLease; view: () => T }>,
+    /** Runs first in the transaction and returns PostgreSQL's clock (e.g. holding the Environment key). */
+    first?: (tx: EntityManager) => Promise<Date>,
   ): Promise<T> {
     let refusal: unknown;
     const out = await this.dataSource.transaction(async (tx) => {
-      const { row, now } = await this.lockedItem(tx, environmentId, workId);
+      const clock = first ? await first(tx) : undefined;
+      const { row, now } = await this.lockedItem(tx, environmentId, workId, clock);
       try {
         const before = row.state;
         const { next, view } = await transition(tx, row, toLease(row), now);
@@ -381,9 +384,10 @@ export class WorkService {
     tx: EntityManager,
     environmentId: string,
     workId: string,
+    clock?: Date,
   ): Promise<{ row: WorkItemEntity; now: Date }> {
     if (!isId('work', workId)) throw notFound('work', workId);
-    const now = await dbNow(tx);
+    const now = clock ?? (await dbNow(tx));
     const row = await tx.findOne(WorkItemEntity, {
       where: { id: workId, environmentId },
       lock: { mode: 'pessimistic_write' },
@@ -434,13 +438,19 @@ export class WorkService {
   }
 
   /** Reconciles every overdue item of an Environment (Get/List/Poll/Stats touch the whole queue). */
-  private async reconcileEnvironment(tx: EntityManager, environmentId: string, now: Date): Promise<void> {
-    const ids: Array<{ id: string }> = await tx.query(
-      `SELECT id FROM work_items WHERE environment_id = $1 AND kind = 'healthcheck' AND state <> 'stopped' AND expires_at <= $2
-       UNION SELECT id FROM work_items WHERE environment_id = $1 AND state = 'stopping' AND lease_expires_at <= $2`,
-      [environmentId, now],
-    );
-    for (const { id } of ids) {
+  private async reconcileEnvironment(
+    tx: EntityManager,
+    environmentId: string,
+    now: Date,
+    /** The overdue ids when the caller already looked them up (Poll, with the key check). */
+    known?: string[],
+  ): Promise<void> {
+    const ids: string[] =
+      known ??
+      ((await tx.query(overdueSql('$1', '$2'), [environmentId, now])) as Array<{ id: string }>).map(
+        (r) => r.id,
+      );
+    for (const id of ids) {
       const row = await tx.findOne(WorkItemEntity, {
         where: { id },
         lock: { mode: 'pessimistic_write', onLocked: 'skip_locked' },
@@ -522,7 +532,37 @@ export class WorkService {
     if (rows.length === 0) throw unauthenticated('the Environment key was revoked');
     return new Date(rows[0].now);
   }
+
+  /**
+   * Poll's first statement: holdKey, and — only while the key is valid — the poller's last-seen time
+   * (with a worker id) and the Environment's overdue items, in one round trip.
+   */
+  private async holdKeyForPoll(
+    tx: EntityManager,
+    p: EnvPrincipal,
+    workerId: string | null,
+  ): Promise<{ now: Date; overdue: string[] }> {
+    const rows: Array<{ now: Date; overdue: string[] | null }> = await tx.query(
+      `WITH k AS (
+         SELECT now() AS now FROM api_keys k JOIN environments e ON e.id = k.environment_id
+          WHERE k.id = $1 AND k.revoked_at IS NULL AND e.deleted_at IS NULL
+          FOR SHARE OF k),
+       seen AS (
+         INSERT INTO work_pollers (environment_id, worker_id, last_seen_at)
+         SELECT $2, $3, now FROM k WHERE $3::text IS NOT NULL
+         ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at)
+       SELECT k.now, (SELECT array_agg(o.id) FROM (${overdueSql('$2', 'k.now')}) o) AS overdue FROM k`,
+      [p.keyId, p.environmentId, workerId],
+    );
+    if (rows.length === 0) throw unauthenticated('the Environment key was revoked');
+    return { now: new Date(rows[0]!.now), overdue: rows[0]!.overdue ?? [] };
+  }
 }
+
+/** Items of an Environment whose deadline passed at `now` (healthchecks past expiry, stops past their lease). */
+const overdueSql = (environment: string, now: string) =>
+  `SELECT id FROM work_items WHERE environment_id = ${environment} AND kind = 'healthcheck' AND state <> 'stopped' AND expires_at <= ${now}
+   UNION SELECT id FROM work_items WHERE environment_id = ${environment} AND state = 'stopping' AND lease_expires_at <= ${now}`;
 
 async function dbNow(tx: EntityManager): Promise<Date> {
   const [row] = await tx.query('SELECT now() AS now');

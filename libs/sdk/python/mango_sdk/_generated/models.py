@@ -69,6 +69,22 @@ class Error(TypedDict, closed=True):
     request_id: RequestId
 
 
+class SessionStreamFrame(TypedDict, closed=True):
+    """
+    One Server-Sent Event of a Session or Thread stream as a client reads it (in OpenAPI 3.1 the schema
+    of a `text/event-stream` response describes each event). `event` is the Session event's `type`, or
+    `ping`, `event_start`, `event_delta` or `error`; `data` is that event as JSON (`{}` for pings); `id`
+    is the event's sequence number, the value to resume from with `Last-Event-ID` (pings and previews
+    carry none).
+
+    """
+
+    event: str
+    data: str
+    id: NotRequired[str]
+    retry: NotRequired[int]
+
+
 class HealthStatus(TypedDict, closed=True):
     status: Literal["ok"]
 

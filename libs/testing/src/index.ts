@@ -6,3 +6,4 @@ export * from './api-under-test';
 export * from './scripted-model-server';
 export * from './ingress';
 export * from './files-app';
+export * from './toxiproxy';

@@ -1,4 +1,5 @@
 import { request, IncomingMessage } from 'node:http';
+import { MangoClient } from '@mango/sdk';
 import { httpClient, HttpClient, startToxiproxy, Toxiproxy, ToxiproxyLink } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
@@ -278,4 +279,43 @@ describe('Session streams through a TCP fault proxy (Toxiproxy): every event exa
     expect(client.connections).toBeGreaterThan(cuts);
     await expectExactlyOnce(client, session.id);
   }, 180_000);
+  it('the TypeScript SDK stream through the same cuts and latency yields the log once, in order', async () => {
+    const session = (await http.post('/v1/sessions', { agent: agentId, environment_id: envId })).body;
+    const link = await toxiproxy.link(`sdk-${session.id}`, api.url.replace('http://', ''));
+    await link.addToxic({
+      name: 'latency',
+      type: 'latency',
+      stream: 'downstream',
+      attributes: { latency: 80, jitter: 60 },
+    });
+    const sdk = new MangoClient({ baseUrl: link.url, apiKey: key, maxRetries: 20 });
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const { id, event } of sdk.sessions.events.stream(session.id))
+        seen.push(`${id} ${event.type}`);
+    })();
+    let cuts = 0;
+    for (let i = 0; i < 20; i++) {
+      expect((await http.post(`/v1/sessions/${session.id}/events`, message(`sdk ${i}`))).status).toBe(200);
+      if (i % 4 === 1) {
+        await link.setEnabled(false);
+        cuts++;
+        await sleep(100);
+        await link.setEnabled(true);
+      }
+    }
+    await until(
+      '20 messages through the SDK',
+      () => seen.filter((s) => s.endsWith(' user.message')).length >= 20,
+      60_000,
+    );
+    expect((await http.delete(`/v1/sessions/${session.id}`)).status).toBe(200);
+    await reading;
+    const log = await api.sql<{ seq: string; type: string }>(
+      'SELECT e.seq::text AS seq, e.type FROM session_events e WHERE e.session_id = $1 ORDER BY e.seq',
+      [session.id],
+    );
+    expect(cuts).toBe(5);
+    expect(seen).toEqual(log.map((r) => `${r.seq} ${r.type}`));
+  }, 120_000);
 });

@@ -200,6 +200,8 @@ describe('Schemathesis against a throwaway stack (apps/api + apps/files, real Po
         'json,ndjson,junit',
         '--report-dir',
         REPORTS,
+        // e.g. MANGO_FUZZ_CHECKS=positive_data_acceptance to look for schema constraints looser than the API.
+        ...(process.env.MANGO_FUZZ_CHECKS ? ['--checks', process.env.MANGO_FUZZ_CHECKS] : []),
       ];
       const code = await run(
         st,

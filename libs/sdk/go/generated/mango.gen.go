@@ -2162,8 +2162,9 @@ type SkillList struct {
 
 // SkillParams defines model for SkillParams.
 type SkillParams struct {
-	SkillId string `json:"skill_id"`
-	Type    string `json:"type"`
+	// SkillId Example: skill_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	SkillId SkillId `json:"skill_id"`
+	Type    string  `json:"type"`
 
 	// Version A Skill version; omitted or null means `latest`.
 	Version *string `json:"version,omitempty"`

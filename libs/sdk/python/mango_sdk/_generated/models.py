@@ -386,7 +386,7 @@ class SkillPin(TypedDict, closed=True):
 
 class SkillParams(TypedDict, closed=True):
     type: Literal["custom"]
-    skill_id: str
+    skill_id: SkillId
     version: NotRequired[str | None]
 
 

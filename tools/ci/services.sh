@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/ci/services.sh — install, build, cache and start the real services Mango's tests and local stack need.
-#   tools/ci/services.sh install [pg|temporal|s3|docker|image|all]
-#   tools/ci/services.sh start   [pg|temporal|s3|docker|image|all]
+#   tools/ci/services.sh install [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]
+#   tools/ci/services.sh start   [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]
 #   tools/ci/services.sh stop    [pg|temporal|s3|docker|all]
 #   eval "$(tools/ci/services.sh env)"
 # Idempotent. Builds are cached under $MANGO_SERVICES_CACHE (default ~/.cache/mango-services), which this
@@ -59,7 +59,8 @@ go_build() { # go_build <name> <module/pkg@version> [ldflags]  → $BIN/<name>-<
   if ! [ -x "$want" ]; then need_go; log "building $pkg (cached in $CACHE; first build takes minutes)"
     rm -rf "$CACHE/go/tmpbin-$name"
     GOBIN=$CACHE/go/tmpbin-$name go install -trimpath -ldflags "-s -w $ldflags" "$pkg"
-    mv "$CACHE/go/tmpbin-$name/$name" "$want"; rm -rf "$CACHE/go/tmpbin-$name"; fi
+    # The one binary `go install` wrote (named after the package directory, e.g. `server`).
+    mv "$CACHE/go/tmpbin-$name"/* "$want"; rm -rf "$CACHE/go/tmpbin-$name"; fi
   ln -sfn "$want" "$BIN/$name"
 }
 
@@ -150,6 +151,11 @@ deploytools_start() { deploytools_install; }; deploytools_stop() { :; }
 # Observability test tools (Debian): promtool (package prometheus) parses /metrics; tmux drives `mango sessions connect` ----
 obstools_install() { command -v promtool >/dev/null || apt_ensure prometheus; command -v tmux >/dev/null || apt_ensure tmux; }
 obstools_start() { obstools_install; }; obstools_stop() { :; }
+# Toxiproxy (MIT): a real TCP fault proxy (cuts, latency) for the SSE resume tests, built from its Go module ----
+TOXIPROXY_VERSION=${TOXIPROXY_VERSION:-v2.5.0}
+toxiproxy_install() { go_build toxiproxy-server "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"; }
+# Tests start their own toxiproxy-server on a free port (MANGO_TOXIPROXY_BIN), so there is nothing to run here.
+toxiproxy_start() { toxiproxy_install; }; toxiproxy_stop() { :; }
 
 # nginx: the local ingress of `npm run up` ------------------------------------------------------------
 nginx_install() { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_ensure nginx-light; }
@@ -160,14 +166,14 @@ export MANGO_PG_ADMIN_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
 export MANGO_TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT MANGO_TEMPORAL_NAMESPACE=default
 export MANGO_S3_ENDPOINT=http://127.0.0.1:$S3_PORT MANGO_S3_ACCESS_KEY=$S3_ACCESS_KEY MANGO_S3_SECRET_KEY=$S3_SECRET_KEY MANGO_S3_REGION=us-east-1
 export DOCKER_HOST=unix://$DOCKER_SOCK MANGO_BASE_IMAGE=$BASE_IMAGE
-export MANGO_HELM_BIN=$BIN/helm MANGO_TEMPORAL_BIN=$BIN/temporal
+export MANGO_HELM_BIN=$BIN/helm MANGO_TEMPORAL_BIN=$BIN/temporal MANGO_TOXIPROXY_BIN=$BIN/toxiproxy-server
 ENV
 }
 # Sourced by tools/dev/up.sh for its helpers: stop here.
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
-action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image deploytools obstools"
+action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image deploytools obstools toxiproxy"
 case "$action" in
   install|start|stop) for p in $what; do "${p}_${action}"; done ;;
   env) print_env ;;
-  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|deploytools|obstools|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|deploytools|obstools|toxiproxy|all]" >&2; exit 2 ;;
 esac

@@ -3,10 +3,12 @@
 # Source it (`. tools/sdk/ensure-tools.sh`) or run it. Everything lives under $MANGO_SDK_TOOLS_CACHE
 # (default ~/.cache/mango-sdk-tools), which this script owns:
 #   venv/          Python venv with tools/sdk/requirements.txt (PyPI), re-created when that file changes
+#   schemathesis-venv/  Python venv with tools/schemathesis/requirements.txt (the API fuzzing target), same rule
 #   bin/           oapi-codegen $OAPI_CODEGEN_VERSION (Go module proxy, `go install`)
 #   go/mod, go/build   Go module and build caches for the SDK
 #   toolchain/     a Go toolchain from the module proxy (golang.org/toolchain), only when no Go >= 1.26 is found (the generated client needs github.com/oapi-codegen/runtime v1.9, which needs Go 1.26)
 # Exports: SDK_PY (venv python), SDK_GO (go binary), SDK_OAPI_CODEGEN, GOMODCACHE, GOCACHE, GOFLAGS.
+# `MANGO_SDK_TOOLS=schemathesis` ensures only the Schemathesis venv and exports SDK_SCHEMATHESIS (its `st`).
 set -euo pipefail
 OAPI_CODEGEN_VERSION=v2.8.2
 SDK_GO_TOOLCHAIN=go1.26.8
@@ -18,10 +20,11 @@ export GOMODCACHE=$SDK_CACHE/go/mod GOCACHE=$SDK_CACHE/go/build GOFLAGS=-modcach
 export GOPROXY=${GOPROXY:-https://proxy.golang.org} CGO_ENABLED=0
 
 # Python ------------------------------------------------------------------------------------------
-_sdk_python() {
-  local want stamp=$SDK_CACHE/venv/.requirements-sha py=""
-  want=$(sha256sum "$_sdk_root/tools/sdk/requirements.txt" | cut -d' ' -f1)
-  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -x "$SDK_CACHE/venv/bin/python" ]; then return 0; fi
+_sdk_python() { _sdk_venv venv tools/sdk/requirements.txt; }
+_sdk_venv() { # _sdk_venv <dir under $SDK_CACHE> <requirements file in the repo>
+  local dir=$SDK_CACHE/$1 reqs=$_sdk_root/$2 want stamp=$SDK_CACHE/$1/.requirements-sha py=""
+  want=$(sha256sum "$reqs" | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -x "$dir/bin/python" ]; then return 0; fi
   for cand in python3.12 python3.11 python3.10 python3; do
     if command -v "$cand" >/dev/null && "$cand" -c 'import sys, venv; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
       py=$cand; break
@@ -34,10 +37,10 @@ _sdk_python() {
       || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null; }
     py=python3
   fi
-  _sdk_log "creating $SDK_CACHE/venv ($("$py" --version)) from tools/sdk/requirements.txt"
-  rm -rf "$SDK_CACHE/venv"
-  "$py" -m venv "$SDK_CACHE/venv"
-  "$SDK_CACHE/venv/bin/python" -m pip install -q --disable-pip-version-check -r "$_sdk_root/tools/sdk/requirements.txt"
+  _sdk_log "creating $dir ($("$py" --version)) from $2"
+  rm -rf "$dir"
+  "$py" -m venv "$dir"
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$reqs"
   echo "$want" > "$stamp"
 }
 
@@ -90,9 +93,16 @@ _sdk_oapi_codegen() {
 # Serialize concurrent first-time installs (Nx runs the SDK targets in parallel).
 exec {_sdk_lock}>"$SDK_CACHE/.lock"
 flock "$_sdk_lock"
+if [ "${MANGO_SDK_TOOLS:-}" = schemathesis ]; then
+  _sdk_venv schemathesis-venv tools/schemathesis/requirements.txt
+  flock -u "$_sdk_lock"
+  exec {_sdk_lock}>&-
+  export SDK_SCHEMATHESIS=$SDK_CACHE/schemathesis-venv/bin/st SDK_CACHE
+else
 _sdk_python
 _sdk_go
 _sdk_oapi_codegen
 flock -u "$_sdk_lock"
 exec {_sdk_lock}>&-
 export SDK_PY=$SDK_CACHE/venv/bin/python SDK_GO SDK_OAPI_CODEGEN SDK_CACHE
+fi

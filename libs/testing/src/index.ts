@@ -9,3 +9,4 @@ export * from './files-app';
 export * from './metrics-scrape';
 export * from './webhook-receiver';
 export * from './mcp-test-server';
+export * from './toxiproxy';

@@ -66,7 +66,7 @@ export function findUnstorableText(value: unknown, root = ''): UnstorableText | 
 }
 
 const DESCRIBE: Record<UnstorableReason, string> = {
-  nul_character: 'a NUL character (\\u0000)',
+  nul_character: 'a NUL control character (\\u0000)',
   lone_surrogate: 'an unpaired UTF-16 surrogate',
   invalid_utf8: 'bytes that are not UTF-8',
 };

@@ -2515,6 +2515,18 @@ type SessionMultiagent_Agents_Item struct {
 	union json.RawMessage
 }
 
+// SessionStreamFrame One Server-Sent Event of a Session or Thread stream as a client reads it (in OpenAPI 3.1 the schema
+// of a `text/event-stream` response describes each event). `event` is the Session event's `type`, or
+// `ping`, `event_start`, `event_delta` or `error`; `data` is that event as JSON (`{}` for pings); `id`
+// is the event's sequence number, the value to resume from with `Last-Event-ID` (pings and previews
+// carry none).
+type SessionStreamFrame struct {
+	Data  string  `json:"data"`
+	Event string  `json:"event"`
+	Id    *string `json:"id,omitempty"`
+	Retry *int    `json:"retry,omitempty"`
+}
+
 // SessionThread defines model for SessionThread.
 type SessionThread struct {
 	Agent          SessionThreadAgent      `json:"agent"`
@@ -2618,8 +2630,9 @@ type SkillList struct {
 
 // SkillParams defines model for SkillParams.
 type SkillParams struct {
-	SkillId string `json:"skill_id"`
-	Type    string `json:"type"`
+	// SkillId Example: skill_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	SkillId SkillId `json:"skill_id"`
+	Type    string  `json:"type"`
 
 	// Version A Skill version; omitted or null means `latest`.
 	Version *string `json:"version,omitempty"`

@@ -69,6 +69,22 @@ class Error(TypedDict, closed=True):
     request_id: RequestId
 
 
+class SessionStreamFrame(TypedDict, closed=True):
+    """
+    One Server-Sent Event of a Session or Thread stream as a client reads it (in OpenAPI 3.1 the schema
+    of a `text/event-stream` response describes each event). `event` is the Session event's `type`, or
+    `ping`, `event_start`, `event_delta` or `error`; `data` is that event as JSON (`{}` for pings); `id`
+    is the event's sequence number, the value to resume from with `Last-Event-ID` (pings and previews
+    carry none).
+
+    """
+
+    event: str
+    data: str
+    id: NotRequired[str]
+    retry: NotRequired[int]
+
+
 class HealthStatus(TypedDict, closed=True):
     status: Literal["ok"]
 
@@ -370,7 +386,7 @@ class SkillPin(TypedDict, closed=True):
 
 class SkillParams(TypedDict, closed=True):
     type: Literal["custom"]
-    skill_id: str
+    skill_id: SkillId
     version: NotRequired[str | None]
 
 

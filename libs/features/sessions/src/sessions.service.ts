@@ -57,6 +57,7 @@ import {
   WorkItemEntity,
 } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
+import { currentTraceparent } from '@mango/platform-tracing';
 import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
@@ -84,7 +85,15 @@ function asList(raw: unknown): string[] {
 
 const toStored = (e: ClientEvent) => {
   const { type, ...body } = e;
-  return { type, body: body as Record<string, unknown>, processed: false, runnable: isRunnable(e) };
+  // A message or interrupt keeps the request's trace context (an internal `_` field, never rendered):
+  // the orchestrator continues that trace for the turn it starts. No trace context while tracing is off.
+  const traceparent = type === 'user.message' || type === 'user.interrupt' ? currentTraceparent() : undefined;
+  return {
+    type,
+    body: (traceparent ? { ...body, _traceparent: traceparent } : body) as Record<string, unknown>,
+    processed: false,
+    runnable: isRunnable(e),
+  };
 };
 
 /**

@@ -151,6 +151,82 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
       expect(everything).not.toContain(secret);
   }, 120_000);
 
+  it('a tool call is a `mango.tool_use <name>` span in the trace of its turn', async () => {
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: 'tools',
+        model: 'm',
+        tools: [
+          {
+            type: 'custom',
+            name: 'lookup_order',
+            description: 'Looks up an order.',
+            input_schema: { type: 'object', properties: { order: { type: 'string' } } },
+          },
+        ],
+      })
+    ).body.id;
+    const envId = (await ws.post('/v1/environments', { name: 'tools' })).body.id;
+    const s = (await ws.post('/v1/sessions', { agent, environment_id: envId })).body;
+    model.script(
+      {
+        content: [
+          { type: 'tool_use', id: 'toolu_t', name: 'lookup_order', input: { order: 'SECRET-INPUT' } },
+        ],
+        stop_reason: 'tool_use',
+      },
+      { content: [{ type: 'text', text: 'Shipped.' }] },
+    );
+    const traceId = '6bf92f3577b34da6a3ce929d0e0e4738';
+    await ws.post(
+      `/v1/sessions/${s.id}/events`,
+      { events: [{ type: 'user.message', content: [{ type: 'text', text: 'where is my order?' }] }] },
+      { headers: { traceparent: `00-${traceId}-20f067aa0ba902b9-01` } },
+    );
+    let use: Record<string, any> | undefined;
+    for (let i = 0; i < 300 && !use; i++) {
+      const list = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data as Array<
+        Record<string, any>
+      >;
+      use = list.find((e) => e.type === 'agent.custom_tool_use');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The application answers from another trace of its own; the call's span stays in the turn's trace.
+    await ws.post(
+      `/v1/sessions/${s.id}/events`,
+      {
+        events: [
+          {
+            type: 'user.custom_tool_result',
+            custom_tool_use_id: use!.id,
+            content: [{ type: 'text', text: 'SECRET-OUTPUT' }],
+          },
+        ],
+      },
+      { headers: { traceparent: '00-7bf92f3577b34da6a3ce929d0e0e4739-30f067aa0ba902ba-01' } },
+    );
+    let span: CollectedSpan | undefined;
+    for (let i = 0; i < 100 && !span; i++) {
+      span = collector.spans.find((x) => x.name === 'mango.tool_use lookup_order');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const server = collector.spans.find(
+      (x) => x.traceId === traceId && x.kind === 2 && x.name === 'POST /v1/sessions/:sessionId/events',
+    )!;
+    expect(span).toMatchObject({ service: 'mango-api', traceId, parentSpanId: server.spanId });
+    expect(span!.attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'lookup_order',
+      'gen_ai.tool.call.id': use!.id,
+      'mango.session.id': s.id,
+      'mango.tool.kind': 'custom',
+      'mango.outcome': 'ok',
+    });
+    const everything = JSON.stringify(collector.spans);
+    expect(everything).not.toContain('SECRET-INPUT');
+    expect(everything).not.toContain('SECRET-OUTPUT');
+  }, 120_000);
+
   it('Work claims are spans under the Poll request', async () => {
     const envId = (await ws.post('/v1/environments', { name: 'claims' })).body.id;
     const supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);

@@ -75,6 +75,9 @@ export function initTracing(service: string, env: ObservabilityEnv): Tracing {
 
 export const tracer = (): Tracer => trace.getTracer('mango');
 
+/** Whether this process exports traces (callers skip work that only feeds spans when it does not). */
+export const tracingEnabled = (): boolean => installed !== undefined;
+
 /**
  * Runs `fn` in a span (child of the active context), records an exception and error status when it
  * throws, and always ends the span. Attributes never carry content or secrets (callers pass ids,

@@ -11,10 +11,10 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
-import { MetricsEnv } from '@mango/platform-metrics';
+import { ObservabilityEnv } from '@mango/platform-tracing';
 
-/** Every variable (the metrics listener's in MetricsEnv) apps/api reads, validated once at boot. */
-export class ApiEnv extends MetricsEnv {
+/** Every variable (metrics and tracing: ObservabilityEnv) apps/api reads, validated once at boot. */
+export class ApiEnv extends ObservabilityEnv {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

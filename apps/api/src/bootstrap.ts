@@ -5,6 +5,7 @@ import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
+import { initTracing } from '@mango/platform-tracing';
 import { ApiEnv } from './api.env';
 import { AppModule } from './app.module';
 import { DataSource } from 'typeorm';
@@ -21,6 +22,7 @@ export interface RunningApi {
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningApi> {
   const env = loadConfig(ApiEnv, rawEnv);
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
+  const tracing = initTracing('api', env);
   const metrics = new MangoMetrics('api');
   const keyring = vaultKeyringFrom(env.MANGO_VAULT_KEYRING);
   const app = await createHttpApp(AppModule.forRoot(env, metrics, keyring), {
@@ -47,6 +49,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     close: async () => {
       await metricsServer?.close();
       await app.close();
+      await tracing.shutdown();
     },
   };
 }

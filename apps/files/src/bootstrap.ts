@@ -6,6 +6,7 @@ import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
+import { initTracing } from '@mango/platform-tracing';
 import { AppModule } from './app.module';
 import { FilesEnv } from './files.env';
 import { streamUploadBodies } from './upload-body';
@@ -30,6 +31,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     bucket: env.MANGO_S3_BUCKET,
   });
   await store.ensureBucket();
+  const tracing = initTracing('files', env);
   const metrics = new MangoMetrics('files');
   const app = await createHttpApp(AppModule.forRoot(env, store, metrics), { log, metrics });
   streamUploadBodies(app);
@@ -47,6 +49,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     close: async () => {
       await metricsServer?.close();
       await app.close();
+      await tracing.shutdown();
     },
   };
 }

@@ -1,12 +1,12 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
-import { MetricsEnv } from '@mango/platform-metrics';
+import { ObservabilityEnv } from '@mango/platform-tracing';
 
 const MIB = 1024 * 1024;
 const TIB = 1024 * 1024 * MIB;
 
-/** Every variable (the metrics listener's in MetricsEnv) apps/files reads, validated once at boot. */
-export class FilesEnv extends MetricsEnv {
+/** Every variable (metrics and tracing: ObservabilityEnv) apps/files reads, validated once at boot. */
+export class FilesEnv extends ObservabilityEnv {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

@@ -6,6 +6,7 @@ import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { SecretBox } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
+import { initTracing } from '@mango/platform-tracing';
 import { AppModule } from './app.module';
 import { OrchestratorEnv } from './orchestrator.env';
 
@@ -20,6 +21,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
   }
   if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
   const log = createLogger({ service: 'orchestrator', level: env.MANGO_LOG_LEVEL });
+  const tracing = initTracing('orchestrator', env);
   const metrics = new MangoMetrics('orchestrator');
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log, metrics), {
     logger: new NestPinoLogger(log),
@@ -32,6 +34,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
     close: async () => {
       await metricsServer?.close();
       await app.close();
+      await tracing.shutdown();
     },
   };
 }

@@ -1,9 +1,9 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
-import { MetricsEnv } from '@mango/platform-metrics';
+import { ObservabilityEnv } from '@mango/platform-tracing';
 
-/** Every variable (the metrics listener's in MetricsEnv) apps/orchestrator reads, validated once at boot. */
-export class OrchestratorEnv extends MetricsEnv {
+/** Every variable (metrics and tracing: ObservabilityEnv) apps/orchestrator reads, validated once at boot. */
+export class OrchestratorEnv extends ObservabilityEnv {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

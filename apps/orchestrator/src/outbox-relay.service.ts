@@ -3,6 +3,7 @@ import { sessionInputSignal, sessionWorkflow } from '@mango/workflows';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
+import { contextFrom, SpanKind, tracer } from '@mango/platform-tracing';
 import { PgListener, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -121,8 +122,9 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
           kind: string;
           tool_use_id: string | null;
           waited: number;
+          traceparent: string | null;
         }> = await tx.query(
-          `SELECT o.id, o.session_id, o.event_seq, o.kind, e.tool_use_id,
+          `SELECT o.id, o.session_id, o.event_seq, o.kind, e.tool_use_id, e.body->>'_traceparent' AS traceparent,
                   EXTRACT(EPOCH FROM (now() - o.created_at))::float8 AS waited
              FROM outbox o LEFT JOIN session_events e ON e.session_id = o.session_id AND e.seq = o.event_seq
             WHERE o.dispatched_at IS NULL ORDER BY o.id LIMIT ${BATCH} FOR UPDATE OF o SKIP LOCKED`,
@@ -139,14 +141,24 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
         const queue = [...bySession.values()];
         const lane = async () => {
           for (let list = queue.shift(); list; list = queue.shift())
-            for (const row of list)
+            for (const row of list) {
+              // The hand-off to Temporal, in the trace of the request that wrote the event.
+              const span = tracer().startSpan(
+                'mango.outbox.dispatch',
+                {
+                  kind: SpanKind.PRODUCER,
+                  attributes: { 'mango.session.id': row.session_id, 'mango.event.kind': row.kind },
+                },
+                contextFrom(row.traceparent),
+              );
               await this.client!.workflow.signalWithStart(sessionWorkflow, {
                 workflowId: row.session_id,
                 taskQueue: this.env.MANGO_TASK_QUEUE,
                 args: [{ sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
                 signal: sessionInputSignal,
                 signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
-              });
+              }).finally(() => span.end());
+            }
         };
         await Promise.all(Array.from({ length: Math.min(SIGNAL_LANES, queue.length) }, lane));
         if (rows.length)

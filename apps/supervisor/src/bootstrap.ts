@@ -4,6 +4,7 @@ import { loadConfig } from '@mango/platform-config';
 import { NestPinoLogger } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
+import { initTracing } from '@mango/platform-tracing';
 import { AppModule } from './app.module';
 import { SupervisorEnv } from './supervisor.env';
 
@@ -11,6 +12,7 @@ import { SupervisorEnv } from './supervisor.env';
 export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
   const env = loadConfig(SupervisorEnv, rawEnv);
   const log = createLogger({ service: 'supervisor', level: env.MANGO_LOG_LEVEL });
+  const tracing = initTracing('supervisor', env);
   const metrics = new MangoMetrics('supervisor');
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log, metrics), {
     logger: new NestPinoLogger(log),
@@ -23,6 +25,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
     close: async () => {
       await metricsServer?.close();
       await app.close();
+      await tracing.shutdown();
     },
   };
 }

@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
-import { MetricsEnv } from '@mango/platform-metrics';
+import { ObservabilityEnv } from '@mango/platform-tracing';
 
 /** /run/mango-worker for root (the usual supervisor), else a per-user directory under the temp dir. */
 function defaultSocketDir(): string {
@@ -11,8 +11,8 @@ function defaultSocketDir(): string {
     : join(tmpdir(), `mango-worker-${process.getuid?.() ?? 0}`);
 }
 
-/** Every variable (the metrics listener's in MetricsEnv) `mango-worker docker` reads, validated once at boot. It never reads MANGO_API_KEY. */
-export class SupervisorEnv extends MetricsEnv {
+/** Every variable (metrics and tracing: ObservabilityEnv) `mango-worker docker` reads, validated once at boot. It never reads MANGO_API_KEY. */
+export class SupervisorEnv extends ObservabilityEnv {
   @Matches(/^mango_ek_[A-Za-z0-9_-]{43}$/, {
     message: 'MANGO_ENVIRONMENT_KEY must be an Environment key (mango_ek_…)',
   })

@@ -171,4 +171,37 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
     );
     void decodeWorkSecret;
   });
+
+  it('a container that cannot be created counts as a launch_error in the supervisor metrics', async () => {
+    const failEnv = (await ws.post('/v1/environments', { name: 'broken-image' })).body.id;
+    const failKey = (await api.issueKey('wrkspc_default', failEnv)).api_key;
+    const port = await freePort();
+    const broken = await startApp(
+      'apps/supervisor/src/main.ts',
+      {
+        MANGO_METRICS_PORT: String(port),
+        MANGO_ENVIRONMENT_KEY: failKey,
+        MANGO_ENVIRONMENT_ID: failEnv,
+        MANGO_BASE_URL: api.url,
+        DOCKER_HOST: process.env.DOCKER_HOST!,
+        MANGO_WORKER_IMAGE: 'mango-no-such-image:missing',
+        MANGO_WORKER_SOURCE_DIR: ROOT,
+        MANGO_SUPERVISOR_ID: `test-${failEnv.toLowerCase()}`,
+      },
+      logged('docker engine connected'),
+    );
+    try {
+      await ws.post(`/v1/environments/${failEnv}/work`, { data: { type: 'healthcheck' } });
+      for (let i = 0; i < 300 && !broken.logs().includes('item launch failed'); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(broken.logs()).toContain('item launch failed');
+      const scrape = await scrapeMetrics(`http://127.0.0.1:${port}/metrics`);
+      expect(scrape.value('mango_container_starts_total', { work_type: 'healthcheck' })).toBe(1);
+      expect(
+        scrape.value('mango_container_failures_total', { work_type: 'healthcheck', reason: 'launch_error' }),
+      ).toBe(1);
+    } finally {
+      await broken.stop();
+    }
+  }, 60_000);
 });

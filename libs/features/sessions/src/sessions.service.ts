@@ -59,6 +59,7 @@ import {
   WorkItemEntity,
 } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
+import { contextFrom, currentTraceparent, tracer, tracingEnabled } from '@mango/platform-tracing';
 import { DataSource, EntityManager, In, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
@@ -86,7 +87,15 @@ function asList(raw: unknown): string[] {
 
 const toStored = (e: ClientEvent) => {
   const { type, ...body } = e;
-  return { type, body: body as Record<string, unknown>, processed: false, runnable: isRunnable(e) };
+  // A message or interrupt keeps the request's trace context (an internal `_` field, never rendered):
+  // the orchestrator continues that trace for the turn it starts. No trace context while tracing is off.
+  const traceparent = type === 'user.message' || type === 'user.interrupt' ? currentTraceparent() : undefined;
+  return {
+    type,
+    body: (traceparent ? { ...body, _traceparent: traceparent } : body) as Record<string, unknown>,
+    processed: false,
+    runnable: isRunnable(e),
+  };
 };
 
 /**
@@ -532,7 +541,14 @@ export class SessionsService {
     }
     await this.admitFileDocuments(p.workspaceId, events);
     // Tool results accepted in this call, observed once the transaction committed.
-    const answered: Array<{ tool: string; kind: 'sandbox' | 'custom'; isError: boolean; since: Date }> = [];
+    const answered: Array<{
+      tool: string;
+      kind: 'sandbox' | 'custom';
+      isError: boolean;
+      since: Date;
+      callId: string;
+      traceparent?: string;
+    }> = [];
     const out = await this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, p.workspaceId, this.sessionIdFor(p, id), true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);
@@ -586,6 +602,11 @@ export class SessionsService {
             kind: e.type === 'user.tool_result' ? 'sandbox' : 'custom',
             isError: e.is_error === true,
             since: target.createdAt,
+            callId: target.id,
+            // The call's span joins the trace of the turn that made it (the message before the call).
+            traceparent: tracingEnabled()
+              ? await this.turnTraceparent(tx, session.id, target.seq)
+              : undefined,
           });
         fresh.push({
           ...toStored(e),
@@ -594,14 +615,48 @@ export class SessionsService {
         });
       }
       const rows = await appendEvents(tx, session, fresh, now);
-      return { data: [...stored, ...rows.map(renderEvent)], now };
+      return { data: [...stored, ...rows.map(renderEvent)], now, sessionId: session.id };
     });
-    for (const a of answered)
+    for (const a of answered) {
+      const outcome = a.isError ? 'error' : 'ok';
       this.metrics.toolCallDuration.observe(
-        { tool: a.tool, kind: a.kind, outcome: a.isError ? 'error' : 'ok' },
+        { tool: a.tool, kind: a.kind, outcome },
         Math.max(0, (out.now.getTime() - a.since.getTime()) / 1000),
       );
+      // `mango.tool_use <name>`: from the tool use to its result (ids and outcome only, never input or output).
+      tracer()
+        .startSpan(
+          `mango.tool_use ${a.tool}`,
+          {
+            startTime: a.since,
+            attributes: {
+              'gen_ai.operation.name': 'execute_tool',
+              'gen_ai.tool.name': a.tool,
+              'gen_ai.tool.call.id': a.callId,
+              'mango.session.id': out.sessionId,
+              'mango.tool.kind': a.kind,
+              'mango.outcome': outcome,
+            },
+          },
+          contextFrom(a.traceparent),
+        )
+        .end(out.now);
+    }
     return { data: out.data };
+  }
+
+  /** The `_traceparent` the API stored on the latest user.message before `seq` (the turn's trace). */
+  private async turnTraceparent(
+    tx: EntityManager,
+    sessionId: string,
+    seq: string,
+  ): Promise<string | undefined> {
+    const [row]: Array<{ tp: string | null }> = await tx.query(
+      `SELECT body->>'_traceparent' AS tp FROM session_events
+        WHERE session_id = $1 AND type = 'user.message' AND seq < $2 ORDER BY seq DESC LIMIT 1`,
+      [sessionId, String(seq)],
+    );
+    return row?.tp ?? undefined;
   }
 
   /**

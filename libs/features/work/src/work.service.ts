@@ -22,6 +22,7 @@ import {
 import { generateCredential, digestCredential, Principal } from '@mango/feature-auth';
 import { isId, newId } from '@mango/platform-ids';
 import { MangoMetrics } from '@mango/platform-metrics';
+import { tracer } from '@mango/platform-tracing';
 import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
 import {
   appendEvents,
@@ -230,6 +231,17 @@ export class WorkService {
         });
         if (attempt.work) {
           // Counted once the claim committed.
+          // A span for the claim itself (under the Poll request's span; no secret or token attributes).
+          tracer()
+            .startSpan('mango.environment.work.claim', {
+              attributes: {
+                'mango.environment.id': environmentId,
+                'mango.work.id': attempt.work.id,
+                'mango.work.type': attempt.workType!,
+                'mango.work.reclaim': attempt.reclaim!,
+              },
+            })
+            .end();
           const labels = { environment_id: environmentId, work_type: attempt.workType! };
           this.metrics.workClaims.inc({ ...labels, reclaim: attempt.reclaim! });
           if (attempt.reclaim === 'lease_expired') this.metrics.workLeaseExpiries.inc(labels);

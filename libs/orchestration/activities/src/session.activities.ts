@@ -26,6 +26,7 @@ import type { DeclaredMcpTool } from '@mango/domain-mcp';
 import type { McpRuntime } from './mcp.activities';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { MangoMetrics } from '@mango/platform-metrics';
+import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
 
 const MAX_TOKENS = 4096;
 /** Previews are batched: at most one notice per text block this often. */
@@ -176,6 +177,7 @@ export function createSessionActivities(deps: {
         messages: transcript(events),
         failures,
         startId,
+        traceparent: turnTraceparent(events),
       };
     });
     if (!prepared) return { stopReason: 'end_turn' };
@@ -234,11 +236,36 @@ export function createSessionActivities(deps: {
     const previews = previewPublisher(dataSource, sessionId, messageId);
     let response: ModelResponse;
     const requested = process.hrtime.bigint();
-    const observeRequest = (outcome: 'ok' | 'error' | 'cancelled') =>
+    // The model request's span continues the trace of the message that started the turn (gen_ai.*
+    // semantic conventions; ids, model and token counts only — never prompt or completion content).
+    const span = tracer().startSpan(
+      `chat ${agent.model.id}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.system': 'anthropic',
+          'gen_ai.provider.name': 'anthropic',
+          'gen_ai.request.model': agent.model.id,
+          'gen_ai.request.max_tokens': MAX_TOKENS,
+          'mango.session.id': sessionId,
+          'mango.turn': turn,
+          'mango.model_request.attempt': failures + 1,
+        },
+      },
+      contextFrom(prepared.traceparent),
+    );
+    const observeRequest = (outcome: 'ok' | 'error' | 'cancelled') => {
       deps.metrics?.modelRequestDuration.observe(
         { model: agent.model.id, outcome },
         Number(process.hrtime.bigint() - requested) / 1e9,
       );
+      if (outcome !== 'ok') {
+        span.setAttribute('mango.outcome', outcome);
+        if (outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
+    };
     try {
       response = await model.createMessage(
         {
@@ -251,6 +278,13 @@ export function createSessionActivities(deps: {
         { signal: context.cancellationSignal, onText: (index, text) => previews.onText(index, text) },
       );
       observeRequest('ok');
+      span.setAttributes({
+        'gen_ai.response.id': response.id,
+        'gen_ai.response.finish_reasons': [response.stop_reason],
+        'gen_ai.usage.input_tokens': response.usage.input_tokens,
+        'gen_ai.usage.output_tokens': response.usage.output_tokens,
+      });
+      span.end();
     } catch (err) {
       observeRequest(context.cancellationSignal.aborted ? 'cancelled' : 'error');
       if (context.cancellationSignal.aborted) {
@@ -400,6 +434,7 @@ export function createSessionActivities(deps: {
 
     async endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError }) {
       let turnSeconds: number | undefined;
+      let turnSpan: { start: Date; end: Date; traceparent?: string } | undefined;
       await withSession(dataSource, sessionId, async (tx, s) => {
         s.status = 'idle';
         await tx.update(SessionEntity, { id: s.id }, { status: 'idle' });
@@ -442,6 +477,11 @@ export function createSessionActivities(deps: {
             const usage = s.usage as Usage;
             const seconds = Math.max(0, (now.getTime() - started.createdAt.getTime()) / 1000);
             turnSeconds = seconds;
+            const origin = await tx.findOne(SessionEventEntity, {
+              where: { sessionId, type: 'user.message' },
+              order: { seq: 'DESC' },
+            });
+            turnSpan = { start: started.createdAt, end: now, traceparent: traceparentOf(origin?.body) };
             s.usage = {
               ...usage,
               active_seconds: Math.round(((Number(usage.active_seconds) || 0) + seconds) * 1000) / 1000,
@@ -452,6 +492,22 @@ export function createSessionActivities(deps: {
       });
       if (turnSeconds !== undefined)
         deps.metrics?.turnDuration.observe({ stop_reason: stopReason }, turnSeconds);
+      // The turn as one span (status_running → status_idle), in the trace of the message that started it.
+      if (turnSpan)
+        tracer()
+          .startSpan(
+            'mango.session.turn',
+            {
+              startTime: turnSpan.start,
+              attributes: {
+                'mango.session.id': sessionId,
+                'mango.turn': turn,
+                'mango.stop_reason': stopReason,
+              },
+            },
+            contextFrom(turnSpan.traceparent),
+          )
+          .end(turnSpan.end);
     },
   };
 }
@@ -620,4 +676,17 @@ function outcomeOf(uses: SessionEventEntity[]): StepOutcome {
   if (run.length) return { stopReason: 'tool_use', toolUseIds: run };
   // Only denied calls: their error results are in the transcript; the model answers next step.
   return uses.length ? { stopReason: 'tool_use', toolUseIds: [] } : { stopReason: 'end_turn' };
+}
+
+/** The trace context the API stored on an event (`_traceparent`, internal). */
+function traceparentOf(body: Record<string, unknown> | undefined): string | undefined {
+  const tp = body?._traceparent;
+  return typeof tp === 'string' ? tp : undefined;
+}
+
+/** The trace of the turn: the one of the latest user.message. */
+function turnTraceparent(events: SessionEventEntity[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--)
+    if (events[i]!.type === 'user.message') return traceparentOf(events[i]!.body);
+  return undefined;
 }

@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { MangoMetrics } from '@mango/platform-metrics';
+import { context, propagation, SpanKind, SpanStatusCode, trace, tracer } from '@mango/platform-tracing';
 import { ApiExceptionFilter, renderError } from './api-exception.filter';
 import { NestPinoLogger } from './nest-pino-logger';
 import { requestIdMiddleware } from './request-id';
@@ -37,6 +38,7 @@ export async function createHttpApp(
   express.disable('x-powered-by');
   express.set('query parser', 'extended');
   app.use(requestIdMiddleware);
+  app.use(traceRequests);
   app.use(accessLog(options.log, options.metrics));
   app.useBodyParser('json', { limit: options.jsonLimit ?? '32mb', strict: false, type: () => true });
   // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
@@ -83,4 +85,36 @@ function accessLog(log: Logger, metrics?: MangoMetrics) {
     });
     next();
   };
+}
+
+/**
+ * One SERVER span per request, continuing an inbound W3C `traceparent` (the SDKs send one); the handler
+ * runs in its context, so spans and stored trace context below it join the caller's trace. Named
+ * `<METHOD> <route template>` once routed. A no-op while tracing is not configured.
+ */
+function traceRequests(req: Request, res: Response, next: NextFunction) {
+  const parent = propagation.extract(context.active(), req.headers);
+  const span = tracer().startSpan(
+    req.method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': req.method,
+        'url.path': req.path,
+        'mango.request_id': req.requestId,
+      },
+    },
+    parent,
+  );
+  res.on('finish', () => {
+    const route = (req.route as { path?: unknown } | undefined)?.path;
+    if (typeof route === 'string') {
+      span.updateName(`${req.method} ${req.baseUrl ?? ''}${route}`);
+      span.setAttribute('http.route', `${req.baseUrl ?? ''}${route}`);
+    }
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+  context.with(trace.setSpan(parent, span), next);
 }

@@ -1,0 +1,254 @@
+import { createServer, Server } from 'node:http';
+import { startOrchestrator } from './support';
+import {
+  ApiUnderTest,
+  AppProcess,
+  httpClient,
+  HttpClient,
+  ScriptedModelServer,
+  startApi,
+  startScriptedModel,
+} from '@mango/testing';
+
+interface CollectedSpan {
+  service: string;
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  kind: number;
+  attributes: Record<string, unknown>;
+}
+
+/**
+ * An OTLP/HTTP (JSON) collector on 127.0.0.1 that keeps every span it receives in memory: the exporter
+ * of each real process sends its spans here exactly as it would to an OpenTelemetry Collector.
+ */
+async function startCollector() {
+  const spans: CollectedSpan[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += String(d)));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/traces') {
+        const body = JSON.parse(raw) as { resourceSpans: any[] };
+        for (const rs of body.resourceSpans) {
+          const service = rs.resource.attributes.find((a: any) => a.key === 'service.name')?.value
+            .stringValue;
+          for (const ss of rs.scopeSpans)
+            for (const s of ss.spans)
+              spans.push({
+                service,
+                name: s.name,
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId || undefined,
+                kind: s.kind,
+                attributes: Object.fromEntries(
+                  (s.attributes ?? []).map((a: any) => [a.key, Object.values(a.value)[0]]),
+                ),
+              });
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, spans, close: () => new Promise((r) => server.close(r)) };
+}
+
+/**
+ * OpenTelemetry across real processes: a request with a W3C `traceparent` to apps/api, the outbox hand-off
+ * and the model request in apps/orchestrator land in one trace; attributes follow gen_ai.* and carry no
+ * content or credential.
+ */
+describe('OpenTelemetry traces across real processes (api, orchestrator, Temporal, scripted model)', () => {
+  let api: ApiUnderTest;
+  let orchestrator: AppProcess;
+  let model: ScriptedModelServer;
+  let collector: Awaited<ReturnType<typeof startCollector>>;
+  let ws: HttpClient;
+  let key: string;
+
+  beforeAll(async () => {
+    collector = await startCollector();
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
+    api = await startApi('tracing', otel);
+    model = await startScriptedModel();
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `tracing-${Date.now()}`,
+      modelUrl: model.url,
+      env: otel,
+    });
+    key = (await api.issueKey('wrkspc_default')).api_key;
+    ws = httpClient(api.url, key);
+  }, 180_000);
+
+  afterAll(async () => {
+    await orchestrator?.stop();
+    await model?.close();
+    await api?.close();
+    await collector?.close();
+  });
+
+  it('one trace from the API request through the outbox to the model request and the turn', async () => {
+    const agent = (await ws.post('/v1/agents', { name: 'chat', model: 'm' })).body.id;
+    const envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    const s = (await ws.post('/v1/sessions', { agent, environment_id: envId })).body;
+    model.script({
+      content: [{ type: 'text', text: 'SECRET-COMPLETION' }],
+      usage: { input_tokens: 12, output_tokens: 7 },
+    });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parentId = '00f067aa0ba902b7';
+    const sent = await ws.post(
+      `/v1/sessions/${s.id}/events`,
+      { events: [{ type: 'user.message', content: [{ type: 'text', text: 'SECRET-PROMPT' }] }] },
+      { headers: { traceparent: `00-${traceId}-${parentId}-01` } },
+    );
+    expect(sent.status).toBe(200);
+    // The stored trace context is internal: it never appears on the wire.
+    expect(JSON.stringify(sent.body)).not.toContain(traceId);
+
+    const inTrace = () => collector.spans.filter((x) => x.traceId === traceId);
+    for (let i = 0; i < 300 && !inTrace().some((x) => x.name === 'mango.session.turn'); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const spans = inTrace();
+
+    const server = spans.find((x) => x.service === 'mango-api' && x.kind === 2)!;
+    expect(server).toMatchObject({
+      name: 'POST /v1/sessions/:sessionId/events',
+      parentSpanId: parentId,
+      attributes: {
+        'http.request.method': 'POST',
+        'http.route': '/v1/sessions/:sessionId/events',
+        'http.response.status_code': 200,
+      },
+    });
+    const dispatch = spans.find((x) => x.name === 'mango.outbox.dispatch')!;
+    expect(dispatch).toMatchObject({ service: 'mango-orchestrator', parentSpanId: server.spanId });
+    expect(dispatch.attributes).toMatchObject({
+      'mango.session.id': s.id,
+      'mango.event.kind': 'user.message',
+    });
+    const chat = spans.find((x) => x.name === 'chat m')!;
+    expect(chat).toMatchObject({ service: 'mango-orchestrator', parentSpanId: server.spanId, kind: 3 });
+    expect(chat.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'm',
+      'gen_ai.usage.input_tokens': 12,
+      'gen_ai.usage.output_tokens': 7,
+      'mango.session.id': s.id,
+    });
+    const turn = spans.find((x) => x.name === 'mango.session.turn')!;
+    expect(turn).toMatchObject({ service: 'mango-orchestrator', parentSpanId: server.spanId });
+    expect(turn.attributes).toMatchObject({ 'mango.stop_reason': 'end_turn' });
+
+    // Content off: no prompt, completion or credential in any span of any trace.
+    const everything = JSON.stringify(collector.spans);
+    for (const secret of ['SECRET-PROMPT', 'SECRET-COMPLETION', key, 'sk-scripted-model-key'])
+      expect(everything).not.toContain(secret);
+  }, 120_000);
+
+  it('a tool call is a `mango.tool_use <name>` span in the trace of its turn', async () => {
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: 'tools',
+        model: 'm',
+        tools: [
+          {
+            type: 'custom',
+            name: 'lookup_order',
+            description: 'Looks up an order.',
+            input_schema: { type: 'object', properties: { order: { type: 'string' } } },
+          },
+        ],
+      })
+    ).body.id;
+    const envId = (await ws.post('/v1/environments', { name: 'tools' })).body.id;
+    const s = (await ws.post('/v1/sessions', { agent, environment_id: envId })).body;
+    model.script(
+      {
+        content: [
+          { type: 'tool_use', id: 'toolu_t', name: 'lookup_order', input: { order: 'SECRET-INPUT' } },
+        ],
+        stop_reason: 'tool_use',
+      },
+      { content: [{ type: 'text', text: 'Shipped.' }] },
+    );
+    const traceId = '6bf92f3577b34da6a3ce929d0e0e4738';
+    await ws.post(
+      `/v1/sessions/${s.id}/events`,
+      { events: [{ type: 'user.message', content: [{ type: 'text', text: 'where is my order?' }] }] },
+      { headers: { traceparent: `00-${traceId}-20f067aa0ba902b9-01` } },
+    );
+    let use: Record<string, any> | undefined;
+    for (let i = 0; i < 300 && !use; i++) {
+      const list = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data as Array<
+        Record<string, any>
+      >;
+      use = list.find((e) => e.type === 'agent.custom_tool_use');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The application answers from another trace of its own; the call's span stays in the turn's trace.
+    await ws.post(
+      `/v1/sessions/${s.id}/events`,
+      {
+        events: [
+          {
+            type: 'user.custom_tool_result',
+            custom_tool_use_id: use!.id,
+            content: [{ type: 'text', text: 'SECRET-OUTPUT' }],
+          },
+        ],
+      },
+      { headers: { traceparent: '00-7bf92f3577b34da6a3ce929d0e0e4739-30f067aa0ba902ba-01' } },
+    );
+    let span: CollectedSpan | undefined;
+    for (let i = 0; i < 100 && !span; i++) {
+      span = collector.spans.find((x) => x.name === 'mango.tool_use lookup_order');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const server = collector.spans.find(
+      (x) => x.traceId === traceId && x.kind === 2 && x.name === 'POST /v1/sessions/:sessionId/events',
+    )!;
+    expect(span).toMatchObject({ service: 'mango-api', traceId, parentSpanId: server.spanId });
+    expect(span!.attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'lookup_order',
+      'gen_ai.tool.call.id': use!.id,
+      'mango.session.id': s.id,
+      'mango.tool.kind': 'custom',
+      'mango.outcome': 'ok',
+    });
+    const everything = JSON.stringify(collector.spans);
+    expect(everything).not.toContain('SECRET-INPUT');
+    expect(everything).not.toContain('SECRET-OUTPUT');
+  }, 120_000);
+
+  it('Work claims are spans under the Poll request', async () => {
+    const envId = (await ws.post('/v1/environments', { name: 'claims' })).body.id;
+    const supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
+    const work = (await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } })).body;
+    const traceId = '5bf92f3577b34da6a3ce929d0e0e4737';
+    const polled = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=5000`, {
+      headers: { traceparent: `00-${traceId}-10f067aa0ba902b8-01` },
+    });
+    expect(polled.body.id).toBe(work.id);
+    let claim: CollectedSpan | undefined;
+    for (let i = 0; i < 100 && !claim; i++) {
+      claim = collector.spans.find((x) => x.traceId === traceId && x.name === 'mango.environment.work.claim');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const poll = collector.spans.find((x) => x.traceId === traceId && x.kind === 2)!;
+    expect(claim).toMatchObject({ parentSpanId: poll.spanId });
+    expect(claim!.attributes).toEqual({
+      'mango.environment.id': envId,
+      'mango.work.id': work.id,
+      'mango.work.type': 'healthcheck',
+      'mango.work.reclaim': 'none',
+    });
+    expect(JSON.stringify(collector.spans)).not.toContain(polled.body.secret);
+  }, 60_000);
+});

@@ -17,3 +17,7 @@ export type { EnvironmentWork } from './resources/work';
 export * from './memory-types';
 export * from './types';
 export { decodeWorkSecret, encodeWorkSecret, InvalidWorkSecretError } from './work-secret';
+export type { MangoResources } from './client';
+export type * from './generated/resources';
+export type { components as OpenAPIComponents, operations as OpenAPIOperations } from './generated/openapi';
+export type { Body, Item, OperationId, Query, Result, ResultAt, StreamParams, Uploadable } from './resource';

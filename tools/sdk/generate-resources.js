@@ -127,8 +127,146 @@ function tsMethod(op) {
 }
 
 // Python ---------------------------------------------------------------------------------------------
-function emitPython() {
-  throw new Error('python: not yet');
+const PY_KEYWORDS = new Set(
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '),
+);
+const pyIdent = (name) => {
+  const id = name.replace(/\[\]$/, '').replace(/[^A-Za-z0-9_]/g, '_');
+  return PY_KEYWORDS.has(id) ? `${id}_` : id;
+};
+function pyScalar(schema) {
+  const t = Array.isArray(schema.type) ? schema.type.filter((x) => x !== 'null') : [schema.type];
+  if (t.length !== 1) return 'Any';
+  return { integer: 'int', number: 'float', boolean: 'bool', string: 'str' }[t[0]] ?? 'Any';
+}
+/** Query parameters as Python keyword arguments: `created_at[gte]` groups into `created_at` (a mapping),
+ * `types[]` becomes `types` (a sequence) — the shapes encode_query writes back. */
+function pyQuery(op) {
+  const args = new Map();
+  for (const q of op.query) {
+    const bracket = /^([A-Za-z0-9_]+)\[([A-Za-z0-9_]+)\]$/.exec(q.name);
+    if (bracket) {
+      const id = pyIdent(bracket[1]);
+      if (!args.has(id)) args.set(id, { id, key: bracket[1], type: 'Mapping[str, Any]', required: false });
+      continue;
+    }
+    const id = pyIdent(q.name);
+    const isList = q.name.endsWith('[]') || q.schema.type === 'array';
+    const key = q.name.endsWith('[]') ? q.name.slice(0, -2) : q.name;
+    const type = isList ? `Sequence[${pyScalar(q.schema.items ?? {})}]` : pyScalar(q.schema);
+    args.set(id, { id, key, type, required: q.required });
+  }
+  return [...args.values()];
+}
+
+function emitPython({ tree }, modelsPath) {
+  const names = new Set();
+  const text = modelsPath ? fs.readFileSync(modelsPath, 'utf8') : '';
+  for (const m of text.matchAll(/^class (\w+)\b|^(\w+): TypeAlias\b|^(\w+) = /gm)) names.add(m[1] ?? m[2] ?? m[3]);
+  const model = (ref) => (ref && names.has(ref) ? `m.${ref}` : 'dict[str, Any]');
+  const cls = (node, prefix) => `${prefix}${node.path.map(pascal).join('')}`;
+  const out = [
+    '"""Generated from openapi.yaml by tools/sdk/generate-resources.js (tools/sdk/generate.sh). Do not edit.',
+    '',
+    'Every operation is a method of the resource its operationId names, e.g. ``environments.work.poll``."""',
+    '',
+    'from __future__ import annotations',
+    '',
+    'from collections.abc import AsyncIterator, Iterator, Mapping, Sequence',
+    'from typing import Any, cast',
+    '',
+    'from .._base import AsyncBinaryResponse, AsyncResource, BinaryResponse, StreamEvent, SyncResource, seg',
+    'from .._core import AsyncHttpClient, FileInput, HttpClient, Query',
+    'from ..pagination import AsyncPaginator, Paginator',
+    'from . import models as m',
+    '',
+    '__all__ = ["AsyncResources", "Resources"]',
+    '',
+  ];
+  const nodes = [];
+  walk(tree, (n) => nodes.push(n));
+  nodes.push(tree);
+  for (const flavour of ['sync', 'async']) {
+    const prefix = flavour === 'sync' ? '' : 'Async';
+    for (const node of nodes) {
+      const name = node.path.length ? cls(node, prefix) : `${prefix}Resources`;
+      const base = flavour === 'sync' ? 'SyncResource' : 'AsyncResource';
+      const httpType = flavour === 'sync' ? 'HttpClient' : 'AsyncHttpClient';
+      out.push('', `class ${name}(${base}):`);
+      out.push(
+        node.path.length
+          ? `    """\`\`client.${node.path.join('.')}\`\`"""`
+          : '    """Every resource of openapi.yaml (the root of the client)."""',
+      );
+      if (node.children.size) {
+        out.push('', `    def __init__(self, http: ${httpType}) -> None:`, '        super().__init__(http)');
+        for (const [key, child] of node.children) out.push(`        self.${pyIdent(key)} = ${cls(child, prefix)}(http)`);
+      }
+      for (const op of node.ops) out.push('', ...pyMethod(op, flavour, model).map((l) => `    ${l}`));
+      if (!node.children.size && !node.ops.length) out.push('    pass');
+    }
+    out.push('');
+  }
+  return out.join('\n') + '\n';
+}
+
+function pyMethod(op, flavour, model) {
+  const isAsync = flavour === 'async';
+  const pos = ['self', ...op.pathParams.map((p) => `${pyIdent(p)}: str`)];
+  const kw = [];
+  let body = 'None';
+  let parts = 'None';
+  if (op.body === 'json') {
+    const t = op.bodyRef ? model(op.bodyRef) : 'Mapping[str, Any]';
+    pos.push(op.bodyRequired ? `params: ${t}` : `params: ${t} | None = None`);
+    body = op.bodyRequired ? 'params' : 'params if params is not None else {}';
+  } else if (op.body === 'multipart') {
+    const items = [];
+    for (const f of op.multipart) {
+      const id = pyIdent(f.name);
+      const t = f.file ? (f.array ? 'Sequence[FileInput]' : 'FileInput') : 'str';
+      kw.push(f.required ? `${id}: ${t}` : `${id}: ${t} | None = None`);
+      items.push(`("${f.name}", ${id}, ${f.file ? 'True' : 'False'})`);
+    }
+    parts = `[${items.join(', ')}]`;
+  }
+  // An event stream's resume point is the Last-Event-ID header (last_event_id below), not the query copy.
+  const query = pyQuery(op).filter((q) => !(op.result === 'sse' && q.key === 'last_event_id'));
+  for (const q of query) kw.push(q.required ? `${q.id}: ${q.type}` : `${q.id}: ${q.type} | None = None`);
+  const queryDict = `{${query.map((q) => `"${q.key}": ${q.id}`).join(', ')}}`;
+  if (op.result === 'sse') kw.push('last_event_id: str | None = None', 'max_retries: int | None = None');
+  kw.push('extra_query: Query | None = None', 'timeout: float | None = None');
+  // Required keyword-only arguments first (Python allows any order after `*`, but keep it readable).
+  kw.sort((a, b) => (a.includes('=') ? 1 : 0) - (b.includes('=') ? 1 : 0));
+  const sig = [...pos, '*', ...kw].join(', ');
+  const path = 'f"' + op.path.replace(/\{([^}]+)\}/g, (_, p) => `{seg(${pyIdent(p)})}`) + '"';
+  const common = `query=${queryDict}, extra_query=extra_query, timeout=timeout`;
+  const doc = `"""\`\`${op.method} ${op.path}\`\`${op.summary ? `: ${op.summary.replace(/"/g, "'")}` : ''}"""`;
+  const d = isAsync ? 'async def' : 'def';
+  if (op.result === 'sse') {
+    const ret = isAsync ? 'AsyncIterator[StreamEvent]' : 'Iterator[StreamEvent]';
+    return [
+      `def ${pyIdent(op.name)}(${sig}) -> ${ret}:`,
+      `    ${doc}`,
+      `    return self._stream(${path}, ${common}, last_event_id=last_event_id, max_retries=max_retries)`,
+    ];
+  }
+  if (op.result === 'binary') {
+    const ret = isAsync ? 'AsyncBinaryResponse' : 'BinaryResponse';
+    const aw = isAsync ? 'await ' : '';
+    return [`${d} ${pyIdent(op.name)}(${sig}) -> ${ret}:`, `    ${doc}`, `    return ${aw}self._download("${op.method}", ${path}, ${common})`];
+  }
+  if (op.list) {
+    const item = model(op.list.item);
+    const ret = `${isAsync ? 'AsyncPaginator' : 'Paginator'}[${item}]`;
+    return [`def ${pyIdent(op.name)}(${sig}) -> ${ret}:`, `    ${doc}`, `    return self._list("${op.method}", ${path}, ${common})`];
+  }
+  const accept = op.accept.length ? `, accept=(${op.accept.join(', ')},)` : '';
+  const call = `self._request("${op.method}", ${path}, ${common}, body=${body}, parts=${parts}${accept})`;
+  const aw = isAsync ? 'await ' : '';
+  if (op.result === 'none') return [`${d} ${pyIdent(op.name)}(${sig}) -> None:`, `    ${doc}`, `    ${aw}${call}`];
+  const ret = op.accept.length ? 'dict[str, Any]' : model(op.resultRef);
+  return [`${d} ${pyIdent(op.name)}(${sig}) -> ${ret}:`, `    ${doc}`, `    return cast(${JSON.stringify(ret)}, ${aw}${call})`];
 }
 
 // Go -------------------------------------------------------------------------------------------------
@@ -142,4 +280,4 @@ if (!emit) {
   console.error(`unknown language ${lang}`);
   process.exit(2);
 }
-fs.writeFileSync(output, emit(model));
+fs.writeFileSync(output, emit(model, pyModels));

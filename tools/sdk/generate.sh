@@ -48,6 +48,8 @@ gen_python() { # gen_python <out dir>
     --use-schema-description --disable-timestamp --formatters ruff-format) 2>"$tmp/datamodel-codegen.log" \
     || { cat "$tmp/datamodel-codegen.log" >&2; return 1; }
   printf '%s\n' '"""Generated from openapi.yaml by tools/sdk/generate.sh. Do not edit."""' > "$1/__init__.py"
+  node tools/sdk/generate-resources.js "$tmp/spec/openapi.yaml" python "$1/resources.py" "$1/models.py"
+  "$SDK_CACHE/venv/bin/ruff" format --no-cache --quiet --line-length 110 --target-version py310 "$1/resources.py"
 }
 
 gen_go() { # gen_go <out dir>

@@ -5,6 +5,7 @@
 # (or $SDK_REPORT) for tools/ci/summarize-tests.js.
 #   python-lint | python-typecheck | python-test | python-live
 #   go-lint     | go-typecheck     | go-test     | go-live
+#   python-wheel <out dir>   builds the mango-sdk wheel into <out dir> and prints its path
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -34,6 +35,14 @@ case "$target" in
     (cd libs/sdk/python && "$SDK_PY" -m pytest -p no:cacheprovider -q "tests/$suite" --junitxml="$work/junit.xml") || status=$?
     report junit "$work/junit.xml" "tmp/test-results/sdk-python.json"
     exit "$status"
+    ;;
+  python-wheel)
+    out=$(mkdir -p "${2:?usage: run.sh python-wheel <out dir>}" && cd "$2" && pwd)
+    # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
+    cp -r libs/sdk/python "$work/src"
+    rm -rf "$work/src/tests" && find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
+    "$SDK_PY" -m pip wheel -q --no-deps --no-build-isolation --disable-pip-version-check -w "$out" "$work/src" >&2
+    ls "$out"/mango_sdk-*.whl
     ;;
   go-lint)
     cd libs/sdk/go

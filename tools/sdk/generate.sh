@@ -56,7 +56,11 @@ gen_go() { # gen_go <out dir>
   mkdir -p "$1"
   node tools/sdk/normalize-openapi.js "$tmp/spec/openapi.yaml" "$tmp/openapi.go.yaml"
   "$SDK_OAPI_CODEGEN" -config tools/sdk/oapi-codegen.yaml -o "$1/mango.gen.go" "$tmp/openapi.go.yaml"
+  # The resource layer lives in package mango; it is generated (and checked) with this directory.
+  node tools/sdk/generate-resources.js "$tmp/spec/openapi.yaml" go "$tmp/resources.gen.go"
+  "$(dirname "$SDK_GO")/gofmt" -w "$tmp/resources.gen.go"
 }
+GO_RESOURCES=libs/sdk/go/mango/resources.gen.go
 
 status=0
 for lang in typescript python go; do
@@ -66,6 +70,11 @@ for lang in typescript python go; do
   # output must not depend on where it is written.
   "gen_$lang" "$tmp/$lang"
   if [ "$check" = 1 ]; then
+    if [ "$lang" = go ] && ! diff -u "$GO_RESOURCES" "$tmp/resources.gen.go" >"$tmp/go-resources.diff"; then
+      echo "[sdk] $GO_RESOURCES is out of date with openapi.yaml; run tools/sdk/generate.sh go and commit the result:" >&2
+      head -n 60 "$tmp/go-resources.diff" >&2
+      status=1
+    fi
     if ! diff -ru --exclude=__pycache__ "$dir" "$tmp/$lang" >"$tmp/$lang.diff"; then
       echo "[sdk] $dir is out of date with openapi.yaml; run tools/sdk/generate.sh $lang and commit the result:" >&2
       head -n 60 "$tmp/$lang.diff" >&2
@@ -77,6 +86,7 @@ for lang in typescript python go; do
     # The generated directories hold only generated files: replace them whole.
     rm -rf "$dir" && cp -r "$tmp/$lang" "$dir"
     echo "[sdk] wrote $dir" >&2
+    if [ "$lang" = go ]; then cp "$tmp/resources.gen.go" "$GO_RESOURCES" && echo "[sdk] wrote $GO_RESOURCES" >&2; fi
   fi
 done
 exit "$status"

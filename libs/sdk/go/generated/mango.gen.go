@@ -2108,6 +2108,29 @@ type SessionWorkData struct {
 	Type string    `json:"type"`
 }
 
+// SessionsEventsListResult defines model for SessionsEventsListResult.
+type SessionsEventsListResult struct {
+	Data     []SessionEvent `json:"data"`
+	NextPage *string        `json:"next_page"`
+}
+
+// SessionsEventsSendResult defines model for SessionsEventsSendResult.
+type SessionsEventsSendResult struct {
+	Data []SessionEvent `json:"data"`
+}
+
+// SessionsThreadsEventsListResult defines model for SessionsThreadsEventsListResult.
+type SessionsThreadsEventsListResult struct {
+	Data     []SessionEvent `json:"data"`
+	NextPage *string        `json:"next_page"`
+}
+
+// SessionsThreadsListResult defines model for SessionsThreadsListResult.
+type SessionsThreadsListResult struct {
+	Data     []SessionThread `json:"data"`
+	NextPage *string         `json:"next_page"`
+}
+
 // Skill A custom Skill of the workspace (hosted §3.8; `source` is always `custom`).
 type Skill struct {
 	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
@@ -18792,10 +18815,7 @@ type SessionsEventsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data     []SessionEvent `json:"data"`
-		NextPage *string        `json:"next_page"`
-	}
+	JSON200 *SessionsEventsListResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -18821,10 +18841,7 @@ type SessionsEventsListResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsEventsListResponse) GetJSON200() *struct {
-	Data     []SessionEvent `json:"data"`
-	NextPage *string        `json:"next_page"`
-} {
+func (r SessionsEventsListResponse) GetJSON200() *SessionsEventsListResult {
 	return r.JSON200
 }
 
@@ -18926,9 +18943,7 @@ type SessionsEventsSendResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data []SessionEvent `json:"data"`
-	}
+	JSON200 *SessionsEventsSendResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -18962,9 +18977,7 @@ type SessionsEventsSendResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsEventsSendResponse) GetJSON200() *struct {
-	Data []SessionEvent `json:"data"`
-} {
+func (r SessionsEventsSendResponse) GetJSON200() *SessionsEventsSendResult {
 	return r.JSON200
 }
 
@@ -19177,10 +19190,7 @@ type SessionsThreadsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data     []SessionThread `json:"data"`
-		NextPage *string         `json:"next_page"`
-	}
+	JSON200 *SessionsThreadsListResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -19206,10 +19216,7 @@ type SessionsThreadsListResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsThreadsListResponse) GetJSON200() *struct {
-	Data     []SessionThread `json:"data"`
-	NextPage *string         `json:"next_page"`
-} {
+func (r SessionsThreadsListResponse) GetJSON200() *SessionsThreadsListResult {
 	return r.JSON200
 }
 
@@ -19523,10 +19530,7 @@ type SessionsThreadsEventsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data     []SessionEvent `json:"data"`
-		NextPage *string        `json:"next_page"`
-	}
+	JSON200 *SessionsThreadsEventsListResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -19552,10 +19556,7 @@ type SessionsThreadsEventsListResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsThreadsEventsListResponse) GetJSON200() *struct {
-	Data     []SessionEvent `json:"data"`
-	NextPage *string        `json:"next_page"`
-} {
+func (r SessionsThreadsEventsListResponse) GetJSON200() *SessionsThreadsEventsListResult {
 	return r.JSON200
 }
 
@@ -28391,10 +28392,7 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data     []SessionEvent `json:"data"`
-			NextPage *string        `json:"next_page"`
-		}
+		var dest SessionsEventsListResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28518,9 +28516,7 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data []SessionEvent `json:"data"`
-		}
+		var dest SessionsEventsSendResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28795,10 +28791,7 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data     []SessionThread `json:"data"`
-			NextPage *string         `json:"next_page"`
-		}
+		var dest SessionsThreadsListResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29153,10 +29146,7 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data     []SessionEvent `json:"data"`
-			NextPage *string        `json:"next_page"`
-		}
+		var dest SessionsThreadsEventsListResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

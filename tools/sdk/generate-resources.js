@@ -128,7 +128,9 @@ function tsMethod(op) {
 
 // Python ---------------------------------------------------------------------------------------------
 const PY_KEYWORDS = new Set(
-  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '),
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(
+    ' ',
+  ),
 );
 const pyIdent = (name) => {
   const id = name.replace(/\[\]$/, '').replace(/[^A-Za-z0-9_]/g, '_');
@@ -162,7 +164,8 @@ function pyQuery(op) {
 function emitPython({ tree }, modelsPath) {
   const names = new Set();
   const text = modelsPath ? fs.readFileSync(modelsPath, 'utf8') : '';
-  for (const m of text.matchAll(/^class (\w+)\b|^(\w+): TypeAlias\b|^(\w+) = /gm)) names.add(m[1] ?? m[2] ?? m[3]);
+  for (const m of text.matchAll(/^class (\w+)\b|^(\w+): TypeAlias\b|^(\w+) = /gm))
+    names.add(m[1] ?? m[2] ?? m[3]);
   const model = (ref) => (ref && names.has(ref) ? `m.${ref}` : 'dict[str, Any]');
   const cls = (node, prefix) => `${prefix}${node.path.map(pascal).join('')}`;
   const out = [
@@ -200,7 +203,8 @@ function emitPython({ tree }, modelsPath) {
       );
       if (node.children.size) {
         out.push('', `    def __init__(self, http: ${httpType}) -> None:`, '        super().__init__(http)');
-        for (const [key, child] of node.children) out.push(`        self.${pyIdent(key)} = ${cls(child, prefix)}(http)`);
+        for (const [key, child] of node.children)
+          out.push(`        self.${pyIdent(key)} = ${cls(child, prefix)}(http)`);
       }
       for (const op of node.ops) out.push('', ...pyMethod(op, flavour, model).map((l) => `    ${l}`));
       if (!node.children.size && !node.ops.length) out.push('    pass');
@@ -254,19 +258,32 @@ function pyMethod(op, flavour, model) {
   if (op.result === 'binary') {
     const ret = isAsync ? 'AsyncBinaryResponse' : 'BinaryResponse';
     const aw = isAsync ? 'await ' : '';
-    return [`${d} ${pyIdent(op.name)}(${sig}) -> ${ret}:`, `    ${doc}`, `    return ${aw}self._download("${op.method}", ${path}, ${common})`];
+    return [
+      `${d} ${pyIdent(op.name)}(${sig}) -> ${ret}:`,
+      `    ${doc}`,
+      `    return ${aw}self._download("${op.method}", ${path}, ${common})`,
+    ];
   }
   if (op.list) {
     const item = model(op.list.item);
     const ret = `${isAsync ? 'AsyncPaginator' : 'Paginator'}[${item}]`;
-    return [`def ${pyIdent(op.name)}(${sig}) -> ${ret}:`, `    ${doc}`, `    return self._list("${op.method}", ${path}, ${common})`];
+    return [
+      `def ${pyIdent(op.name)}(${sig}) -> ${ret}:`,
+      `    ${doc}`,
+      `    return self._list("${op.method}", ${path}, ${common})`,
+    ];
   }
   const accept = op.accept.length ? `, accept=(${op.accept.join(', ')},)` : '';
   const call = `self._request("${op.method}", ${path}, ${common}, body=${body}, parts=${parts}${accept})`;
   const aw = isAsync ? 'await ' : '';
-  if (op.result === 'none') return [`${d} ${pyIdent(op.name)}(${sig}) -> None:`, `    ${doc}`, `    ${aw}${call}`];
+  if (op.result === 'none')
+    return [`${d} ${pyIdent(op.name)}(${sig}) -> None:`, `    ${doc}`, `    ${aw}${call}`];
   const ret = op.accept.length ? 'dict[str, Any]' : model(op.resultRef);
-  return [`${d} ${pyIdent(op.name)}(${sig}) -> ${ret}:`, `    ${doc}`, `    return cast(${JSON.stringify(ret)}, ${aw}${call})`];
+  return [
+    `${d} ${pyIdent(op.name)}(${sig}) -> ${ret}:`,
+    `    ${doc}`,
+    `    return cast(${JSON.stringify(ret)}, ${aw}${call})`,
+  ];
 }
 
 // Go -------------------------------------------------------------------------------------------------
@@ -275,7 +292,9 @@ function pyMethod(op, flavour, model) {
 const goOp = (op) => op.id.split('.').map(pascal).join('');
 const goIdent = (name) => {
   const id = camel(name.replace(/[^A-Za-z0-9_]/g, '_')).replace(/Id$/, 'ID');
-  return ['type', 'func', 'range', 'map', 'chan', 'default', 'select', 'go', 'var'].includes(id) ? `${id}_` : id;
+  return ['type', 'func', 'range', 'map', 'chan', 'default', 'select', 'go', 'var'].includes(id)
+    ? `${id}_`
+    : id;
 };
 const goType = (ref) => `generated.${ref.charAt(0).toUpperCase()}${ref.slice(1)}`;
 
@@ -311,9 +330,20 @@ function emitGo({ tree }) {
   for (const [key, child] of tree.children) out.push(`\t\t${pascal(key)}: new${cls(child)}(c),`);
   out.push('\t}', '}');
   walk(tree, (node) => {
-    out.push('', `// ${cls(node)} is c.${node.path.map(pascal).join('.')}.`, `type ${cls(node)} struct {`, '\tc *Client');
+    out.push(
+      '',
+      `// ${cls(node)} is c.${node.path.map(pascal).join('.')}.`,
+      `type ${cls(node)} struct {`,
+      '\tc *Client',
+    );
     for (const [key, child] of node.children) out.push(`\t${pascal(key)} *${cls(child)}`);
-    out.push('}', '', `func new${cls(node)}(c *Client) *${cls(node)} {`, `\treturn &${cls(node)}{c: c${[...node.children].map(([k, ch]) => `, ${pascal(k)}: new${cls(ch)}(c)`).join('')}}`, '}');
+    out.push(
+      '}',
+      '',
+      `func new${cls(node)}(c *Client) *${cls(node)} {`,
+      `\treturn &${cls(node)}{c: c${[...node.children].map(([k, ch]) => `, ${pascal(k)}: new${cls(ch)}(c)`).join('')}}`,
+      '}',
+    );
     for (const op of node.ops) out.push('', ...goMethod(op, cls(node)));
   });
   return out.join('\n') + '\n';
@@ -334,7 +364,8 @@ function goMethod(op, recv) {
   const summary = `// ${name} is ${op.method} ${op.path}${op.summary ? ` (${op.summary})` : ''}.`;
   const editors = 'reqEditors ...generated.RequestEditorFn';
   if (op.result === 'sse') {
-    const path = '"' + op.path.replace(/\{([^}]+)\}/g, (_, p) => `" + url.PathEscape(${goIdent(p)}) + "`) + '"';
+    const path =
+      '"' + op.path.replace(/\{([^}]+)\}/g, (_, p) => `" + url.PathEscape(${goIdent(p)}) + "`) + '"';
     return [
       summary,
       '// It reconnects with Last-Event-ID (see StreamOptions) and ends after session.deleted.',
@@ -370,7 +401,12 @@ function goMethod(op, recv) {
     ];
   }
   if (op.result === 'none') {
-    return [summary, `func (r *${recv}) ${name}(${args.join(', ')}) error {`, `\treturn Check(r.c.${raw}(${callArgs.join(', ')}))`, '}'];
+    return [
+      summary,
+      `func (r *${recv}) ${name}(${args.join(', ')}) error {`,
+      `\treturn Check(r.c.${raw}(${callArgs.join(', ')}))`,
+      '}',
+    ];
   }
   const result = op.resultRef ? goType(op.resultRef) : `generated.${raw}Result`;
   const lines = [

@@ -21,6 +21,8 @@ trap 'rm -rf "$work"' EXIT
 
 case "$target" in
   python-lint)
+    "$ruff" check --no-cache --config libs/sdk/python/pyproject.toml tools/sdk/conformance/python
+    "$ruff" format --no-cache --config libs/sdk/python/pyproject.toml --check tools/sdk/conformance/python
     cd libs/sdk/python
     "$ruff" check --no-cache .
     "$ruff" format --no-cache --check .
@@ -50,6 +52,10 @@ case "$target" in
     if [ -n "$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:" >&2; echo "$unformatted" >&2; exit 1; fi
     "$SDK_GO" vet ./...
     "$SDK_GO" vet -tags live ./...
+    # The Go conformance program (its own module, the SDK through replace).
+    unformatted=$("$(dirname "$SDK_GO")/gofmt" -l ../../../tools/sdk/conformance/go)
+    if [ -n "$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:" >&2; echo "$unformatted" >&2; exit 1; fi
+    (cd ../../../tools/sdk/conformance/go && GOFLAGS="$GOFLAGS -mod=mod" "$SDK_GO" vet .)
     ;;
   go-typecheck)
     cd libs/sdk/go

@@ -43,7 +43,8 @@ case "$target" in
     # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
     cp -r libs/sdk/python "$work/src"
     rm -rf "$work/src/tests" && find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
-    "$SDK_PY" -m pip wheel -q --no-deps --no-build-isolation --disable-pip-version-check -w "$out" "$work/src" >&2
+    # Build isolation fetches the build backend (setuptools >= 77, PEP 639) from PyPI once; pip caches it.
+    "$SDK_PY" -m pip wheel -q --no-deps --disable-pip-version-check -w "$out" "$work/src" >&2
     ls "$out"/mango_sdk-*.whl
     ;;
   go-lint)

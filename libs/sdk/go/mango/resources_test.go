@@ -134,3 +134,15 @@ func isNotFound(err error) bool {
 	e, ok := AsError(err)
 	return ok && e.Status == 404
 }
+
+// The SDK version follows the server's (root package.json).
+func TestVersionFollowsTheServer(t *testing.T) {
+	raw, err := os.ReadFile("../../../../package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`"version":\s*"([^"]+)"`).FindSubmatch(raw)
+	if m == nil || string(m[1]) != Version {
+		t.Fatalf("server version %q, SDK Version %q", m, Version)
+	}
+}

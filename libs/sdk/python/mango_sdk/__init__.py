@@ -21,6 +21,7 @@ from .errors import (
 )
 from .pagination import AsyncPaginator, Paginator
 from .sse import SseFrame, SseParser
+from .webhooks import WebhookVerificationError, verify_webhook
 from .work_secret import InvalidWorkSecretError, WorkSecret, decode_work_secret, encode_work_secret
 
 __version__ = SDK_VERSION
@@ -49,6 +50,7 @@ __all__ = [
     "SseFrame",
     "SseParser",
     "StreamEvent",
+    "WebhookVerificationError",
     "WorkSecret",
     "_generated",
     "decode_work_secret",
@@ -56,4 +58,5 @@ __all__ = [
     "is_retryable_status",
     "models",
     "retry_delay",
+    "verify_webhook",
 ]

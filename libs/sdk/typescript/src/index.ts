@@ -21,3 +21,4 @@ export type { MangoResources } from './client';
 export type * from './generated/resources';
 export type { components as OpenAPIComponents, operations as OpenAPIOperations } from './generated/openapi';
 export type { Body, Item, OperationId, Query, Result, ResultAt, StreamParams, Uploadable } from './resource';
+export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions } from './webhooks';

@@ -42,7 +42,7 @@ const scopeConstraints = [
 export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
-  { ignores: ['**/node_modules/**', '**/dist/**', '.nx/**', 'tmp/**', '**/*.js', '**/*.mjs', 'docs/**'] },
+  { ignores: ['**/node_modules/**', 'libs/sdk/typescript/src/generated/**', '**/dist/**', '.nx/**', 'tmp/**', '**/*.js', '**/*.mjs', 'docs/**'] },
   {
     files: ['**/*.ts'],
     rules: {

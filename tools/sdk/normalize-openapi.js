@@ -10,6 +10,8 @@
 //                                      only add a named type per property, and collide: Error.type vs ErrorType);
 //                                      a named component schema that is a const keeps enum: [v]
 //   examples: [...] (schema)        -> example: <first>
+//   an inline 2xx JSON response     -> components.schemas.<OperationId in PascalCase>Result, so that every
+//                                      result has a Go type name (mango/resources.gen.go returns it)
 const fs = require('node:fs');
 const YAML = require('yaml');
 
@@ -81,6 +83,25 @@ function walk(node) {
     else if (key === 'schemas' && value && typeof value === 'object') {
       for (const name of Object.keys(value)) value[name] = schema(value[name], true);
     } else walk(value);
+  }
+}
+const opTypeName = (id) =>
+  id
+    .split(/[._]/)
+    .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
+    .join('');
+for (const item of Object.values(doc.paths ?? {})) {
+  for (const op of Object.values(item ?? {})) {
+    if (!op || typeof op !== 'object' || !op.operationId) continue;
+    for (const [code, res] of Object.entries(op.responses ?? {})) {
+      const media = /^2\d\d$/.test(code) && res?.content?.['application/json'];
+      if (!media || !media.schema || media.schema.$ref) continue;
+      const name = `${opTypeName(op.operationId)}Result`;
+      doc.components.schemas ??= {};
+      if (doc.components.schemas[name]) throw new Error(`normalize-openapi: ${name} already exists`);
+      doc.components.schemas[name] = media.schema;
+      media.schema = { $ref: `#/components/schemas/${name}` };
+    }
   }
 }
 walk(doc);

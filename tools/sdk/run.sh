@@ -5,6 +5,7 @@
 # (or $SDK_REPORT) for tools/ci/summarize-tests.js.
 #   python-lint | python-typecheck | python-test | python-live
 #   go-lint     | go-typecheck     | go-test     | go-live
+#   python-wheel <out dir>   builds the mango-sdk wheel into <out dir> and prints its path
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -20,6 +21,8 @@ trap 'rm -rf "$work"' EXIT
 
 case "$target" in
   python-lint)
+    "$ruff" check --no-cache --config libs/sdk/python/pyproject.toml tools/sdk/conformance/python
+    "$ruff" format --no-cache --config libs/sdk/python/pyproject.toml --check tools/sdk/conformance/python
     cd libs/sdk/python
     "$ruff" check --no-cache .
     "$ruff" format --no-cache --check .
@@ -35,12 +38,25 @@ case "$target" in
     report junit "$work/junit.xml" "tmp/test-results/sdk-python.json"
     exit "$status"
     ;;
+  python-wheel)
+    out=$(mkdir -p "${2:?usage: run.sh python-wheel <out dir>}" && cd "$2" && pwd)
+    # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
+    cp -r libs/sdk/python "$work/src"
+    rm -rf "$work/src/tests" && find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
+    # Build isolation fetches the build backend (setuptools >= 77, PEP 639) from PyPI once; pip caches it.
+    "$SDK_PY" -m pip wheel -q --no-deps --disable-pip-version-check -w "$out" "$work/src" >&2
+    ls "$out"/mango_sdk-*.whl
+    ;;
   go-lint)
     cd libs/sdk/go
     unformatted=$("$(dirname "$SDK_GO")/gofmt" -l .)
     if [ -n "$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:" >&2; echo "$unformatted" >&2; exit 1; fi
     "$SDK_GO" vet ./...
     "$SDK_GO" vet -tags live ./...
+    # The Go conformance program (its own module, the SDK through replace).
+    unformatted=$("$(dirname "$SDK_GO")/gofmt" -l ../../../tools/sdk/conformance/go)
+    if [ -n "$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:" >&2; echo "$unformatted" >&2; exit 1; fi
+    (cd ../../../tools/sdk/conformance/go && GOFLAGS="$GOFLAGS -mod=mod" "$SDK_GO" vet .)
     ;;
   go-typecheck)
     cd libs/sdk/go

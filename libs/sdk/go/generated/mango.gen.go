@@ -2588,6 +2588,29 @@ type SessionWorkData struct {
 	Type string    `json:"type"`
 }
 
+// SessionsEventsListResult defines model for SessionsEventsListResult.
+type SessionsEventsListResult struct {
+	Data     []SessionEvent `json:"data"`
+	NextPage *string        `json:"next_page"`
+}
+
+// SessionsEventsSendResult defines model for SessionsEventsSendResult.
+type SessionsEventsSendResult struct {
+	Data []SessionEvent `json:"data"`
+}
+
+// SessionsThreadsEventsListResult defines model for SessionsThreadsEventsListResult.
+type SessionsThreadsEventsListResult struct {
+	Data     []SessionEvent `json:"data"`
+	NextPage *string        `json:"next_page"`
+}
+
+// SessionsThreadsListResult defines model for SessionsThreadsListResult.
+type SessionsThreadsListResult struct {
+	Data     []SessionThread `json:"data"`
+	NextPage *string         `json:"next_page"`
+}
+
 // Skill A custom Skill of the workspace (hosted §3.8; `source` is always `custom`).
 type Skill struct {
 	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
@@ -23015,10 +23038,7 @@ type SessionsEventsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data     []SessionEvent `json:"data"`
-		NextPage *string        `json:"next_page"`
-	}
+	JSON200 *SessionsEventsListResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -23044,10 +23064,7 @@ type SessionsEventsListResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsEventsListResponse) GetJSON200() *struct {
-	Data     []SessionEvent `json:"data"`
-	NextPage *string        `json:"next_page"`
-} {
+func (r SessionsEventsListResponse) GetJSON200() *SessionsEventsListResult {
 	return r.JSON200
 }
 
@@ -23149,9 +23166,7 @@ type SessionsEventsSendResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data []SessionEvent `json:"data"`
-	}
+	JSON200 *SessionsEventsSendResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -23185,9 +23200,7 @@ type SessionsEventsSendResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsEventsSendResponse) GetJSON200() *struct {
-	Data []SessionEvent `json:"data"`
-} {
+func (r SessionsEventsSendResponse) GetJSON200() *SessionsEventsSendResult {
 	return r.JSON200
 }
 
@@ -23415,10 +23428,7 @@ type SessionsThreadsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data     []SessionThread `json:"data"`
-		NextPage *string         `json:"next_page"`
-	}
+	JSON200 *SessionsThreadsListResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -23444,10 +23454,7 @@ type SessionsThreadsListResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsThreadsListResponse) GetJSON200() *struct {
-	Data     []SessionThread `json:"data"`
-	NextPage *string         `json:"next_page"`
-} {
+func (r SessionsThreadsListResponse) GetJSON200() *SessionsThreadsListResult {
 	return r.JSON200
 }
 
@@ -23761,10 +23768,7 @@ type SessionsThreadsEventsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data     []SessionEvent `json:"data"`
-		NextPage *string        `json:"next_page"`
-	}
+	JSON200 *SessionsThreadsEventsListResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -23790,10 +23794,7 @@ type SessionsThreadsEventsListResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsThreadsEventsListResponse) GetJSON200() *struct {
-	Data     []SessionEvent `json:"data"`
-	NextPage *string        `json:"next_page"`
-} {
+func (r SessionsThreadsEventsListResponse) GetJSON200() *SessionsThreadsEventsListResult {
 	return r.JSON200
 }
 
@@ -35184,10 +35185,7 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data     []SessionEvent `json:"data"`
-			NextPage *string        `json:"next_page"`
-		}
+		var dest SessionsEventsListResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35311,9 +35309,7 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data []SessionEvent `json:"data"`
-		}
+		var dest SessionsEventsSendResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35612,10 +35608,7 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data     []SessionThread `json:"data"`
-			NextPage *string         `json:"next_page"`
-		}
+		var dest SessionsThreadsListResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35970,10 +35963,7 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data     []SessionEvent `json:"data"`
-			NextPage *string        `json:"next_page"`
-		}
+		var dest SessionsThreadsEventsListResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -36,6 +36,9 @@ const (
 // with the base URL, the credential and the retrying transport. Pass its results to Decode.
 type Client struct {
 	*generated.Client
+	// Resources groups every operation by its operationId: c.Files.Upload, c.Environments.Work.Poll, …
+	// (generated into resources.gen.go). Each method decodes the result and returns *Error for non-2xx.
+	Resources
 	baseURL    string
 	apiKey     string
 	httpClient *http.Client
@@ -97,6 +100,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.Client = gen
+	c.Resources = newResources(c)
 	return c, nil
 }
 

@@ -103,6 +103,9 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 // once performs one attempt and reads the whole body under the per-attempt timeout, so a stalled body
 // is a (retryable) timeout too.
 func (d *retryDoer) once(req *http.Request) (*http.Response, error) {
+	if isStreaming(req.Context()) {
+		return d.onceStreaming(req)
+	}
 	ctx, cancel := context.WithTimeout(req.Context(), d.c.timeout)
 	defer cancel()
 	res, err := d.c.httpClient.Do(req.WithContext(ctx))

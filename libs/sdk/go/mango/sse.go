@@ -117,6 +117,8 @@ type StreamOptions struct {
 	IdleTimeout time.Duration
 	// MaxRetries is how many consecutive failed connections are retried. Default: the client's setting.
 	MaxRetries *int
+	// Query adds query parameters (e.g. event_deltas[]).
+	Query url.Values
 }
 
 // StreamEvents reads GET /v1/sessions/{id}/events/stream as Server-Sent Events. Pings are skipped. When
@@ -125,6 +127,11 @@ type StreamOptions struct {
 // iteration with the last error. Iteration ends after session.deleted, or when ctx is done (yielding
 // ctx.Err()). A non-retryable HTTP error (e.g. 404) is yielded as *Error.
 func (c *Client) StreamEvents(ctx context.Context, sessionID string, opts StreamOptions) iter.Seq2[StreamEvent, error] {
+	return c.streamPath(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/events/stream", opts)
+}
+
+// streamPath is StreamEvents for any event-stream path (Sessions.Events.Stream, Sessions.Threads.Stream).
+func (c *Client) streamPath(ctx context.Context, path string, opts StreamOptions) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		maxRetries := c.maxRetries
 		if opts.MaxRetries != nil {
@@ -134,7 +141,10 @@ func (c *Client) StreamEvents(ctx context.Context, sessionID string, opts Stream
 		if idle <= 0 {
 			idle = c.timeout
 		}
-		streamURL := c.baseURL + "/v1/sessions/" + url.PathEscape(sessionID) + "/events/stream"
+		streamURL := c.baseURL + path
+		if len(opts.Query) > 0 {
+			streamURL += "?" + opts.Query.Encode()
+		}
 		lastID := opts.LastEventID
 		failures := 0
 		for {

@@ -1,9 +1,10 @@
 """Mango Python SDK: models generated from openapi.yaml (``mango_sdk.models``) plus a thin client."""
 
 from . import _generated
-from ._core import SDK_VERSION, is_retryable_status, retry_delay
+from ._base import AsyncBinaryResponse, BinaryResponse, StreamEvent
+from ._core import SDK_VERSION, FileInput, is_retryable_status, retry_delay
 from ._generated import models
-from .client import Mango
+from .client import AsyncMango, Mango
 from .errors import (
     APIConnectionError,
     APITimeoutError,
@@ -18,9 +19,9 @@ from .errors import (
     RateLimitError,
     RequestTooLargeError,
 )
-from .pagination import Paginator
-from .resources import StreamEvent
+from .pagination import AsyncPaginator, Paginator
 from .sse import SseFrame, SseParser
+from .webhooks import WebhookVerificationError, verify_webhook
 from .work_secret import InvalidWorkSecretError, WorkSecret, decode_work_secret, encode_work_secret
 
 __version__ = SDK_VERSION
@@ -28,9 +29,14 @@ __all__ = [
     "SDK_VERSION",
     "APIConnectionError",
     "APITimeoutError",
+    "AsyncBinaryResponse",
+    "AsyncMango",
+    "AsyncPaginator",
     "AuthenticationError",
     "BadRequestError",
+    "BinaryResponse",
     "ConflictError",
+    "FileInput",
     "InternalServerError",
     "InvalidWorkSecretError",
     "Mango",
@@ -44,6 +50,7 @@ __all__ = [
     "SseFrame",
     "SseParser",
     "StreamEvent",
+    "WebhookVerificationError",
     "WorkSecret",
     "_generated",
     "decode_work_secret",
@@ -51,4 +58,5 @@ __all__ = [
     "is_retryable_status",
     "models",
     "retry_delay",
+    "verify_webhook",
 ]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import IO, Any
 from urllib.parse import quote, urlparse
 
 import httpx
@@ -24,6 +25,84 @@ MAX_RETRY_DELAY = 8.0
 _MAX_RETRY_AFTER = 60.0
 
 Query = Mapping[str, Any]
+
+FileContent = bytes | bytearray | memoryview | str | IO[bytes]
+FileInput = FileContent | tuple[str, FileContent] | tuple[str, FileContent, str]
+"""A multipart file part: bytes, a binary file object, ``(filename, content)`` or
+``(filename, content, content_type)``. A file object without a usable name is sent as ``blob``."""
+
+MultipartParts = Sequence[tuple[str, Any, bool]]
+"""``(field name, value, is_file)`` in order; a list value of a file field sends one part per item."""
+
+
+def _file_tuple(value: FileInput) -> tuple[str, Any, str | None]:
+    if isinstance(value, tuple):
+        if len(value) == 2:
+            return value[0], _content(value[1]), None
+        return value[0], _content(value[1]), value[2]
+    name = getattr(value, "name", None)
+    filename = name.rsplit("/", 1)[-1] if isinstance(name, str) and name else "blob"
+    return filename, _content(value), None
+
+
+def _content(value: FileContent) -> Any:
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return value
+
+
+def _multipart(parts: MultipartParts) -> tuple[list[tuple[str, Any]], list[tuple[str, str]], bool]:
+    """httpx ``files`` and ``data`` lists, and whether the body can be re-sent (no unseekable stream)."""
+    files: list[tuple[str, Any]] = []
+    data: list[tuple[str, str]] = []
+    replayable = True
+    for name, value, is_file in parts:
+        if value is None:
+            continue
+        items = (
+            list(value)
+            if is_file and isinstance(value, (list, tuple)) and not _is_file_tuple(value)
+            else [value]
+        )
+        for item in items:
+            if is_file:
+                filename, content, content_type = _file_tuple(item)
+                if not isinstance(content, bytes):
+                    replayable = replayable and _seekable(content)
+                files.append((name, (filename, content, content_type or "application/octet-stream")))
+            else:
+                data.append((name, str(item)))
+    return files, data, replayable
+
+
+def _form_fields(data: list[tuple[str, str]]) -> dict[str, Any] | None:
+    """httpx form fields (a repeated name becomes a list)."""
+    out: dict[str, Any] = {}
+    for name, value in data:
+        if name in out:
+            out[name] = [*out[name], value] if isinstance(out[name], list) else [out[name], value]
+        else:
+            out[name] = value
+    return out or None
+
+
+def _is_file_tuple(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) in (2, 3) and isinstance(value[0], str)
+
+
+def _seekable(stream: Any) -> bool:
+    try:
+        return bool(stream.seekable())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _rewind(files: list[tuple[str, Any]]) -> None:
+    for _, (_, content, _) in files:
+        if not isinstance(content, bytes):
+            content.seek(0)
 
 
 def is_retryable_status(status: int) -> bool:
@@ -152,27 +231,34 @@ class HttpClient:
         *,
         query: Query | None = None,
         body: Any = None,
+        parts: MultipartParts | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,
+        accept: Sequence[int] = (),
     ) -> Any:
         """Sends one call, retrying connection errors, timeouts, 408, 429 and 5xx (every method, as the
-        TypeScript SDK does). Returns the parsed JSON body (``None`` for 204/empty) or raises MangoError."""
+        TypeScript SDK does). Returns the parsed JSON body (``None`` for 204/empty) or raises MangoError.
+        ``parts`` sends ``multipart/form-data`` instead of JSON; ``accept`` lists non-2xx statuses whose
+        body is a result (readiness 503)."""
         retries = self.max_retries if max_retries is None else max_retries
         headers = self.headers("application/json")
-        content: bytes | None = None
-        if body is not None:
-            content = json.dumps(body).encode("utf-8")
-            headers["content-type"] = "application/json"
+        content, files, data, replayable = _encode_body(body, parts, headers)
+        if not replayable:
+            retries = 0
         url = self.base_url + path
         params = encode_query(query)
         attempt = 0
         while True:
+            if files:
+                _rewind(files)
             try:
                 response = self.http.request(
                     method,
                     url,
                     params=params,
                     content=content,
+                    files=files or None,
+                    data=_form_fields(data),
                     headers=headers,
                     timeout=timeout or self.timeout,
                 )
@@ -185,7 +271,7 @@ class HttpClient:
                 error = APIConnectionError(f"Connection error: {method} {url}: {exc}")
                 error.__cause__ = exc
             else:
-                if 200 <= response.status_code < 300:
+                if 200 <= response.status_code < 300 or response.status_code in accept:
                     return _parse_success(response)
                 error = error_from_response(response.status_code, response.headers, response.text)
                 if not is_retryable_status(response.status_code) or attempt >= retries:
@@ -199,16 +285,245 @@ class HttpClient:
             attempt += 1
 
     @contextmanager
+    def download(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[httpx.Response]:
+        """A binary response whose body is streamed: retries like ``request`` until a 2xx arrives, then
+        yields the open response (read it with ``iter_bytes()``); closed when the block ends."""
+        retries = self.max_retries if max_retries is None else max_retries
+        url = self.base_url + path
+        request = self.http.build_request(
+            method,
+            url,
+            params=encode_query(query),
+            headers=self.headers("*/*"),
+            timeout=timeout or self.timeout,
+        )
+        attempt = 0
+        while True:
+            try:
+                response = self.http.send(request, stream=True)
+            except httpx.TimeoutException as exc:
+                error: MangoError = APITimeoutError(
+                    f"Request timed out: {method} {url}", type="connection_error"
+                )
+                error.__cause__ = exc
+                delay = retry_delay(attempt)
+            except httpx.TransportError as exc:
+                error = APIConnectionError(f"Connection error: {method} {url}: {exc}")
+                error.__cause__ = exc
+                delay = retry_delay(attempt)
+            else:
+                if 200 <= response.status_code < 300:
+                    try:
+                        yield response
+                    finally:
+                        response.close()
+                    return
+                response.read()
+                response.close()
+                error = error_from_response(response.status_code, response.headers, response.text)
+                if not is_retryable_status(response.status_code):
+                    raise error
+                delay = retry_delay(attempt, response.headers)
+            if attempt >= retries:
+                raise error
+            self.sleep(delay)
+            attempt += 1
+
+    @contextmanager
     def stream(
-        self, path: str, *, headers: Mapping[str, str], timeout: float | None
+        self, path: str, *, query: Query | None = None, headers: Mapping[str, str], timeout: float | None
     ) -> Iterator[httpx.Response]:
         """Opens a long-lived GET in one attempt; ``timeout`` bounds connecting and each read."""
         url = self.base_url + path
         t = timeout or self.timeout
         with self.http.stream(
-            "GET", url, headers=self.headers("text/event-stream", headers), timeout=httpx.Timeout(t)
+            "GET",
+            url,
+            params=encode_query(query),
+            headers=self.headers("text/event-stream", headers),
+            timeout=httpx.Timeout(t),
         ) as response:
             yield response
+
+
+def _encode_body(
+    body: Any, parts: MultipartParts | None, headers: dict[str, str]
+) -> tuple[bytes | None, list[tuple[str, Any]], list[tuple[str, str]], bool]:
+    if parts is not None:
+        files, data, replayable = _multipart(parts)
+        return None, files, data, replayable
+    if body is not None:
+        headers["content-type"] = "application/json"
+        return json.dumps(body).encode("utf-8"), [], [], True
+    return None, [], [], True
+
+
+class AsyncHttpClient:
+    """The asyncio twin of :class:`HttpClient` (same auth, retries, errors and timeouts) on ``httpx.AsyncClient``."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        # A sync client validates the settings and builds the headers; it never sends anything.
+        self._config = HttpClient(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout=timeout,
+            default_headers=default_headers,
+            http_client=_UNUSED,
+        )
+        self.base_url = self._config.base_url
+        self.api_key = api_key
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.default_headers = self._config.default_headers
+        self.http = http_client or httpx.AsyncClient()
+        self.sleep = sleep
+
+    def headers(self, accept: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        return self._config.headers(accept, extra)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query | None = None,
+        body: Any = None,
+        parts: MultipartParts | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        accept: Sequence[int] = (),
+    ) -> Any:
+        retries = self.max_retries if max_retries is None else max_retries
+        headers = self.headers("application/json")
+        content, files, data, replayable = _encode_body(body, parts, headers)
+        if not replayable:
+            retries = 0
+        url = self.base_url + path
+        params = encode_query(query)
+        attempt = 0
+        while True:
+            if files:
+                _rewind(files)
+            try:
+                response = await self.http.request(
+                    method,
+                    url,
+                    params=params,
+                    content=content,
+                    files=files or None,
+                    data=_form_fields(data),
+                    headers=headers,
+                    timeout=timeout or self.timeout,
+                )
+            except httpx.TimeoutException as exc:
+                error: MangoError = APITimeoutError(
+                    f"Request timed out: {method} {url}", type="connection_error"
+                )
+                error.__cause__ = exc
+            except httpx.TransportError as exc:
+                error = APIConnectionError(f"Connection error: {method} {url}: {exc}")
+                error.__cause__ = exc
+            else:
+                if 200 <= response.status_code < 300 or response.status_code in accept:
+                    return _parse_success(response)
+                error = error_from_response(response.status_code, response.headers, response.text)
+                if not is_retryable_status(response.status_code) or attempt >= retries:
+                    raise error
+                await self.sleep(retry_delay(attempt, response.headers))
+                attempt += 1
+                continue
+            if attempt >= retries:
+                raise error
+            await self.sleep(retry_delay(attempt))
+            attempt += 1
+
+    @asynccontextmanager
+    async def download(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[httpx.Response]:
+        retries = self.max_retries if max_retries is None else max_retries
+        url = self.base_url + path
+        request = self.http.build_request(
+            method,
+            url,
+            params=encode_query(query),
+            headers=self.headers("*/*"),
+            timeout=timeout or self.timeout,
+        )
+        attempt = 0
+        while True:
+            try:
+                response = await self.http.send(request, stream=True)
+            except httpx.TimeoutException as exc:
+                error: MangoError = APITimeoutError(
+                    f"Request timed out: {method} {url}", type="connection_error"
+                )
+                error.__cause__ = exc
+                delay = retry_delay(attempt)
+            except httpx.TransportError as exc:
+                error = APIConnectionError(f"Connection error: {method} {url}: {exc}")
+                error.__cause__ = exc
+                delay = retry_delay(attempt)
+            else:
+                if 200 <= response.status_code < 300:
+                    try:
+                        yield response
+                    finally:
+                        await response.aclose()
+                    return
+                await response.aread()
+                await response.aclose()
+                error = error_from_response(response.status_code, response.headers, response.text)
+                if not is_retryable_status(response.status_code):
+                    raise error
+                delay = retry_delay(attempt, response.headers)
+            if attempt >= retries:
+                raise error
+            await self.sleep(delay)
+            attempt += 1
+
+    @asynccontextmanager
+    async def stream(
+        self, path: str, *, query: Query | None = None, headers: Mapping[str, str], timeout: float | None
+    ) -> AsyncIterator[httpx.Response]:
+        url = self.base_url + path
+        t = timeout or self.timeout
+        async with self.http.stream(
+            "GET",
+            url,
+            params=encode_query(query),
+            headers=self.headers("text/event-stream", headers),
+            timeout=httpx.Timeout(t),
+        ) as response:
+            yield response
+
+
+_UNUSED = httpx.Client()
 
 
 def _parse_success(response: httpx.Response) -> Any:

@@ -43,7 +43,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RequestSpec {
   method: HttpMethod;
@@ -51,6 +51,8 @@ export interface RequestSpec {
   query?: object;
   /** JSON body; `undefined` sends no body at all. */
   body?: unknown;
+  /** A `multipart/form-data` body instead of JSON (fetch sets the boundary). */
+  form?: FormData;
   options?: RequestOptions;
   /** Lower bound for this call's timeout (long polls need more than the default). */
   minTimeoutMs?: number;
@@ -212,8 +214,10 @@ export class HttpClient {
     const timeoutMs = Math.max(options.timeoutMs ?? this.config.timeoutMs, spec.minTimeoutMs ?? 0);
     const url = `${this.config.baseUrl}${spec.path}${encodeQuery(spec.query)}`;
     const headers = this.headers('application/json', options.headers);
-    let body: string | undefined;
-    if (spec.body !== undefined) {
+    let body: string | FormData | undefined;
+    if (spec.form !== undefined) {
+      body = spec.form;
+    } else if (spec.body !== undefined) {
       body = JSON.stringify(spec.body);
       headers['content-type'] = 'application/json';
     }
@@ -241,6 +245,51 @@ export class HttpClient {
         continue;
       }
       throw outcome.error;
+    }
+  }
+
+  /**
+   * A binary download: retries like {@link request} until a 2xx response arrives, then resolves to the
+   * unread `Response` (its body streams; the per-attempt timeout covers only the wait for headers).
+   */
+  async download(spec: RequestSpec): Promise<Response> {
+    const options = spec.options ?? {};
+    const maxRetries = options.maxRetries ?? this.config.maxRetries;
+    const timeoutMs = Math.max(options.timeoutMs ?? this.config.timeoutMs, spec.minTimeoutMs ?? 0);
+    const url = `${this.config.baseUrl}${spec.path}${encodeQuery(spec.query)}`;
+    const headers = this.headers('*/*', options.headers);
+    for (let attempt = 0; ; attempt++) {
+      const userSignal = options.signal;
+      if (userSignal?.aborted) throw aborted(userSignal.reason);
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, timeoutMs);
+      const onUserAbort = (): void => controller.abort();
+      userSignal?.addEventListener('abort', onUserAbort, { once: true });
+      let response: Response;
+      try {
+        response = await this.config.fetch(url, { method: spec.method, headers, signal: controller.signal });
+      } catch (cause) {
+        clearTimeout(timer);
+        userSignal?.removeEventListener('abort', onUserAbort);
+        if (userSignal?.aborted) throw aborted(userSignal.reason);
+        const error = connectionFailure(spec.method, url, cause, timedOut, timeoutMs);
+        if (attempt >= maxRetries) throw error;
+        await sleep(retryDelayMs(attempt), userSignal);
+        continue;
+      }
+      clearTimeout(timer);
+      if (response.status >= 200 && response.status < 300) return response;
+      const text = await response.text().catch(() => '');
+      userSignal?.removeEventListener('abort', onUserAbort);
+      if (isRetryableStatus(response.status) && attempt < maxRetries) {
+        await sleep(retryDelayMs(attempt, response.headers), userSignal);
+        continue;
+      }
+      throw errorFromResponse(response.status, response.headers, text);
     }
   }
 
@@ -334,7 +383,7 @@ export class HttpClient {
   /** One HTTP exchange, body included, under its own timeout. Never throws; failures are returned. */
   private async attempt(
     url: string,
-    init: { method: HttpMethod; headers: Record<string, string>; body: string | undefined },
+    init: { method: HttpMethod; headers: Record<string, string>; body: string | FormData | undefined },
     timeoutMs: number,
     userSignal: AbortSignal | undefined,
   ): Promise<

@@ -1,61 +1,62 @@
-import { Webhook } from 'standardwebhooks';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** The thin payload of every Mango webhook delivery (hosted §3.12; no `organization_id` in Mango). */
-export interface WebhookEvent {
-  type: 'event';
-  /** Equals the `webhook-id` header; the same on every attempt and redelivery — deduplicate on it. */
-  id: string;
-  created_at: string;
-  data: { type: string; id: string; workspace_id: string; [extra: string]: unknown };
+/** A webhook whose signature, timestamp or headers do not verify. */
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
 }
 
-/** Thrown by {@link unwrapWebhook} when no secret verifies the delivery (or the body is not an event). */
-export class InvalidWebhookSignatureError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(`Invalid webhook: ${message}`, options);
-    this.name = 'InvalidWebhookSignatureError';
-  }
+export interface VerifyWebhookOptions {
+  /** Accepted clock skew either way, in seconds (default 300, the Standard Webhooks tolerance). */
+  toleranceSeconds?: number;
+  /** The current time in milliseconds (tests). */
+  now?: number;
 }
 
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 
-function header(headers: HeaderBag, name: string): string {
-  const v =
-    typeof (headers as Headers).get === 'function'
-      ? (headers as Headers).get(name)
-      : (headers as Record<string, string | string[] | undefined>)[name];
-  return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
+function header(headers: HeaderBag, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const bag = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(bag).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : bag[key];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**
- * Verifies a delivery with the Standard Webhooks scheme (the maintained `standardwebhooks` library:
- * `webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`) and returns the parsed event.
- * Pass the raw request body exactly as received. `secrets` may list several `whsec_` secrets (during a
- * rotation, the old and the new one): the delivery is accepted when any of them verifies it.
+ * Verifies a webhook delivery with the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` entries, the key being the
+ * base64 after `whsec_`) and returns the parsed JSON body. Pass the raw body exactly as received.
  */
-export function unwrapWebhook(
-  body: string | Buffer,
+export function verifyWebhook<T = unknown>(
+  body: string | Uint8Array,
   headers: HeaderBag,
-  secrets: string | string[],
-): WebhookEvent {
-  const list = Array.isArray(secrets) ? secrets : [secrets];
-  if (list.length === 0) throw new InvalidWebhookSignatureError('no signing secret given');
-  const h = {
-    'webhook-id': header(headers, 'webhook-id'),
-    'webhook-timestamp': header(headers, 'webhook-timestamp'),
-    'webhook-signature': header(headers, 'webhook-signature'),
-  };
-  let last: unknown;
-  for (const secret of list) {
-    try {
-      const event = new Webhook(secret).verify(body, h) as WebhookEvent;
-      if (event?.type !== 'event' || typeof event.id !== 'string' || event.id !== h['webhook-id'])
-        throw new InvalidWebhookSignatureError('the body is not a Mango webhook event for this webhook-id');
-      return event;
-    } catch (e) {
-      if (e instanceof InvalidWebhookSignatureError) throw e;
-      last = e;
-    }
+  secret: string,
+  options: VerifyWebhookOptions = {},
+): T {
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  const signatures = header(headers, 'webhook-signature');
+  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('missing webhook-* headers');
+  if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('invalid webhook-timestamp');
+  const skew = Math.abs((options.now ?? Date.now()) / 1000 - Number(timestamp));
+  if (skew > (options.toleranceSeconds ?? 300))
+    throw new WebhookVerificationError('webhook-timestamp outside the tolerance');
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  if (key.length === 0) throw new WebhookVerificationError('empty signing secret');
+  const raw = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body);
+  const expected = createHmac('sha256', key)
+    .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), raw]))
+    .digest();
+  const ok = signatures.split(' ').some((entry) => {
+    const [version, sig] = entry.split(',', 2);
+    if (version !== 'v1' || !sig) return false;
+    const given = Buffer.from(sig, 'base64');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (!ok) throw new WebhookVerificationError('no matching webhook-signature');
+  try {
+    return JSON.parse(raw.toString('utf8')) as T;
+  } catch {
+    throw new WebhookVerificationError('the webhook body is not JSON');
   }
-  throw new InvalidWebhookSignatureError(String((last as Error)?.message ?? last), { cause: last });
 }

@@ -135,11 +135,13 @@ export class Sessions {
   }
 }
 
-async function* streamEvents(
+/** The reconnecting SSE reader behind every `stream` method (`query`: extra query parameters). */
+export async function* streamEvents(
   http: HttpClient,
   path: string,
   params: SessionEventStreamParams,
   options: RequestOptions,
+  query?: object,
 ): AsyncGenerator<SessionStreamEvent, void, undefined> {
   const signal = params.signal ?? options.signal;
   const maxRetries = options.maxRetries ?? http.config.maxRetries;
@@ -150,6 +152,7 @@ async function* streamEvents(
   for (;;) {
     const outcome = await http.openStream({
       path,
+      query,
       headers: lastId === undefined ? {} : { 'last-event-id': lastId },
       options: { ...options, signal },
     });

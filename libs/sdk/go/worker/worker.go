@@ -1,0 +1,260 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mango/mango/libs/sdk/go/generated"
+	"github.com/mango/mango/libs/sdk/go/mango"
+)
+
+// HealthcheckTimeout bounds the provider's Healthcheck callback.
+const HealthcheckTimeout = 10 * time.Second
+
+// ErrLeaseLost is the cause of an item context cancelled because its lease is gone (a 412 on heartbeat,
+// or the Work token refused after a reclaim or expiry).
+var ErrLeaseLost = errors.New("worker: lease lost")
+
+// ErrStopRequested is the cause of an item context cancelled because the Work is stopping (graceful Stop).
+var ErrStopRequested = errors.New("worker: stop requested")
+
+// EnvironmentWorker composes WorkPoller and SessionToolRunner. It performs the first heartbeat before
+// anything runs, renews the lease conditionally (echoing the previous last_heartbeat exactly), cancels
+// the item when the lease is lost or a Stop is requested, and force-Stops Session Work when its runner
+// ends. A healthcheck calls the provider's Healthcheck with a 10 s context and submits the result; a
+// missing callback reports failure.
+type EnvironmentWorker struct {
+	// Client authenticates with the Environment key (Poll and Ack). Work tokens come from each item's secret.
+	Client        *mango.Client
+	EnvironmentID string
+	WorkerID      string
+	// Healthcheck is the provider-owned probe of the execution path (nil: the check fails).
+	Healthcheck func(ctx context.Context) error
+	// Tools run Session tool calls (SessionToolRunner).
+	Tools []Tool
+	// LeaseTTL is desired_ttl_seconds (1–300; 0: 60 s). The lease is renewed every third of it.
+	LeaseTTL time.Duration
+	// MaxIdle is passed to SessionToolRunner.
+	MaxIdle time.Duration
+	// Block and ReclaimOlderThan configure the WorkPoller.
+	Block, ReclaimOlderThan time.Duration
+	// OnError sees non-fatal errors.
+	OnError func(error)
+}
+
+// Run polls and handles items one at a time until ctx is done, drain is closed (the running item
+// finishes first) or polling fails fatally.
+func (w *EnvironmentWorker) Run(ctx context.Context, drain <-chan struct{}) error {
+	p := &WorkPoller{
+		Client: w.Client, EnvironmentID: w.EnvironmentID, WorkerID: w.WorkerID,
+		Block: w.Block, ReclaimOlderThan: w.ReclaimOlderThan, OnError: w.OnError,
+	}
+	return p.Run(ctx, drain, func(ctx context.Context, item *Item) {
+		if err := w.HandleItem(ctx, *item, drain); err != nil {
+			w.report(fmt.Errorf("work %s: %w", item.WorkID, err))
+		}
+	})
+}
+
+// ItemFromEnv is the narrow identity of an already-acknowledged item from MANGO_WORK_ID,
+// MANGO_ENVIRONMENT_ID, MANGO_WORK_TYPE and MANGO_SESSION_ID (Session Work only). The Work secret is
+// not an environment value: pass it from the launcher's protected transport (e.g. stdin).
+func ItemFromEnv(secret string) (Item, error) {
+	item := Item{
+		WorkID:        os.Getenv("MANGO_WORK_ID"),
+		EnvironmentID: os.Getenv("MANGO_ENVIRONMENT_ID"),
+		Type:          os.Getenv("MANGO_WORK_TYPE"),
+		SessionID:     os.Getenv("MANGO_SESSION_ID"),
+		Secret:        secret,
+	}
+	switch {
+	case item.WorkID == "" || item.EnvironmentID == "":
+		return Item{}, errors.New("worker: MANGO_WORK_ID and MANGO_ENVIRONMENT_ID are required")
+	case item.Type != TypeHealthcheck && item.Type != TypeSession:
+		return Item{}, fmt.Errorf("%w %q (MANGO_WORK_TYPE)", ErrUnknownWorkType, item.Type)
+	case item.Type == TypeSession && item.SessionID == "":
+		return Item{}, errors.New("worker: MANGO_SESSION_ID is required for session Work")
+	case item.Type == TypeHealthcheck && item.SessionID != "":
+		return Item{}, errors.New("worker: MANGO_SESSION_ID is only for session Work")
+	case secret == "":
+		return Item{}, errors.New("worker: the Work secret is required")
+	}
+	return item, nil
+}
+
+// HandleItem runs one acknowledged item with the Work token from its secret. drain (may be nil) lets a
+// Session's running tool calls finish before the final Stop.
+func (w *EnvironmentWorker) HandleItem(ctx context.Context, item Item, drain <-chan struct{}) error {
+	secret, err := mango.DecodeWorkSecret(item.Secret)
+	if err != nil {
+		return err
+	}
+	token, err := w.Client.WithToken(secret.SessionsToken, secret.APIBaseURL)
+	if err != nil {
+		return err
+	}
+	lease := &leaseKeeper{client: token, environmentID: item.EnvironmentID, workID: item.WorkID, ttl: w.LeaseTTL}
+	if err := lease.beat(ctx); err != nil {
+		return fmt.Errorf("first heartbeat: %w", err)
+	}
+	itemCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	keeperDone := lease.start(itemCtx, cancel)
+	defer func() { cancel(nil); <-keeperDone }()
+
+	switch item.Type {
+	case TypeHealthcheck:
+		return w.healthcheck(itemCtx, token, item)
+	case TypeSession:
+		runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: w.Tools, MaxIdle: w.MaxIdle, OnError: w.OnError}
+		reason, err := runner.Run(itemCtx, drain)
+		if err != nil {
+			return err
+		}
+		if errors.Is(context.Cause(itemCtx), ErrLeaseLost) || reason == StopRefused {
+			return ErrLeaseLost // fenced: the token is no longer ours, do not Stop
+		}
+		// Final forced Stop: the item's work is over (idle, terminated, deleted, drained or stop requested).
+		stopCtx, stopCancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer stopCancel()
+		force := true
+		err = token.Environments.Work.Stop(stopCtx, item.EnvironmentID, item.WorkID, generated.EnvironmentsWorkStopJSONRequestBody{Force: &force})
+		if err != nil && !errors.Is(err, mango.ErrAuthentication) {
+			return fmt.Errorf("final stop: %w", err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("%w %q", ErrUnknownWorkType, item.Type)
+	}
+}
+
+func (w *EnvironmentWorker) healthcheck(ctx context.Context, token *mango.Client, item Item) error {
+	status, message := generated.WorkResultRequestStatusSucceeded, "healthcheck passed"
+	if w.Healthcheck == nil {
+		status, message = generated.WorkResultRequestStatusFailed, "no Healthcheck callback is configured"
+	} else {
+		hctx, cancel := context.WithTimeout(ctx, HealthcheckTimeout)
+		err := w.Healthcheck(hctx)
+		cancel()
+		if err != nil {
+			status, message = generated.WorkResultRequestStatusFailed, truncate(err.Error(), 1000)
+		}
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		return cause // lease lost or stopping: no result from a fenced worker
+	}
+	// Result completes the check and stops the Work (no final Stop: the token now allows only a retry).
+	_, err := token.Environments.Work.Result(ctx, item.EnvironmentID, item.WorkID,
+		generated.EnvironmentsWorkResultJSONRequestBody{Status: status, Message: message})
+	return err
+}
+
+func (w *EnvironmentWorker) report(err error) {
+	if w.OnError != nil {
+		w.OnError(err)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// leaseKeeper renews one Work lease conditionally.
+type leaseKeeper struct {
+	client        *mango.Client
+	environmentID string
+	workID        string
+	ttl           time.Duration
+
+	mu   sync.Mutex
+	last string // the exact last_heartbeat string of the previous response
+}
+
+// NoHeartbeat is expected_last_heartbeat for the first heartbeat of a lease.
+const NoHeartbeat = "NO_HEARTBEAT"
+
+func (l *leaseKeeper) ttlSeconds() int {
+	if l.ttl <= 0 {
+		return 60
+	}
+	return int(min(max(l.ttl/time.Second, 1), 300))
+}
+
+// beat sends one heartbeat; it returns ErrStopRequested (wrapped) when the Work is stopping.
+func (l *leaseKeeper) beat(ctx context.Context) error {
+	l.mu.Lock()
+	expected := l.last
+	l.mu.Unlock()
+	if expected == "" {
+		expected = NoHeartbeat
+	}
+	ttl := l.ttlSeconds()
+	res, err := l.client.EnvironmentsWorkHeartbeat(ctx, l.environmentID, l.workID,
+		&generated.EnvironmentsWorkHeartbeatParams{ExpectedLastHeartbeat: expected, DesiredTtlSeconds: &ttl})
+	raw, err := mango.Decode[json.RawMessage](res, err)
+	if err != nil {
+		return err
+	}
+	// Decode as strings: the next heartbeat must echo last_heartbeat byte for byte.
+	var hb struct {
+		LastHeartbeat string `json:"last_heartbeat"`
+		State         string `json:"state"`
+	}
+	if err := json.Unmarshal(*raw, &hb); err != nil || hb.LastHeartbeat == "" {
+		return fmt.Errorf("worker: heartbeat response without last_heartbeat")
+	}
+	l.mu.Lock()
+	l.last = hb.LastHeartbeat
+	l.mu.Unlock()
+	if hb.State == string(generated.WorkHeartbeatStateStopping) {
+		return ErrStopRequested
+	}
+	return nil
+}
+
+// start renews every ttl/3 until ctx is done; lease loss or a stop request cancels the item.
+func (l *leaseKeeper) start(ctx context.Context, cancel context.CancelCauseFunc) <-chan struct{} {
+	done := make(chan struct{})
+	interval := time.Duration(l.ttlSeconds()) * time.Second / 3
+	go func() {
+		defer close(done)
+		for {
+			if sleepCtx(ctx, interval) != nil {
+				return
+			}
+			for attempt := 0; ; attempt++ {
+				err := l.beat(ctx)
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				switch {
+				case errors.Is(err, ErrStopRequested):
+					cancel(ErrStopRequested)
+					return
+				case errors.Is(err, mango.ErrPreconditionFailed), errors.Is(err, mango.ErrAuthentication), errors.Is(err, mango.ErrNotFound):
+					cancel(fmt.Errorf("%w: %v", ErrLeaseLost, err))
+					return
+				}
+				if attempt >= 4 {
+					cancel(fmt.Errorf("%w: renewal kept failing: %v", ErrLeaseLost, err))
+					return
+				}
+				if sleepCtx(ctx, backoff(attempt)) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return done
+}

@@ -1,0 +1,303 @@
+// The Go conformance program: the SDK module (libs/sdk/go via replace) against a real deployment, plus
+// its EnvironmentWorker against a real Environment: a healthcheck and a bash tool turn, with bash run
+// as a host process (tools/sdk/test/conformance.e2e-spec.ts starts it).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mango/mango/libs/sdk/go/generated"
+	"github.com/mango/mango/libs/sdk/go/mango"
+	"github.com/mango/mango/libs/sdk/go/worker"
+)
+
+const lang = "go"
+
+type ev = map[string]any
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		fail("%v", err)
+	}
+	return v
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "conformance: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func check(cond bool, format string, args ...any) {
+	if !cond {
+		fail(format, args...)
+	}
+}
+
+func jsonBody(v any) io.Reader { b, _ := json.Marshal(v); return bytes.NewReader(b) }
+
+func str(m ev, path ...string) string {
+	var cur any = m
+	for _, p := range path {
+		next, ok := cur.(map[string]any)
+		if !ok {
+			return ""
+		}
+		cur = next[p]
+	}
+	s, _ := cur.(string)
+	return s
+}
+
+func events(ctx context.Context, c *mango.Client, sessionID string, limit int) []ev {
+	var out []ev
+	for e, err := range c.Sessions.Events.ListAll(ctx, sessionID, &generated.SessionsEventsListParams{Limit: &limit}) {
+		must(0, err)
+		raw, _ := json.Marshal(e)
+		var m ev
+		_ = json.Unmarshal(raw, &m)
+		out = append(out, m)
+	}
+	return out
+}
+
+func waitIdles(ctx context.Context, c *mango.Client, sessionID string, n int) []ev {
+	for i := 0; i < 600; i++ {
+		list := events(ctx, c, sessionID, 100)
+		idles := 0
+		for _, e := range list {
+			if e["type"] == "session.status_idle" {
+				idles++
+			}
+		}
+		if idles >= n {
+			return list
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fail("session %s did not reach %d idles", sessionID, n)
+	return nil
+}
+
+func sessions(ctx context.Context, c *mango.Client) {
+	agent := must(mango.Decode[generated.Agent](c.AgentsCreateWithBody(ctx, "application/json", jsonBody(ev{
+		"name": "conformance-" + lang, "model": "claude-sonnet-4-6",
+		"tools": []ev{{"type": "custom", "name": "lookup", "description": "Look a thing up", "input_schema": ev{"type": "object"}}},
+	}))))
+	session := must(mango.Decode[ev](c.SessionsCreateWithBody(ctx, "application/json", jsonBody(ev{
+		"agent": agent.Id, "environment_id": os.Getenv("MANGO_ENVIRONMENT_ID"),
+		"budget":         ev{"type": "limit", "max_list_cost": ev{"amount": "1", "currency": "USD"}},
+		"initial_events": []ev{{"type": "user.message", "content": []ev{{"type": "text", "text": "conformance " + lang}}}},
+	}))))
+	id := (*session)["id"].(string)
+	check(str(*session, "budget", "max_list_cost", "amount") == "1", "the Session carries its budget")
+
+	// Stream from the start, stop after two events, resume with Last-Event-ID until idle.
+	var streamed []ev
+	resume := ""
+	for e, err := range c.Sessions.Events.Stream(ctx, id, mango.StreamOptions{}) {
+		must(0, err)
+		var m ev
+		_ = json.Unmarshal(e.Data, &m)
+		streamed, resume = append(streamed, m), e.ID
+		if len(streamed) == 2 {
+			break
+		}
+	}
+	for e, err := range c.Sessions.Events.Stream(ctx, id, mango.StreamOptions{LastEventID: resume}) {
+		must(0, err)
+		var m ev
+		_ = json.Unmarshal(e.Data, &m)
+		streamed = append(streamed, m)
+		if e.Type == "session.status_idle" {
+			break
+		}
+	}
+	check(str(streamed[len(streamed)-1], "stop_reason", "type") == "requires_action", "first turn ends requires_action")
+	paged := events(ctx, c, id, 2)
+	check(len(paged) == len(streamed), "paged %d == streamed %d", len(paged), len(streamed))
+	for i := range paged {
+		check(paged[i]["id"] == streamed[i]["id"], "event %d: paged %v, streamed %v (gap or duplicate)", i, paged[i]["id"], streamed[i]["id"])
+	}
+
+	s := must(c.Sessions.Retrieve(ctx, id))
+	raw, _ := json.Marshal(s.Usage)
+	var usage ev
+	_ = json.Unmarshal(raw, &usage)
+	check(usage["input_tokens"] == float64(2000) && usage["output_tokens"] == float64(400), "usage %v", usage)
+	check(str(usage, "list_cost", "amount") == "2" && str(usage, "list_cost", "currency") == "USD", "list_cost %v", usage["list_cost"])
+
+	var useID string
+	for _, e := range paged {
+		if e["type"] == "agent.custom_tool_use" {
+			useID = e["id"].(string)
+		}
+	}
+	check(useID != "", "an agent.custom_tool_use")
+	must(0, mango.Check(c.SessionsEventsSendWithBody(ctx, id, "application/json", jsonBody(ev{"events": []ev{{
+		"type": "user.custom_tool_result", "custom_tool_use_id": useID, "content": []ev{{"type": "text", "text": "42"}},
+	}}}))))
+	after := waitIdles(ctx, c, id, 2)
+	var gate ev
+	for _, e := range after {
+		if e["type"] == "session.usage" {
+			gate = e
+		}
+	}
+	check(gate != nil, "a session.usage event")
+	check(str(gate, "usage", "list_cost", "amount") == "2" && str(gate, "budget", "max_list_cost", "amount") == "1", "session.usage %v", gate)
+	check(str(after[len(after)-1], "stop_reason", "type") == "budget_reached", "budget_reached")
+}
+
+func files(ctx context.Context, c *mango.Client) {
+	data := make([]byte, 5*1024*1024+12345)
+	for i := range data {
+		data[i] = byte(i*31 + i>>11)
+	}
+	file := must(c.Files.Upload(ctx, mango.NewMultipart().File("file", "conformance-go.bin", "application/octet-stream", bytes.NewReader(data))))
+	check(file.SizeBytes == len(data), "uploaded %d bytes", file.SizeBytes)
+	limit := 1
+	found := false
+	for f, err := range c.Files.ListAll(ctx, &generated.FilesListParams{Limit: &limit}) {
+		must(0, err)
+		found = found || f.Id == file.Id
+	}
+	check(found, "the File is listed")
+	res := must(c.Files.Content(ctx, file.Id))
+	got := must(io.ReadAll(res.Body))
+	_ = res.Body.Close()
+	check(bytes.Equal(got, data), "download is byte-identical (%d bytes)", len(got))
+	deleted := must(c.Files.Delete(ctx, file.Id))
+	check(deleted.Id == file.Id, "deleted")
+	_, err := c.Files.Retrieve(ctx, file.Id)
+	apiErr, ok := mango.AsError(err)
+	check(errors.Is(err, mango.ErrNotFound) && ok && apiErr.RequestID != "", "a deleted File is 404 with a request id: %v", err)
+}
+
+// hostBash runs one bash command as a host process in dir (the fallback for the Docker sandbox).
+func hostBash(dir string) worker.Tool {
+	return worker.ToolFunc{ToolName: "bash", Fn: func(ctx context.Context, in map[string]any) (string, error) {
+		cmd, _ := in["command"].(string)
+		c := exec.CommandContext(ctx, "bash", "-c", cmd)
+		c.Dir = dir
+		// No Mango credential reaches the tool's environment.
+		c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}}
+}
+
+func environmentWorker(ctx context.Context, ws *mango.Client) {
+	envID := os.Getenv("MANGO_WORKER_ENVIRONMENT_ID")
+	envKey := must(mango.New(os.Getenv("MANGO_BASE_URL"), os.Getenv("MANGO_WORKER_ENVIRONMENT_KEY")))
+	dir := must(os.MkdirTemp("", "mango-conformance-"))
+	defer os.RemoveAll(dir)
+	var workerErrs []error
+	w := &worker.EnvironmentWorker{
+		Client: envKey, EnvironmentID: envID, WorkerID: "conformance-go", Block: 2 * time.Second,
+		LeaseTTL: 30 * time.Second, MaxIdle: 2 * time.Second, Tools: []worker.Tool{hostBash(dir)},
+		Healthcheck: func(ctx context.Context) error {
+			probe := filepath.Join(dir, "probe")
+			out, err := exec.CommandContext(ctx, "bash", "-c", `printf ok > "$0" && cat "$0"`, probe).Output()
+			if err != nil || string(out) != "ok" {
+				return fmt.Errorf("probe: %q %v", out, err)
+			}
+			return nil
+		},
+		OnError: func(err error) { workerErrs = append(workerErrs, err) },
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	drain := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx, drain) }()
+
+	// A healthcheck created with the Workspace key; the worker claims it with the Environment key.
+	created := must(ws.Environments.Work.Create(ctx, envID, generated.EnvironmentsWorkCreateJSONRequestBody(must(healthcheckBody()))))
+	var hc *generated.RedactedWork
+	for i := 0; i < 300; i++ {
+		hc = must(ws.Environments.Work.Retrieve(ctx, envID, created.Id))
+		if hc.Result != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	check(hc.Result != nil && string(hc.Result.Status) == "succeeded", "healthcheck result %+v (worker errors %v)", hc.Result, workerErrs)
+
+	// A bash tool turn: the model asks for bash, the worker runs it and posts the result, the model finishes.
+	agent := must(mango.Decode[generated.Agent](ws.AgentsCreateWithBody(ctx, "application/json", jsonBody(ev{
+		"name": "conformance-go-coder", "model": "claude-sonnet-4-6", "tools": []ev{{"type": "agent_toolset_20260401"}},
+	}))))
+	session := must(mango.Decode[ev](ws.SessionsCreateWithBody(ctx, "application/json", jsonBody(ev{
+		"agent": agent.Id, "environment_id": envID,
+		"initial_events": []ev{{"type": "user.message", "content": []ev{{"type": "text", "text": "run bash"}}}},
+	}))))
+	sid := (*session)["id"].(string)
+	list := waitIdles(ctx, ws, sid, 1)
+	var result ev
+	for _, e := range list {
+		if e["type"] == "user.tool_result" {
+			result = e
+		}
+	}
+	check(result != nil, "a user.tool_result (events %v, worker errors %v)", types(list), workerErrs)
+	text, _ := json.Marshal(result["content"])
+	check(strings.Contains(string(text), "conformance-bash") && result["is_error"] == false, "tool result %s", text)
+	check(str(list[len(list)-1], "stop_reason", "type") == "end_turn", "the turn ends end_turn: %v", types(list))
+
+	close(drain)
+	select {
+	case err := <-done:
+		check(err == nil, "worker: %v", err)
+	case <-time.After(60 * time.Second):
+		fail("the worker did not drain")
+	}
+	// The runner stopped on idle and force-Stopped its Work.
+	var stopped bool
+	for i := 0; i < 100 && !stopped; i++ {
+		for wk, err := range ws.Environments.Work.ListAll(ctx, envID, nil) {
+			must(0, err)
+			if kind, _ := wk.Data.Discriminator(); kind == "session" && wk.State == "stopped" {
+				stopped = true
+			}
+		}
+		if !stopped {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	check(stopped, "the Session Work is stopped")
+}
+
+func healthcheckBody() (generated.WorkCreateRequest, error) {
+	var body generated.WorkCreateRequest
+	err := json.Unmarshal([]byte(`{"data":{"type":"healthcheck"}}`), &body)
+	return body, err
+}
+
+func types(list []ev) []any {
+	out := make([]any, len(list))
+	for i, e := range list {
+		out[i] = e["type"]
+	}
+	return out
+}
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := must(mango.New(os.Getenv("MANGO_BASE_URL"), os.Getenv("MANGO_API_KEY"), mango.WithHTTPClient(&http.Client{})))
+	sessions(ctx, c)
+	files(ctx, c)
+	environmentWorker(ctx, c)
+	fmt.Println("CONFORMANCE OK go", mango.Version)
+}

@@ -7,6 +7,7 @@ import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { VaultsModule } from '@mango/feature-vaults';
+import { parseAddressAllowlist } from '@mango/domain-mcp';
 import { WorkModule } from '@mango/feature-work';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
@@ -29,7 +30,7 @@ export class AppModule {
         EnvironmentsModule,
         SessionsModule,
         modelPrices(env),
-        VaultsModule.forRoot({ keyring }),
+        VaultsModule.forRoot({ keyring, allowlist: parseAddressAllowlist(env.MANGO_MCP_ALLOWED_ADDRESSES) }),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),

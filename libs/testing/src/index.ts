@@ -7,3 +7,4 @@ export * from './scripted-model-server';
 export * from './ingress';
 export * from './files-app';
 export * from './mcp-test-server';
+export * from './oauth-test-server';

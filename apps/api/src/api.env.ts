@@ -136,4 +136,9 @@ export class ApiEnv extends ObservabilityEnv {
   @IsOptional()
   @IsString()
   MANGO_VAULT_KEYRING?: string;
+
+  /** Non-public addresses (IPs / CIDRs) that MCP servers and OAuth token endpoints may have (validation). */
+  @IsOptional()
+  @IsString()
+  MANGO_MCP_ALLOWED_ADDRESSES?: string;
 }

@@ -7,6 +7,7 @@ import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { VaultsModule } from '@mango/feature-vaults';
+import { parseAddressAllowlist } from '@mango/domain-mcp';
 import { WorkModule } from '@mango/feature-work';
 import { WebhooksModule } from '@mango/feature-webhooks';
 import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
@@ -37,7 +38,7 @@ export class AppModule {
         SessionsModule,
         modelPrices(env),
         sessionLimits(env),
-        VaultsModule.forRoot({ keyring }),
+        VaultsModule.forRoot({ keyring, allowlist: parseAddressAllowlist(env.MANGO_MCP_ALLOWED_ADDRESSES) }),
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         webhooks(env),
         DeploymentsModule.forRoot({ scheduler: scheduler(env) }),

@@ -462,6 +462,33 @@ describe('Vaults and credentials (real apps/api process)', () => {
     expect(upd.body.error.message).toMatch(/only be set when the Session is created/);
   });
 
+  it('mcp_oauth_validate: only for mcp_oauth; a refused (loopback) server is status unknown and nothing is sent', async () => {
+    const vault = (await http.post('/v1/vaults', { display_name: 'validate' })).body.id;
+    const sb = (await http.post(`/v1/vaults/${vault}/credentials`, bearer())).body.id;
+    const bad = await http.post(`/v1/vaults/${vault}/credentials/${sb}/mcp_oauth_validate`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/only mcp_oauth credentials/);
+    const oa = (
+      await http.post(`/v1/vaults/${vault}/credentials`, {
+        auth: { type: 'mcp_oauth', mcp_server_url: 'http://127.0.0.1:9/mcp', access_token: SECRETS.access },
+      })
+    ).body.id;
+    const v = await http.post(`/v1/vaults/${vault}/credentials/${oa}/mcp_oauth_validate`);
+    expect(v.status).toBe(200);
+    expect(v.body).toEqual({
+      type: 'vault_credential_validation',
+      credential_id: oa,
+      vault_id: vault,
+      status: 'unknown',
+      has_refresh_token: false,
+      mcp_probe: null,
+      refresh: null,
+      validated_at: expect.any(String),
+    });
+    await http.post(`/v1/vaults/${vault}/credentials/${oa}/archive`);
+    expect((await http.post(`/v1/vaults/${vault}/credentials/${oa}/mcp_oauth_validate`)).status).toBe(409);
+  });
+
   it('never logs a secret', () => {
     expectNoSecret(api.app.logs());
     expect(api.app.logs()).not.toContain(keyA.split(':')[1]);
@@ -545,6 +572,11 @@ describe('Vault credential matrix (real apps/api process)', () => {
     );
     ids.vault = (await http.post('/v1/vaults', { display_name: 'm' })).body.id;
     ids.cred = (await http.post(`/v1/vaults/${ids.vault}/credentials`, bearer())).body.id;
+    ids.oauth = (
+      await http.post(`/v1/vaults/${ids.vault}/credentials`, {
+        auth: { type: 'mcp_oauth', mcp_server_url: 'http://127.0.0.1:9/mcp', access_token: 'matrix-at' },
+      })
+    ).body.id;
     // Spare objects the Workspace key's destructive cells consume.
     ids.vaultToArchive = (await http.post('/v1/vaults', { display_name: 'arch' })).body.id;
     ids.vaultToDelete = (await http.post('/v1/vaults', { display_name: 'del' })).body.id;

@@ -12,7 +12,7 @@ import { SecretBox, WebhookSender } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { McpConnector } from '@mango/adapter-mcp';
 import { parseAddressAllowlist } from '@mango/domain-mcp';
-import { assertKeyringCoversCredentials, vaultKeyringFrom } from '@mango/feature-vaults';
+import { assertKeyringCoversCredentials, OAuthRefresher, vaultKeyringFrom } from '@mango/feature-vaults';
 import { parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -63,6 +63,9 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     const mcp = new McpRuntime({
       dataSource: this.dataSource,
       keyring,
+      refresher: keyring
+        ? new OAuthRefresher({ dataSource: this.dataSource, keyring, allowlist })
+        : undefined,
       connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
     });
     this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });

@@ -10,3 +10,4 @@ export * from './metrics-scrape';
 export * from './webhook-receiver';
 export * from './mcp-test-server';
 export * from './toxiproxy';
+export * from './oauth-test-server';

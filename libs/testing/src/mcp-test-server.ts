@@ -12,7 +12,11 @@ import { AppProcess, freePort, startApp } from './app-process';
  * → text after a delay. Every tools/call is logged as one JSON line `{"mcp_call": name, "args": …,
  * "token_sha256": …}` (digests only: the token itself is never printed).
  */
-export function createMcpTestServer(opts: { tokens: () => string[] }): Server {
+export function createMcpTestServer(opts: {
+  tokens?: () => string[];
+  accepts?: (token: string) => boolean;
+}): Server {
+  const accepts = opts.accepts ?? ((t: string) => (opts.tokens?.() ?? []).includes(t));
   const build = () => {
     const server = new McpServer({ name: 'mango-test-mcp', version: '1.0.0' });
     const seen = (name: string, args: unknown, token: string) =>
@@ -24,7 +28,7 @@ export function createMcpTestServer(opts: { tokens: () => string[] }): Server {
   return createServer(async (req: IncomingMessage, res) => {
     const auth = req.headers.authorization ?? '';
     const token = /^Bearer (.+)$/.exec(auth)?.[1] ?? '';
-    if (!opts.tokens().includes(token)) {
+    if (!token || !accepts(token)) {
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
       res.end(JSON.stringify({ error: 'invalid_token' }));
       return;

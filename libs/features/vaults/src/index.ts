@@ -4,3 +4,4 @@ export * from './vault.views';
 export * from './vaults.controller';
 export * from './vaults.module';
 export * from './vaults.service';
+export * from './oauth-refresh';

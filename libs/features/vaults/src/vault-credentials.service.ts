@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { conflict, invalidRequest, notFound } from '@mango/domain-kernel';
 import {
   CredentialAuth,
@@ -19,9 +19,11 @@ import type { Keyring } from '@mango/platform-secrets';
 import { insertRow, VaultCredentialEntity } from '@mango/persistence';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import type { AddressAllowlist } from '@mango/domain-mcp';
+import { checkEgress, HttpResponseSummary, OAuthRefresher, RefreshOutcome } from './oauth-refresh';
 import { CredentialView, renderCredential } from './vault.views';
 import { findVault } from './vaults.service';
-import { openSecrets, requireKeyring, sealSecrets, VAULT_KEYRING } from './vault-keyring';
+import { MCP_ALLOWLIST, openSecrets, requireKeyring, sealSecrets, VAULT_KEYRING } from './vault-keyring';
 
 const CURSOR = { scope: 'vault_credentials', order: 'desc' as const };
 
@@ -56,7 +58,97 @@ export class VaultCredentialsService {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(VAULT_KEYRING) private readonly keyring: Keyring | null,
+    @Optional() @Inject(MCP_ALLOWLIST) private readonly allowlist?: AddressAllowlist,
   ) {}
+
+  /**
+   * `mcp_oauth_validate`: refreshes the credential when it is due, probes the MCP server with an MCP
+   * `initialize` request carrying the access token, and after a 401/403 refreshes once and probes again.
+   * `valid`: the server accepted the token; `invalid`: it refused it (and refreshing did not help);
+   * `unknown`: the server could not be reached or answered otherwise. Token values are never shown.
+   */
+  async validate(workspaceId: string, vaultId: string, id: string) {
+    const vault = await findVault(this.dataSource.manager, workspaceId, vaultId);
+    const cred = await findCredential(this.dataSource.manager, vault.id, id);
+    if (cred.kind !== 'mcp_oauth') throw invalidRequest('only mcp_oauth credentials can be validated');
+    if (cred.archivedAt) throw conflict(`vault credential ${cred.id} is archived`);
+    const keyring = requireKeyring(this.keyring);
+    const allowlist = this.allowlist ?? { entries: [], allows: () => false };
+    const refresher = new OAuthRefresher({ dataSource: this.dataSource, keyring, allowlist });
+    const hasRefreshToken = Boolean(openSecrets(keyring, cred.id, cred)?.refresh_token);
+    let refresh: RefreshOutcome = await refresher.refresh(cred.id);
+    const url = (cred.auth as { mcp_server_url: string }).mcp_server_url;
+    let probe = refresh.status === 'succeeded' ? await this.probe(url, refresh.accessToken, allowlist) : null;
+    let refreshed = refresh.http_response !== null || refresh.status !== 'succeeded';
+    if (
+      probe &&
+      (probe.status_code === 401 || probe.status_code === 403) &&
+      !refreshed &&
+      refresh.status === 'succeeded'
+    ) {
+      refresh = await refresher.refresh(cred.id, { staleAccessToken: refresh.accessToken });
+      refreshed = true;
+      if (refresh.status === 'succeeded') probe = await this.probe(url, refresh.accessToken, allowlist);
+    }
+    const code = probe?.status_code;
+    const status =
+      code !== undefined && code >= 200 && code < 300
+        ? 'valid'
+        : code === 401 ||
+            code === 403 ||
+            (refresh.status !== 'succeeded' && refresh.status !== 'connect_error')
+          ? 'invalid'
+          : 'unknown';
+    return {
+      type: 'vault_credential_validation' as const,
+      credential_id: cred.id,
+      vault_id: vault.id,
+      status,
+      has_refresh_token: hasRefreshToken,
+      mcp_probe: probe ? { method: 'initialize', http_response: probe } : null,
+      refresh: refreshed ? { status: refresh.status, http_response: refresh.http_response } : null,
+      validated_at: new Date().toISOString(),
+    };
+  }
+
+  private async probe(
+    url: string,
+    token: string,
+    allowlist: AddressAllowlist,
+  ): Promise<HttpResponseSummary | null> {
+    try {
+      await checkEgress(new URL(url), allowlist);
+      const res = await fetch(url, {
+        method: 'POST',
+        redirect: 'error',
+        signal: AbortSignal.timeout(10_000),
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'mango-validate', version: '0.1.0' },
+          },
+        }),
+      });
+      const text = await res.text();
+      return {
+        status_code: res.status,
+        content_type: res.headers.get('content-type'),
+        body: text.slice(0, 4096),
+        body_truncated: text.length > 4096,
+      };
+    } catch {
+      return null;
+    }
+  }
 
   async create(workspaceId: string, vaultId: string, body: unknown): Promise<CredentialView> {
     const input = parseCredentialCreate(body);

@@ -3,6 +3,9 @@ import type { CredentialSecrets } from '@mango/domain-vaults';
 import { Keyring, KeyringError, open, parseKeyring, rewrap, seal, Sealed } from '@mango/platform-secrets';
 import type { DataSource, EntityManager } from 'typeorm';
 
+/** The operator's allowlist of non-public addresses (MANGO_MCP_ALLOWED_ADDRESSES) for MCP and token endpoints. */
+export const MCP_ALLOWLIST = Symbol.for('mango.McpAllowlist');
+
 /** The Vault keyring of this process, or null when the operator configured none. */
 export const VAULT_KEYRING = Symbol.for('mango.VaultKeyring');
 

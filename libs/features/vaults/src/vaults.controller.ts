@@ -125,4 +125,16 @@ export class VaultsController {
     rejectUnknownQuery(q, []);
     return this.credentials.archive(p.workspaceId, id, credentialId);
   }
+
+  @Post(':vaultId/credentials/:credentialId/mcp_oauth_validate')
+  @HttpCode(200)
+  validateCredential(
+    @CurrentPrincipal() p: Principal,
+    @Param('vaultId') id: string,
+    @Param('credentialId') credentialId: string,
+    @Query() q: Query,
+  ) {
+    rejectUnknownQuery(q, []);
+    return this.credentials.validate(p.workspaceId, id, credentialId);
+  }
 }

@@ -9,7 +9,7 @@ import {
   MCP_OUTCOME_UNKNOWN_MESSAGE,
 } from '@mango/domain-mcp';
 import { mcpUrlKey } from '@mango/domain-vaults';
-import { openSecrets } from '@mango/feature-vaults';
+import { OAuthRefresher, openSecrets } from '@mango/feature-vaults';
 import { appendEvents, McpCallEntity, SessionEntity, SessionEventEntity } from '@mango/persistence';
 import type { Keyring } from '@mango/platform-secrets';
 import { CancelledFailure, Context } from '@temporalio/activity';
@@ -29,6 +29,14 @@ export interface McpRuntimeDeps {
   connector: McpConnector;
   /** Null: no credential can be opened (servers are called without one). */
   keyring: Keyring | null;
+  /** Refreshes `mcp_oauth` credentials (before expiry and once after a 401). */
+  refresher?: OAuthRefresher;
+}
+
+interface ResolvedCredential {
+  id: string;
+  kind: string;
+  token: string | undefined;
 }
 
 export interface McpDeclaration {
@@ -54,8 +62,12 @@ export class McpRuntime {
 
   constructor(private readonly deps: McpRuntimeDeps) {}
 
-  /** The bearer for `server` from the Session's Vaults (first Vault in `vault_ids` order with a match). */
-  async bearerFor(em: EntityManager, vaultIds: string[], serverUrl: string): Promise<string | undefined> {
+  /** The credential for `serverUrl` from the Session's Vaults (first Vault in `vault_ids` order with a match). */
+  async credentialFor(
+    em: EntityManager,
+    vaultIds: string[],
+    serverUrl: string,
+  ): Promise<ResolvedCredential | undefined> {
     const key = mcpUrlKey(serverUrl);
     if (!key || vaultIds.length === 0) return undefined;
     const rows: Array<{
@@ -67,17 +79,53 @@ export class McpRuntime {
       secret_ciphertext: Buffer | null;
     }> = await em.query(
       `SELECT id, vault_id, kind, kek_id, wrapped_key, secret_ciphertext FROM vault_credentials
-          WHERE vault_id = ANY($1::text[]) AND url_key = $2 AND archived_at IS NULL`,
+        WHERE vault_id = ANY($1::text[]) AND url_key = $2 AND archived_at IS NULL`,
       [vaultIds, key],
     );
     const row = [...rows].sort((a, b) => vaultIds.indexOf(a.vault_id) - vaultIds.indexOf(b.vault_id))[0];
     if (!row || !this.deps.keyring) return undefined;
+    if (row.kind === 'mcp_oauth' && this.deps.refresher) {
+      // Refreshed first when it expires within the skew (serialised per credential by its row lock).
+      const r = await this.deps.refresher.refresh(row.id);
+      if (r.status === 'succeeded') return { id: row.id, kind: row.kind, token: r.accessToken };
+      throw new McpAuthenticationError(`refreshing the OAuth credential failed: ${r.message}`, 401);
+    }
     const secrets = openSecrets(this.deps.keyring, row.id, {
       kekId: row.kek_id,
       wrappedKey: row.wrapped_key,
       secretCiphertext: row.secret_ciphertext,
     });
-    return row.kind === 'static_bearer' ? secrets?.token : secrets?.access_token;
+    return {
+      id: row.id,
+      kind: row.kind,
+      token: row.kind === 'static_bearer' ? secrets?.token : secrets?.access_token,
+    };
+  }
+
+  /**
+   * Runs `fn` with the server's credential; after a 401/403 an `mcp_oauth` credential is refreshed once
+   * (unless another process already replaced the refused token) and `fn` runs once more. A request the
+   * server refused for authentication was not executed, so repeating it is safe.
+   */
+  private async withCredential<T>(
+    vaultIds: string[],
+    url: string,
+    fn: (bearer: string | undefined) => Promise<T>,
+  ): Promise<T> {
+    const cred = await this.credentialFor(this.deps.dataSource.manager, vaultIds, url);
+    try {
+      return await fn(cred?.token);
+    } catch (err) {
+      if (!(err instanceof McpAuthenticationError) || cred?.kind !== 'mcp_oauth' || !this.deps.refresher)
+        throw err;
+      const r = await this.deps.refresher.refresh(cred.id, { staleAccessToken: cred.token });
+      if (r.status !== 'succeeded')
+        throw new McpAuthenticationError(
+          `${err.message}; refreshing the OAuth credential failed: ${r.message}`,
+          err.status,
+        );
+      return fn(r.accessToken);
+    }
   }
 
   /** The MCP tools the model gets this turn (listed once per turn and server), and the servers that failed. */
@@ -116,8 +164,9 @@ export class McpRuntime {
   }
 
   private async list(server: McpServer, agent: AgentDefinition, vaultIds: string[], signal?: AbortSignal) {
-    const bearer = await this.bearerFor(this.deps.dataSource.manager, vaultIds, server.url);
-    const listed = await this.deps.connector.listTools({ url: server.url, bearer }, signal);
+    const listed = await this.withCredential(vaultIds, server.url, (bearer) =>
+      this.deps.connector.listTools({ url: server.url, bearer }, signal),
+    );
     return declareMcpTools(agent, server.name, listed);
   }
 
@@ -178,12 +227,13 @@ export class McpRuntime {
     let text: string;
     let isError: boolean;
     try {
-      const bearer = await this.bearerFor(ds.manager, plan.vaultIds, plan.server.url);
-      const r = await this.deps.connector.callTool(
-        { url: plan.server.url, bearer },
-        plan.name,
-        plan.input ?? {},
-        context.cancellationSignal,
+      const r = await this.withCredential(plan.vaultIds, plan.server.url, (bearer) =>
+        this.deps.connector.callTool(
+          { url: plan.server.url, bearer },
+          plan.name,
+          plan.input ?? {},
+          context.cancellationSignal,
+        ),
       );
       const bounded = boundMcpResult(r.content, r.isError);
       if (bounded.kind === 'inline') [text, isError] = [bounded.text, bounded.isError];

@@ -101,3 +101,25 @@ export interface VaultCredentialDeleted {
   id: string;
   type: 'vault_credential_deleted';
 }
+
+export interface HttpResponseSummary {
+  status_code: number;
+  content_type: string | null;
+  body: string;
+  body_truncated: boolean;
+}
+
+/** `mcp_oauth_validate`: the live probe of an mcp_oauth credential. */
+export interface VaultCredentialValidation {
+  type: 'vault_credential_validation';
+  credential_id: string;
+  vault_id: string;
+  status: 'valid' | 'invalid' | 'unknown';
+  has_refresh_token: boolean;
+  mcp_probe: { method: string; http_response: HttpResponseSummary } | null;
+  refresh: {
+    status: 'succeeded' | 'failed' | 'connect_error' | 'no_refresh_token';
+    http_response: HttpResponseSummary | null;
+  } | null;
+  validated_at: Timestamp;
+}

@@ -8,6 +8,7 @@ import type {
   VaultCredentialCreateParams,
   VaultCredentialDeleted,
   VaultCredentialUpdateParams,
+  VaultCredentialValidation,
   VaultDeleted,
   VaultListParams,
   VaultUpdateParams,
@@ -71,6 +72,19 @@ export class VaultCredentials {
 
   delete(vaultId: string, id: string, options?: RequestOptions): Promise<VaultCredentialDeleted> {
     return this.http.request({ method: 'DELETE', path: credPath(vaultId, id), options });
+  }
+
+  /** Live-probes an `mcp_oauth` credential (refreshing when due or after a 401). */
+  mcpOAuthValidate(
+    vaultId: string,
+    id: string,
+    options?: RequestOptions,
+  ): Promise<VaultCredentialValidation> {
+    return this.http.request({
+      method: 'POST',
+      path: `${credPath(vaultId, id)}/mcp_oauth_validate`,
+      options,
+    });
   }
 }
 

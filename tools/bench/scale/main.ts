@@ -16,6 +16,7 @@ import { AppProcess, logged, startApi, startApp, startScriptedModel } from '@man
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 1000));
 const STREAMS = Number(process.env.BENCH_STREAMS ?? Math.min(SESSIONS, 500));
+const CLIENT_CONCURRENCY = Number(process.env.BENCH_CLIENT_CONCURRENCY ?? 100);
 const BURST_DEADLINE_MS = Number(process.env.BENCH_DEADLINE_MS ?? 900_000);
 if (!Number.isInteger(SESSIONS) || SESSIONS < 1) throw new Error('--sessions must be a positive integer');
 
@@ -149,16 +150,17 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     let admitted = 0;
     let admissionEnd = 0;
-    const sends = Promise.all(
-      ids.map(async (id, i) => {
-        sentAt.set(id, Date.now());
-        await post(`/v1/sessions/${id}/events`, {
-          events: [{ type: 'user.message', content: [{ type: 'text', text: `hello ${i}` }] }],
-        });
-        admitted++;
-        admissionEnd = Date.now();
-      }),
-    );
+    // Every message is issued at t0; the client keeps at most CLIENT_CONCURRENCY requests in flight (a
+    // thousand simultaneous connections to one starved process get reset), so message → idle includes
+    // the client's own queueing.
+    for (const id of ids) sentAt.set(id, t0);
+    const sends = pool(ids, CLIENT_CONCURRENCY, async (id, i) => {
+      await post(`/v1/sessions/${id}/events`, {
+        events: [{ type: 'user.message', content: [{ type: 'text', text: `hello ${i}` }] }],
+      });
+      admitted++;
+      admissionEnd = Date.now();
+    });
     const idleAt = new Map<string, { at: number; stop: string }>();
     let errors = 0;
     const deadline = t0 + BURST_DEADLINE_MS;
@@ -193,7 +195,9 @@ async function main(): Promise<void> {
     };
     if (options.print === false) return result;
     const admissionRate = admitted / ((admissionEnd - t0) / 1000);
-    console.log(`${label}: ${n} Sessions, one text-only turn each, all sent at once`);
+    console.log(
+      `${label}: ${n} Sessions, one text-only turn each, all issued at once (≤ ${CLIENT_CONCURRENCY} requests in flight)`,
+    );
     console.log(
       `  idle{end_turn} ${endTurn}/${n}   other idle ${idleAt.size - endTurn}   never idle ${n - idleAt.size}   session.error ${errors}   (target: all end_turn, 0 errors)`,
     );

@@ -8,6 +8,7 @@ import {
   readArray,
   readBoolean,
   readEnum,
+  PG_INTEGER_MAX,
   readInteger,
   readObject,
   readOptionalString,
@@ -398,7 +399,7 @@ export function parseMultiagent(v: unknown): AgentDraft['multiagent'] {
         const version =
           eo.version === undefined || eo.version === null
             ? null
-            : readInteger(eo.version, `${path}.version`, { min: 1 });
+            : readInteger(eo.version, `${path}.version`, { min: 1, max: PG_INTEGER_MAX });
         return { type: 'agent', id, version };
       }
       case 'self':
@@ -495,7 +496,9 @@ export function parseAgentUpdate(current: AgentDefinition, body: unknown): Agent
   };
   checkCrossFieldRules(draft);
   const expectedVersion =
-    o.version === undefined || o.version === null ? undefined : readInteger(o.version, 'version', { min: 1 });
+    o.version === undefined || o.version === null
+      ? undefined
+      : readInteger(o.version, 'version', { min: 1, max: PG_INTEGER_MAX });
   return { draft, expectedVersion };
 }
 

@@ -52,6 +52,9 @@ export function readBoolean(v: unknown, path: string): boolean {
   return v;
 }
 
+/** Versions and counters are PostgreSQL `integer`s: a larger value would fail in the database, not as input. */
+export const PG_INTEGER_MAX = 2_147_483_647;
+
 export function readInteger(v: unknown, path: string, opts: { min?: number; max?: number } = {}): number {
   if (typeof v !== 'number' || !Number.isInteger(v)) throw invalidRequest(`${path} must be an integer`);
   if (opts.min !== undefined && v < opts.min) throw invalidRequest(`${path} must be at least ${opts.min}`);

@@ -1,5 +1,5 @@
 import { DomainError } from '@mango/domain-kernel';
-import { freezeAgent, parseEventsBody, parseSessionCreate } from './session-input';
+import { freezeAgent, parseAgentSelection, parseEventsBody, parseSessionCreate } from './session-input';
 
 const AGENT = 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AB';
 const ENV = 'env_01JD2Y3QX9V5M8K7R6T4W2P0AB';
@@ -301,5 +301,20 @@ describe('system.message placement and the model gate', () => {
     expect(() =>
       parseSessionCreate({ agent: AGENT, environment_id: ENV, initial_events: [msg, sys] }),
     ).toThrow(/only sent in POST/);
+  });
+});
+
+describe('parseAgentSelection: versions fit a PostgreSQL integer (found by Schemathesis: 23578259094 was a 500)', () => {
+  const id = 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AB';
+  it.each([
+    ['agent', 2_147_483_648],
+    ['agent_with_overrides', 23_578_259_094],
+  ])('%s version %d is 400', (type, version) => {
+    expect(() => parseAgentSelection({ type, id, version })).toThrow(
+      /agent\.version must be at most 2147483647/,
+    );
+  });
+  it('accepts the largest integer', () => {
+    expect(parseAgentSelection({ type: 'agent', id, version: 2_147_483_647 }).version).toBe(2_147_483_647);
   });
 });

@@ -18,6 +18,7 @@ import {
   parseMetadata,
   readArray,
   readEnum,
+  PG_INTEGER_MAX,
   readInteger,
   readObject,
   readOptionalString,
@@ -113,7 +114,7 @@ export function parseAgentSelection(v: unknown): AgentSelection {
   const version =
     o.version === undefined || o.version === null
       ? null
-      : readInteger(o.version, 'agent.version', { min: 1 });
+      : readInteger(o.version, 'agent.version', { min: 1, max: PG_INTEGER_MAX });
   if (type === 'agent') return { id, version, overrides: null };
   const overrides: AgentOverrides = {};
   if (o.model !== undefined) overrides.model = parseModel(o.model);

@@ -476,16 +476,22 @@ func (e SessionEvent13ErrorRetryStatusType) Valid() bool {
 
 // Defines values for SessionEvent13ErrorType.
 const (
-	SessionEvent13ErrorTypeModelOverloadedError    SessionEvent13ErrorType = "model_overloaded_error"
-	SessionEvent13ErrorTypeModelRateLimitedError   SessionEvent13ErrorType = "model_rate_limited_error"
-	SessionEvent13ErrorTypeModelRequestFailedError SessionEvent13ErrorType = "model_request_failed_error"
-	SessionEvent13ErrorTypeSessionInputFailedError SessionEvent13ErrorType = "session_input_failed_error"
-	SessionEvent13ErrorTypeUnknownError            SessionEvent13ErrorType = "unknown_error"
+	SessionEvent13ErrorTypeMcpAuthenticationFailedError SessionEvent13ErrorType = "mcp_authentication_failed_error"
+	SessionEvent13ErrorTypeMcpConnectionFailedError     SessionEvent13ErrorType = "mcp_connection_failed_error"
+	SessionEvent13ErrorTypeModelOverloadedError         SessionEvent13ErrorType = "model_overloaded_error"
+	SessionEvent13ErrorTypeModelRateLimitedError        SessionEvent13ErrorType = "model_rate_limited_error"
+	SessionEvent13ErrorTypeModelRequestFailedError      SessionEvent13ErrorType = "model_request_failed_error"
+	SessionEvent13ErrorTypeSessionInputFailedError      SessionEvent13ErrorType = "session_input_failed_error"
+	SessionEvent13ErrorTypeUnknownError                 SessionEvent13ErrorType = "unknown_error"
 )
 
 // Valid indicates whether the value is a known member of the SessionEvent13ErrorType enum.
 func (e SessionEvent13ErrorType) Valid() bool {
 	switch e {
+	case SessionEvent13ErrorTypeMcpAuthenticationFailedError:
+		return true
+	case SessionEvent13ErrorTypeMcpConnectionFailedError:
+		return true
 	case SessionEvent13ErrorTypeModelOverloadedError:
 		return true
 	case SessionEvent13ErrorTypeModelRateLimitedError:
@@ -495,6 +501,27 @@ func (e SessionEvent13ErrorType) Valid() bool {
 	case SessionEvent13ErrorTypeSessionInputFailedError:
 		return true
 	case SessionEvent13ErrorTypeUnknownError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionEvent15EvaluatedPermission.
+const (
+	SessionEvent15EvaluatedPermissionAllow SessionEvent15EvaluatedPermission = "allow"
+	SessionEvent15EvaluatedPermissionAsk   SessionEvent15EvaluatedPermission = "ask"
+	SessionEvent15EvaluatedPermissionDeny  SessionEvent15EvaluatedPermission = "deny"
+)
+
+// Valid indicates whether the value is a known member of the SessionEvent15EvaluatedPermission enum.
+func (e SessionEvent15EvaluatedPermission) Valid() bool {
+	switch e {
+	case SessionEvent15EvaluatedPermissionAllow:
+		return true
+	case SessionEvent15EvaluatedPermissionAsk:
+		return true
+	case SessionEvent15EvaluatedPermissionDeny:
 		return true
 	default:
 		return false
@@ -1668,6 +1695,46 @@ type HeartbeatPreconditionFailedError struct {
 	Type      string    `json:"type"`
 }
 
+// HttpResponseSummary defines model for HttpResponseSummary.
+type HttpResponseSummary struct {
+	Body          string  `json:"body"`
+	BodyTruncated bool    `json:"body_truncated"`
+	ContentType   *string `json:"content_type"`
+	StatusCode    int     `json:"status_code"`
+}
+
+// McpOAuthAuth defines model for McpOAuthAuth.
+type McpOAuthAuth struct {
+	// ExpiresAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ExpiresAt    *NullableTimestamp `json:"expires_at"`
+	McpServerUrl string             `json:"mcp_server_url"`
+	Refresh      *McpOAuthRefresh   `json:"refresh"`
+	Type         string             `json:"type"`
+}
+
+// McpOAuthRefresh defines model for McpOAuthRefresh.
+type McpOAuthRefresh struct {
+	ClientId          string  `json:"client_id"`
+	Resource          *string `json:"resource"`
+	Scope             *string `json:"scope"`
+	TokenEndpoint     string  `json:"token_endpoint"`
+	TokenEndpointAuth struct {
+		Type interface{} `json:"type"`
+	} `json:"token_endpoint_auth"`
+}
+
+// McpOAuthRefreshRequest defines model for McpOAuthRefreshRequest.
+type McpOAuthRefreshRequest struct {
+	ClientId     *string `json:"client_id,omitempty"`
+	RefreshToken *string `json:"refresh_token,omitempty"`
+	Resource     *string `json:"resource,omitempty"`
+	Scope        *string `json:"scope,omitempty"`
+
+	// TokenEndpoint An absolute http(s) URL.
+	TokenEndpoint     *string                   `json:"token_endpoint,omitempty"`
+	TokenEndpointAuth *TokenEndpointAuthRequest `json:"token_endpoint_auth,omitempty"`
+}
+
 // McpServer A remote MCP server reachable over Streamable HTTP. No credentials are ever stored here.
 type McpServer struct {
 	Name McpServerName `json:"name"`
@@ -2193,8 +2260,10 @@ type Session struct {
 	UpdatedAt Timestamp `json:"updated_at"`
 
 	// Usage Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
-	Usage    SessionUsage  `json:"usage"`
-	VaultIds []interface{} `json:"vault_ids"`
+	Usage SessionUsage `json:"usage"`
+
+	// VaultIds Vaults attached at creation, in request order.
+	VaultIds []string `json:"vault_ids"`
 }
 
 // SessionStatus defines model for Session.Status.
@@ -2235,7 +2304,11 @@ type SessionCreateRequest struct {
 	// each Store once). An unknown, foreign or archived Store is 400.
 	Resources *[]SessionMemoryStoreResourceParams `json:"resources,omitempty"`
 	Title     *string                             `json:"title,omitempty"`
-	VaultIds  *[]interface{}                      `json:"vault_ids,omitempty"`
+
+	// VaultIds Vaults whose credentials authenticate the Session's remote MCP calls (≤ 20 distinct `vlt_` ids).
+	// An unknown, foreign or archived Vault is 400. Fixed for the Session's life (Session update
+	// refuses `vault_ids`).
+	VaultIds *[]string `json:"vault_ids,omitempty"`
 }
 
 // SessionDeleted defines model for SessionDeleted.
@@ -2420,8 +2493,10 @@ type SessionEvent12 struct {
 // SessionEvent13 defines model for SessionEvent.13.
 type SessionEvent13 struct {
 	Error struct {
-		Message     string `json:"message"`
-		RetryStatus struct {
+		// McpServerName The MCP server (mcp_* errors only).
+		McpServerName *string `json:"mcp_server_name,omitempty"`
+		Message       string  `json:"message"`
+		RetryStatus   struct {
 			// Type retrying: the server retries, wait; exhausted: the turn is over and the Session returns to idle; terminal: the Session terminates.
 			Type SessionEvent13ErrorRetryStatusType `json:"type"`
 		} `json:"retry_status"`
@@ -2451,6 +2526,36 @@ type SessionEvent14 struct {
 
 	// Usage Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
 	Usage SessionUsage `json:"usage"`
+}
+
+// SessionEvent15 defines model for SessionEvent.15.
+type SessionEvent15 struct {
+	EvaluatedPermission SessionEvent15EvaluatedPermission `json:"evaluated_permission"`
+	Id                  string                            `json:"id"`
+	Input               map[string]interface{}            `json:"input"`
+	McpServerName       string                            `json:"mcp_server_name"`
+
+	// Name The tool's name on its MCP server.
+	Name string `json:"name"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt *NullableTimestamp `json:"processed_at"`
+	Type        string             `json:"type"`
+}
+
+// SessionEvent15EvaluatedPermission defines model for SessionEvent.15.EvaluatedPermission.
+type SessionEvent15EvaluatedPermission string
+
+// SessionEvent16 defines model for SessionEvent.16.
+type SessionEvent16 struct {
+	Content      []TextBlock `json:"content"`
+	Id           string      `json:"id"`
+	IsError      bool        `json:"is_error"`
+	McpToolUseId string      `json:"mcp_tool_use_id"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt *NullableTimestamp `json:"processed_at"`
+	Type        string             `json:"type"`
 }
 
 // SessionEventsSendRequest defines model for SessionEventsSendRequest.
@@ -2730,6 +2835,12 @@ type SkillVersionUploadRequest struct {
 	Files []string `json:"files[]"`
 }
 
+// StaticBearerAuth defines model for StaticBearerAuth.
+type StaticBearerAuth struct {
+	McpServerUrl string `json:"mcp_server_url"`
+	Type         string `json:"type"`
+}
+
 // SystemMessageParams A mid-conversation system turn: at most one per request, last, immediately after a user.message, user.tool_result or user.custom_tool_result. Model-gated: the Messages API has no mid-conversation system role, so a well-placed one is refused with 400 and `error.details.reason: model_does_not_support_mid_conversation_system` (misplaced ones get a placement message).
 type SystemMessageParams struct {
 	Content []TextBlock `json:"content"`
@@ -2758,6 +2869,13 @@ type TextDocumentBlock struct {
 //
 // Example: 2026-01-02T03:04:05.678Z
 type Timestamp = time.Time
+
+// TokenEndpointAuthRequest defines model for TokenEndpointAuthRequest.
+type TokenEndpointAuthRequest struct {
+	// ClientSecret Required for client_secret_basic and client_secret_post; not allowed with none.
+	ClientSecret *string     `json:"client_secret,omitempty"`
+	Type         interface{} `json:"type"`
+}
 
 // ToolDefaultConfig defines model for ToolDefaultConfig.
 type ToolDefaultConfig struct {
@@ -2841,6 +2959,178 @@ type UserToolResultParams struct {
 	SessionThreadId *string      `json:"session_thread_id,omitempty"`
 	ToolUseId       string       `json:"tool_use_id"`
 	Type            string       `json:"type"`
+}
+
+// Vault defines model for Vault.
+type Vault struct {
+	// ArchivedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ArchivedAt *NullableTimestamp `json:"archived_at"`
+
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt   Timestamp `json:"created_at"`
+	DisplayName string    `json:"display_name"`
+	Id          string    `json:"id"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata Metadata `json:"metadata"`
+	Type     string   `json:"type"`
+
+	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// VaultCreateRequest defines model for VaultCreateRequest.
+type VaultCreateRequest struct {
+	DisplayName string `json:"display_name"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata *Metadata `json:"metadata,omitempty"`
+}
+
+// VaultCredential defines model for VaultCredential.
+type VaultCredential struct {
+	// ArchivedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ArchivedAt *NullableTimestamp   `json:"archived_at"`
+	Auth       VaultCredential_Auth `json:"auth"`
+
+	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	CreatedAt   Timestamp `json:"created_at"`
+	DisplayName *string   `json:"display_name"`
+	Id          string    `json:"id"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata Metadata `json:"metadata"`
+	Type     string   `json:"type"`
+
+	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	UpdatedAt Timestamp `json:"updated_at"`
+	VaultId   string    `json:"vault_id"`
+}
+
+// VaultCredential_Auth defines model for VaultCredential.Auth.
+type VaultCredential_Auth struct {
+	union json.RawMessage
+}
+
+// VaultCredentialAuthRequest Create: `static_bearer` needs `mcp_server_url` and `token`; `mcp_oauth` needs `mcp_server_url` and
+// `access_token` (`refresh` needs `client_id` and `token_endpoint`; `token_endpoint_auth` defaults to
+// `none`). Update: the same fields, all optional; `type` must match the credential and
+// `mcp_server_url`, when sent, must name the same server. `environment_variable` is refused (400).
+type VaultCredentialAuthRequest struct {
+	AccessToken *string    `json:"access_token,omitempty"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+
+	// InjectionLocation environment_variable only (refused).
+	InjectionLocation *map[string]interface{} `json:"injection_location,omitempty"`
+
+	// McpServerUrl An absolute http(s) URL without user info.
+	McpServerUrl *string `json:"mcp_server_url,omitempty"`
+
+	// Networking environment_variable only (refused).
+	Networking *map[string]interface{} `json:"networking,omitempty"`
+	Refresh    *McpOAuthRefreshRequest `json:"refresh,omitempty"`
+
+	// SecretName environment_variable only (refused).
+	SecretName *string `json:"secret_name,omitempty"`
+
+	// SecretValue environment_variable only (refused).
+	SecretValue *string     `json:"secret_value,omitempty"`
+	Token       *string     `json:"token,omitempty"`
+	Type        interface{} `json:"type"`
+}
+
+// VaultCredentialCreateRequest defines model for VaultCredentialCreateRequest.
+type VaultCredentialCreateRequest struct {
+	// Auth Create: `static_bearer` needs `mcp_server_url` and `token`; `mcp_oauth` needs `mcp_server_url` and
+	// `access_token` (`refresh` needs `client_id` and `token_endpoint`; `token_endpoint_auth` defaults to
+	// `none`). Update: the same fields, all optional; `type` must match the credential and
+	// `mcp_server_url`, when sent, must name the same server. `environment_variable` is refused (400).
+	Auth        VaultCredentialAuthRequest `json:"auth"`
+	DisplayName *string                    `json:"display_name,omitempty"`
+
+	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
+	Metadata *Metadata `json:"metadata,omitempty"`
+}
+
+// VaultCredentialDeleted defines model for VaultCredentialDeleted.
+type VaultCredentialDeleted struct {
+	Id   string `json:"id"`
+	Type string `json:"type"`
+}
+
+// VaultCredentialList defines model for VaultCredentialList.
+type VaultCredentialList struct {
+	Data []VaultCredential `json:"data"`
+
+	// NextPage Cursor for the next page, or null on the last page.
+	NextPage *NextPage `json:"next_page"`
+}
+
+// VaultCredentialUpdateRequest defines model for VaultCredentialUpdateRequest.
+type VaultCredentialUpdateRequest struct {
+	// Auth Create: `static_bearer` needs `mcp_server_url` and `token`; `mcp_oauth` needs `mcp_server_url` and
+	// `access_token` (`refresh` needs `client_id` and `token_endpoint`; `token_endpoint_auth` defaults to
+	// `none`). Update: the same fields, all optional; `type` must match the credential and
+	// `mcp_server_url`, when sent, must name the same server. `environment_variable` is refused (400).
+	Auth        *VaultCredentialAuthRequest `json:"auth,omitempty"`
+	DisplayName *string                     `json:"display_name,omitempty"`
+
+	// Metadata Metadata patch: a string upserts the key, `null` deletes it (for Environments `""` also deletes).
+	// The resulting metadata must satisfy the `Metadata` limits (400 otherwise).
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+}
+
+// VaultCredentialValidation defines model for VaultCredentialValidation.
+type VaultCredentialValidation struct {
+	CredentialId    string `json:"credential_id"`
+	HasRefreshToken bool   `json:"has_refresh_token"`
+	McpProbe        *struct {
+		HttpResponse HttpResponseSummary `json:"http_response"`
+		Method       string              `json:"method"`
+	} `json:"mcp_probe"`
+	Refresh *struct {
+		HttpResponse *HttpResponseSummary `json:"http_response"`
+		Status       interface{}          `json:"status"`
+	} `json:"refresh"`
+	Status interface{} `json:"status"`
+	Type   string      `json:"type"`
+
+	// ValidatedAt RFC 3339 timestamp in UTC with milliseconds.
+	//
+	// Example: 2026-01-02T03:04:05.678Z
+	ValidatedAt Timestamp `json:"validated_at"`
+	VaultId     string    `json:"vault_id"`
+}
+
+// VaultDeleted defines model for VaultDeleted.
+type VaultDeleted struct {
+	Id   string `json:"id"`
+	Type string `json:"type"`
+}
+
+// VaultList defines model for VaultList.
+type VaultList struct {
+	Data []Vault `json:"data"`
+
+	// NextPage Cursor for the next page, or null on the last page.
+	NextPage *NextPage `json:"next_page"`
+}
+
+// VaultUpdateRequest defines model for VaultUpdateRequest.
+type VaultUpdateRequest struct {
+	DisplayName *string `json:"display_name,omitempty"`
+
+	// Metadata Metadata patch: a string upserts the key, `null` deletes it (for Environments `""` also deletes).
+	// The resulting metadata must satisfy the `Metadata` limits (400 otherwise).
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
 }
 
 // WebFetchToolConfig Resolved `web_fetch` config. Domain lists are present only when configured.
@@ -3329,6 +3619,12 @@ type SkillIdPath = string
 // SkillVersionPath defines model for SkillVersionPath.
 type SkillVersionPath = string
 
+// VaultCredentialId defines model for VaultCredentialId.
+type VaultCredentialId = string
+
+// VaultId defines model for VaultId.
+type VaultId = string
+
 // WebhookDeliveryIdPath defines model for WebhookDeliveryIdPath.
 type WebhookDeliveryIdPath = string
 
@@ -3448,6 +3744,12 @@ type Unauthorized struct {
 	RequestId RequestId `json:"request_id"`
 	Type      string    `json:"type"`
 }
+
+// VaultCredentialOk defines model for VaultCredentialOk.
+type VaultCredentialOk = VaultCredential
+
+// VaultOk defines model for VaultOk.
+type VaultOk = Vault
 
 // AgentsListParams defines parameters for AgentsList.
 type AgentsListParams struct {
@@ -3790,6 +4092,30 @@ type SkillsVersionsListParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
 
+// VaultsListParams defines parameters for VaultsList.
+type VaultsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// IncludeArchived Include archived objects.
+	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
+}
+
+// VaultsCredentialsListParams defines parameters for VaultsCredentialsList.
+type VaultsCredentialsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// IncludeArchived Include archived objects.
+	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
+}
+
 // WebhooksListParams defines parameters for WebhooksList.
 type WebhooksListParams struct {
 	// Limit Maximum number of items per page.
@@ -3870,6 +4196,18 @@ type SkillsCreateMultipartRequestBody = SkillUploadRequest
 
 // SkillsVersionsCreateMultipartRequestBody defines body for SkillsVersionsCreate for multipart/form-data ContentType.
 type SkillsVersionsCreateMultipartRequestBody = SkillVersionUploadRequest
+
+// VaultsCreateJSONRequestBody defines body for VaultsCreate for application/json ContentType.
+type VaultsCreateJSONRequestBody = VaultCreateRequest
+
+// VaultsUpdateJSONRequestBody defines body for VaultsUpdate for application/json ContentType.
+type VaultsUpdateJSONRequestBody = VaultUpdateRequest
+
+// VaultsCredentialsCreateJSONRequestBody defines body for VaultsCredentialsCreate for application/json ContentType.
+type VaultsCredentialsCreateJSONRequestBody = VaultCredentialCreateRequest
+
+// VaultsCredentialsUpdateJSONRequestBody defines body for VaultsCredentialsUpdate for application/json ContentType.
+type VaultsCredentialsUpdateJSONRequestBody = VaultCredentialUpdateRequest
 
 // WebhooksCreateJSONRequestBody defines body for WebhooksCreate for application/json ContentType.
 type WebhooksCreateJSONRequestBody = WebhookCreateRequest
@@ -5602,6 +5940,58 @@ func (t *SessionEvent) MergeSessionEvent14(v SessionEvent14) error {
 	return err
 }
 
+// AsSessionEvent15 returns the union data inside the SessionEvent as a SessionEvent15
+func (t SessionEvent) AsSessionEvent15() (SessionEvent15, error) {
+	var body SessionEvent15
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent15 overwrites any union data inside the SessionEvent as the provided SessionEvent15
+func (t *SessionEvent) FromSessionEvent15(v SessionEvent15) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent15 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent15
+func (t *SessionEvent) MergeSessionEvent15(v SessionEvent15) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionEvent16 returns the union data inside the SessionEvent as a SessionEvent16
+func (t SessionEvent) AsSessionEvent16() (SessionEvent16, error) {
+	var body SessionEvent16
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent16 overwrites any union data inside the SessionEvent as the provided SessionEvent16
+func (t *SessionEvent) FromSessionEvent16(v SessionEvent16) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent16 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent16
+func (t *SessionEvent) MergeSessionEvent16(v SessionEvent16) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SessionEvent) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -5986,6 +6376,107 @@ func (t UserContentBlockParam) MarshalJSON() ([]byte, error) {
 }
 
 func (t *UserContentBlockParam) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsStaticBearerAuth returns the union data inside the VaultCredential_Auth as a StaticBearerAuth
+func (t VaultCredential_Auth) AsStaticBearerAuth() (StaticBearerAuth, error) {
+	var body StaticBearerAuth
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStaticBearerAuth overwrites any union data inside the VaultCredential_Auth as the provided StaticBearerAuth
+func (t *VaultCredential_Auth) FromStaticBearerAuth(v StaticBearerAuth) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"static_bearer"}`))
+	t.union = b
+	return err
+}
+
+// MergeStaticBearerAuth performs a merge with any union data inside the VaultCredential_Auth, using the provided StaticBearerAuth
+func (t *VaultCredential_Auth) MergeStaticBearerAuth(v StaticBearerAuth) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"static_bearer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMcpOAuthAuth returns the union data inside the VaultCredential_Auth as a McpOAuthAuth
+func (t VaultCredential_Auth) AsMcpOAuthAuth() (McpOAuthAuth, error) {
+	var body McpOAuthAuth
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMcpOAuthAuth overwrites any union data inside the VaultCredential_Auth as the provided McpOAuthAuth
+func (t *VaultCredential_Auth) FromMcpOAuthAuth(v McpOAuthAuth) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"mcp_oauth"}`))
+	t.union = b
+	return err
+}
+
+// MergeMcpOAuthAuth performs a merge with any union data inside the VaultCredential_Auth, using the provided McpOAuthAuth
+func (t *VaultCredential_Auth) MergeMcpOAuthAuth(v McpOAuthAuth) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"mcp_oauth"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t VaultCredential_Auth) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t VaultCredential_Auth) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "mcp_oauth":
+		return t.AsMcpOAuthAuth()
+	case "static_bearer":
+		return t.AsStaticBearerAuth()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t VaultCredential_Auth) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *VaultCredential_Auth) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7360,6 +7851,197 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/skills/{skill_id}/versions/{version}/content (the `SkillsVersionsContent` operationId).
 	SkillsVersionsContent(ctx context.Context, skillId SkillIdPath, version SkillVersionPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsList List Vaults
+	//
+	// Newest first; archived Vaults only with `include_archived=true`.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with GET /v1/vaults (the `VaultsList` operationId).
+	VaultsList(ctx context.Context, params *VaultsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCreateWithBody Create a Vault
+	//
+	// `display_name` 1–255 characters without control characters; `metadata`.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+	VaultsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCreate Create a Vault
+	//
+	// `display_name` 1–255 characters without control characters; `metadata`.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+	VaultsCreate(ctx context.Context, body VaultsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsDelete Delete a Vault
+	//
+	// Deletes the Vault and all its credentials with their encrypted secrets.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with DELETE /v1/vaults/{vault_id} (the `VaultsDelete` operationId).
+	VaultsDelete(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsRetrieve Get a Vault
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with GET /v1/vaults/{vault_id} (the `VaultsRetrieve` operationId).
+	VaultsRetrieve(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsUpdateWithBody Update a Vault
+	//
+	// `display_name` and a `metadata` patch. An archived Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+	VaultsUpdateWithBody(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsUpdate Update a Vault
+	//
+	// `display_name` and a `metadata` patch. An archived Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+	VaultsUpdate(ctx context.Context, vaultId VaultId, body VaultsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsArchive Archive a Vault
+	//
+	// Makes the Vault read-only (idempotent): its credentials can no longer be created or updated (409)
+	// and new Sessions cannot attach it. Sessions that already attached it keep using its credentials.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/archive (the `VaultsArchive` operationId).
+	VaultsArchive(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsList List a Vault's credentials
+	//
+	// Newest first; archived credentials only with `include_archived=true`.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with GET /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsList` operationId).
+	VaultsCredentialsList(ctx context.Context, vaultId VaultId, params *VaultsCredentialsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsCreateWithBody Create a Vault credential
+	//
+	// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+	// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+	// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+	// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+	//
+	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+	VaultsCredentialsCreateWithBody(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsCreate Create a Vault credential
+	//
+	// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+	// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+	// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+	// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+	//
+	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+	VaultsCredentialsCreate(ctx context.Context, vaultId VaultId, body VaultsCredentialsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsDelete Delete a Vault credential
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with DELETE /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsDelete` operationId).
+	VaultsCredentialsDelete(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsRetrieve Get a Vault credential
+	//
+	// **Credentials:** Workspace API key. Secrets are never returned.
+	//
+	// Corresponds with GET /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsRetrieve` operationId).
+	VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsUpdateWithBody Update a Vault credential
+	//
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+	VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsUpdate Update a Vault credential
+	//
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+	VaultsCredentialsUpdate(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, body VaultsCredentialsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsArchive Archive a Vault credential
+	//
+	// Purges the credential's encrypted secrets and frees its `mcp_server_url` for a new credential
+	// (idempotent). The credential stays readable.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive (the `VaultsCredentialsArchive` operationId).
+	VaultsCredentialsArchive(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VaultsCredentialsMcpOauthValidate Live-probe an mcp_oauth credential
+	//
+	// Refreshes the credential when it expires within 60 s, probes its MCP server with an MCP `initialize`
+	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
+	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
+	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate (the `VaultsCredentialsMcpOauthValidate` operationId).
+	VaultsCredentialsMcpOauthValidate(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhooksList List webhook endpoints (Mango addition)
 	//
@@ -9577,6 +10259,367 @@ func (c *Client) SkillsVersionsRetrieve(ctx context.Context, skillId SkillIdPath
 // Corresponds with GET /v1/skills/{skill_id}/versions/{version}/content (the `SkillsVersionsContent` operationId).
 func (c *Client) SkillsVersionsContent(ctx context.Context, skillId SkillIdPath, version SkillVersionPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSkillsVersionsContentRequest(c.Server, skillId, version)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsList List Vaults
+//
+// Newest first; archived Vaults only with `include_archived=true`.
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with GET /v1/vaults (the `VaultsList` operationId).
+func (c *Client) VaultsList(ctx context.Context, params *VaultsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCreateWithBody Create a Vault
+//
+// `display_name` 1–255 characters without control characters; `metadata`.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+func (c *Client) VaultsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCreate Create a Vault
+//
+// `display_name` 1–255 characters without control characters; `metadata`.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+func (c *Client) VaultsCreate(ctx context.Context, body VaultsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsDelete Delete a Vault
+//
+// Deletes the Vault and all its credentials with their encrypted secrets.
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with DELETE /v1/vaults/{vault_id} (the `VaultsDelete` operationId).
+func (c *Client) VaultsDelete(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsDeleteRequest(c.Server, vaultId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsRetrieve Get a Vault
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with GET /v1/vaults/{vault_id} (the `VaultsRetrieve` operationId).
+func (c *Client) VaultsRetrieve(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsRetrieveRequest(c.Server, vaultId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsUpdateWithBody Update a Vault
+//
+// `display_name` and a `metadata` patch. An archived Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+func (c *Client) VaultsUpdateWithBody(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsUpdateRequestWithBody(c.Server, vaultId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsUpdate Update a Vault
+//
+// `display_name` and a `metadata` patch. An archived Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+func (c *Client) VaultsUpdate(ctx context.Context, vaultId VaultId, body VaultsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsUpdateRequest(c.Server, vaultId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsArchive Archive a Vault
+//
+// Makes the Vault read-only (idempotent): its credentials can no longer be created or updated (409)
+// and new Sessions cannot attach it. Sessions that already attached it keep using its credentials.
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with POST /v1/vaults/{vault_id}/archive (the `VaultsArchive` operationId).
+func (c *Client) VaultsArchive(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsArchiveRequest(c.Server, vaultId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsList List a Vault's credentials
+//
+// Newest first; archived credentials only with `include_archived=true`.
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with GET /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsList` operationId).
+func (c *Client) VaultsCredentialsList(ctx context.Context, vaultId VaultId, params *VaultsCredentialsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsListRequest(c.Server, vaultId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsCreateWithBody Create a Vault credential
+//
+// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+//
+// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+//
+// **Credentials:** Workspace API key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+func (c *Client) VaultsCredentialsCreateWithBody(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsCreateRequestWithBody(c.Server, vaultId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsCreate Create a Vault credential
+//
+// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+//
+// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+//
+// **Credentials:** Workspace API key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+func (c *Client) VaultsCredentialsCreate(ctx context.Context, vaultId VaultId, body VaultsCredentialsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsCreateRequest(c.Server, vaultId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsDelete Delete a Vault credential
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with DELETE /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsDelete` operationId).
+func (c *Client) VaultsCredentialsDelete(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsDeleteRequest(c.Server, vaultId, credentialId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsRetrieve Get a Vault credential
+//
+// **Credentials:** Workspace API key. Secrets are never returned.
+//
+// Corresponds with GET /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsRetrieve` operationId).
+func (c *Client) VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsRetrieveRequest(c.Server, vaultId, credentialId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsUpdateWithBody Update a Vault credential
+//
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+func (c *Client) VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsUpdateRequestWithBody(c.Server, vaultId, credentialId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsUpdate Update a Vault credential
+//
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+func (c *Client) VaultsCredentialsUpdate(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, body VaultsCredentialsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsUpdateRequest(c.Server, vaultId, credentialId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsArchive Archive a Vault credential
+//
+// Purges the credential's encrypted secrets and frees its `mcp_server_url` for a new credential
+// (idempotent). The credential stays readable.
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive (the `VaultsCredentialsArchive` operationId).
+func (c *Client) VaultsCredentialsArchive(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsArchiveRequest(c.Server, vaultId, credentialId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VaultsCredentialsMcpOauthValidate Live-probe an mcp_oauth credential
+//
+// Refreshes the credential when it expires within 60 s, probes its MCP server with an MCP `initialize`
+// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
+// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
+// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate (the `VaultsCredentialsMcpOauthValidate` operationId).
+func (c *Client) VaultsCredentialsMcpOauthValidate(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVaultsCredentialsMcpOauthValidateRequest(c.Server, vaultId, credentialId)
 	if err != nil {
 		return nil, err
 	}
@@ -14291,6 +15334,623 @@ func NewSkillsVersionsContentRequest(server string, skillId SkillIdPath, version
 	return req, nil
 }
 
+// NewVaultsListRequest constructs an http.Request for the VaultsList method
+func NewVaultsListRequest(server string, params *VaultsListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeArchived != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_archived", *params.IncludeArchived, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsCreateRequest calls the generic VaultsCreate builder with application/json body
+func NewVaultsCreateRequest(server string, body VaultsCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVaultsCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewVaultsCreateRequestWithBody constructs an http.Request for the VaultsCreate method, with any body, and a specified content type
+func NewVaultsCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewVaultsDeleteRequest constructs an http.Request for the VaultsDelete method
+func NewVaultsDeleteRequest(server string, vaultId VaultId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsRetrieveRequest constructs an http.Request for the VaultsRetrieve method
+func NewVaultsRetrieveRequest(server string, vaultId VaultId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsUpdateRequest calls the generic VaultsUpdate builder with application/json body
+func NewVaultsUpdateRequest(server string, vaultId VaultId, body VaultsUpdateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVaultsUpdateRequestWithBody(server, vaultId, "application/json", bodyReader)
+}
+
+// NewVaultsUpdateRequestWithBody constructs an http.Request for the VaultsUpdate method, with any body, and a specified content type
+func NewVaultsUpdateRequestWithBody(server string, vaultId VaultId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewVaultsArchiveRequest constructs an http.Request for the VaultsArchive method
+func NewVaultsArchiveRequest(server string, vaultId VaultId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/archive", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsCredentialsListRequest constructs an http.Request for the VaultsCredentialsList method
+func NewVaultsCredentialsListRequest(server string, vaultId VaultId, params *VaultsCredentialsListParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/credentials", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeArchived != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_archived", *params.IncludeArchived, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsCredentialsCreateRequest calls the generic VaultsCredentialsCreate builder with application/json body
+func NewVaultsCredentialsCreateRequest(server string, vaultId VaultId, body VaultsCredentialsCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVaultsCredentialsCreateRequestWithBody(server, vaultId, "application/json", bodyReader)
+}
+
+// NewVaultsCredentialsCreateRequestWithBody constructs an http.Request for the VaultsCredentialsCreate method, with any body, and a specified content type
+func NewVaultsCredentialsCreateRequestWithBody(server string, vaultId VaultId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/credentials", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewVaultsCredentialsDeleteRequest constructs an http.Request for the VaultsCredentialsDelete method
+func NewVaultsCredentialsDeleteRequest(server string, vaultId VaultId, credentialId VaultCredentialId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "credential_id", credentialId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/credentials/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsCredentialsRetrieveRequest constructs an http.Request for the VaultsCredentialsRetrieve method
+func NewVaultsCredentialsRetrieveRequest(server string, vaultId VaultId, credentialId VaultCredentialId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "credential_id", credentialId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/credentials/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsCredentialsUpdateRequest calls the generic VaultsCredentialsUpdate builder with application/json body
+func NewVaultsCredentialsUpdateRequest(server string, vaultId VaultId, credentialId VaultCredentialId, body VaultsCredentialsUpdateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVaultsCredentialsUpdateRequestWithBody(server, vaultId, credentialId, "application/json", bodyReader)
+}
+
+// NewVaultsCredentialsUpdateRequestWithBody constructs an http.Request for the VaultsCredentialsUpdate method, with any body, and a specified content type
+func NewVaultsCredentialsUpdateRequestWithBody(server string, vaultId VaultId, credentialId VaultCredentialId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "credential_id", credentialId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/credentials/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewVaultsCredentialsArchiveRequest constructs an http.Request for the VaultsCredentialsArchive method
+func NewVaultsCredentialsArchiveRequest(server string, vaultId VaultId, credentialId VaultCredentialId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "credential_id", credentialId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/credentials/%s/archive", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVaultsCredentialsMcpOauthValidateRequest constructs an http.Request for the VaultsCredentialsMcpOauthValidate method
+func NewVaultsCredentialsMcpOauthValidateRequest(server string, vaultId VaultId, credentialId VaultCredentialId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "vault_id", vaultId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "credential_id", credentialId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/vaults/%s/credentials/%s/mcp_oauth_validate", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewWebhooksListRequest constructs an http.Request for the WebhooksList method
 func NewWebhooksListRequest(server string, params *WebhooksListParams) (*http.Request, error) {
 	var err error
@@ -15962,6 +17622,215 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/skills/{skill_id}/versions/{version}/content (the `SkillsVersionsContent` operationId).
 	SkillsVersionsContentWithResponse(ctx context.Context, skillId SkillIdPath, version SkillVersionPath, reqEditors ...RequestEditorFn) (*SkillsVersionsContentResponse, error)
+
+	// VaultsListWithResponse List Vaults
+	//
+	// Newest first; archived Vaults only with `include_archived=true`.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/vaults (the `VaultsList` operationId).
+	VaultsListWithResponse(ctx context.Context, params *VaultsListParams, reqEditors ...RequestEditorFn) (*VaultsListResponse, error)
+
+	// VaultsCreateWithBodyWithResponse Create a Vault
+	//
+	// `display_name` 1–255 characters without control characters; `metadata`.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+	VaultsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsCreateResponse, error)
+
+	// VaultsCreateWithResponse Create a Vault
+	//
+	// `display_name` 1–255 characters without control characters; `metadata`.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+	VaultsCreateWithResponse(ctx context.Context, body VaultsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsCreateResponse, error)
+
+	// VaultsDeleteWithResponse Delete a Vault
+	//
+	// Deletes the Vault and all its credentials with their encrypted secrets.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/vaults/{vault_id} (the `VaultsDelete` operationId).
+	VaultsDeleteWithResponse(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*VaultsDeleteResponse, error)
+
+	// VaultsRetrieveWithResponse Get a Vault
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/vaults/{vault_id} (the `VaultsRetrieve` operationId).
+	VaultsRetrieveWithResponse(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*VaultsRetrieveResponse, error)
+
+	// VaultsUpdateWithBodyWithResponse Update a Vault
+	//
+	// `display_name` and a `metadata` patch. An archived Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+	VaultsUpdateWithBodyWithResponse(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsUpdateResponse, error)
+
+	// VaultsUpdateWithResponse Update a Vault
+	//
+	// `display_name` and a `metadata` patch. An archived Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+	VaultsUpdateWithResponse(ctx context.Context, vaultId VaultId, body VaultsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsUpdateResponse, error)
+
+	// VaultsArchiveWithResponse Archive a Vault
+	//
+	// Makes the Vault read-only (idempotent): its credentials can no longer be created or updated (409)
+	// and new Sessions cannot attach it. Sessions that already attached it keep using its credentials.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/archive (the `VaultsArchive` operationId).
+	VaultsArchiveWithResponse(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*VaultsArchiveResponse, error)
+
+	// VaultsCredentialsListWithResponse List a Vault's credentials
+	//
+	// Newest first; archived credentials only with `include_archived=true`.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsList` operationId).
+	VaultsCredentialsListWithResponse(ctx context.Context, vaultId VaultId, params *VaultsCredentialsListParams, reqEditors ...RequestEditorFn) (*VaultsCredentialsListResponse, error)
+
+	// VaultsCredentialsCreateWithBodyWithResponse Create a Vault credential
+	//
+	// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+	// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+	// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+	// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+	//
+	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+	VaultsCredentialsCreateWithBodyWithResponse(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsCredentialsCreateResponse, error)
+
+	// VaultsCredentialsCreateWithResponse Create a Vault credential
+	//
+	// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+	// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+	// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+	// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+	//
+	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+	VaultsCredentialsCreateWithResponse(ctx context.Context, vaultId VaultId, body VaultsCredentialsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsCredentialsCreateResponse, error)
+
+	// VaultsCredentialsDeleteWithResponse Delete a Vault credential
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsDelete` operationId).
+	VaultsCredentialsDeleteWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsDeleteResponse, error)
+
+	// VaultsCredentialsRetrieveWithResponse Get a Vault credential
+	//
+	// **Credentials:** Workspace API key. Secrets are never returned.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsRetrieve` operationId).
+	VaultsCredentialsRetrieveWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsRetrieveResponse, error)
+
+	// VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
+	//
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+	VaultsCredentialsUpdateWithBodyWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsCredentialsUpdateResponse, error)
+
+	// VaultsCredentialsUpdateWithResponse Update a Vault credential
+	//
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+	VaultsCredentialsUpdateWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, body VaultsCredentialsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsCredentialsUpdateResponse, error)
+
+	// VaultsCredentialsArchiveWithResponse Archive a Vault credential
+	//
+	// Purges the credential's encrypted secrets and frees its `mcp_server_url` for a new credential
+	// (idempotent). The credential stays readable.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive (the `VaultsCredentialsArchive` operationId).
+	VaultsCredentialsArchiveWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsArchiveResponse, error)
+
+	// VaultsCredentialsMcpOauthValidateWithResponse Live-probe an mcp_oauth credential
+	//
+	// Refreshes the credential when it expires within 60 s, probes its MCP server with an MCP `initialize`
+	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
+	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
+	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	//
+	// **Credentials:** Workspace API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate (the `VaultsCredentialsMcpOauthValidate` operationId).
+	VaultsCredentialsMcpOauthValidateWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsMcpOauthValidateResponse, error)
 
 	// WebhooksListWithResponse List webhook endpoints (Mango addition)
 	//
@@ -24992,6 +26861,1484 @@ func (r SkillsVersionsContentResponse) ContentType() string {
 	return ""
 }
 
+// VaultsListResponse200Headers the declared response headers of an HTTP 200 response for VaultsList
+type VaultsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsListResponse400Headers the declared response headers of an HTTP 400 response for VaultsList
+type VaultsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// VaultsListResponse401Headers the declared response headers of an HTTP 401 response for VaultsList
+type VaultsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsListResponse403Headers the declared response headers of an HTTP 403 response for VaultsList
+type VaultsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsListResponse500Headers the declared response headers of an HTTP 500 response for VaultsList
+type VaultsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsListResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsListResponse) GetJSON200() *VaultList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCreateResponse201Headers the declared response headers of an HTTP 201 response for VaultsCreate
+type VaultsCreateResponse201Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCreateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCreate
+type VaultsCreateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCreateResponse401Headers the declared response headers of an HTTP 401 response for VaultsCreate
+type VaultsCreateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCreateResponse403Headers the declared response headers of an HTTP 403 response for VaultsCreate
+type VaultsCreateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCreate
+type VaultsCreateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *VaultOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *VaultsCreateResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsCreateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCreateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCreateResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCreateResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r VaultsCreateResponse) GetJSON201() *VaultOk {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCreateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsDeleteResponse200Headers the declared response headers of an HTTP 200 response for VaultsDelete
+type VaultsDeleteResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsDeleteResponse401Headers the declared response headers of an HTTP 401 response for VaultsDelete
+type VaultsDeleteResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsDeleteResponse403Headers the declared response headers of an HTTP 403 response for VaultsDelete
+type VaultsDeleteResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsDeleteResponse404Headers the declared response headers of an HTTP 404 response for VaultsDelete
+type VaultsDeleteResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsDeleteResponse500Headers the declared response headers of an HTTP 500 response for VaultsDelete
+type VaultsDeleteResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsDeleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultDeleted
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsDeleteResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsDeleteResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsDeleteResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsDeleteResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsDeleteResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsDeleteResponse) GetJSON200() *VaultDeleted {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsDeleteResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsDeleteResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsDeleteResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsDeleteResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsDeleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsDeleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsDeleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsDeleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for VaultsRetrieve
+type VaultsRetrieveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for VaultsRetrieve
+type VaultsRetrieveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsRetrieveResponse403Headers the declared response headers of an HTTP 403 response for VaultsRetrieve
+type VaultsRetrieveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsRetrieveResponse404Headers the declared response headers of an HTTP 404 response for VaultsRetrieve
+type VaultsRetrieveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for VaultsRetrieve
+type VaultsRetrieveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultOk
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsRetrieveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsRetrieveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsRetrieveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsRetrieveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsRetrieveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON200() *VaultOk {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsUpdateResponse200Headers the declared response headers of an HTTP 200 response for VaultsUpdate
+type VaultsUpdateResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsUpdateResponse400Headers the declared response headers of an HTTP 400 response for VaultsUpdate
+type VaultsUpdateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// VaultsUpdateResponse401Headers the declared response headers of an HTTP 401 response for VaultsUpdate
+type VaultsUpdateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsUpdateResponse403Headers the declared response headers of an HTTP 403 response for VaultsUpdate
+type VaultsUpdateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsUpdateResponse404Headers the declared response headers of an HTTP 404 response for VaultsUpdate
+type VaultsUpdateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsUpdateResponse409Headers the declared response headers of an HTTP 409 response for VaultsUpdate
+type VaultsUpdateResponse409Headers struct {
+	RequestId RequestId
+}
+
+// VaultsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsUpdate
+type VaultsUpdateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsUpdateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsUpdateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsUpdateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsUpdateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsUpdateResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsUpdateResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsUpdateResponse) GetJSON200() *VaultOk {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsUpdateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsUpdateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsUpdateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsUpdateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsUpdateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsArchiveResponse200Headers the declared response headers of an HTTP 200 response for VaultsArchive
+type VaultsArchiveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsArchive
+type VaultsArchiveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsArchiveResponse403Headers the declared response headers of an HTTP 403 response for VaultsArchive
+type VaultsArchiveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsArchiveResponse404Headers the declared response headers of an HTTP 404 response for VaultsArchive
+type VaultsArchiveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsArchive
+type VaultsArchiveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsArchiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultOk
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsArchiveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsArchiveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsArchiveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsArchiveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsArchiveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsArchiveResponse) GetJSON200() *VaultOk {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsArchiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsArchiveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsArchiveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsArchiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsArchiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsArchiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsArchiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCredentialsListResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsList
+type VaultsCredentialsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsListResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsList
+type VaultsCredentialsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsListResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsList
+type VaultsCredentialsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsListResponse403Headers the declared response headers of an HTTP 403 response for VaultsCredentialsList
+type VaultsCredentialsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsListResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsList
+type VaultsCredentialsListResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsListResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsList
+type VaultsCredentialsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCredentialsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultCredentialList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsCredentialsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsCredentialsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCredentialsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCredentialsListResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsCredentialsListResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCredentialsListResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON200() *VaultCredentialList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCredentialsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCredentialsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCredentialsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCredentialsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCredentialsCreateResponse201Headers the declared response headers of an HTTP 201 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse201Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsCreateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsCreateResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsCreateResponse403Headers the declared response headers of an HTTP 403 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsCreateResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsCreateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse409Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCredentialsCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *VaultCredentialOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *VaultsCredentialsCreateResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsCredentialsCreateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCredentialsCreateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCredentialsCreateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsCredentialsCreateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsCredentialsCreateResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCredentialsCreateResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON201() *VaultCredentialOk {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCredentialsCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCredentialsCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCredentialsCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCredentialsCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCredentialsDeleteResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsDeleteResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsDeleteResponse403Headers the declared response headers of an HTTP 403 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsDeleteResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsDeleteResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCredentialsDeleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultCredentialDeleted
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsCredentialsDeleteResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCredentialsDeleteResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCredentialsDeleteResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsCredentialsDeleteResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCredentialsDeleteResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON200() *VaultCredentialDeleted {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCredentialsDeleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCredentialsDeleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCredentialsDeleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCredentialsDeleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCredentialsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsRetrieveResponse403Headers the declared response headers of an HTTP 403 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsRetrieveResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCredentialsRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultCredentialOk
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsCredentialsRetrieveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCredentialsRetrieveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCredentialsRetrieveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsCredentialsRetrieveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCredentialsRetrieveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON200() *VaultCredentialOk {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCredentialsRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCredentialsRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCredentialsRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCredentialsRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCredentialsUpdateResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsUpdateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsUpdateResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsUpdateResponse403Headers the declared response headers of an HTTP 403 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsUpdateResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsUpdateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse409Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCredentialsUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultCredentialOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsCredentialsUpdateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsCredentialsUpdateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCredentialsUpdateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCredentialsUpdateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsCredentialsUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsCredentialsUpdateResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCredentialsUpdateResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON200() *VaultCredentialOk {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCredentialsUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCredentialsUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCredentialsUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCredentialsUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCredentialsArchiveResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsArchiveResponse403Headers the declared response headers of an HTTP 403 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsArchiveResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCredentialsArchiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultCredentialOk
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsCredentialsArchiveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCredentialsArchiveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCredentialsArchiveResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsCredentialsArchiveResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCredentialsArchiveResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON200() *VaultCredentialOk {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCredentialsArchiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCredentialsArchiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCredentialsArchiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCredentialsArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VaultsCredentialsMcpOauthValidateResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse200Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsMcpOauthValidateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsMcpOauthValidateResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsMcpOauthValidateResponse403Headers the declared response headers of an HTTP 403 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsMcpOauthValidateResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsMcpOauthValidateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse409Headers struct {
+	RequestId RequestId
+}
+
+// VaultsCredentialsMcpOauthValidateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse500Headers struct {
+	RequestId RequestId
+}
+
+type VaultsCredentialsMcpOauthValidateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VaultCredentialValidation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VaultsCredentialsMcpOauthValidateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsCredentialsMcpOauthValidateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VaultsCredentialsMcpOauthValidateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VaultsCredentialsMcpOauthValidateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VaultsCredentialsMcpOauthValidateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsCredentialsMcpOauthValidateResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VaultsCredentialsMcpOauthValidateResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON200() *VaultCredentialValidation {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VaultsCredentialsMcpOauthValidateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VaultsCredentialsMcpOauthValidateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VaultsCredentialsMcpOauthValidateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VaultsCredentialsMcpOauthValidateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // WebhooksListResponse200Headers the declared response headers of an HTTP 200 response for WebhooksList
 type WebhooksListResponse200Headers struct {
 	RequestId RequestId
@@ -27720,6 +31067,317 @@ func (c *ClientWithResponses) SkillsVersionsContentWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseSkillsVersionsContentResponse(rsp)
+}
+
+// VaultsListWithResponse List Vaults
+//
+// Newest first; archived Vaults only with `include_archived=true`.
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/vaults (the `VaultsList` operationId).
+func (c *ClientWithResponses) VaultsListWithResponse(ctx context.Context, params *VaultsListParams, reqEditors ...RequestEditorFn) (*VaultsListResponse, error) {
+	rsp, err := c.VaultsList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsListResponse(rsp)
+}
+
+// VaultsCreateWithBodyWithResponse Create a Vault
+//
+// `display_name` 1–255 characters without control characters; `metadata`.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+func (c *ClientWithResponses) VaultsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsCreateResponse, error) {
+	rsp, err := c.VaultsCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCreateResponse(rsp)
+}
+
+// VaultsCreateWithResponse Create a Vault
+//
+// `display_name` 1–255 characters without control characters; `metadata`.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults (the `VaultsCreate` operationId).
+func (c *ClientWithResponses) VaultsCreateWithResponse(ctx context.Context, body VaultsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsCreateResponse, error) {
+	rsp, err := c.VaultsCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCreateResponse(rsp)
+}
+
+// VaultsDeleteWithResponse Delete a Vault
+//
+// Deletes the Vault and all its credentials with their encrypted secrets.
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/vaults/{vault_id} (the `VaultsDelete` operationId).
+func (c *ClientWithResponses) VaultsDeleteWithResponse(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*VaultsDeleteResponse, error) {
+	rsp, err := c.VaultsDelete(ctx, vaultId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsDeleteResponse(rsp)
+}
+
+// VaultsRetrieveWithResponse Get a Vault
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/vaults/{vault_id} (the `VaultsRetrieve` operationId).
+func (c *ClientWithResponses) VaultsRetrieveWithResponse(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*VaultsRetrieveResponse, error) {
+	rsp, err := c.VaultsRetrieve(ctx, vaultId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsRetrieveResponse(rsp)
+}
+
+// VaultsUpdateWithBodyWithResponse Update a Vault
+//
+// `display_name` and a `metadata` patch. An archived Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+func (c *ClientWithResponses) VaultsUpdateWithBodyWithResponse(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsUpdateResponse, error) {
+	rsp, err := c.VaultsUpdateWithBody(ctx, vaultId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsUpdateResponse(rsp)
+}
+
+// VaultsUpdateWithResponse Update a Vault
+//
+// `display_name` and a `metadata` patch. An archived Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id} (the `VaultsUpdate` operationId).
+func (c *ClientWithResponses) VaultsUpdateWithResponse(ctx context.Context, vaultId VaultId, body VaultsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsUpdateResponse, error) {
+	rsp, err := c.VaultsUpdate(ctx, vaultId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsUpdateResponse(rsp)
+}
+
+// VaultsArchiveWithResponse Archive a Vault
+//
+// Makes the Vault read-only (idempotent): its credentials can no longer be created or updated (409)
+// and new Sessions cannot attach it. Sessions that already attached it keep using its credentials.
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id}/archive (the `VaultsArchive` operationId).
+func (c *ClientWithResponses) VaultsArchiveWithResponse(ctx context.Context, vaultId VaultId, reqEditors ...RequestEditorFn) (*VaultsArchiveResponse, error) {
+	rsp, err := c.VaultsArchive(ctx, vaultId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsArchiveResponse(rsp)
+}
+
+// VaultsCredentialsListWithResponse List a Vault's credentials
+//
+// Newest first; archived credentials only with `include_archived=true`.
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsList` operationId).
+func (c *ClientWithResponses) VaultsCredentialsListWithResponse(ctx context.Context, vaultId VaultId, params *VaultsCredentialsListParams, reqEditors ...RequestEditorFn) (*VaultsCredentialsListResponse, error) {
+	rsp, err := c.VaultsCredentialsList(ctx, vaultId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsListResponse(rsp)
+}
+
+// VaultsCredentialsCreateWithBodyWithResponse Create a Vault credential
+//
+// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+//
+// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+//
+// **Credentials:** Workspace API key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+func (c *ClientWithResponses) VaultsCredentialsCreateWithBodyWithResponse(ctx context.Context, vaultId VaultId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsCredentialsCreateResponse, error) {
+	rsp, err := c.VaultsCredentialsCreateWithBody(ctx, vaultId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsCreateResponse(rsp)
+}
+
+// VaultsCredentialsCreateWithResponse Create a Vault credential
+//
+// `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+// `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+// `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+// stored encrypted (envelope encryption under the operator's keyring) and never returned.
+//
+// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+//
+// **Credentials:** Workspace API key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials (the `VaultsCredentialsCreate` operationId).
+func (c *ClientWithResponses) VaultsCredentialsCreateWithResponse(ctx context.Context, vaultId VaultId, body VaultsCredentialsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsCredentialsCreateResponse, error) {
+	rsp, err := c.VaultsCredentialsCreate(ctx, vaultId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsCreateResponse(rsp)
+}
+
+// VaultsCredentialsDeleteWithResponse Delete a Vault credential
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsDelete` operationId).
+func (c *ClientWithResponses) VaultsCredentialsDeleteWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsDeleteResponse, error) {
+	rsp, err := c.VaultsCredentialsDelete(ctx, vaultId, credentialId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsDeleteResponse(rsp)
+}
+
+// VaultsCredentialsRetrieveWithResponse Get a Vault credential
+//
+// **Credentials:** Workspace API key. Secrets are never returned.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsRetrieve` operationId).
+func (c *ClientWithResponses) VaultsCredentialsRetrieveWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsRetrieveResponse, error) {
+	rsp, err := c.VaultsCredentialsRetrieve(ctx, vaultId, credentialId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsRetrieveResponse(rsp)
+}
+
+// VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
+//
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+func (c *ClientWithResponses) VaultsCredentialsUpdateWithBodyWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VaultsCredentialsUpdateResponse, error) {
+	rsp, err := c.VaultsCredentialsUpdateWithBody(ctx, vaultId, credentialId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsUpdateResponse(rsp)
+}
+
+// VaultsCredentialsUpdateWithResponse Update a Vault credential
+//
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id} (the `VaultsCredentialsUpdate` operationId).
+func (c *ClientWithResponses) VaultsCredentialsUpdateWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, body VaultsCredentialsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*VaultsCredentialsUpdateResponse, error) {
+	rsp, err := c.VaultsCredentialsUpdate(ctx, vaultId, credentialId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsUpdateResponse(rsp)
+}
+
+// VaultsCredentialsArchiveWithResponse Archive a Vault credential
+//
+// Purges the credential's encrypted secrets and frees its `mcp_server_url` for a new credential
+// (idempotent). The credential stays readable.
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive (the `VaultsCredentialsArchive` operationId).
+func (c *ClientWithResponses) VaultsCredentialsArchiveWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsArchiveResponse, error) {
+	rsp, err := c.VaultsCredentialsArchive(ctx, vaultId, credentialId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsArchiveResponse(rsp)
+}
+
+// VaultsCredentialsMcpOauthValidateWithResponse Live-probe an mcp_oauth credential
+//
+// Refreshes the credential when it expires within 60 s, probes its MCP server with an MCP `initialize`
+// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
+// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
+// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+//
+// **Credentials:** Workspace API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate (the `VaultsCredentialsMcpOauthValidate` operationId).
+func (c *ClientWithResponses) VaultsCredentialsMcpOauthValidateWithResponse(ctx context.Context, vaultId VaultId, credentialId VaultCredentialId, reqEditors ...RequestEditorFn) (*VaultsCredentialsMcpOauthValidateResponse, error) {
+	rsp, err := c.VaultsCredentialsMcpOauthValidate(ctx, vaultId, credentialId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVaultsCredentialsMcpOauthValidateResponse(rsp)
 }
 
 // WebhooksListWithResponse List webhook endpoints (Mango addition)
@@ -37265,6 +40923,1550 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 		response.Headers404 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsContentResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsListResponse parses an HTTP response from a VaultsListWithResponse call
+func ParseVaultsListResponse(rsp *http.Response) (*VaultsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCreateResponse parses an HTTP response from a VaultsCreateWithResponse call
+func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest VaultOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers VaultsCreateResponse201Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsCreateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCreateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCreateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCreateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsDeleteResponse parses an HTTP response from a VaultsDeleteWithResponse call
+func ParseVaultsDeleteResponse(rsp *http.Response) (*VaultsDeleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsDeleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsDeleteResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsDeleteResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsDeleteResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsDeleteResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsDeleteResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsRetrieveResponse parses an HTTP response from a VaultsRetrieveWithResponse call
+func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsRetrieveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsRetrieveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsRetrieveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsRetrieveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsRetrieveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsUpdateResponse parses an HTTP response from a VaultsUpdateWithResponse call
+func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsUpdateResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsUpdateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsUpdateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsUpdateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsUpdateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsUpdateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsUpdateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsArchiveResponse parses an HTTP response from a VaultsArchiveWithResponse call
+func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsArchiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsArchiveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsArchiveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsArchiveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsArchiveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsArchiveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCredentialsListResponse parses an HTTP response from a VaultsCredentialsListWithResponse call
+func ParseVaultsCredentialsListResponse(rsp *http.Response) (*VaultsCredentialsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCredentialsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultCredentialList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsCredentialsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsCredentialsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCredentialsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCredentialsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsCredentialsListResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCredentialsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCredentialsCreateResponse parses an HTTP response from a VaultsCredentialsCreateWithResponse call
+func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredentialsCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCredentialsCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest VaultCredentialOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers VaultsCredentialsCreateResponse201Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsCredentialsCreateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCredentialsCreateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCredentialsCreateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsCredentialsCreateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsCredentialsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCredentialsCreateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCredentialsDeleteResponse parses an HTTP response from a VaultsCredentialsDeleteWithResponse call
+func ParseVaultsCredentialsDeleteResponse(rsp *http.Response) (*VaultsCredentialsDeleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCredentialsDeleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultCredentialDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsCredentialsDeleteResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCredentialsDeleteResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCredentialsDeleteResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsCredentialsDeleteResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCredentialsDeleteResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCredentialsRetrieveResponse parses an HTTP response from a VaultsCredentialsRetrieveWithResponse call
+func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredentialsRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCredentialsRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultCredentialOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsCredentialsRetrieveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCredentialsRetrieveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCredentialsRetrieveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsCredentialsRetrieveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCredentialsRetrieveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCredentialsUpdateResponse parses an HTTP response from a VaultsCredentialsUpdateWithResponse call
+func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredentialsUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCredentialsUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultCredentialOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsCredentialsUpdateResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsCredentialsUpdateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCredentialsUpdateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCredentialsUpdateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsCredentialsUpdateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsCredentialsUpdateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCredentialsUpdateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCredentialsArchiveResponse parses an HTTP response from a VaultsCredentialsArchiveWithResponse call
+func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentialsArchiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCredentialsArchiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultCredentialOk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsCredentialsArchiveResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCredentialsArchiveResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCredentialsArchiveResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsCredentialsArchiveResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCredentialsArchiveResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVaultsCredentialsMcpOauthValidateResponse parses an HTTP response from a VaultsCredentialsMcpOauthValidateWithResponse call
+func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*VaultsCredentialsMcpOauthValidateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VaultsCredentialsMcpOauthValidateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VaultCredentialValidation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VaultsCredentialsMcpOauthValidateResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsCredentialsMcpOauthValidateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VaultsCredentialsMcpOauthValidateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VaultsCredentialsMcpOauthValidateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VaultsCredentialsMcpOauthValidateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsCredentialsMcpOauthValidateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers VaultsCredentialsMcpOauthValidateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

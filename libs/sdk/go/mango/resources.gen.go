@@ -21,24 +21,32 @@ var (
 
 // Resources is every resource of openapi.yaml, grouped by operationId (c.Environments.Work.Poll).
 type Resources struct {
-	Agents       *AgentsResource
-	Environments *EnvironmentsResource
-	Files        *FilesResource
-	Health       *HealthResource
-	MemoryStores *MemoryStoresResource
-	Sessions     *SessionsResource
-	Skills       *SkillsResource
+	Agents         *AgentsResource
+	DeploymentRuns *DeploymentRunsResource
+	Deployments    *DeploymentsResource
+	Environments   *EnvironmentsResource
+	Files          *FilesResource
+	Health         *HealthResource
+	MemoryStores   *MemoryStoresResource
+	Sessions       *SessionsResource
+	Skills         *SkillsResource
+	Vaults         *VaultsResource
+	Webhooks       *WebhooksResource
 }
 
 func newResources(c *Client) Resources {
 	return Resources{
-		Agents:       newAgentsResource(c),
-		Environments: newEnvironmentsResource(c),
-		Files:        newFilesResource(c),
-		Health:       newHealthResource(c),
-		MemoryStores: newMemoryStoresResource(c),
-		Sessions:     newSessionsResource(c),
-		Skills:       newSkillsResource(c),
+		Agents:         newAgentsResource(c),
+		DeploymentRuns: newDeploymentRunsResource(c),
+		Deployments:    newDeploymentsResource(c),
+		Environments:   newEnvironmentsResource(c),
+		Files:          newFilesResource(c),
+		Health:         newHealthResource(c),
+		MemoryStores:   newMemoryStoresResource(c),
+		Sessions:       newSessionsResource(c),
+		Skills:         newSkillsResource(c),
+		Vaults:         newVaultsResource(c),
+		Webhooks:       newWebhooksResource(c),
 	}
 }
 
@@ -113,6 +121,98 @@ func (r *AgentsResource) Retrieve(ctx context.Context, agentID string, params *g
 // Update is POST /v1/agents/{agent_id} (Update an Agent (new version)).
 func (r *AgentsResource) Update(ctx context.Context, agentID string, body generated.AgentsUpdateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.Agent, error) {
 	return Decode[generated.Agent](r.c.AgentsUpdate(ctx, agentID, body, reqEditors...))
+}
+
+// DeploymentRunsResource is c.DeploymentRuns.
+type DeploymentRunsResource struct {
+	c *Client
+}
+
+func newDeploymentRunsResource(c *Client) *DeploymentRunsResource {
+	return &DeploymentRunsResource{c: c}
+}
+
+// List is GET /v1/deployment_runs (List Deployment runs).
+func (r *DeploymentRunsResource) List(ctx context.Context, params *generated.DeploymentRunsListParams, reqEditors ...generated.RequestEditorFn) (*generated.DeploymentRunList, error) {
+	return Decode[generated.DeploymentRunList](r.c.DeploymentRunsList(ctx, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *DeploymentRunsResource) ListAll(ctx context.Context, params *generated.DeploymentRunsListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.DeploymentRun, error] {
+	var p generated.DeploymentRunsListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.DeploymentRun](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.DeploymentRunsList(ctx, &p, reqEditors...)
+	})
+}
+
+// Retrieve is GET /v1/deployment_runs/{deployment_run_id} (Get a Deployment run).
+func (r *DeploymentRunsResource) Retrieve(ctx context.Context, deploymentRunID string, reqEditors ...generated.RequestEditorFn) (*generated.DeploymentRun, error) {
+	return Decode[generated.DeploymentRun](r.c.DeploymentRunsRetrieve(ctx, deploymentRunID, reqEditors...))
+}
+
+// DeploymentsResource is c.Deployments.
+type DeploymentsResource struct {
+	c *Client
+}
+
+func newDeploymentsResource(c *Client) *DeploymentsResource {
+	return &DeploymentsResource{c: c}
+}
+
+// Archive is POST /v1/deployments/{deployment_id}/archive (Archive a Deployment).
+func (r *DeploymentsResource) Archive(ctx context.Context, deploymentID string, reqEditors ...generated.RequestEditorFn) (*generated.Deployment, error) {
+	return Decode[generated.Deployment](r.c.DeploymentsArchive(ctx, deploymentID, reqEditors...))
+}
+
+// Create is POST /v1/deployments (Create a Deployment).
+func (r *DeploymentsResource) Create(ctx context.Context, body generated.DeploymentsCreateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.Deployment, error) {
+	return Decode[generated.Deployment](r.c.DeploymentsCreate(ctx, body, reqEditors...))
+}
+
+// List is GET /v1/deployments (List Deployments).
+func (r *DeploymentsResource) List(ctx context.Context, params *generated.DeploymentsListParams, reqEditors ...generated.RequestEditorFn) (*generated.DeploymentList, error) {
+	return Decode[generated.DeploymentList](r.c.DeploymentsList(ctx, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *DeploymentsResource) ListAll(ctx context.Context, params *generated.DeploymentsListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.Deployment, error] {
+	var p generated.DeploymentsListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.Deployment](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.DeploymentsList(ctx, &p, reqEditors...)
+	})
+}
+
+// Pause is POST /v1/deployments/{deployment_id}/pause (Pause a Deployment).
+func (r *DeploymentsResource) Pause(ctx context.Context, deploymentID string, reqEditors ...generated.RequestEditorFn) (*generated.Deployment, error) {
+	return Decode[generated.Deployment](r.c.DeploymentsPause(ctx, deploymentID, reqEditors...))
+}
+
+// Retrieve is GET /v1/deployments/{deployment_id} (Get a Deployment).
+func (r *DeploymentsResource) Retrieve(ctx context.Context, deploymentID string, reqEditors ...generated.RequestEditorFn) (*generated.Deployment, error) {
+	return Decode[generated.Deployment](r.c.DeploymentsRetrieve(ctx, deploymentID, reqEditors...))
+}
+
+// Run is POST /v1/deployments/{deployment_id}/run (Run a Deployment now).
+func (r *DeploymentsResource) Run(ctx context.Context, deploymentID string, reqEditors ...generated.RequestEditorFn) (*generated.DeploymentRun, error) {
+	return Decode[generated.DeploymentRun](r.c.DeploymentsRun(ctx, deploymentID, reqEditors...))
+}
+
+// Unpause is POST /v1/deployments/{deployment_id}/unpause (Unpause a Deployment).
+func (r *DeploymentsResource) Unpause(ctx context.Context, deploymentID string, reqEditors ...generated.RequestEditorFn) (*generated.Deployment, error) {
+	return Decode[generated.Deployment](r.c.DeploymentsUnpause(ctx, deploymentID, reqEditors...))
+}
+
+// Update is POST /v1/deployments/{deployment_id} (Update a Deployment).
+func (r *DeploymentsResource) Update(ctx context.Context, deploymentID string, body generated.DeploymentsUpdateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.Deployment, error) {
+	return Decode[generated.Deployment](r.c.DeploymentsUpdate(ctx, deploymentID, body, reqEditors...))
 }
 
 // EnvironmentsWorkResource is c.Environments.Work.
@@ -693,4 +793,195 @@ func (r *SkillsResource) ListAll(ctx context.Context, params *generated.SkillsLi
 // Retrieve is GET /v1/skills/{skill_id} (Get a Skill).
 func (r *SkillsResource) Retrieve(ctx context.Context, skillID string, reqEditors ...generated.RequestEditorFn) (*generated.Skill, error) {
 	return Decode[generated.Skill](r.c.SkillsRetrieve(ctx, skillID, reqEditors...))
+}
+
+// VaultsCredentialsResource is c.Vaults.Credentials.
+type VaultsCredentialsResource struct {
+	c *Client
+}
+
+func newVaultsCredentialsResource(c *Client) *VaultsCredentialsResource {
+	return &VaultsCredentialsResource{c: c}
+}
+
+// Archive is POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive (Archive a Vault credential).
+func (r *VaultsCredentialsResource) Archive(ctx context.Context, vaultID string, credentialID string, reqEditors ...generated.RequestEditorFn) (*generated.VaultCredential, error) {
+	return Decode[generated.VaultCredential](r.c.VaultsCredentialsArchive(ctx, vaultID, credentialID, reqEditors...))
+}
+
+// Create is POST /v1/vaults/{vault_id}/credentials (Create a Vault credential).
+func (r *VaultsCredentialsResource) Create(ctx context.Context, vaultID string, body generated.VaultsCredentialsCreateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.VaultCredential, error) {
+	return Decode[generated.VaultCredential](r.c.VaultsCredentialsCreate(ctx, vaultID, body, reqEditors...))
+}
+
+// Delete is DELETE /v1/vaults/{vault_id}/credentials/{credential_id} (Delete a Vault credential).
+func (r *VaultsCredentialsResource) Delete(ctx context.Context, vaultID string, credentialID string, reqEditors ...generated.RequestEditorFn) (*generated.VaultCredentialDeleted, error) {
+	return Decode[generated.VaultCredentialDeleted](r.c.VaultsCredentialsDelete(ctx, vaultID, credentialID, reqEditors...))
+}
+
+// List is GET /v1/vaults/{vault_id}/credentials (List a Vault's credentials).
+func (r *VaultsCredentialsResource) List(ctx context.Context, vaultID string, params *generated.VaultsCredentialsListParams, reqEditors ...generated.RequestEditorFn) (*generated.VaultCredentialList, error) {
+	return Decode[generated.VaultCredentialList](r.c.VaultsCredentialsList(ctx, vaultID, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *VaultsCredentialsResource) ListAll(ctx context.Context, vaultID string, params *generated.VaultsCredentialsListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.VaultCredential, error] {
+	var p generated.VaultsCredentialsListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.VaultCredential](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.VaultsCredentialsList(ctx, vaultID, &p, reqEditors...)
+	})
+}
+
+// McpOauthValidate is POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate (Live-probe an mcp_oauth credential).
+func (r *VaultsCredentialsResource) McpOauthValidate(ctx context.Context, vaultID string, credentialID string, reqEditors ...generated.RequestEditorFn) (*generated.VaultCredentialValidation, error) {
+	return Decode[generated.VaultCredentialValidation](r.c.VaultsCredentialsMcpOauthValidate(ctx, vaultID, credentialID, reqEditors...))
+}
+
+// Retrieve is GET /v1/vaults/{vault_id}/credentials/{credential_id} (Get a Vault credential).
+func (r *VaultsCredentialsResource) Retrieve(ctx context.Context, vaultID string, credentialID string, reqEditors ...generated.RequestEditorFn) (*generated.VaultCredential, error) {
+	return Decode[generated.VaultCredential](r.c.VaultsCredentialsRetrieve(ctx, vaultID, credentialID, reqEditors...))
+}
+
+// Update is POST /v1/vaults/{vault_id}/credentials/{credential_id} (Update a Vault credential).
+func (r *VaultsCredentialsResource) Update(ctx context.Context, vaultID string, credentialID string, body generated.VaultsCredentialsUpdateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.VaultCredential, error) {
+	return Decode[generated.VaultCredential](r.c.VaultsCredentialsUpdate(ctx, vaultID, credentialID, body, reqEditors...))
+}
+
+// VaultsResource is c.Vaults.
+type VaultsResource struct {
+	c           *Client
+	Credentials *VaultsCredentialsResource
+}
+
+func newVaultsResource(c *Client) *VaultsResource {
+	return &VaultsResource{c: c, Credentials: newVaultsCredentialsResource(c)}
+}
+
+// Archive is POST /v1/vaults/{vault_id}/archive (Archive a Vault).
+func (r *VaultsResource) Archive(ctx context.Context, vaultID string, reqEditors ...generated.RequestEditorFn) (*generated.Vault, error) {
+	return Decode[generated.Vault](r.c.VaultsArchive(ctx, vaultID, reqEditors...))
+}
+
+// Create is POST /v1/vaults (Create a Vault).
+func (r *VaultsResource) Create(ctx context.Context, body generated.VaultsCreateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.Vault, error) {
+	return Decode[generated.Vault](r.c.VaultsCreate(ctx, body, reqEditors...))
+}
+
+// Delete is DELETE /v1/vaults/{vault_id} (Delete a Vault).
+func (r *VaultsResource) Delete(ctx context.Context, vaultID string, reqEditors ...generated.RequestEditorFn) (*generated.VaultDeleted, error) {
+	return Decode[generated.VaultDeleted](r.c.VaultsDelete(ctx, vaultID, reqEditors...))
+}
+
+// List is GET /v1/vaults (List Vaults).
+func (r *VaultsResource) List(ctx context.Context, params *generated.VaultsListParams, reqEditors ...generated.RequestEditorFn) (*generated.VaultList, error) {
+	return Decode[generated.VaultList](r.c.VaultsList(ctx, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *VaultsResource) ListAll(ctx context.Context, params *generated.VaultsListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.Vault, error] {
+	var p generated.VaultsListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.Vault](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.VaultsList(ctx, &p, reqEditors...)
+	})
+}
+
+// Retrieve is GET /v1/vaults/{vault_id} (Get a Vault).
+func (r *VaultsResource) Retrieve(ctx context.Context, vaultID string, reqEditors ...generated.RequestEditorFn) (*generated.Vault, error) {
+	return Decode[generated.Vault](r.c.VaultsRetrieve(ctx, vaultID, reqEditors...))
+}
+
+// Update is POST /v1/vaults/{vault_id} (Update a Vault).
+func (r *VaultsResource) Update(ctx context.Context, vaultID string, body generated.VaultsUpdateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.Vault, error) {
+	return Decode[generated.Vault](r.c.VaultsUpdate(ctx, vaultID, body, reqEditors...))
+}
+
+// WebhooksDeliveriesResource is c.Webhooks.Deliveries.
+type WebhooksDeliveriesResource struct {
+	c *Client
+}
+
+func newWebhooksDeliveriesResource(c *Client) *WebhooksDeliveriesResource {
+	return &WebhooksDeliveriesResource{c: c}
+}
+
+// List is GET /v1/webhooks/{webhook_id}/deliveries (The delivery log of an endpoint (Mango addition)).
+func (r *WebhooksDeliveriesResource) List(ctx context.Context, webhookID string, params *generated.WebhooksDeliveriesListParams, reqEditors ...generated.RequestEditorFn) (*generated.WebhookDeliveryList, error) {
+	return Decode[generated.WebhookDeliveryList](r.c.WebhooksDeliveriesList(ctx, webhookID, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *WebhooksDeliveriesResource) ListAll(ctx context.Context, webhookID string, params *generated.WebhooksDeliveriesListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.WebhookDelivery, error] {
+	var p generated.WebhooksDeliveriesListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.WebhookDelivery](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.WebhooksDeliveriesList(ctx, webhookID, &p, reqEditors...)
+	})
+}
+
+// Redeliver is POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver (Send an event to the endpoint again (Mango addition)).
+func (r *WebhooksDeliveriesResource) Redeliver(ctx context.Context, webhookID string, deliveryID string, reqEditors ...generated.RequestEditorFn) (*generated.WebhookDelivery, error) {
+	return Decode[generated.WebhookDelivery](r.c.WebhooksDeliveriesRedeliver(ctx, webhookID, deliveryID, reqEditors...))
+}
+
+// WebhooksResource is c.Webhooks.
+type WebhooksResource struct {
+	c          *Client
+	Deliveries *WebhooksDeliveriesResource
+}
+
+func newWebhooksResource(c *Client) *WebhooksResource {
+	return &WebhooksResource{c: c, Deliveries: newWebhooksDeliveriesResource(c)}
+}
+
+// Create is POST /v1/webhooks (Register a webhook endpoint (Mango addition)).
+func (r *WebhooksResource) Create(ctx context.Context, body generated.WebhooksCreateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.WebhookWithSecret, error) {
+	return Decode[generated.WebhookWithSecret](r.c.WebhooksCreate(ctx, body, reqEditors...))
+}
+
+// Delete is DELETE /v1/webhooks/{webhook_id} (Delete a webhook endpoint (Mango addition)).
+func (r *WebhooksResource) Delete(ctx context.Context, webhookID string, reqEditors ...generated.RequestEditorFn) (*generated.WebhookDeleted, error) {
+	return Decode[generated.WebhookDeleted](r.c.WebhooksDelete(ctx, webhookID, reqEditors...))
+}
+
+// List is GET /v1/webhooks (List webhook endpoints (Mango addition)).
+func (r *WebhooksResource) List(ctx context.Context, params *generated.WebhooksListParams, reqEditors ...generated.RequestEditorFn) (*generated.WebhookList, error) {
+	return Decode[generated.WebhookList](r.c.WebhooksList(ctx, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *WebhooksResource) ListAll(ctx context.Context, params *generated.WebhooksListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.Webhook, error] {
+	var p generated.WebhooksListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.Webhook](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.WebhooksList(ctx, &p, reqEditors...)
+	})
+}
+
+// Retrieve is GET /v1/webhooks/{webhook_id} (Get a webhook endpoint (Mango addition)).
+func (r *WebhooksResource) Retrieve(ctx context.Context, webhookID string, reqEditors ...generated.RequestEditorFn) (*generated.Webhook, error) {
+	return Decode[generated.Webhook](r.c.WebhooksRetrieve(ctx, webhookID, reqEditors...))
+}
+
+// RotateSecret is POST /v1/webhooks/{webhook_id}/rotate_secret (Rotate a webhook's signing secret (Mango addition)).
+func (r *WebhooksResource) RotateSecret(ctx context.Context, webhookID string, body generated.WebhooksRotateSecretJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.WebhookRotatedSecret, error) {
+	return Decode[generated.WebhookRotatedSecret](r.c.WebhooksRotateSecret(ctx, webhookID, body, reqEditors...))
+}
+
+// Update is POST /v1/webhooks/{webhook_id} (Update a webhook endpoint (Mango addition)).
+func (r *WebhooksResource) Update(ctx context.Context, webhookID string, body generated.WebhooksUpdateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.Webhook, error) {
+	return Decode[generated.Webhook](r.c.WebhooksUpdate(ctx, webhookID, body, reqEditors...))
 }

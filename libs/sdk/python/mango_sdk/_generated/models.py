@@ -69,22 +69,6 @@ class Error(TypedDict, closed=True):
     request_id: RequestId
 
 
-class SessionStreamFrame(TypedDict, closed=True):
-    """
-    One Server-Sent Event of a Session or Thread stream as a client reads it (in OpenAPI 3.1 the schema
-    of a `text/event-stream` response describes each event). `event` is the Session event's `type`, or
-    `ping`, `event_start`, `event_delta` or `error`; `data` is that event as JSON (`{}` for pings); `id`
-    is the event's sequence number, the value to resume from with `Last-Event-ID` (pings and previews
-    carry none).
-
-    """
-
-    event: str
-    data: str
-    id: NotRequired[str]
-    retry: NotRequired[int]
-
-
 class HealthStatus(TypedDict, closed=True):
     status: Literal["ok"]
 
@@ -780,6 +764,9 @@ Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall
 """
 
 
+VaultId: TypeAlias = str
+
+
 class Stats(TypedDict, closed=True):
     active_seconds: NotRequired[float]
     duration_seconds: NotRequired[float]
@@ -1109,8 +1096,11 @@ class Error3(TypedDict, closed=True):
         "model_rate_limited_error",
         "model_request_failed_error",
         "session_input_failed_error",
+        "mcp_connection_failed_error",
+        "mcp_authentication_failed_error",
     ]
     message: str
+    mcp_server_name: NotRequired[str]
     retry_status: RetryStatus
 
 
@@ -1134,6 +1124,33 @@ class SessionEvent15(TypedDict, closed=True):
     type: Literal["session.usage"]
     usage: SessionUsage
     budget: NotRequired[Budget | None]
+    processed_at: NullableTimestamp
+
+
+class SessionEvent16(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["agent.mcp_tool_use"]
+    name: str
+    mcp_server_name: str
+    input: dict[str, Any]
+    evaluated_permission: Literal["allow", "ask", "deny"]
+    processed_at: NullableTimestamp
+
+
+class SessionEvent17(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["agent.mcp_tool_result"]
+    mcp_tool_use_id: str
+    content: list[TextBlock]
+    is_error: bool
     processed_at: NullableTimestamp
 
 
@@ -1572,6 +1589,149 @@ class DeploymentRunList(TypedDict, closed=True):
     next_page: NextPage
 
 
+class Vault(TypedDict, closed=True):
+    id: str
+    type: Literal["vault"]
+    display_name: str
+    metadata: Metadata
+    created_at: Timestamp
+    updated_at: Timestamp
+    archived_at: NullableTimestamp
+
+
+class VaultList(TypedDict, closed=True):
+    data: list[Vault]
+    next_page: NextPage
+
+
+class VaultDeleted(TypedDict, closed=True):
+    id: str
+    type: Literal["vault_deleted"]
+
+
+class VaultCreateRequest(TypedDict, closed=True):
+    display_name: str
+    metadata: NotRequired[Metadata]
+
+
+class VaultUpdateRequest(TypedDict, closed=True):
+    display_name: NotRequired[str]
+    metadata: NotRequired[MetadataPatch]
+
+
+class VaultCredentialDeleted(TypedDict, closed=True):
+    id: str
+    type: Literal["vault_credential_deleted"]
+
+
+class StaticBearerAuth(TypedDict, closed=True):
+    type: Literal["static_bearer"]
+    mcp_server_url: str
+
+
+class TokenEndpointAuth(TypedDict, closed=True):
+    type: Literal["none", "client_secret_basic", "client_secret_post"]
+
+
+class McpOAuthRefresh(TypedDict, closed=True):
+    client_id: str
+    token_endpoint: str
+    token_endpoint_auth: TokenEndpointAuth
+    resource: str | None
+    scope: str | None
+
+
+class TokenEndpointAuthRequest(TypedDict, closed=True):
+    type: Literal["none", "client_secret_basic", "client_secret_post"]
+    client_secret: NotRequired[str]
+
+
+class McpOAuthRefreshRequest(TypedDict, closed=True):
+    client_id: NotRequired[str]
+    refresh_token: NotRequired[str | None]
+    token_endpoint: NotRequired[str]
+    token_endpoint_auth: NotRequired[TokenEndpointAuthRequest]
+    resource: NotRequired[str | None]
+    scope: NotRequired[str | None]
+
+
+class VaultCredentialAuthRequest(TypedDict, closed=True):
+    """
+    Create: `static_bearer` needs `mcp_server_url` and `token`; `mcp_oauth` needs `mcp_server_url` and
+    `access_token` (`refresh` needs `client_id` and `token_endpoint`; `token_endpoint_auth` defaults to
+    `none`). Update: the same fields, all optional; `type` must match the credential and
+    `mcp_server_url`, when sent, must name the same server. `environment_variable` is refused (400).
+
+    """
+
+    type: Literal["static_bearer", "mcp_oauth", "environment_variable"]
+    mcp_server_url: NotRequired[str]
+    token: NotRequired[str]
+    access_token: NotRequired[str]
+    expires_at: NotRequired[str | None]
+    refresh: NotRequired[McpOAuthRefreshRequest | None]
+    secret_name: NotRequired[str]
+    secret_value: NotRequired[str]
+    networking: NotRequired[dict[str, Any]]
+    injection_location: NotRequired[dict[str, Any]]
+
+
+class VaultCredentialCreateRequest(TypedDict, closed=True):
+    auth: VaultCredentialAuthRequest
+    display_name: NotRequired[str | None]
+    metadata: NotRequired[Metadata]
+
+
+class VaultCredentialUpdateRequest(TypedDict, closed=True):
+    auth: NotRequired[VaultCredentialAuthRequest]
+    display_name: NotRequired[str | None]
+    metadata: NotRequired[MetadataPatch]
+
+
+class SessionStreamFrame(TypedDict, closed=True):
+    """
+    One Server-Sent Event of a Session or Thread stream as a client reads it (in OpenAPI 3.1 the schema
+    of a `text/event-stream` response describes each event). `event` is the Session event's `type`, or
+    `ping`, `event_start`, `event_delta` or `error`; `data` is that event as JSON (`{}` for pings); `id`
+    is the event's sequence number, the value to resume from with `Last-Event-ID` (pings and previews
+    carry none).
+
+    """
+
+    event: str
+    data: str
+    id: NotRequired[str]
+    retry: NotRequired[int]
+
+
+class HttpResponseSummary(TypedDict, closed=True):
+    status_code: int
+    content_type: str | None
+    body: str
+    body_truncated: bool
+
+
+class McpProbe(TypedDict, closed=True):
+    method: str
+    http_response: HttpResponseSummary
+
+
+class Refresh(TypedDict, closed=True):
+    status: Literal["succeeded", "failed", "connect_error", "no_refresh_token"]
+    http_response: HttpResponseSummary | None
+
+
+class VaultCredentialValidation(TypedDict, closed=True):
+    type: Literal["vault_credential_validation"]
+    credential_id: str
+    vault_id: str
+    status: Literal["valid", "invalid", "unknown"]
+    has_refresh_token: bool
+    mcp_probe: McpProbe | None
+    refresh: Refresh | None
+    validated_at: Timestamp
+
+
 class WorkLeaseState(TypedDict, closed=True):
     """
     The Work's current lease as seen by the server when a heartbeat precondition fails.
@@ -1687,7 +1847,7 @@ class Session(TypedDict, closed=True):
     agent: SessionAgent
     environment_id: EnvironmentId
     resources: list[SessionMemoryStoreResource]
-    vault_ids: list[Any]
+    vault_ids: list[VaultId]
     metadata: Metadata
     budget: Budget | None
     deployment_id: str | None
@@ -1713,7 +1873,7 @@ class SessionCreateRequest(TypedDict, closed=True):
     budget: NotRequired[Budget | None]
     metadata: NotRequired[Metadata]
     resources: NotRequired[list[SessionMemoryStoreResourceParams]]
-    vault_ids: NotRequired[list[Any]]
+    vault_ids: NotRequired[list[str] | None]
 
 
 class SessionEvent12(TypedDict, closed=True):
@@ -1746,4 +1906,30 @@ SessionEvent: TypeAlias = (
     | SessionEvent13
     | SessionEvent14
     | SessionEvent15
+    | SessionEvent16
+    | SessionEvent17
 )
+
+
+class McpOAuthAuth(TypedDict, closed=True):
+    type: Literal["mcp_oauth"]
+    mcp_server_url: str
+    expires_at: NullableTimestamp
+    refresh: McpOAuthRefresh | None
+
+
+class VaultCredential(TypedDict, closed=True):
+    id: str
+    type: Literal["vault_credential"]
+    vault_id: str
+    display_name: str | None
+    metadata: Metadata
+    auth: StaticBearerAuth | McpOAuthAuth
+    created_at: Timestamp
+    updated_at: Timestamp
+    archived_at: NullableTimestamp
+
+
+class VaultCredentialList(TypedDict, closed=True):
+    data: list[VaultCredential]
+    next_page: NextPage

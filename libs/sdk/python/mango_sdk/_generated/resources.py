@@ -147,6 +147,215 @@ class Agents(SyncResource):
         )
 
 
+class DeploymentRuns(SyncResource):
+    """``client.deployment_runs``"""
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        deployment_id: str | None = None,
+        has_error: bool | None = None,
+        trigger_type: str | None = None,
+        created_at: Mapping[str, Any] | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.DeploymentRun]:
+        """``GET /v1/deployment_runs``: List Deployment runs"""
+        return self._list(
+            "GET",
+            f"/v1/deployment_runs",
+            query={
+                "limit": limit,
+                "page": page,
+                "deployment_id": deployment_id,
+                "has_error": has_error,
+                "trigger_type": trigger_type,
+                "created_at": created_at,
+            },
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    def retrieve(
+        self, deployment_run_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.DeploymentRun:
+        """``GET /v1/deployment_runs/{deployment_run_id}``: Get a Deployment run"""
+        return cast(
+            "m.DeploymentRun",
+            self._request(
+                "GET",
+                f"/v1/deployment_runs/{seg(deployment_run_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+
+class Deployments(SyncResource):
+    """``client.deployments``"""
+
+    def archive(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}/archive``: Archive a Deployment"""
+        return cast(
+            "m.Deployment",
+            self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/archive",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def create(
+        self,
+        params: m.DeploymentCreateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Deployment:
+        """``POST /v1/deployments``: Create a Deployment"""
+        return cast(
+            "m.Deployment",
+            self._request(
+                "POST",
+                f"/v1/deployments",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        agent_id: str | None = None,
+        status: str | None = None,
+        include_archived: bool | None = None,
+        created_at: Mapping[str, Any] | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.Deployment]:
+        """``GET /v1/deployments``: List Deployments"""
+        return self._list(
+            "GET",
+            f"/v1/deployments",
+            query={
+                "limit": limit,
+                "page": page,
+                "agent_id": agent_id,
+                "status": status,
+                "include_archived": include_archived,
+                "created_at": created_at,
+            },
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    def pause(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}/pause``: Pause a Deployment"""
+        return cast(
+            "m.Deployment",
+            self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/pause",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def retrieve(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``GET /v1/deployments/{deployment_id}``: Get a Deployment"""
+        return cast(
+            "m.Deployment",
+            self._request(
+                "GET",
+                f"/v1/deployments/{seg(deployment_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def run(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.DeploymentRun:
+        """``POST /v1/deployments/{deployment_id}/run``: Run a Deployment now"""
+        return cast(
+            "m.DeploymentRun",
+            self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/run",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def unpause(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}/unpause``: Unpause a Deployment"""
+        return cast(
+            "m.Deployment",
+            self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/unpause",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def update(
+        self,
+        deployment_id: str,
+        params: m.DeploymentUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}``: Update a Deployment"""
+        return cast(
+            "m.Deployment",
+            self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
 class EnvironmentsWork(SyncResource):
     """``client.environments.work``"""
 
@@ -1208,6 +1417,7 @@ class Sessions(SyncResource):
         order: str | None = None,
         agent_id: str | None = None,
         agent_version: int | None = None,
+        deployment_id: str | None = None,
         statuses: Sequence[str] | None = None,
         include_archived: bool | None = None,
         created_at: Mapping[str, Any] | None = None,
@@ -1224,6 +1434,7 @@ class Sessions(SyncResource):
                 "order": order,
                 "agent_id": agent_id,
                 "agent_version": agent_version,
+                "deployment_id": deployment_id,
                 "statuses": statuses,
                 "include_archived": include_archived,
                 "created_at": created_at,
@@ -1444,18 +1655,462 @@ class Skills(SyncResource):
         )
 
 
+class VaultsCredentials(SyncResource):
+    """``client.vaults.credentials``"""
+
+    def archive(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive``: Archive a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}/archive",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def create(
+        self,
+        vault_id: str,
+        params: m.VaultCredentialCreateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``POST /v1/vaults/{vault_id}/credentials``: Create a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    def delete(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredentialDeleted:
+        """``DELETE /v1/vaults/{vault_id}/credentials/{credential_id}``: Delete a Vault credential"""
+        return cast(
+            "m.VaultCredentialDeleted",
+            self._request(
+                "DELETE",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        vault_id: str,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        include_archived: bool | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.VaultCredential]:
+        """``GET /v1/vaults/{vault_id}/credentials``: List a Vault's credentials"""
+        return self._list(
+            "GET",
+            f"/v1/vaults/{seg(vault_id)}/credentials",
+            query={"limit": limit, "page": page, "include_archived": include_archived},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    def mcp_oauth_validate(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredentialValidation:
+        """``POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate``: Live-probe an mcp_oauth credential"""
+        return cast(
+            "m.VaultCredentialValidation",
+            self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}/mcp_oauth_validate",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def retrieve(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``GET /v1/vaults/{vault_id}/credentials/{credential_id}``: Get a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            self._request(
+                "GET",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def update(
+        self,
+        vault_id: str,
+        credential_id: str,
+        params: m.VaultCredentialUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``POST /v1/vaults/{vault_id}/credentials/{credential_id}``: Update a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
+class Vaults(SyncResource):
+    """``client.vaults``"""
+
+    def __init__(self, http: HttpClient) -> None:
+        super().__init__(http)
+        self.credentials = VaultsCredentials(http)
+
+    def archive(
+        self, vault_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Vault:
+        """``POST /v1/vaults/{vault_id}/archive``: Archive a Vault"""
+        return cast(
+            "m.Vault",
+            self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/archive",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def create(
+        self, params: m.VaultCreateRequest, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Vault:
+        """``POST /v1/vaults``: Create a Vault"""
+        return cast(
+            "m.Vault",
+            self._request(
+                "POST",
+                f"/v1/vaults",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    def delete(
+        self, vault_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.VaultDeleted:
+        """``DELETE /v1/vaults/{vault_id}``: Delete a Vault"""
+        return cast(
+            "m.VaultDeleted",
+            self._request(
+                "DELETE",
+                f"/v1/vaults/{seg(vault_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        include_archived: bool | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.Vault]:
+        """``GET /v1/vaults``: List Vaults"""
+        return self._list(
+            "GET",
+            f"/v1/vaults",
+            query={"limit": limit, "page": page, "include_archived": include_archived},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    def retrieve(
+        self, vault_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Vault:
+        """``GET /v1/vaults/{vault_id}``: Get a Vault"""
+        return cast(
+            "m.Vault",
+            self._request(
+                "GET",
+                f"/v1/vaults/{seg(vault_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def update(
+        self,
+        vault_id: str,
+        params: m.VaultUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Vault:
+        """``POST /v1/vaults/{vault_id}``: Update a Vault"""
+        return cast(
+            "m.Vault",
+            self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
+class WebhooksDeliveries(SyncResource):
+    """``client.webhooks.deliveries``"""
+
+    def list(
+        self,
+        webhook_id: str,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.WebhookDelivery]:
+        """``GET /v1/webhooks/{webhook_id}/deliveries``: The delivery log of an endpoint (Mango addition)"""
+        return self._list(
+            "GET",
+            f"/v1/webhooks/{seg(webhook_id)}/deliveries",
+            query={"limit": limit, "page": page},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    def redeliver(
+        self,
+        webhook_id: str,
+        delivery_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.WebhookDelivery:
+        """``POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver``: Send an event to the endpoint again (Mango addition)"""
+        return cast(
+            "m.WebhookDelivery",
+            self._request(
+                "POST",
+                f"/v1/webhooks/{seg(webhook_id)}/deliveries/{seg(delivery_id)}/redeliver",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+
+class Webhooks(SyncResource):
+    """``client.webhooks``"""
+
+    def __init__(self, http: HttpClient) -> None:
+        super().__init__(http)
+        self.deliveries = WebhooksDeliveries(http)
+
+    def create(
+        self,
+        params: m.WebhookCreateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.WebhookWithSecret:
+        """``POST /v1/webhooks``: Register a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.WebhookWithSecret",
+            self._request(
+                "POST",
+                f"/v1/webhooks",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    def delete(
+        self, webhook_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.WebhookDeleted:
+        """``DELETE /v1/webhooks/{webhook_id}``: Delete a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.WebhookDeleted",
+            self._request(
+                "DELETE",
+                f"/v1/webhooks/{seg(webhook_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.Webhook]:
+        """``GET /v1/webhooks``: List webhook endpoints (Mango addition)"""
+        return self._list(
+            "GET",
+            f"/v1/webhooks",
+            query={"limit": limit, "page": page},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    def retrieve(
+        self, webhook_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Webhook:
+        """``GET /v1/webhooks/{webhook_id}``: Get a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.Webhook",
+            self._request(
+                "GET",
+                f"/v1/webhooks/{seg(webhook_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def rotate_secret(
+        self,
+        webhook_id: str,
+        params: m.WebhookRotateSecretRequest | None = None,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.WebhookRotatedSecret:
+        """``POST /v1/webhooks/{webhook_id}/rotate_secret``: Rotate a webhook's signing secret (Mango addition)"""
+        return cast(
+            "m.WebhookRotatedSecret",
+            self._request(
+                "POST",
+                f"/v1/webhooks/{seg(webhook_id)}/rotate_secret",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params if params is not None else {},
+                parts=None,
+            ),
+        )
+
+    def update(
+        self,
+        webhook_id: str,
+        params: m.WebhookUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Webhook:
+        """``POST /v1/webhooks/{webhook_id}``: Update a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.Webhook",
+            self._request(
+                "POST",
+                f"/v1/webhooks/{seg(webhook_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
 class Resources(SyncResource):
     """Every resource of openapi.yaml (the root of the client)."""
 
     def __init__(self, http: HttpClient) -> None:
         super().__init__(http)
         self.agents = Agents(http)
+        self.deployment_runs = DeploymentRuns(http)
+        self.deployments = Deployments(http)
         self.environments = Environments(http)
         self.files = Files(http)
         self.health = Health(http)
         self.memory_stores = MemoryStores(http)
         self.sessions = Sessions(http)
         self.skills = Skills(http)
+        self.vaults = Vaults(http)
+        self.webhooks = Webhooks(http)
 
 
 class AsyncAgentsVersions(AsyncResource):
@@ -1581,6 +2236,215 @@ class AsyncAgents(AsyncResource):
             await self._request(
                 "POST",
                 f"/v1/agents/{seg(agent_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
+class AsyncDeploymentRuns(AsyncResource):
+    """``client.deployment_runs``"""
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        deployment_id: str | None = None,
+        has_error: bool | None = None,
+        trigger_type: str | None = None,
+        created_at: Mapping[str, Any] | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.DeploymentRun]:
+        """``GET /v1/deployment_runs``: List Deployment runs"""
+        return self._list(
+            "GET",
+            f"/v1/deployment_runs",
+            query={
+                "limit": limit,
+                "page": page,
+                "deployment_id": deployment_id,
+                "has_error": has_error,
+                "trigger_type": trigger_type,
+                "created_at": created_at,
+            },
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    async def retrieve(
+        self, deployment_run_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.DeploymentRun:
+        """``GET /v1/deployment_runs/{deployment_run_id}``: Get a Deployment run"""
+        return cast(
+            "m.DeploymentRun",
+            await self._request(
+                "GET",
+                f"/v1/deployment_runs/{seg(deployment_run_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+
+class AsyncDeployments(AsyncResource):
+    """``client.deployments``"""
+
+    async def archive(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}/archive``: Archive a Deployment"""
+        return cast(
+            "m.Deployment",
+            await self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/archive",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def create(
+        self,
+        params: m.DeploymentCreateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Deployment:
+        """``POST /v1/deployments``: Create a Deployment"""
+        return cast(
+            "m.Deployment",
+            await self._request(
+                "POST",
+                f"/v1/deployments",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        agent_id: str | None = None,
+        status: str | None = None,
+        include_archived: bool | None = None,
+        created_at: Mapping[str, Any] | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.Deployment]:
+        """``GET /v1/deployments``: List Deployments"""
+        return self._list(
+            "GET",
+            f"/v1/deployments",
+            query={
+                "limit": limit,
+                "page": page,
+                "agent_id": agent_id,
+                "status": status,
+                "include_archived": include_archived,
+                "created_at": created_at,
+            },
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    async def pause(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}/pause``: Pause a Deployment"""
+        return cast(
+            "m.Deployment",
+            await self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/pause",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def retrieve(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``GET /v1/deployments/{deployment_id}``: Get a Deployment"""
+        return cast(
+            "m.Deployment",
+            await self._request(
+                "GET",
+                f"/v1/deployments/{seg(deployment_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def run(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.DeploymentRun:
+        """``POST /v1/deployments/{deployment_id}/run``: Run a Deployment now"""
+        return cast(
+            "m.DeploymentRun",
+            await self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/run",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def unpause(
+        self, deployment_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}/unpause``: Unpause a Deployment"""
+        return cast(
+            "m.Deployment",
+            await self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}/unpause",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def update(
+        self,
+        deployment_id: str,
+        params: m.DeploymentUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Deployment:
+        """``POST /v1/deployments/{deployment_id}``: Update a Deployment"""
+        return cast(
+            "m.Deployment",
+            await self._request(
+                "POST",
+                f"/v1/deployments/{seg(deployment_id)}",
                 query={},
                 extra_query=extra_query,
                 timeout=timeout,
@@ -2655,6 +3519,7 @@ class AsyncSessions(AsyncResource):
         order: str | None = None,
         agent_id: str | None = None,
         agent_version: int | None = None,
+        deployment_id: str | None = None,
         statuses: Sequence[str] | None = None,
         include_archived: bool | None = None,
         created_at: Mapping[str, Any] | None = None,
@@ -2671,6 +3536,7 @@ class AsyncSessions(AsyncResource):
                 "order": order,
                 "agent_id": agent_id,
                 "agent_version": agent_version,
+                "deployment_id": deployment_id,
                 "statuses": statuses,
                 "include_archived": include_archived,
                 "created_at": created_at,
@@ -2891,15 +3757,459 @@ class AsyncSkills(AsyncResource):
         )
 
 
+class AsyncVaultsCredentials(AsyncResource):
+    """``client.vaults.credentials``"""
+
+    async def archive(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive``: Archive a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            await self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}/archive",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def create(
+        self,
+        vault_id: str,
+        params: m.VaultCredentialCreateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``POST /v1/vaults/{vault_id}/credentials``: Create a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            await self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    async def delete(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredentialDeleted:
+        """``DELETE /v1/vaults/{vault_id}/credentials/{credential_id}``: Delete a Vault credential"""
+        return cast(
+            "m.VaultCredentialDeleted",
+            await self._request(
+                "DELETE",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        vault_id: str,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        include_archived: bool | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.VaultCredential]:
+        """``GET /v1/vaults/{vault_id}/credentials``: List a Vault's credentials"""
+        return self._list(
+            "GET",
+            f"/v1/vaults/{seg(vault_id)}/credentials",
+            query={"limit": limit, "page": page, "include_archived": include_archived},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    async def mcp_oauth_validate(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredentialValidation:
+        """``POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate``: Live-probe an mcp_oauth credential"""
+        return cast(
+            "m.VaultCredentialValidation",
+            await self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}/mcp_oauth_validate",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def retrieve(
+        self,
+        vault_id: str,
+        credential_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``GET /v1/vaults/{vault_id}/credentials/{credential_id}``: Get a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            await self._request(
+                "GET",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def update(
+        self,
+        vault_id: str,
+        credential_id: str,
+        params: m.VaultCredentialUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.VaultCredential:
+        """``POST /v1/vaults/{vault_id}/credentials/{credential_id}``: Update a Vault credential"""
+        return cast(
+            "m.VaultCredential",
+            await self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/credentials/{seg(credential_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
+class AsyncVaults(AsyncResource):
+    """``client.vaults``"""
+
+    def __init__(self, http: AsyncHttpClient) -> None:
+        super().__init__(http)
+        self.credentials = AsyncVaultsCredentials(http)
+
+    async def archive(
+        self, vault_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Vault:
+        """``POST /v1/vaults/{vault_id}/archive``: Archive a Vault"""
+        return cast(
+            "m.Vault",
+            await self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}/archive",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def create(
+        self, params: m.VaultCreateRequest, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Vault:
+        """``POST /v1/vaults``: Create a Vault"""
+        return cast(
+            "m.Vault",
+            await self._request(
+                "POST",
+                f"/v1/vaults",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    async def delete(
+        self, vault_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.VaultDeleted:
+        """``DELETE /v1/vaults/{vault_id}``: Delete a Vault"""
+        return cast(
+            "m.VaultDeleted",
+            await self._request(
+                "DELETE",
+                f"/v1/vaults/{seg(vault_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        include_archived: bool | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.Vault]:
+        """``GET /v1/vaults``: List Vaults"""
+        return self._list(
+            "GET",
+            f"/v1/vaults",
+            query={"limit": limit, "page": page, "include_archived": include_archived},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    async def retrieve(
+        self, vault_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Vault:
+        """``GET /v1/vaults/{vault_id}``: Get a Vault"""
+        return cast(
+            "m.Vault",
+            await self._request(
+                "GET",
+                f"/v1/vaults/{seg(vault_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def update(
+        self,
+        vault_id: str,
+        params: m.VaultUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Vault:
+        """``POST /v1/vaults/{vault_id}``: Update a Vault"""
+        return cast(
+            "m.Vault",
+            await self._request(
+                "POST",
+                f"/v1/vaults/{seg(vault_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
+class AsyncWebhooksDeliveries(AsyncResource):
+    """``client.webhooks.deliveries``"""
+
+    def list(
+        self,
+        webhook_id: str,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.WebhookDelivery]:
+        """``GET /v1/webhooks/{webhook_id}/deliveries``: The delivery log of an endpoint (Mango addition)"""
+        return self._list(
+            "GET",
+            f"/v1/webhooks/{seg(webhook_id)}/deliveries",
+            query={"limit": limit, "page": page},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    async def redeliver(
+        self,
+        webhook_id: str,
+        delivery_id: str,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.WebhookDelivery:
+        """``POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver``: Send an event to the endpoint again (Mango addition)"""
+        return cast(
+            "m.WebhookDelivery",
+            await self._request(
+                "POST",
+                f"/v1/webhooks/{seg(webhook_id)}/deliveries/{seg(delivery_id)}/redeliver",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+
+class AsyncWebhooks(AsyncResource):
+    """``client.webhooks``"""
+
+    def __init__(self, http: AsyncHttpClient) -> None:
+        super().__init__(http)
+        self.deliveries = AsyncWebhooksDeliveries(http)
+
+    async def create(
+        self,
+        params: m.WebhookCreateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.WebhookWithSecret:
+        """``POST /v1/webhooks``: Register a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.WebhookWithSecret",
+            await self._request(
+                "POST",
+                f"/v1/webhooks",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+    async def delete(
+        self, webhook_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.WebhookDeleted:
+        """``DELETE /v1/webhooks/{webhook_id}``: Delete a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.WebhookDeleted",
+            await self._request(
+                "DELETE",
+                f"/v1/webhooks/{seg(webhook_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.Webhook]:
+        """``GET /v1/webhooks``: List webhook endpoints (Mango addition)"""
+        return self._list(
+            "GET",
+            f"/v1/webhooks",
+            query={"limit": limit, "page": page},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+    async def retrieve(
+        self, webhook_id: str, *, extra_query: Query | None = None, timeout: float | None = None
+    ) -> m.Webhook:
+        """``GET /v1/webhooks/{webhook_id}``: Get a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.Webhook",
+            await self._request(
+                "GET",
+                f"/v1/webhooks/{seg(webhook_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=None,
+                parts=None,
+            ),
+        )
+
+    async def rotate_secret(
+        self,
+        webhook_id: str,
+        params: m.WebhookRotateSecretRequest | None = None,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.WebhookRotatedSecret:
+        """``POST /v1/webhooks/{webhook_id}/rotate_secret``: Rotate a webhook's signing secret (Mango addition)"""
+        return cast(
+            "m.WebhookRotatedSecret",
+            await self._request(
+                "POST",
+                f"/v1/webhooks/{seg(webhook_id)}/rotate_secret",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params if params is not None else {},
+                parts=None,
+            ),
+        )
+
+    async def update(
+        self,
+        webhook_id: str,
+        params: m.WebhookUpdateRequest,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.Webhook:
+        """``POST /v1/webhooks/{webhook_id}``: Update a webhook endpoint (Mango addition)"""
+        return cast(
+            "m.Webhook",
+            await self._request(
+                "POST",
+                f"/v1/webhooks/{seg(webhook_id)}",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
 class AsyncResources(AsyncResource):
     """Every resource of openapi.yaml (the root of the client)."""
 
     def __init__(self, http: AsyncHttpClient) -> None:
         super().__init__(http)
         self.agents = AsyncAgents(http)
+        self.deployment_runs = AsyncDeploymentRuns(http)
+        self.deployments = AsyncDeployments(http)
         self.environments = AsyncEnvironments(http)
         self.files = AsyncFiles(http)
         self.health = AsyncHealth(http)
         self.memory_stores = AsyncMemoryStores(http)
         self.sessions = AsyncSessions(http)
         self.skills = AsyncSkills(http)
+        self.vaults = AsyncVaults(http)
+        self.webhooks = AsyncWebhooks(http)

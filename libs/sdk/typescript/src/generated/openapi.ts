@@ -1360,6 +1360,602 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints (Mango addition)
+         * @description The workspace's endpoints that are not deleted, newest first (disabled ones included).
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["webhooks.list"];
+        put?: never;
+        /**
+         * Register a webhook endpoint (Mango addition)
+         * @description **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
+         *     no Console, so it owns this small management API. Registers `url` for the listed `event_types`
+         *     (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
+         *     **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
+         *     logged again. Without that key on the API, creation is `400`.
+         *
+         *     `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
+         *     literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
+         *     refused here unless the operator allowlist `MANGO_WEBHOOK_ALLOWED_CIDRS` covers it (metadata
+         *     addresses never); host names are resolved and judged at every delivery.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["webhooks.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint (Mango addition)
+         * @description **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["webhooks.retrieve"];
+        put?: never;
+        /**
+         * Update a webhook endpoint (Mango addition)
+         * @description Omitted fields are preserved; `event_types` is a full replacement; `metadata` is a patch (a string
+         *     upserts, `null` deletes); `description: null` clears it. `disabled: true` stops deliveries to the
+         *     endpoint (events that happen meanwhile are not queued for it); `false` enables it again.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["webhooks.update"];
+        /**
+         * Delete a webhook endpoint (Mango addition)
+         * @description Tombstones the endpoint: nothing more is delivered to it, its secrets are destroyed, and a delivery
+         *     still retrying stops before its next attempt. Its delivery log stays readable.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        delete: operations["webhooks.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret (Mango addition)
+         * @description Issues a new signing secret (shown once). The previous secret keeps verifying for an overlap
+         *     (`expire_previous_in_seconds`, default 86400 = 24 h, `0` = none, at most 7 days): until then every
+         *     delivery carries two signatures in `webhook-signature` (Standard Webhooks allows several,
+         *     space-separated), so a receiver holding either secret verifies it. Secrets older than the previous
+         *     one are dropped.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["webhooks.rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The delivery log of an endpoint (Mango addition)
+         * @description One entry per event sent to this endpoint (or manual redelivery), newest first, with every HTTP
+         *     attempt: number, status code (null when no answer), latency and error. Readable after the endpoint
+         *     is deleted. `limit` at most 100.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["webhooks.deliveries.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+                /** @description Delivery id (`whdlv_…`). A wrong prefix is 404. */
+                delivery_id: components["parameters"]["WebhookDeliveryIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event to the endpoint again (Mango addition)
+         * @description Starts a new delivery (up to 3 attempts) of the same event: same body and `webhook-id`, fresh
+         *     `webhook-timestamp` and signatures with the endpoint's current secrets. A disabled endpoint is `409`.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["webhooks.deliveries.redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Deployments
+         * @description Newest first. Archived ones only with `include_archived=true` (not combinable with `status`).
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["deployments.list"];
+        put?: never;
+        /**
+         * Create a Deployment
+         * @description A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
+         *     `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
+         *     `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
+         *     `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+         *     `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
+         *     jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["deployments.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{deployment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a Deployment
+         * @description `schedule.upcoming_runs_at` are Temporal's next action times (empty while paused).
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["deployments.retrieve"];
+        put?: never;
+        /**
+         * Update a Deployment
+         * @description All fields optional; arrays are full replacements; `metadata` is a patch; `schedule: null` makes it
+         *     manual-only; `budget: null` removes the budget. An archived Deployment is 409.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["deployments.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{deployment_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a Deployment
+         * @description Terminal: its Schedule is deleted; runs stay readable.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["deployments.archive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{deployment_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a Deployment
+         * @description Pauses its Schedule (`paused_reason: {type:"manual"}`). Idempotent. Archived → 409.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["deployments.pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{deployment_id}/unpause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpause a Deployment
+         * @description Resumes the Schedule without backfill: runs missed while paused never happen. Archived → 409.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["deployments.unpause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployments/{deployment_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a Deployment now
+         * @description A manual run (works while paused): a Session with `deployment_id` and the run record in one transaction,
+         *     or a run with `error` (an archived or missing Agent, Environment or Memory Store template also auto-pauses
+         *     the Deployment with that §3.11 error type). Exactly one of `session_id` / `error` is set. Archived → 409.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["deployments.run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployment_runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Deployment runs
+         * @description Newest first. An unknown `deployment_id` gives an empty page.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["deployment_runs.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deployment_runs/{deployment_run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment run id (`drun_…`). A wrong prefix is 404. */
+                deployment_run_id: components["parameters"]["DeploymentRunIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a Deployment run
+         * @description **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["deployment_runs.retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Vaults
+         * @description Newest first; archived Vaults only with `include_archived=true`.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        get: operations["vaults.list"];
+        put?: never;
+        /**
+         * Create a Vault
+         * @description `display_name` 1–255 characters without control characters; `metadata`.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        post: operations["vaults.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a Vault
+         * @description **Credentials:** Workspace API key.
+         */
+        get: operations["vaults.retrieve"];
+        put?: never;
+        /**
+         * Update a Vault
+         * @description `display_name` and a `metadata` patch. An archived Vault is 409.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        post: operations["vaults.update"];
+        /**
+         * Delete a Vault
+         * @description Deletes the Vault and all its credentials with their encrypted secrets.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        delete: operations["vaults.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a Vault
+         * @description Makes the Vault read-only (idempotent): its credentials can no longer be created or updated (409)
+         *     and new Sessions cannot attach it. Sessions that already attached it keep using its credentials.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        post: operations["vaults.archive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a Vault's credentials
+         * @description Newest first; archived credentials only with `include_archived=true`.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        get: operations["vaults.credentials.list"];
+        put?: never;
+        /**
+         * Create a Vault credential
+         * @description `auth` is a `static_bearer` (`mcp_server_url`, `token`) or `mcp_oauth` (`mcp_server_url`,
+         *     `access_token`, `expires_at?`, `refresh?`) credential. Secrets (`token`, `access_token`,
+         *     `refresh.refresh_token`, `refresh.token_endpoint_auth.client_secret`) are write-only: they are
+         *     stored encrypted (envelope encryption under the operator's keyring) and never returned.
+         *
+         *     `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
+         *     and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
+         *     credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
+         *     secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
+         *     keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        post: operations["vaults.credentials.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}/credentials/{credential_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a Vault credential
+         * @description **Credentials:** Workspace API key. Secrets are never returned.
+         */
+        get: operations["vaults.credentials.retrieve"];
+        put?: never;
+        /**
+         * Update a Vault credential
+         * @description Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
+         *     `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
+         *     `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        post: operations["vaults.credentials.update"];
+        /**
+         * Delete a Vault credential
+         * @description **Credentials:** Workspace API key.
+         */
+        delete: operations["vaults.credentials.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}/credentials/{credential_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a Vault credential
+         * @description Purges the credential's encrypted secrets and frees its `mcp_server_url` for a new credential
+         *     (idempotent). The credential stays readable.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        post: operations["vaults.credentials.archive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Live-probe an mcp_oauth credential
+         * @description Refreshes the credential when it expires within 60 s, probes its MCP server with an MCP `initialize`
+         *     request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
+         *     the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
+         *     could not be reached or answered otherwise. Token values never appear (echoed token fields in the
+         *     token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+         *
+         *     **Credentials:** Workspace API key.
+         */
+        post: operations["vaults.credentials.mcp_oauth_validate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1706,7 +2302,7 @@ export interface components {
         SkillParams: {
             /** @constant */
             type: "custom";
-            skill_id: string;
+            skill_id: components["schemas"]["SkillId"];
             /** @description A Skill version; omitted or null means `latest`. */
             version?: string | null;
         };
@@ -2147,9 +2743,12 @@ export interface components {
             environment_id: components["schemas"]["EnvironmentId"];
             /** @description Memory Store attachments (create-time only). */
             resources: components["schemas"]["SessionMemoryStoreResource"][];
-            vault_ids: unknown[];
+            /** @description Vaults attached at creation, in request order. */
+            vault_ids: string[];
             metadata: components["schemas"]["Metadata"];
             budget: components["schemas"]["Budget"] | null;
+            /** @description The Deployment whose run created this Session; null otherwise. */
+            deployment_id: string | null;
             usage: components["schemas"]["SessionUsage"];
             stats: {
                 active_seconds?: number;
@@ -2275,7 +2874,12 @@ export interface components {
              *     each Store once). An unknown, foreign or archived Store is 400.
              */
             resources?: components["schemas"]["SessionMemoryStoreResourceParams"][];
-            vault_ids?: unknown[];
+            /**
+             * @description Vaults whose credentials authenticate the Session's remote MCP calls (≤ 20 distinct `vlt_` ids).
+             *     An unknown, foreign or archived Vault is 400. Fixed for the Session's life (Session update
+             *     refuses `vault_ids`).
+             */
+            vault_ids?: string[] | null;
         };
         SessionUpdateRequest: {
             title?: string | null;
@@ -2401,8 +3005,10 @@ export interface components {
             type: "session.error";
             error: {
                 /** @enum {string} */
-                type: "unknown_error" | "model_overloaded_error" | "model_rate_limited_error" | "model_request_failed_error" | "session_input_failed_error";
+                type: "unknown_error" | "model_overloaded_error" | "model_rate_limited_error" | "model_request_failed_error" | "session_input_failed_error" | "mcp_connection_failed_error" | "mcp_authentication_failed_error";
                 message: string;
+                /** @description The MCP server (mcp_* errors only). */
+                mcp_server_name?: string;
                 retry_status: {
                     /**
                      * @description retrying: the server retries, wait; exhausted: the turn is over and the Session returns to idle; terminal: the Session terminates.
@@ -2418,6 +3024,25 @@ export interface components {
             type: "session.usage";
             usage: components["schemas"]["SessionUsage"];
             budget?: components["schemas"]["Budget"] | null;
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent.mcp_tool_use";
+            /** @description The tool's name on its MCP server. */
+            name: string;
+            mcp_server_name: string;
+            input: Record<string, never>;
+            /** @enum {string} */
+            evaluated_permission: "allow" | "ask" | "deny";
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent.mcp_tool_result";
+            mcp_tool_use_id: string;
+            content: components["schemas"]["TextBlock"][];
+            is_error: boolean;
             processed_at: components["schemas"]["NullableTimestamp"];
         };
         MemoryActor: {
@@ -2549,6 +3174,434 @@ export interface components {
             access: "read_write" | "read_only" | null;
             instructions?: string | null;
         };
+        /** @example webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB */
+        WebhookId: string;
+        /**
+         * @description A hosted §3.12 `data.type` that Mango emits. Session lifecycle: `session.created`, `session.updated`,
+         *     `session.archived`, `session.deleted`, `session.status_run_started` (a turn started),
+         *     `session.status_idled`, `session.status_rescheduled`, `session.status_terminated`,
+         *     `session.requires_action` and `session.budget_reached` (an idle with that stop reason). Deployments:
+         *     `deployment.created`, `deployment.updated`, `deployment.paused` (manual or automatic),
+         *     `deployment.unpaused`, `deployment.archived`; runs: `deployment_run.started` followed by
+         *     `deployment_run.succeeded` (a Session was created) or `deployment_run.failed`.
+         * @enum {string}
+         */
+        WebhookEventType: "session.created" | "session.updated" | "session.archived" | "session.deleted" | "session.status_run_started" | "session.status_idled" | "session.status_rescheduled" | "session.status_terminated" | "session.requires_action" | "session.budget_reached" | "deployment.created" | "deployment.updated" | "deployment.paused" | "deployment.unpaused" | "deployment.archived" | "deployment_run.started" | "deployment_run.succeeded" | "deployment_run.failed";
+        /**
+         * Format: uri
+         * @description Absolute http(s) URL without credentials or fragment.
+         */
+        WebhookUrl: string;
+        Webhook: {
+            /** @constant */
+            type: "webhook";
+            id: components["schemas"]["WebhookId"];
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventType"][];
+            description: string | null;
+            metadata: components["schemas"]["Metadata"];
+            disabled: boolean;
+            disabled_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes). Shown once. */
+        WebhookSigningSecret: string;
+        WebhookWithSecret: {
+            /** @constant */
+            type: "webhook";
+            id: components["schemas"]["WebhookId"];
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventType"][];
+            description: string | null;
+            metadata: components["schemas"]["Metadata"];
+            disabled: boolean;
+            disabled_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            secret: components["schemas"]["WebhookSigningSecret"];
+        };
+        WebhookRotatedSecret: {
+            /** @constant */
+            type: "webhook";
+            id: components["schemas"]["WebhookId"];
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventType"][];
+            description: string | null;
+            metadata: components["schemas"]["Metadata"];
+            disabled: boolean;
+            disabled_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            secret: components["schemas"]["WebhookSigningSecret"];
+            /**
+             * Format: date-time
+             * @description Until when the previous secret still signs; null when it was dropped at once.
+             */
+            previous_secret_expires_at: string | null;
+        };
+        WebhookCreateRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        WebhookUpdateRequest: {
+            url?: components["schemas"]["WebhookUrl"];
+            event_types?: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+            metadata?: components["schemas"]["MetadataPatch"];
+            disabled?: boolean;
+        };
+        WebhookRotateSecretRequest: {
+            /** @default 86400 */
+            expire_previous_in_seconds: number;
+        };
+        WebhookList: {
+            data: components["schemas"]["Webhook"][];
+            next_page: components["schemas"]["NextPage"];
+        };
+        WebhookDeleted: {
+            id: components["schemas"]["WebhookId"];
+            /** @constant */
+            type: "webhook_deleted";
+        };
+        WebhookDeliveryAttempt: {
+            attempt: number;
+            /** @description The endpoint's HTTP status; null when it gave none. */
+            status_code: number | null;
+            latency_ms: number;
+            /** @description Why the attempt failed; null when delivered (2xx). */
+            error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        WebhookDelivery: {
+            /** @constant */
+            type: "webhook_delivery";
+            id: string;
+            webhook_id: components["schemas"]["WebhookId"];
+            event: {
+                /** @description The `webhook-id` header. */
+                id: string;
+                type: string;
+                created_at: components["schemas"]["Timestamp"];
+            };
+            /** @enum {string} */
+            trigger: "event" | "redeliver";
+            /** @enum {string} */
+            state: "pending" | "succeeded" | "failed";
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+            created_at: components["schemas"]["Timestamp"];
+            completed_at: components["schemas"]["NullableTimestamp"];
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            next_page: components["schemas"]["NextPage"];
+        };
+        /**
+         * @description The body of every delivery (hosted §3.12, thin payload): fetch the resource for its state.
+         *     `id` equals the `webhook-id` header and is stable across attempts and redeliveries. Mango has no
+         *     organizations, so `data` carries `workspace_id` and no `organization_id`.
+         */
+        WebhookEvent: {
+            /** @constant */
+            type: "event";
+            id: string;
+            created_at: components["schemas"]["Timestamp"];
+            data: {
+                type: components["schemas"]["WebhookEventType"];
+                /** @description The resource the event is about (e.g. a `sesn_` id). */
+                id: string;
+                workspace_id: string;
+            };
+        };
+        DeploymentId: string;
+        DeploymentAgentReference: {
+            /** @constant */
+            type: "agent";
+            id: components["schemas"]["AgentId"];
+            version: number;
+        };
+        DeploymentAgentParam: components["schemas"]["AgentId"] | {
+            /** @constant */
+            type: "agent";
+            id: components["schemas"]["AgentId"];
+            version?: number | null;
+        };
+        DeploymentScheduleParams: {
+            /** @constant */
+            type: "cron";
+            /** @description 5-field POSIX cron: minute hour day-of-month month day-of-week. */
+            expression: string;
+            /** @description IANA time zone name. */
+            timezone: string;
+        };
+        DeploymentSchedule: {
+            /** @constant */
+            type: "cron";
+            expression: string;
+            timezone: string;
+            last_run_at: components["schemas"]["NullableTimestamp"];
+            upcoming_runs_at: string[];
+        };
+        DeploymentMemoryStoreResource: {
+            /** @constant */
+            type: "memory_store";
+            memory_store_id: string;
+            /** @enum {string} */
+            access: "read_write" | "read_only";
+            instructions: string | null;
+        };
+        /** @enum {string} */
+        DeploymentPauseErrorType: "environment_archived_error" | "agent_archived_error" | "environment_not_found_error" | "vault_not_found_error" | "file_not_found_error" | "session_resource_not_found_error" | "workspace_archived_error" | "organization_disabled_error" | "memory_store_archived_error" | "skill_not_found_error" | "vault_archived_error" | "unknown_error" | "self_hosted_resources_unsupported_error" | "mcp_egress_blocked_error";
+        Deployment: {
+            /** @constant */
+            type: "deployment";
+            id: components["schemas"]["DeploymentId"];
+            name: string;
+            description: string | null;
+            agent: components["schemas"]["DeploymentAgentReference"];
+            environment_id: components["schemas"]["EnvironmentId"];
+            initial_events: components["schemas"]["UserMessageParams"][];
+            resources: components["schemas"]["DeploymentMemoryStoreResource"][];
+            vault_ids: unknown[];
+            schedule: components["schemas"]["DeploymentSchedule"] | null;
+            /** @enum {string} */
+            status: "active" | "paused";
+            paused_reason: null | {
+                /** @constant */
+                type: "manual";
+            } | {
+                /** @constant */
+                type: "error";
+                error: {
+                    type: components["schemas"]["DeploymentPauseErrorType"];
+                };
+            };
+            budget: components["schemas"]["Budget"] | null;
+            metadata: components["schemas"]["Metadata"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            archived_at: components["schemas"]["NullableTimestamp"];
+        };
+        DeploymentCreateRequest: {
+            name: string;
+            description?: string | null;
+            agent: components["schemas"]["DeploymentAgentParam"];
+            environment_id: components["schemas"]["EnvironmentId"];
+            initial_events: components["schemas"]["UserMessageParams"][];
+            schedule?: components["schemas"]["DeploymentScheduleParams"] | null;
+            resources?: components["schemas"]["SessionMemoryStoreResourceParams"][] | null;
+            /** @description Shape-checked; refused while Mango has no Vaults (any id is 400). */
+            vault_ids?: string[] | null;
+            budget?: components["schemas"]["Budget"] | null;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        DeploymentUpdateRequest: {
+            name?: string;
+            description?: string | null;
+            agent?: components["schemas"]["DeploymentAgentParam"];
+            environment_id?: components["schemas"]["EnvironmentId"];
+            initial_events?: components["schemas"]["UserMessageParams"][];
+            schedule?: components["schemas"]["DeploymentScheduleParams"] | null;
+            resources?: components["schemas"]["SessionMemoryStoreResourceParams"][] | null;
+            vault_ids?: string[] | null;
+            budget?: components["schemas"]["Budget"] | null;
+            metadata?: components["schemas"]["MetadataPatch"];
+        };
+        DeploymentList: {
+            data: components["schemas"]["Deployment"][];
+            next_page: components["schemas"]["NextPage"];
+        };
+        DeploymentRun: {
+            /** @constant */
+            type: "deployment_run";
+            id: string;
+            deployment_id: components["schemas"]["DeploymentId"];
+            agent: components["schemas"]["DeploymentAgentReference"];
+            session_id: components["schemas"]["SessionId"] | null;
+            error: null | {
+                type: components["schemas"]["DeploymentPauseErrorType"] | ("session_rate_limited_error" | "session_creation_rejected_error");
+                message: string;
+            };
+            trigger_context: {
+                /** @constant */
+                type: "schedule";
+                scheduled_at: components["schemas"]["Timestamp"];
+            } | {
+                /** @constant */
+                type: "manual";
+            };
+            created_at: components["schemas"]["Timestamp"];
+        };
+        DeploymentRunList: {
+            data: components["schemas"]["DeploymentRun"][];
+            next_page: components["schemas"]["NextPage"];
+        };
+        Vault: {
+            id: string;
+            /** @constant */
+            type: "vault";
+            display_name: string;
+            metadata: components["schemas"]["Metadata"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            archived_at: components["schemas"]["NullableTimestamp"];
+        };
+        VaultList: {
+            data: components["schemas"]["Vault"][];
+            next_page: components["schemas"]["NextPage"];
+        };
+        VaultDeleted: {
+            id: string;
+            /** @constant */
+            type: "vault_deleted";
+        };
+        VaultCreateRequest: {
+            display_name: string;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        VaultUpdateRequest: {
+            display_name?: string;
+            metadata?: components["schemas"]["MetadataPatch"];
+        };
+        VaultCredential: {
+            id: string;
+            /** @constant */
+            type: "vault_credential";
+            vault_id: string;
+            display_name: string | null;
+            metadata: components["schemas"]["Metadata"];
+            auth: components["schemas"]["StaticBearerAuth"] | components["schemas"]["McpOAuthAuth"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            archived_at: components["schemas"]["NullableTimestamp"];
+        };
+        VaultCredentialList: {
+            data: components["schemas"]["VaultCredential"][];
+            next_page: components["schemas"]["NextPage"];
+        };
+        VaultCredentialDeleted: {
+            id: string;
+            /** @constant */
+            type: "vault_credential_deleted";
+        };
+        StaticBearerAuth: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "static_bearer";
+            mcp_server_url: string;
+        };
+        McpOAuthAuth: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "mcp_oauth";
+            mcp_server_url: string;
+            expires_at: components["schemas"]["NullableTimestamp"];
+            refresh: components["schemas"]["McpOAuthRefresh"] | null;
+        };
+        McpOAuthRefresh: {
+            client_id: string;
+            token_endpoint: string;
+            token_endpoint_auth: {
+                /** @enum {unknown} */
+                type: "none" | "client_secret_basic" | "client_secret_post";
+            };
+            resource: string | null;
+            scope: string | null;
+        };
+        TokenEndpointAuthRequest: {
+            /** @enum {unknown} */
+            type: "none" | "client_secret_basic" | "client_secret_post";
+            /** @description Required for client_secret_basic and client_secret_post; not allowed with none. */
+            client_secret?: string;
+        };
+        McpOAuthRefreshRequest: {
+            client_id?: string;
+            refresh_token?: string | null;
+            /** @description An absolute http(s) URL. */
+            token_endpoint?: string;
+            token_endpoint_auth?: components["schemas"]["TokenEndpointAuthRequest"];
+            resource?: string | null;
+            scope?: string | null;
+        };
+        /**
+         * @description Create: `static_bearer` needs `mcp_server_url` and `token`; `mcp_oauth` needs `mcp_server_url` and
+         *     `access_token` (`refresh` needs `client_id` and `token_endpoint`; `token_endpoint_auth` defaults to
+         *     `none`). Update: the same fields, all optional; `type` must match the credential and
+         *     `mcp_server_url`, when sent, must name the same server. `environment_variable` is refused (400).
+         */
+        VaultCredentialAuthRequest: {
+            /** @enum {unknown} */
+            type: "static_bearer" | "mcp_oauth" | "environment_variable";
+            /** @description An absolute http(s) URL without user info. */
+            mcp_server_url?: string;
+            token?: string;
+            access_token?: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            refresh?: components["schemas"]["McpOAuthRefreshRequest"] | null;
+            /** @description environment_variable only (refused). */
+            secret_name?: string;
+            /** @description environment_variable only (refused). */
+            secret_value?: string;
+            /** @description environment_variable only (refused). */
+            networking?: Record<string, never>;
+            /** @description environment_variable only (refused). */
+            injection_location?: Record<string, never>;
+        };
+        VaultCredentialCreateRequest: {
+            auth: components["schemas"]["VaultCredentialAuthRequest"];
+            display_name?: string | null;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        VaultCredentialUpdateRequest: {
+            auth?: components["schemas"]["VaultCredentialAuthRequest"];
+            display_name?: string | null;
+            metadata?: components["schemas"]["MetadataPatch"];
+        };
+        /**
+         * @description One Server-Sent Event of a Session or Thread stream as a client reads it (in OpenAPI 3.1 the schema
+         *     of a `text/event-stream` response describes each event). `event` is the Session event's `type`, or
+         *     `ping`, `event_start`, `event_delta` or `error`; `data` is that event as JSON (`{}` for pings); `id`
+         *     is the event's sequence number, the value to resume from with `Last-Event-ID` (pings and previews
+         *     carry none).
+         */
+        SessionStreamFrame: {
+            event: string;
+            data: string;
+            id?: string;
+            retry?: number;
+        };
+        HttpResponseSummary: {
+            status_code: number;
+            content_type: string | null;
+            body: string;
+            body_truncated: boolean;
+        };
+        VaultCredentialValidation: {
+            /** @constant */
+            type: "vault_credential_validation";
+            credential_id: string;
+            vault_id: string;
+            /** @enum {unknown} */
+            status: "valid" | "invalid" | "unknown";
+            has_refresh_token: boolean;
+            mcp_probe: {
+                method: string;
+                http_response: components["schemas"]["HttpResponseSummary"];
+            } | null;
+            refresh: {
+                /** @enum {unknown} */
+                status: "succeeded" | "failed" | "connect_error" | "no_refresh_token";
+                http_response: components["schemas"]["HttpResponseSummary"] | null;
+            } | null;
+            validated_at: components["schemas"]["Timestamp"];
+        };
     };
     responses: {
         /** @description Malformed or invalid request (`invalid_request_error`). */
@@ -2644,6 +3697,26 @@ export interface components {
                 };
             };
         };
+        /**
+         * @description The server is at a configured limit (`rate_limit_error`), e.g. an API process already serving its
+         *     maximum of event streams (`MANGO_MAX_SSE_STREAMS`); nothing changed. `retry-after` says when to
+         *     try again (seconds).
+         */
+        RateLimited: {
+            headers: {
+                "request-id": components["headers"]["RequestId"];
+                "retry-after"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    error?: {
+                        /** @constant */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+        };
         /** @description Heartbeat precondition failed (`heartbeat_precondition_failed`); the lease was not extended. */
         PreconditionFailed: {
             headers: {
@@ -2718,8 +3791,36 @@ export interface components {
                 };
             };
         };
+        /** @description The Vault. */
+        VaultOk: {
+            headers: {
+                "request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Vault"];
+            };
+        };
+        /** @description The credential (secrets are never returned). */
+        VaultCredentialOk: {
+            headers: {
+                "request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["VaultCredential"];
+            };
+        };
     };
     parameters: {
+        /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+        DeploymentIdPath: string;
+        /** @description Deployment run id (`drun_…`). A wrong prefix is 404. */
+        DeploymentRunIdPath: string;
+        /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+        WebhookIdPath: string;
+        /** @description Delivery id (`whdlv_…`). A wrong prefix is 404. */
+        WebhookDeliveryIdPath: string;
         /** @description Agent id (`agent_…`). A wrong prefix is 404. */
         AgentId: string;
         /** @description Environment id (`env_…`). A wrong prefix is 404. */
@@ -2748,6 +3849,10 @@ export interface components {
         MemoryVersionId: string;
         /** @description `basic` (content null) or `full` (content included). */
         MemoryView: "basic" | "full";
+        /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+        VaultId: string;
+        /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+        VaultCredentialId: string;
     };
     requestBodies: never;
     headers: {
@@ -3729,7 +4834,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "*/*": string;
+                    "*/*": unknown;
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4027,6 +5132,8 @@ export interface operations {
                 order?: "asc" | "desc";
                 agent_id?: string;
                 agent_version?: number;
+                /** @description Sessions created by this Deployment's runs. */
+                deployment_id?: string;
                 "statuses[]"?: ("idle" | "running" | "rescheduling" | "terminated")[];
                 include_archived?: boolean;
                 "created_at[gt]"?: string;
@@ -4301,13 +5408,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["SessionStreamFrame"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -4467,13 +5575,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["SessionStreamFrame"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -4865,6 +5974,900 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["MemoryVersionOk"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (shown once). */
+            201: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint (never its secret). */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tombstone. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeleted"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookRotateSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRotatedSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.deliveries.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "webhooks.deliveries.redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+                /** @description Delivery id (`whdlv_…`). A wrong prefix is 404. */
+                delivery_id: components["parameters"]["WebhookDeliveryIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new, pending delivery. */
+            201: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+                agent_id?: string;
+                status?: "active" | "paused";
+                /** @description Include archived objects. */
+                include_archived?: components["parameters"]["IncludeArchived"];
+                /** @description Only objects created at or after this RFC 3339 timestamp. */
+                "created_at[gte]"?: components["parameters"]["CreatedAtGte"];
+                /** @description Only objects created at or before this RFC 3339 timestamp. */
+                "created_at[lte]"?: components["parameters"]["CreatedAtLte"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeploymentCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            201: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeploymentUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.unpause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployments.run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
+                deployment_id: components["parameters"]["DeploymentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            201: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentRun"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployment_runs.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+                deployment_id?: string;
+                has_error?: boolean;
+                trigger_type?: "schedule" | "manual";
+                "created_at[gt]"?: string;
+                "created_at[gte]"?: string;
+                "created_at[lt]"?: string;
+                "created_at[lte]"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentRunList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "deployment_runs.retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Deployment run id (`drun_…`). A wrong prefix is 404. */
+                deployment_run_id: components["parameters"]["DeploymentRunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentRun"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+                /** @description Include archived objects. */
+                include_archived?: components["parameters"]["IncludeArchived"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Vaults. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VaultCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["VaultOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VaultOk"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VaultUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VaultOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tombstone. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultDeleted"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VaultOk"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.credentials.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+                /** @description Include archived objects. */
+                include_archived?: components["parameters"]["IncludeArchived"];
+            };
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of credentials. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultCredentialList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.credentials.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VaultCredentialCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["VaultCredentialOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.credentials.retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VaultCredentialOk"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.credentials.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VaultCredentialUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["VaultCredentialOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.credentials.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tombstone. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultCredentialDeleted"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.credentials.archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["VaultCredentialOk"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "vaults.credentials.mcp_oauth_validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
+                vault_id: components["parameters"]["VaultId"];
+                /** @description Vault credential id (`vcrd_…`) of this Vault. A wrong prefix is 404. */
+                credential_id: components["parameters"]["VaultCredentialId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The validation. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultCredentialValidation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -64,6 +64,64 @@ export class AgentsResource extends GeneratedResource {
   }
 }
 
+/** `client.deploymentRuns` */
+export class DeploymentRunsResource extends GeneratedResource {
+
+  /** `GET /v1/deployment_runs — List Deployment runs` */
+  list(params?: Query<'deployment_runs.list'>, options?: RequestOptions): PagePromise<Item<'deployment_runs.list'>, Result<'deployment_runs.list'>> {
+    return callList<Item<'deployment_runs.list'>, Result<'deployment_runs.list'>>(this._http, { method: 'GET', path: `/v1/deployment_runs`, query: params, body: undefined, options });
+  }
+
+  /** `GET /v1/deployment_runs/{deployment_run_id} — Get a Deployment run` */
+  retrieve(deploymentRunId: string, options?: RequestOptions): Promise<Result<'deployment_runs.retrieve'>> {
+    return callJson<Result<'deployment_runs.retrieve'>>(this._http, { method: 'GET', path: `/v1/deployment_runs/${seg(deploymentRunId)}`, query: undefined, body: undefined, options });
+  }
+}
+
+/** `client.deployments` */
+export class DeploymentsResource extends GeneratedResource {
+
+  /** `POST /v1/deployments/{deployment_id}/archive — Archive a Deployment` */
+  archive(deploymentId: string, options?: RequestOptions): Promise<Result<'deployments.archive'>> {
+    return callJson<Result<'deployments.archive'>>(this._http, { method: 'POST', path: `/v1/deployments/${seg(deploymentId)}/archive`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/deployments — Create a Deployment` */
+  create(body: Body<'deployments.create'>, options?: RequestOptions): Promise<Result<'deployments.create'>> {
+    return callJson<Result<'deployments.create'>>(this._http, { method: 'POST', path: `/v1/deployments`, query: undefined, body: body, options });
+  }
+
+  /** `GET /v1/deployments — List Deployments` */
+  list(params?: Query<'deployments.list'>, options?: RequestOptions): PagePromise<Item<'deployments.list'>, Result<'deployments.list'>> {
+    return callList<Item<'deployments.list'>, Result<'deployments.list'>>(this._http, { method: 'GET', path: `/v1/deployments`, query: params, body: undefined, options });
+  }
+
+  /** `POST /v1/deployments/{deployment_id}/pause — Pause a Deployment` */
+  pause(deploymentId: string, options?: RequestOptions): Promise<Result<'deployments.pause'>> {
+    return callJson<Result<'deployments.pause'>>(this._http, { method: 'POST', path: `/v1/deployments/${seg(deploymentId)}/pause`, query: undefined, body: undefined, options });
+  }
+
+  /** `GET /v1/deployments/{deployment_id} — Get a Deployment` */
+  retrieve(deploymentId: string, options?: RequestOptions): Promise<Result<'deployments.retrieve'>> {
+    return callJson<Result<'deployments.retrieve'>>(this._http, { method: 'GET', path: `/v1/deployments/${seg(deploymentId)}`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/deployments/{deployment_id}/run — Run a Deployment now` */
+  run(deploymentId: string, options?: RequestOptions): Promise<Result<'deployments.run'>> {
+    return callJson<Result<'deployments.run'>>(this._http, { method: 'POST', path: `/v1/deployments/${seg(deploymentId)}/run`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/deployments/{deployment_id}/unpause — Unpause a Deployment` */
+  unpause(deploymentId: string, options?: RequestOptions): Promise<Result<'deployments.unpause'>> {
+    return callJson<Result<'deployments.unpause'>>(this._http, { method: 'POST', path: `/v1/deployments/${seg(deploymentId)}/unpause`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/deployments/{deployment_id} — Update a Deployment` */
+  update(deploymentId: string, body: Body<'deployments.update'>, options?: RequestOptions): Promise<Result<'deployments.update'>> {
+    return callJson<Result<'deployments.update'>>(this._http, { method: 'POST', path: `/v1/deployments/${seg(deploymentId)}`, query: undefined, body: body, options });
+  }
+}
+
 /** `client.environments.work` */
 export class EnvironmentsWorkResource extends GeneratedResource {
 
@@ -455,24 +513,165 @@ export class SkillsResource extends GeneratedResource {
   }
 }
 
+/** `client.vaults.credentials` */
+export class VaultsCredentialsResource extends GeneratedResource {
+
+  /** `POST /v1/vaults/{vault_id}/credentials/{credential_id}/archive — Archive a Vault credential` */
+  archive(vaultId: string, credentialId: string, options?: RequestOptions): Promise<Result<'vaults.credentials.archive'>> {
+    return callJson<Result<'vaults.credentials.archive'>>(this._http, { method: 'POST', path: `/v1/vaults/${seg(vaultId)}/credentials/${seg(credentialId)}/archive`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/vaults/{vault_id}/credentials — Create a Vault credential` */
+  create(vaultId: string, body: Body<'vaults.credentials.create'>, options?: RequestOptions): Promise<Result<'vaults.credentials.create'>> {
+    return callJson<Result<'vaults.credentials.create'>>(this._http, { method: 'POST', path: `/v1/vaults/${seg(vaultId)}/credentials`, query: undefined, body: body, options });
+  }
+
+  /** `DELETE /v1/vaults/{vault_id}/credentials/{credential_id} — Delete a Vault credential` */
+  delete(vaultId: string, credentialId: string, options?: RequestOptions): Promise<Result<'vaults.credentials.delete'>> {
+    return callJson<Result<'vaults.credentials.delete'>>(this._http, { method: 'DELETE', path: `/v1/vaults/${seg(vaultId)}/credentials/${seg(credentialId)}`, query: undefined, body: undefined, options });
+  }
+
+  /** `GET /v1/vaults/{vault_id}/credentials — List a Vault's credentials` */
+  list(vaultId: string, params?: Query<'vaults.credentials.list'>, options?: RequestOptions): PagePromise<Item<'vaults.credentials.list'>, Result<'vaults.credentials.list'>> {
+    return callList<Item<'vaults.credentials.list'>, Result<'vaults.credentials.list'>>(this._http, { method: 'GET', path: `/v1/vaults/${seg(vaultId)}/credentials`, query: params, body: undefined, options });
+  }
+
+  /** `POST /v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate — Live-probe an mcp_oauth credential` */
+  mcpOauthValidate(vaultId: string, credentialId: string, options?: RequestOptions): Promise<Result<'vaults.credentials.mcp_oauth_validate'>> {
+    return callJson<Result<'vaults.credentials.mcp_oauth_validate'>>(this._http, { method: 'POST', path: `/v1/vaults/${seg(vaultId)}/credentials/${seg(credentialId)}/mcp_oauth_validate`, query: undefined, body: undefined, options });
+  }
+
+  /** `GET /v1/vaults/{vault_id}/credentials/{credential_id} — Get a Vault credential` */
+  retrieve(vaultId: string, credentialId: string, options?: RequestOptions): Promise<Result<'vaults.credentials.retrieve'>> {
+    return callJson<Result<'vaults.credentials.retrieve'>>(this._http, { method: 'GET', path: `/v1/vaults/${seg(vaultId)}/credentials/${seg(credentialId)}`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/vaults/{vault_id}/credentials/{credential_id} — Update a Vault credential` */
+  update(vaultId: string, credentialId: string, body: Body<'vaults.credentials.update'>, options?: RequestOptions): Promise<Result<'vaults.credentials.update'>> {
+    return callJson<Result<'vaults.credentials.update'>>(this._http, { method: 'POST', path: `/v1/vaults/${seg(vaultId)}/credentials/${seg(credentialId)}`, query: undefined, body: body, options });
+  }
+}
+
+/** `client.vaults` */
+export class VaultsResource extends GeneratedResource {
+  readonly credentials: VaultsCredentialsResource;
+
+  constructor(http: HttpClient) {
+    super(http);
+    this.credentials = new VaultsCredentialsResource(http);
+  }
+
+  /** `POST /v1/vaults/{vault_id}/archive — Archive a Vault` */
+  archive(vaultId: string, options?: RequestOptions): Promise<Result<'vaults.archive'>> {
+    return callJson<Result<'vaults.archive'>>(this._http, { method: 'POST', path: `/v1/vaults/${seg(vaultId)}/archive`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/vaults — Create a Vault` */
+  create(body: Body<'vaults.create'>, options?: RequestOptions): Promise<Result<'vaults.create'>> {
+    return callJson<Result<'vaults.create'>>(this._http, { method: 'POST', path: `/v1/vaults`, query: undefined, body: body, options });
+  }
+
+  /** `DELETE /v1/vaults/{vault_id} — Delete a Vault` */
+  delete(vaultId: string, options?: RequestOptions): Promise<Result<'vaults.delete'>> {
+    return callJson<Result<'vaults.delete'>>(this._http, { method: 'DELETE', path: `/v1/vaults/${seg(vaultId)}`, query: undefined, body: undefined, options });
+  }
+
+  /** `GET /v1/vaults — List Vaults` */
+  list(params?: Query<'vaults.list'>, options?: RequestOptions): PagePromise<Item<'vaults.list'>, Result<'vaults.list'>> {
+    return callList<Item<'vaults.list'>, Result<'vaults.list'>>(this._http, { method: 'GET', path: `/v1/vaults`, query: params, body: undefined, options });
+  }
+
+  /** `GET /v1/vaults/{vault_id} — Get a Vault` */
+  retrieve(vaultId: string, options?: RequestOptions): Promise<Result<'vaults.retrieve'>> {
+    return callJson<Result<'vaults.retrieve'>>(this._http, { method: 'GET', path: `/v1/vaults/${seg(vaultId)}`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/vaults/{vault_id} — Update a Vault` */
+  update(vaultId: string, body: Body<'vaults.update'>, options?: RequestOptions): Promise<Result<'vaults.update'>> {
+    return callJson<Result<'vaults.update'>>(this._http, { method: 'POST', path: `/v1/vaults/${seg(vaultId)}`, query: undefined, body: body, options });
+  }
+}
+
+/** `client.webhooks.deliveries` */
+export class WebhooksDeliveriesResource extends GeneratedResource {
+
+  /** `GET /v1/webhooks/{webhook_id}/deliveries — The delivery log of an endpoint (Mango addition)` */
+  list(webhookId: string, params?: Query<'webhooks.deliveries.list'>, options?: RequestOptions): PagePromise<Item<'webhooks.deliveries.list'>, Result<'webhooks.deliveries.list'>> {
+    return callList<Item<'webhooks.deliveries.list'>, Result<'webhooks.deliveries.list'>>(this._http, { method: 'GET', path: `/v1/webhooks/${seg(webhookId)}/deliveries`, query: params, body: undefined, options });
+  }
+
+  /** `POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver — Send an event to the endpoint again (Mango addition)` */
+  redeliver(webhookId: string, deliveryId: string, options?: RequestOptions): Promise<Result<'webhooks.deliveries.redeliver'>> {
+    return callJson<Result<'webhooks.deliveries.redeliver'>>(this._http, { method: 'POST', path: `/v1/webhooks/${seg(webhookId)}/deliveries/${seg(deliveryId)}/redeliver`, query: undefined, body: undefined, options });
+  }
+}
+
+/** `client.webhooks` */
+export class WebhooksResource extends GeneratedResource {
+  readonly deliveries: WebhooksDeliveriesResource;
+
+  constructor(http: HttpClient) {
+    super(http);
+    this.deliveries = new WebhooksDeliveriesResource(http);
+  }
+
+  /** `POST /v1/webhooks — Register a webhook endpoint (Mango addition)` */
+  create(body: Body<'webhooks.create'>, options?: RequestOptions): Promise<Result<'webhooks.create'>> {
+    return callJson<Result<'webhooks.create'>>(this._http, { method: 'POST', path: `/v1/webhooks`, query: undefined, body: body, options });
+  }
+
+  /** `DELETE /v1/webhooks/{webhook_id} — Delete a webhook endpoint (Mango addition)` */
+  delete(webhookId: string, options?: RequestOptions): Promise<Result<'webhooks.delete'>> {
+    return callJson<Result<'webhooks.delete'>>(this._http, { method: 'DELETE', path: `/v1/webhooks/${seg(webhookId)}`, query: undefined, body: undefined, options });
+  }
+
+  /** `GET /v1/webhooks — List webhook endpoints (Mango addition)` */
+  list(params?: Query<'webhooks.list'>, options?: RequestOptions): PagePromise<Item<'webhooks.list'>, Result<'webhooks.list'>> {
+    return callList<Item<'webhooks.list'>, Result<'webhooks.list'>>(this._http, { method: 'GET', path: `/v1/webhooks`, query: params, body: undefined, options });
+  }
+
+  /** `GET /v1/webhooks/{webhook_id} — Get a webhook endpoint (Mango addition)` */
+  retrieve(webhookId: string, options?: RequestOptions): Promise<Result<'webhooks.retrieve'>> {
+    return callJson<Result<'webhooks.retrieve'>>(this._http, { method: 'GET', path: `/v1/webhooks/${seg(webhookId)}`, query: undefined, body: undefined, options });
+  }
+
+  /** `POST /v1/webhooks/{webhook_id}/rotate_secret — Rotate a webhook's signing secret (Mango addition)` */
+  rotateSecret(webhookId: string, body?: Body<'webhooks.rotate_secret'>, options?: RequestOptions): Promise<Result<'webhooks.rotate_secret'>> {
+    return callJson<Result<'webhooks.rotate_secret'>>(this._http, { method: 'POST', path: `/v1/webhooks/${seg(webhookId)}/rotate_secret`, query: undefined, body: body, options });
+  }
+
+  /** `POST /v1/webhooks/{webhook_id} — Update a webhook endpoint (Mango addition)` */
+  update(webhookId: string, body: Body<'webhooks.update'>, options?: RequestOptions): Promise<Result<'webhooks.update'>> {
+    return callJson<Result<'webhooks.update'>>(this._http, { method: 'POST', path: `/v1/webhooks/${seg(webhookId)}`, query: undefined, body: body, options });
+  }
+}
+
 /** Every resource of openapi.yaml (the root of `MangoClient`). */
 export class GeneratedResources extends GeneratedResource {
   readonly agents: AgentsResource;
+  readonly deploymentRuns: DeploymentRunsResource;
+  readonly deployments: DeploymentsResource;
   readonly environments: EnvironmentsResource;
   readonly files: FilesResource;
   readonly health: HealthResource;
   readonly memoryStores: MemoryStoresResource;
   readonly sessions: SessionsResource;
   readonly skills: SkillsResource;
+  readonly vaults: VaultsResource;
+  readonly webhooks: WebhooksResource;
 
   constructor(http: HttpClient) {
     super(http);
     this.agents = new AgentsResource(http);
+    this.deploymentRuns = new DeploymentRunsResource(http);
+    this.deployments = new DeploymentsResource(http);
     this.environments = new EnvironmentsResource(http);
     this.files = new FilesResource(http);
     this.health = new HealthResource(http);
     this.memoryStores = new MemoryStoresResource(http);
     this.sessions = new SessionsResource(http);
     this.skills = new SkillsResource(http);
+    this.vaults = new VaultsResource(http);
+    this.webhooks = new WebhooksResource(http);
   }
 }

@@ -17,8 +17,9 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
-bash tools/ci/services.sh start all
+# Marked before starting: a start that fails half way still stops what it started.
 started=1
+bash tools/ci/services.sh start all
 eval "$(bash tools/ci/services.sh env)"
 
 rm -rf tmp/test-results && mkdir -p tmp/test-results

@@ -56,9 +56,15 @@ start_app() { # start_app <name> <entry> — background, logs under $RUN/log, pi
 MANGO_API_PORT=$API_PORT start_app api apps/api/src/main.ts
 MANGO_FILES_PORT=$FILES_PORT MANGO_S3_BUCKET=mango start_app files apps/files/src/main.ts
 # The model endpoint: MANGO_MODEL_* first, then the usual ANTHROPIC_* variables, then the public API.
-export MANGO_MODEL_BASE_URL=${MANGO_MODEL_BASE_URL:-${ANTHROPIC_BASE_URL:-}} MANGO_MODEL_API_KEY=${MANGO_MODEL_API_KEY:-${ANTHROPIC_API_KEY:-}}
+# The orchestrator resolves them itself; here they are only printed. Empty ones are not passed on.
+MODEL_URL=${MANGO_MODEL_BASE_URL:-${ANTHROPIC_BASE_URL:-}}; MODEL_KEY=${MANGO_MODEL_API_KEY:-${ANTHROPIC_API_KEY:-}}
+for v in MANGO_MODEL_BASE_URL MANGO_MODEL_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_API_KEY; do [ -n "${!v:-}" ] || unset "$v"; done
 stop_bg orchestrator; start_app orchestrator apps/orchestrator/src/main.ts   # restarted: picks up model settings
 wait_tcp "$API_PORT" 60 api; wait_tcp "$FILES_PORT" 60 files
+# The orchestrator validates its configuration at boot: a refusal is reported here, never a silent "up".
+for _ in $(seq 1 600); do grep -q 'temporal worker running' "$RUN/log/orchestrator.log" 2>/dev/null && break; running orchestrator || break; sleep 0.2; done
+grep -q 'temporal worker running' "$RUN/log/orchestrator.log" 2>/dev/null ||
+  { say "the orchestrator did not start: $(tail -n 1 "$RUN/log/orchestrator.log" 2>/dev/null) (log: $RUN/log/orchestrator.log)"; exit 1; }
 
 nginx_install
 mkdir -p "$RUN/nginx"
@@ -84,9 +90,9 @@ MANGO_BASE_URL=$BASE MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID MANGO_ENVIRONMEN
 for _ in $(seq 1 150); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; sleep 0.2; done
 grep -q 'docker engine connected' "$RUN/log/supervisor.log" || { say "the supervisor did not start: $RUN/log/supervisor.log"; exit 1; }
 
-if [ -n "$MANGO_MODEL_BASE_URL" ]; then model="$MANGO_MODEL_BASE_URL"; else model="https://api.anthropic.com (the public Anthropic API)"; fi
-if [ -n "$MANGO_MODEL_API_KEY" ]; then model_key="a key is set"
-elif [ -n "${MANGO_MODEL_BASE_URL}" ]; then model_key="no key (MANGO_MODEL_API_KEY / ANTHROPIC_API_KEY unset; fine for a local endpoint)"
+if [ -n "$MODEL_URL" ]; then model="$MODEL_URL"; else model="https://api.anthropic.com (the public Anthropic API)"; fi
+if [ -n "$MODEL_KEY" ]; then model_key="a key is set"
+elif [ -n "$MODEL_URL" ]; then model_key="no key (MANGO_MODEL_API_KEY / ANTHROPIC_API_KEY unset; fine for a local endpoint)"
 else model_key="NO KEY: Session turns end with session.error until you set MANGO_MODEL_API_KEY or ANTHROPIC_API_KEY and rerun npm run up"; fi
 
 cat <<EOF2

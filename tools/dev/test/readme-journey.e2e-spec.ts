@@ -289,7 +289,15 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
       ].join('\n'),
       300_000,
     );
-    up = await run('npm run up', 600_000);
+    // This time without a model endpoint, and with an empty ANTHROPIC_BASE_URL in the caller's shell: the
+    // stack still comes up (empty variables are not passed on) and says how to configure the model.
+    up = await sh(
+      checkout,
+      { ...env, MANGO_MODEL_BASE_URL: '', ANTHROPIC_BASE_URL: '' },
+      'npm run up',
+      600_000,
+    );
+    expect(up).toMatch(/NO KEY: Session turns end with session\.error until you set MANGO_MODEL_API_KEY/);
     expect(up).toMatch(/the saved Workspace key no longer authenticates \(revoked\?\): issued a new one/);
     expect(up).toMatch(/the saved supervisor key no longer authenticates \(revoked\?\): issued a new one/);
     expect(await healthcheck()).toBe('succeeded');

@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, tracer } from '@mango/platform-tracing';
-import { PgListener, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
+import { WakeLoop, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
@@ -35,13 +35,9 @@ const SIGNAL_LANES = 16;
  */
 @Injectable()
 export class OutboxRelayService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private listener?: PgListener;
+  private loop?: WakeLoop;
   private connection?: Connection;
   private client?: Client;
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
@@ -76,38 +72,17 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
     // NOTIFY only says "look now"; after a lost connection the listener reconnects and the sweep and a
     // fresh pass cover anything missed.
-    this.listener = new PgListener({
+    this.loop = new WakeLoop({
       url: this.env.MANGO_DATABASE_URL,
       channel: SESSION_EVENTS_CHANNEL,
       applicationName: 'mango-outbox-relay',
-      onNotify: () => this.kick(),
-      onLost: () => {
-        this.log.warn('outbox listener lost; reconnecting (the sweep keeps relaying)');
-        this.kick();
-      },
-    });
-    await this.listener.start();
-    this.timer = setInterval(() => this.kick(), SWEEP_MS);
-    this.kick();
-  }
-
-  private kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((err: unknown) =>
+      sweepMs: SWEEP_MS,
+      pass: () => this.drain(),
+      onPassError: (err) =>
         this.log.error({ err: String(err) }, 'outbox relay pass failed; retrying on the next wake-up'),
-      )
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+      onLost: () => this.log.warn('outbox listener lost; reconnecting (the sweep keeps relaying)'),
+    });
+    await this.loop.start();
   }
 
   private async drain(): Promise<void> {
@@ -174,10 +149,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
-    await this.listener?.close();
+    await this.loop?.stop();
     await this.connection?.close();
   }
 }

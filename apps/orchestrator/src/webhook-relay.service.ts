@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { webhookDeliveryWorkflow } from '@mango/workflows';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { PgListener, WEBHOOK_DELIVERIES_CHANNEL } from '@mango/persistence';
+import { WakeLoop, WEBHOOK_DELIVERIES_CHANNEL } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
@@ -18,13 +18,9 @@ const SWEEP_MS = 1000;
  */
 @Injectable()
 export class WebhookRelayService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private listener?: PgListener;
+  private loop?: WakeLoop;
   private connection?: Connection;
   private client?: Client;
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
@@ -35,35 +31,16 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
   async onApplicationBootstrap(): Promise<void> {
     this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
     this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
-    this.listener = new PgListener({
+    this.loop = new WakeLoop({
       url: this.env.MANGO_DATABASE_URL,
       channel: WEBHOOK_DELIVERIES_CHANNEL,
       applicationName: 'mango-webhook-relay',
-      onNotify: () => this.kick(),
-      onLost: () => this.kick(),
-    });
-    await this.listener.start();
-    this.timer = setInterval(() => this.kick(), SWEEP_MS);
-    this.kick();
-  }
-
-  private kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((err: unknown) =>
+      sweepMs: SWEEP_MS,
+      pass: () => this.drain(),
+      onPassError: (err) =>
         this.log.error({ err: String(err) }, 'webhook relay pass failed; retrying on the next wake-up'),
-      )
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    });
+    await this.loop.start();
   }
 
   private async drain(): Promise<void> {
@@ -94,10 +71,7 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
-    await this.listener?.close();
+    await this.loop?.stop();
     await this.connection?.close();
   }
 }

@@ -5,6 +5,7 @@ export * from './migrations';
 export * from './persistence.module';
 export * from './insert-row';
 export * from './pg-listener';
+export * from './wake-loop';
 export * from './session-log';
 export * from './session-memory-attachments';
 export * from './webhook-outbox';

@@ -191,6 +191,45 @@ describe('Deployments over HTTP (real apps/api process, PostgreSQL and Temporal 
     expect((await http.get(`/v1/deployments/${d2.id}`)).body.status).toBe('paused');
   });
 
+  it("vault_ids: checked when written, attached to every run's Session, and an archived or deleted Vault auto-pauses", async () => {
+    const vault = (await http.post('/v1/vaults', { display_name: 'deploy creds' })).body.id;
+    const other = (await http.post('/v1/vaults', { display_name: 'other' })).body.id;
+    const missing = newId('vault');
+    const refused = await http.post('/v1/deployments', { ...base(), vault_ids: [missing] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain(`vault ${missing} not found`);
+    expect((await http.post('/v1/deployments', { ...base(), vault_ids: [vault, vault] })).status).toBe(400);
+    const d = await http.post('/v1/deployments', { ...base(), vault_ids: [vault] });
+    expect(d.status).toBe(201);
+    expect(d.body.vault_ids).toEqual([vault]);
+    const updated = await http.post(`/v1/deployments/${d.body.id}`, { vault_ids: [other, vault] });
+    expect(updated.body.vault_ids).toEqual([other, vault]);
+    // Leaving vault_ids out of an update keeps them.
+    expect((await http.post(`/v1/deployments/${d.body.id}`, { name: 'renamed' })).body.vault_ids).toEqual([
+      other,
+      vault,
+    ]);
+    const run = (await http.post(`/v1/deployments/${d.body.id}/run`)).body;
+    expect(run.error).toBeNull();
+    expect((await http.get(`/v1/sessions/${run.session_id}`)).body.vault_ids).toEqual([other, vault]);
+
+    await http.post(`/v1/vaults/${other}/archive`);
+    const archivedRun = (await http.post(`/v1/deployments/${d.body.id}/run`)).body;
+    expect(archivedRun).toMatchObject({ session_id: null, error: { type: 'vault_archived_error' } });
+    expect((await http.get(`/v1/deployments/${d.body.id}`)).body).toMatchObject({
+      status: 'paused',
+      paused_reason: { type: 'error', error: { type: 'vault_archived_error' } },
+    });
+    expect((await http.post(`/v1/deployments/${d.body.id}`, { vault_ids: [other] })).status).toBe(400);
+
+    await http.post(`/v1/deployments/${d.body.id}`, { vault_ids: [vault] });
+    await http.post(`/v1/deployments/${d.body.id}/unpause`);
+    expect((await http.delete(`/v1/vaults/${vault}`)).status).toBe(200);
+    expect((await http.post(`/v1/deployments/${d.body.id}/run`)).body.error.type).toBe(
+      'vault_not_found_error',
+    );
+  });
+
   it('lists with filters and pages', async () => {
     const a = (await http.post('/v1/deployments', base())).body;
     const b = (await http.post('/v1/deployments', base())).body;
@@ -231,9 +270,9 @@ describe('Deployments over HTTP (real apps/api process, PostgreSQL and Temporal 
       /time zone/,
     ],
     [
-      'vault_ids (no Vaults yet)',
+      'an unknown vault',
       { vault_ids: ['vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB'] },
-      /not supported until Vaults exist/,
+      /vault vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB not found/,
     ],
     ['a malformed vault id', { vault_ids: ['x'] }, /vlt_ id/],
     [

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PersistenceModule } from '@mango/persistence';
 import type { Logger } from 'pino';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
+import { DeploymentReconcileService } from './deployment-reconcile.service';
 import { OrchestratorEnv } from './orchestrator.env';
 import { OutboxRelayService } from './outbox-relay.service';
 import { WebhookRelayService } from './webhook-relay.service';
@@ -29,6 +30,7 @@ export class AppModule {
         TemporalWorkerService,
         OutboxRelayService,
         WebhookRelayService,
+        DeploymentReconcileService,
       ],
     };
   }

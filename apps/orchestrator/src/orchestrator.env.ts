@@ -111,6 +111,17 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Max(60_000)
   MANGO_WEBHOOK_TIMEOUT_MS: number = 15_000;
 
+  /**
+   * Seconds between passes that bring Deployment Schedules in Temporal back in line with PostgreSQL
+   * (missing, orphaned, or paused only in PostgreSQL); 0 turns the pass off. An orphan is removed once
+   * it is older than twice this interval (at least 10 s).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  MANGO_DEPLOYMENT_RECONCILE_SECONDS: number = 60;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 

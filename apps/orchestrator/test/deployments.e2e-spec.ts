@@ -9,6 +9,8 @@ import {
   ScriptedModelServer,
   WebhookReceiver,
 } from '@mango/testing';
+import { newId } from '@mango/platform-ids';
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { startOrchestrator } from './support';
 
 /**
@@ -32,6 +34,7 @@ describe('scheduled Deployments (real API, orchestrator, Temporal Schedules, Pos
   let receiver: WebhookReceiver;
   let ws: HttpClient;
   const taskQueue = `deployments-${Date.now()}`;
+  let temporal: Connection | undefined;
 
   beforeAll(async () => {
     api = await startApi('deployments-cron', {
@@ -46,12 +49,18 @@ describe('scheduled Deployments (real API, orchestrator, Temporal Schedules, Pos
     orchestrator = await startOrchestrator(api.db.url, {
       taskQueue,
       modelUrl: model.url,
-      env: { MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY, MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' },
+      env: {
+        MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY,
+        MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+        // One-second reconcile passes (orphans are removed once older than 10 s).
+        MANGO_DEPLOYMENT_RECONCILE_SECONDS: '1',
+      },
     });
     ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
   }, 120_000);
 
   afterAll(async () => {
+    await temporal?.close();
     await orchestrator?.stop();
     await receiver?.close();
     await model?.close();
@@ -149,4 +158,85 @@ describe('scheduled Deployments (real API, orchestrator, Temporal Schedules, Pos
     expect(Date.parse(resumed[0]!.trigger_context.scheduled_at!)).toBeGreaterThan(unpausedAt - 1_000);
     await ws.post(`/v1/deployments/${d.id}/archive`);
   }, 300_000);
+
+  describe("Temporal Schedules follow PostgreSQL (the orchestrator's reconcile pass)", () => {
+    let client: Client;
+    beforeAll(async () => {
+      temporal = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+      client = new Client({ connection: temporal });
+    });
+
+    const state = async (deploymentId: string): Promise<'missing' | 'paused' | 'active'> => {
+      try {
+        const d = await client.schedule.getHandle(`deployment:${deploymentId}`).describe();
+        return d.state.paused ? 'paused' : 'active';
+      } catch (e) {
+        if (e instanceof ScheduleNotFoundError) return 'missing';
+        throw e;
+      }
+    };
+    async function eventually(deploymentId: string, want: string, timeoutMs = 20_000): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      let got = await state(deploymentId);
+      while (got !== want) {
+        if (Date.now() > deadline) throw new Error(`schedule of ${deploymentId} is ${got}, wanted ${want}`);
+        await new Promise((r) => setTimeout(r, 250));
+        got = await state(deploymentId);
+      }
+      return got;
+    }
+    const hourly = (agent: string, environment_id: string) => ({
+      name: 'hourly',
+      agent,
+      environment_id,
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Report.' }] }],
+      schedule: { type: 'cron', expression: '0 * * * *', timezone: 'UTC' },
+    });
+
+    it('an automatic pause written only to PostgreSQL (the Agent archived) pauses the Schedule', async () => {
+      const agent = (await ws.post('/v1/agents', { name: 'doomed', model: 'claude-sonnet-4-6' })).body.id;
+      const env = (await ws.post('/v1/environments', { name: 'pool-a' })).body.id;
+      const d = (await ws.post('/v1/deployments', hourly(agent, env))).body;
+      expect(await state(d.id)).toBe('active');
+      await ws.post(`/v1/agents/${agent}/archive`);
+      expect((await ws.get(`/v1/deployments/${d.id}`)).body.status).toBe('paused');
+      await eventually(d.id, 'paused');
+      await ws.post(`/v1/deployments/${d.id}/archive`);
+      await eventually(d.id, 'missing');
+    }, 60_000);
+
+    it("a Schedule deleted behind Mango's back comes back with the Deployment's state", async () => {
+      const agent = (await ws.post('/v1/agents', { name: 'steady', model: 'claude-sonnet-4-6' })).body.id;
+      const env = (await ws.post('/v1/environments', { name: 'pool-b' })).body.id;
+      const d = (await ws.post('/v1/deployments', hourly(agent, env))).body;
+      await ws.post(`/v1/deployments/${d.id}/pause`);
+      await client.schedule.getHandle(`deployment:${d.id}`).delete();
+      expect(await eventually(d.id, 'paused')).toBe('paused');
+      await ws.post(`/v1/deployments/${d.id}/archive`);
+    }, 60_000);
+
+    it("an orphan Schedule of this installation is removed after the grace period; another installation's is left alone", async () => {
+      const schedule = (id: string, owner: string) =>
+        client.schedule.create({
+          scheduleId: `deployment:${id}`,
+          spec: { cronExpressions: ['0 0 1 1 *'] },
+          action: {
+            type: 'startWorkflow',
+            workflowType: 'deploymentRunWorkflow',
+            args: [{ deploymentId: id }],
+            taskQueue: owner,
+          },
+          memo: { mango_task_queue: owner },
+        });
+      const orphan = newId('deployment');
+      const foreign = newId('deployment');
+      await schedule(orphan, taskQueue);
+      await schedule(foreign, `${taskQueue}-elsewhere`);
+      const created = Date.now();
+      await eventually(orphan, 'missing', 40_000);
+      expect(Date.now() - created).toBeGreaterThanOrEqual(9_000); // not before the 10 s grace
+      expect(await state(foreign)).toBe('active');
+      await client.schedule.getHandle(`deployment:${foreign}`).delete();
+    }, 60_000);
+  });
 });

@@ -128,9 +128,22 @@ describe('deployment input', () => {
       { schedule: { type: 'cron', expression: '* * * * *', timezone: 'Moon/Base' } },
       /time zone/,
     ],
-    ['a vault id', { vault_ids: ['vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB'] }, /not supported until Vaults exist/],
     ['a malformed vault id', { vault_ids: ['v1'] }, /vlt_ id/],
-    ['51 vault ids', { vault_ids: Array(51).fill('vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB') }, /at most 50/],
+    [
+      'a vault listed twice',
+      { vault_ids: ['vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB', 'vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB'] },
+      /twice/,
+    ],
+    [
+      '21 vault ids (a Session attaches at most 20)',
+      {
+        vault_ids: Array.from(
+          { length: 21 },
+          (_, i) => `vlt_01JD2Y3QX9V5M8K7R6T4W2P0${String(i).padStart(2, 'A')}`,
+        ),
+      },
+      /at most 20/,
+    ],
     ['a file resource', { resources: [{ type: 'file', file_id: 'file_x' }] }, /self-hosted/],
     ['a bad budget', { budget: { type: 'limit' } }, /max_list_cost/],
     ['an unknown field', { owner: 'x' }, /unknown field/],
@@ -141,6 +154,10 @@ describe('deployment input', () => {
   it('reads updates (null schedule = manual only, name not clearable)', () => {
     expect(parseDeploymentUpdate({ schedule: null })).toEqual({ schedule: null });
     expect(refusal(() => parseDeploymentUpdate({ name: null }))).toMatch(/cannot be cleared/);
-    expect(parseDeploymentUpdate({ vault_ids: [] })).toEqual({});
+    expect(parseDeploymentUpdate({ vault_ids: [] })).toEqual({ vaultIds: [] });
+    expect(parseDeploymentUpdate({ vault_ids: null })).toEqual({ vaultIds: [] });
+    expect(parseDeploymentCreate({ ...ok, vault_ids: ['vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB'] }).vaultIds).toEqual([
+      'vlt_01JD2Y3QX9V5M8K7R6T4W2P0AB',
+    ]);
   });
 });

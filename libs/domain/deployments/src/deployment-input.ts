@@ -9,7 +9,13 @@ import {
   readString,
 } from '@mango/domain-kernel';
 import { MemoryAttachmentInput, parseMemoryAttachments } from '@mango/domain-memory';
-import { Budget, ClientEvent, parseBudget, parseClientEvent } from '@mango/domain-sessions';
+import {
+  Budget,
+  ClientEvent,
+  parseBudget,
+  parseClientEvent,
+  parseVaultIds as parseSessionVaultIds,
+} from '@mango/domain-sessions';
 import { parseCron, parseTimezone, scheduleJitterMs } from './cron';
 
 /** Hosted §2.12 limits. */
@@ -18,7 +24,6 @@ export const DEPLOYMENT_LIMITS = {
   description: 2048,
   initialEvents: 50,
   resources: 500,
-  vaultIds: 50,
 } as const;
 
 /** Hosted §3.11 auto-pause error types; a run error is one of these or a run-only one. */
@@ -47,7 +52,6 @@ export type RunErrorType = PauseErrorType | (typeof RUN_ONLY_ERROR_TYPES)[number
 
 const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
 const ENV_ID = /^env_[0-9A-HJKMNP-TV-Z]{26}$/;
-const VAULT_ID = /^vlt_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export interface CronSchedule {
   type: 'cron';
@@ -65,6 +69,8 @@ export interface DeploymentFields {
   initialEvents: ClientEvent[];
   schedule: CronSchedule | null;
   resources: MemoryAttachmentInput[];
+  /** Vaults each run attaches to its Session (their credentials authenticate MCP calls). */
+  vaultIds: string[];
   budget: Budget | null;
   metadata: Metadata;
 }
@@ -130,15 +136,13 @@ export function parseInitialEvents(v: unknown): ClientEvent[] {
   });
 }
 
-/** `vault_ids`: the shape is checked (≤ 50 vlt_ ids), but Vaults do not exist in Mango yet, so any id is refused. */
-export function parseVaultIds(v: unknown): void {
-  if (v === undefined || v === null) return;
-  const ids = readArray(v, 'vault_ids', { max: DEPLOYMENT_LIMITS.vaultIds });
-  ids.forEach((id, i) => {
-    if (typeof id !== 'string' || !VAULT_ID.test(id))
-      throw invalidRequest(`vault_ids[${i}] must be a vlt_ id`);
-  });
-  if (ids.length) throw invalidRequest('vault_ids are not supported until Vaults exist in Mango');
+/**
+ * `vault_ids`: each run attaches these Vaults to the Session it creates, so the Session's own rule
+ * applies (up to 20 distinct `vlt_` ids; existence and archival are checked when the Deployment is
+ * written and again at every run). docs/api-guide.md, "Deployments".
+ */
+export function parseVaultIds(v: unknown): string[] {
+  return parseSessionVaultIds(v);
 }
 
 function parseResources(v: unknown): MemoryAttachmentInput[] {
@@ -158,7 +162,6 @@ export function parseDeploymentCreate(body: unknown): DeploymentFields {
   const o = readObject(body, 'body', DEPLOYMENT_FIELDS);
   for (const f of ['name', 'agent', 'environment_id', 'initial_events'])
     if (o[f] === undefined) throw invalidRequest(`${f} is required`);
-  parseVaultIds(o.vault_ids);
   const environmentId = readString(o.environment_id, 'environment_id');
   if (!ENV_ID.test(environmentId)) throw invalidRequest('environment_id must be an env_ id');
   return {
@@ -170,6 +173,7 @@ export function parseDeploymentCreate(body: unknown): DeploymentFields {
     initialEvents: parseInitialEvents(o.initial_events),
     schedule: o.schedule === undefined ? null : parseSchedule(o.schedule),
     resources: parseResources(o.resources),
+    vaultIds: parseVaultIds(o.vault_ids),
     budget: o.budget === undefined || o.budget === null ? null : parseBudget(o.budget),
     metadata: parseMetadata(o.metadata),
   };
@@ -181,7 +185,7 @@ export function parseDeploymentUpdate(
 ): Partial<Omit<DeploymentFields, 'metadata'>> & { metadata?: unknown } {
   const o = readObject(body, 'body', DEPLOYMENT_FIELDS);
   const out: Partial<Omit<DeploymentFields, 'metadata'>> & { metadata?: unknown } = {};
-  parseVaultIds(o.vault_ids);
+  if (o.vault_ids !== undefined) out.vaultIds = parseVaultIds(o.vault_ids);
   if (o.name !== undefined) {
     if (o.name === null) throw invalidRequest('name cannot be cleared');
     out.name = readString(o.name, 'name', { min: 1, max: DEPLOYMENT_LIMITS.name });

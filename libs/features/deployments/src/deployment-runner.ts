@@ -10,8 +10,9 @@ import {
   insertRow,
   pauseActiveDeployments,
   recordWebhookEvents,
+  VaultEntity,
 } from '@mango/persistence';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import type { DeploymentScheduler } from './deployment-scheduler';
 import { DeploymentRunView, renderRun } from './deployment.view';
 
@@ -33,9 +34,18 @@ export class DeploymentRunner {
   /** The run, or null when a scheduled trigger finds the Deployment paused, archived or gone (nothing recorded). */
   async run(deploymentId: string, trigger: RunTrigger): Promise<DeploymentRunView | null> {
     const d = await this.dataSource.manager.findOne(DeploymentEntity, { where: { id: deploymentId } });
-    if (!d || d.archivedAt) return null;
+    if (!d || d.archivedAt || !d.schedule) {
+      // A Schedule firing for a Deployment that is gone, archived or manual-only is an orphan.
+      if (trigger.type === 'schedule') await this.scheduler?.remove(deploymentId);
+      if (!d || d.archivedAt) return null;
+    }
     if (trigger.type === 'schedule') {
-      if (d.status === 'paused') return null;
+      if (!d.schedule) return null;
+      if (d.status === 'paused') {
+        // Paused only in PostgreSQL (an automatic pause from another feature): pause the Schedule too.
+        await this.scheduler?.setPaused(d.id, true);
+        return null;
+      }
       // A repeated action (activity retry, duplicate trigger) records one run per scheduled time.
       const prior = await this.dataSource.manager.findOne(DeploymentRunEntity, {
         where: { deploymentId: d.id, scheduledAt: trigger.scheduledAt },
@@ -54,6 +64,7 @@ export class DeploymentRunner {
           environment_id: d.environmentId,
           initial_events: d.initialEvents,
           resources: d.resources,
+          ...(d.vaultIds.length ? { vault_ids: d.vaultIds } : {}),
           ...(d.budget ? { budget: d.budget } : {}),
         },
         {
@@ -155,6 +166,16 @@ export class DeploymentRunner {
           return { type: 'session_resource_not_found_error', message: `memory store ${id} not found` };
         if (row.archived_at)
           return { type: 'memory_store_archived_error', message: `memory store ${id} is archived` };
+      }
+    }
+    if (d.vaultIds.length) {
+      const vaults = await em.find(VaultEntity, {
+        where: { id: In(d.vaultIds), workspaceId: d.workspaceId },
+      });
+      for (const id of d.vaultIds) {
+        const v = vaults.find((x) => x.id === id);
+        if (!v) return { type: 'vault_not_found_error', message: `vault ${id} not found` };
+        if (v.archivedAt) return { type: 'vault_archived_error', message: `vault ${id} is archived` };
       }
     }
     return null;

@@ -3,7 +3,17 @@ import { Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporali
 /** The workflow each scheduled action starts (defined in @mango/workflows; named here to keep layers apart). */
 export const DEPLOYMENT_RUN_WORKFLOW = 'deploymentRunWorkflow';
 
-export const scheduleIdOf = (deploymentId: string) => `deployment:${deploymentId}`;
+const SCHEDULE_PREFIX = 'deployment:';
+export const scheduleIdOf = (deploymentId: string) => `${SCHEDULE_PREFIX}${deploymentId}`;
+
+/** Memo key naming the task queue (one Mango installation) that owns a Schedule. */
+const OWNER_MEMO = 'mango_task_queue';
+
+/** A Schedule this installation created, as listed by Temporal (eventually consistent). */
+export interface ManagedSchedule {
+  deploymentId: string;
+  paused: boolean;
+}
 
 export interface ScheduleSpecInput {
   deploymentId: string;
@@ -46,6 +56,7 @@ export class DeploymentScheduler {
         action,
         policies: { overlap: ScheduleOverlapPolicy.ALLOW_ALL, catchupWindow: '1 minute' },
         state: { paused: s.paused },
+        memo: { [OWNER_MEMO]: this.taskQueue },
       });
     }
   }
@@ -65,6 +76,29 @@ export class DeploymentScheduler {
       await this.client.schedule.getHandle(scheduleIdOf(deploymentId)).delete();
     } catch (e) {
       if (!(e instanceof ScheduleNotFoundError)) throw e;
+    }
+  }
+
+  /**
+   * The Deployment Schedules this installation owns (memo `mango_task_queue` = our task queue), so
+   * several installations, or test runs, may share one Temporal namespace without touching each
+   * other's Schedules. Temporal's list is eventually consistent: callers act on PostgreSQL's state.
+   */
+  async *listManaged(): AsyncIterable<ManagedSchedule> {
+    for await (const s of this.client.schedule.list()) {
+      if (!s.scheduleId.startsWith(SCHEDULE_PREFIX)) continue;
+      if (s.memo?.[OWNER_MEMO] !== this.taskQueue) continue;
+      yield { deploymentId: s.scheduleId.slice(SCHEDULE_PREFIX.length), paused: s.state.paused };
+    }
+  }
+
+  /** When the Deployment's Schedule was created, or null when there is none. */
+  async createdAt(deploymentId: string): Promise<Date | null> {
+    try {
+      return (await this.client.schedule.getHandle(scheduleIdOf(deploymentId)).describe()).info.createdAt;
+    } catch (e) {
+      if (e instanceof ScheduleNotFoundError) return null;
+      throw e;
     }
   }
 

@@ -14,7 +14,7 @@ export function renderDeployment(
     environment_id: d.environmentId,
     initial_events: d.initialEvents,
     resources: d.resources,
-    vault_ids: [] as string[],
+    vault_ids: d.vaultIds,
     schedule: d.schedule
       ? {
           type: 'cron' as const,

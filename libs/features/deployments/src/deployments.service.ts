@@ -20,8 +20,9 @@ import {
   EnvironmentEntity,
   insertRow,
   recordWebhookEvents,
+  VaultEntity,
 } from '@mango/persistence';
-import { DataSource, EntityManager, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { DeploymentRunner } from './deployment-runner';
 import { DeploymentScheduler } from './deployment-scheduler';
 import { DeploymentRunView, DeploymentView, renderDeployment, renderRun } from './deployment.view';
@@ -73,6 +74,7 @@ export class DeploymentsService {
         environmentId: input.environmentId,
         initialEvents: input.initialEvents as unknown as Array<Record<string, unknown>>,
         resources: resourcesOf(input.resources),
+        vaultIds: input.vaultIds,
         schedule: input.schedule ? scheduleOf(input.schedule) : null,
         status: 'active',
         pausedReason: null,
@@ -153,6 +155,7 @@ export class DeploymentsService {
             access: r.access as 'read_write' | 'read_only',
             instructions: (r.instructions as string | null) ?? null,
           })),
+        vaultIds: patch.vaultIds ?? d.vaultIds,
         budget: patch.budget !== undefined ? patch.budget : (d.budget as DeploymentFields['budget']),
         metadata: applyMetadataPatch(d.metadata, patch.metadata),
       };
@@ -165,6 +168,7 @@ export class DeploymentsService {
       d.initialEvents = next.initialEvents as unknown as Array<Record<string, unknown>>;
       if (patch.schedule !== undefined) d.schedule = patch.schedule ? scheduleOf(patch.schedule) : null;
       d.resources = resourcesOf(next.resources);
+      d.vaultIds = next.vaultIds;
       d.budget = next.budget as unknown as Record<string, unknown> | null;
       d.metadata = next.metadata;
       d.updatedAt = new Date();
@@ -314,6 +318,14 @@ export class DeploymentsService {
       );
       if (!rows[0]) throw invalidRequest(`memory store ${r.memoryStoreId} not found`);
       if (rows[0].archived_at) throw invalidRequest(`memory store ${r.memoryStoreId} is archived`);
+    }
+    if (input.vaultIds.length) {
+      const vaults = await tx.find(VaultEntity, { where: { id: In(input.vaultIds), workspaceId } });
+      for (const id of input.vaultIds) {
+        const v = vaults.find((x) => x.id === id);
+        if (!v) throw invalidRequest(`vault ${id} not found`);
+        if (v.archivedAt) throw invalidRequest(`vault ${id} is archived`);
+      }
     }
     return version;
   }

@@ -1,4 +1,5 @@
 export * from './deployment-runner';
+export * from './deployment-schedule-reconciler';
 export * from './deployment-scheduler';
 export * from './deployment.view';
 export * from './deployments.module';

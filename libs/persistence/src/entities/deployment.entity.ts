@@ -41,6 +41,10 @@ export class DeploymentEntity {
   @Column({ type: 'jsonb', nullable: true })
   schedule!: { type: 'cron'; expression: string; timezone: string; jitter_ms: number } | null;
 
+  /** Vaults each run attaches to its Session (`vault_ids`, in request order). */
+  @Column({ name: 'vault_ids', type: 'jsonb', default: () => "'[]'" })
+  vaultIds!: string[];
+
   @Column({ type: 'text' })
   status!: 'active' | 'paused';
 

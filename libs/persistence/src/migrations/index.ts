@@ -9,6 +9,7 @@ import { CreateVaults1796125827197 } from './1796125827197-CreateVaults';
 import { CreateWebhooks1796126207659 } from './1796126207659-CreateWebhooks';
 import { CreateDeployments1796126714105 } from './1796126714105-CreateDeployments';
 import { CreateMcpCalls1796126929314 } from './1796126929314-CreateMcpCalls';
+import { AddDeploymentVaults1796135262423 } from './1796135262423-AddDeploymentVaults';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -22,4 +23,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateWebhooks1796126207659,
   CreateDeployments1796126714105,
   CreateMcpCalls1796126929314,
+  AddDeploymentVaults1796135262423,
 ];

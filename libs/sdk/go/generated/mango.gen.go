@@ -1320,8 +1320,10 @@ type Deployment struct {
 	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
 	//
 	// Example: 2026-01-02T03:04:05.678Z
-	UpdatedAt Timestamp     `json:"updated_at"`
-	VaultIds  []interface{} `json:"vault_ids"`
+	UpdatedAt Timestamp `json:"updated_at"`
+
+	// VaultIds Vaults each run attaches to its Session, in request order.
+	VaultIds []string `json:"vault_ids"`
 }
 
 // DeploymentPausedReason0 defines model for Deployment.PausedReason.0.
@@ -1382,7 +1384,10 @@ type DeploymentCreateRequest struct {
 	Resources *[]SessionMemoryStoreResourceParams `json:"resources,omitempty"`
 	Schedule  *DeploymentScheduleParams           `json:"schedule,omitempty"`
 
-	// VaultIds Shape-checked; refused while Mango has no Vaults (any id is 400).
+	// VaultIds Vaults each run attaches to its Session (their credentials authenticate MCP calls): up to 20
+	// distinct ids, the Session's own limit. Each must exist and not be archived when the Deployment
+	// is written; a run that finds one archived or deleted records `vault_archived_error` /
+	// `vault_not_found_error` and auto-pauses the Deployment. null means none.
 	VaultIds *[]string `json:"vault_ids,omitempty"`
 }
 
@@ -1502,7 +1507,9 @@ type DeploymentUpdateRequest struct {
 	Name      *string                             `json:"name,omitempty"`
 	Resources *[]SessionMemoryStoreResourceParams `json:"resources,omitempty"`
 	Schedule  *DeploymentScheduleParams           `json:"schedule,omitempty"`
-	VaultIds  *[]string                           `json:"vault_ids,omitempty"`
+
+	// VaultIds Replaces the Deployment's Vaults (null or [] detaches all); left out, they are kept.
+	VaultIds *[]string `json:"vault_ids,omitempty"`
 }
 
 // DomainList 1–64 bare host names (web_search also allows a path suffix).
@@ -6893,7 +6900,7 @@ type ClientInterface interface {
 	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 	//
@@ -6909,7 +6916,7 @@ type ClientInterface interface {
 	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 	//
@@ -8490,7 +8497,7 @@ func (c *Client) DeploymentsList(ctx context.Context, params *DeploymentsListPar
 // A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 // `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 // `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 // `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 // jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 //
@@ -8516,7 +8523,7 @@ func (c *Client) DeploymentsCreateWithBody(ctx context.Context, contentType stri
 // A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 // `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 // `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 // `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 // jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 //
@@ -16570,7 +16577,7 @@ type ClientWithResponsesInterface interface {
 	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 	//
@@ -16586,7 +16593,7 @@ type ClientWithResponsesInterface interface {
 	// A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 	// `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 	// `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-	// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+	// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 	// `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 	// jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 	//
@@ -29524,7 +29531,7 @@ func (c *ClientWithResponses) DeploymentsListWithResponse(ctx context.Context, p
 // A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 // `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 // `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 // `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 // jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 //
@@ -29546,7 +29553,7 @@ func (c *ClientWithResponses) DeploymentsCreateWithBodyWithResponse(ctx context.
 // A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
 // `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
 // `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-// `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+// `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
 // `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
 // jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
 //

@@ -1514,7 +1514,7 @@ class Deployment(TypedDict, closed=True):
     environment_id: EnvironmentId
     initial_events: list[UserMessageParams]
     resources: list[DeploymentMemoryStoreResource]
-    vault_ids: list[Any]
+    vault_ids: list[VaultId]
     schedule: DeploymentSchedule | None
     status: Literal["active", "paused"]
     paused_reason: PausedReason | PausedReason1 | None
@@ -1533,7 +1533,7 @@ class DeploymentCreateRequest(TypedDict, closed=True):
     initial_events: list[UserMessageParams]
     schedule: NotRequired[DeploymentScheduleParams | None]
     resources: NotRequired[list[SessionMemoryStoreResourceParams] | None]
-    vault_ids: NotRequired[list[str] | None]
+    vault_ids: NotRequired[list[VaultId] | None]
     budget: NotRequired[Budget | None]
     metadata: NotRequired[Metadata]
 
@@ -1546,7 +1546,7 @@ class DeploymentUpdateRequest(TypedDict, closed=True):
     initial_events: NotRequired[list[UserMessageParams]]
     schedule: NotRequired[DeploymentScheduleParams | None]
     resources: NotRequired[list[SessionMemoryStoreResourceParams] | None]
-    vault_ids: NotRequired[list[str] | None]
+    vault_ids: NotRequired[list[VaultId] | None]
     budget: NotRequired[Budget | None]
     metadata: NotRequired[MetadataPatch]
 

@@ -1539,7 +1539,7 @@ export interface paths {
          * @description A pinned Session template (hosted §2.12). `agent` as an id is pinned to the Agent's current version.
          *     `initial_events` (1–50) are `user.message` events (Mango Sessions start from messages only).
          *     `resources` are Memory Store templates (`memory_store` only: Mango Environments are self-hosted).
-         *     `vault_ids` is checked for shape (≤ 50 `vlt_` ids) but any id is refused until Vaults exist in Mango.
+         *     `vault_ids` (≤ 20 distinct Vaults of the Workspace, not archived) are attached to every run's Session.
          *     `schedule` (`{type:"cron", expression, timezone}`, 5-field cron, IANA zone) runs on a Temporal Schedule with
          *     jitter (15% of the interval, 5 s–9 min) and needs Temporal on the API; without it Deployments are manual-only.
          *
@@ -3364,7 +3364,8 @@ export interface components {
             environment_id: components["schemas"]["EnvironmentId"];
             initial_events: components["schemas"]["UserMessageParams"][];
             resources: components["schemas"]["DeploymentMemoryStoreResource"][];
-            vault_ids: unknown[];
+            /** @description Vaults each run attaches to its Session, in request order. */
+            vault_ids: string[];
             schedule: components["schemas"]["DeploymentSchedule"] | null;
             /** @enum {string} */
             status: "active" | "paused";
@@ -3392,7 +3393,12 @@ export interface components {
             initial_events: components["schemas"]["UserMessageParams"][];
             schedule?: components["schemas"]["DeploymentScheduleParams"] | null;
             resources?: components["schemas"]["SessionMemoryStoreResourceParams"][] | null;
-            /** @description Shape-checked; refused while Mango has no Vaults (any id is 400). */
+            /**
+             * @description Vaults each run attaches to its Session (their credentials authenticate MCP calls): up to 20
+             *     distinct ids, the Session's own limit. Each must exist and not be archived when the Deployment
+             *     is written; a run that finds one archived or deleted records `vault_archived_error` /
+             *     `vault_not_found_error` and auto-pauses the Deployment. null means none.
+             */
             vault_ids?: string[] | null;
             budget?: components["schemas"]["Budget"] | null;
             metadata?: components["schemas"]["Metadata"];
@@ -3405,6 +3411,7 @@ export interface components {
             initial_events?: components["schemas"]["UserMessageParams"][];
             schedule?: components["schemas"]["DeploymentScheduleParams"] | null;
             resources?: components["schemas"]["SessionMemoryStoreResourceParams"][] | null;
+            /** @description Replaces the Deployment's Vaults (null or [] detaches all); left out, they are kept. */
             vault_ids?: string[] | null;
             budget?: components["schemas"]["Budget"] | null;
             metadata?: components["schemas"]["MetadataPatch"];

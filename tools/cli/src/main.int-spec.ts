@@ -16,6 +16,7 @@ import {
 import { createDataSource, MIGRATIONS } from '@mango/persistence';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
+import { Webhook } from 'standardwebhooks';
 import { main, normalizeArgs } from './main';
 
 function run(db: TestDatabase, argv: string[]) {
@@ -152,6 +153,74 @@ describe('mango webhook (through a real apps/api process)', () => {
     const missing = await cli(['webhook', 'create', '-url', 'https://x.example.com/']);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/--events/);
+  });
+});
+
+describe('mango webhook listen (a real HTTP receiver, signatures by the standardwebhooks library)', () => {
+  it('prints each verified delivery, answers 400 to a bad signature, and stops after --count', async () => {
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const old = `whsec_${randomBytes(24).toString('base64')}`;
+    let out = '';
+    let err = '';
+    let address: string | undefined;
+    const done = main(['webhook', 'listen', '-port', '0', '-secret', secret, '-secret', old, '-count', '2'], {
+      out: (s) => (out += s),
+      err: (s) => {
+        err += s;
+        address ??= /listening on (http:\/\/\S+)/.exec(err)?.[1];
+      },
+      env: {},
+    });
+    while (!address) await new Promise((r) => setTimeout(r, 20));
+    const post = async (signWith: string, id: string, event: object) => {
+      const body = JSON.stringify(event);
+      const at = new Date();
+      const signature = new Webhook(signWith).sign(id, at, body);
+      return fetch(`${address}/hooks`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body,
+      });
+    };
+    const event = (type: string, id: string) => ({
+      type: 'event',
+      id: 'whe_1',
+      created_at: new Date().toISOString(),
+      data: { type, id, workspace_id: 'wrkspc_default' },
+    });
+    const forged = await post(
+      `whsec_${randomBytes(24).toString('base64')}`,
+      'msg_bad',
+      event('session.created', 'sesn_x'),
+    );
+    expect(forged.status).toBe(400);
+    expect(err).toMatch(/^rejected msg_bad: /m);
+    expect((await post(secret, 'msg_1', event('session.created', 'sesn_a'))).status).toBe(204);
+    // A secret from a rotation overlap also verifies.
+    expect((await post(old, 'msg_2', event('deployment_run.succeeded', 'drun_b'))).status).toBe(204);
+    expect(await done).toBe(0);
+    expect(out).toBe('session.created\tsesn_a\tmsg_1\ndeployment_run.succeeded\tdrun_b\tmsg_2\n');
+  });
+
+  it('refuses to start without a secret or with a bad port', async () => {
+    const cli = (argv: string[]) => {
+      let err = '';
+      return main(argv, { out: () => undefined, err: (s) => (err += s), env: {} }).then((code) => ({
+        code,
+        err,
+      }));
+    };
+    const noSecret = await cli(['webhook', 'listen', '-port', '0']);
+    expect(noSecret.code).toBe(1);
+    expect(noSecret.err).toMatch(/signing secret is required/);
+    const badPort = await cli(['webhook', 'listen', '-port', '70000', '-secret', 'whsec_AAAA']);
+    expect(badPort.code).toBe(1);
+    expect(badPort.err).toMatch(/--port must be 0–65535/);
   });
 });
 

@@ -5,6 +5,7 @@ import { rotateVaultKeys, vaultKeyringFrom } from '@mango/feature-vaults';
 import { createDataSource, migrate } from '@mango/persistence';
 import { MangoClient } from '@mango/sdk';
 import { connectSession, Connection, resolveConnection, UsageError } from './connect';
+import { addressOf, listenForWebhooks } from './webhook-listen';
 
 /**
  * `mango` — operator commands that talk to PostgreSQL directly (MANGO_DATABASE_URL):
@@ -19,6 +20,7 @@ import { connectSession, Connection, resolveConnection, UsageError } from './con
  *                                                                   (prints the signing secret once)
  *   mango webhook list
  *   mango webhook delete -id W
+ *   mango webhook listen -port P -secret whsec_… [-count N]          (verifies and prints deliveries)
  *   mango vault rotate-key                                          (reads MANGO_VAULT_KEYRING)
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
@@ -35,6 +37,10 @@ const LONG_OPTIONS = [
   'url',
   'events',
   'description',
+  'port',
+  'host',
+  'secret',
+  'count',
 ];
 
 export function normalizeArgs(argv: string[]): string[] {
@@ -102,6 +108,8 @@ async function callApi(
 }
 
 class ApiCallError extends Error {}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const program = new Command('mango').description('Mango operator CLI').exitOverride();
@@ -259,6 +267,61 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     .action(async (o: { id: string }) => {
       const res = await callApi(io, 'DELETE', `/v1/webhooks/${encodeURIComponent(o.id)}`);
       io.out(`deleted ${String(res.id)}\n`);
+    });
+
+  webhook
+    .command('listen')
+    .description(
+      'receive webhooks on this machine: verify each delivery (Standard Webhooks signature) and print ' +
+        '"<type> <id> <webhook-id>"; a delivery that does not verify gets 400 and a line on stderr',
+    )
+    .requiredOption('--port <n>', 'port to listen on')
+    .option('--host <address>', 'address to bind', '127.0.0.1')
+    .option('--secret <whsec>', 'signing secret (repeat during a rotation overlap)', collect, [])
+    .option('--count <n>', 'exit after this many verified deliveries')
+    .option('--json', 'print each verified event as JSON')
+    .action(async (o: { port: string; host: string; secret: string[]; count?: string; json?: boolean }) => {
+      const secrets = o.secret.length
+        ? o.secret
+        : io.env.MANGO_WEBHOOK_SECRET
+          ? [io.env.MANGO_WEBHOOK_SECRET]
+          : [];
+      if (!secrets.length)
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          'a signing secret is required (--secret or MANGO_WEBHOOK_SECRET)',
+        );
+      const port = Number(o.port);
+      const count = o.count === undefined ? undefined : Number(o.count);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new DomainError(ErrorCode.InvalidRequest, `--port must be 0–65535, got ${o.port}`);
+      if (count !== undefined && (!Number.isInteger(count) || count < 1))
+        throw new DomainError(ErrorCode.InvalidRequest, `--count must be a positive integer, got ${o.count}`);
+      let listening;
+      try {
+        listening = await listenForWebhooks({
+          host: o.host,
+          port,
+          secrets,
+          json: o.json,
+          count,
+          onDelivery: (line) => io.out(`${line}\n`),
+          onRejected: (line) => io.err(`${line}\n`),
+        });
+      } catch (e) {
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `cannot listen on ${o.host}:${o.port}: ${(e as Error).message}`,
+        );
+      }
+      io.err(`listening on ${addressOf(listening.server)}\n`);
+      const stop = () => listening.server.close();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      await Promise.race([listening.done, new Promise((r) => listening.server.once('close', r))]);
+      listening.server.close();
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
     });
 
   const vault = program.command('vault').description('Vault credential encryption');

@@ -302,4 +302,29 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(up).toMatch(/the saved supervisor key no longer authenticates \(revoked\?\): issued a new one/);
     expect(await healthcheck()).toBe('succeeded');
   }, 1_800_000);
+
+  it('webhooks and a scheduled agent, as the README shows: a verified delivery for every run, manual and on the cron', async () => {
+    const readme = readFileSync(join(checkout, 'README.md'), 'utf8');
+    const block = /## Webhooks and scheduled agents[\s\S]*?```bash\n([\s\S]*?)```/.exec(readme)![1]!;
+    const out = await run(block, 400_000);
+    const deliveries = [...out.matchAll(/^(session\.created|deployment_run\.\w+)\t(\S+)\t(\S+)$/gm)];
+    expect(deliveries).toHaveLength(6);
+    expect(new Set(deliveries.map((d) => d[3])).size).toBe(6); // one webhook-id per event
+    const types = deliveries.map((d) => d[1]).sort();
+    expect(types).toEqual([
+      'deployment_run.started',
+      'deployment_run.started',
+      'deployment_run.succeeded',
+      'deployment_run.succeeded',
+      'session.created',
+      'session.created',
+    ]);
+    expect(out).not.toMatch(/^rejected/m);
+    const runs = [...out.matchAll(/^run (schedule|manual) (sesn_\S+)$/gm)].map((m) => [m[1], m[2]]);
+    expect(runs.map((r) => r[0])).toEqual(['schedule', 'manual']);
+    // The sessions the runs created are the ones announced by session.created.
+    const announced = deliveries.filter((d) => d[1] === 'session.created').map((d) => d[2]);
+    expect(announced.sort()).toEqual(runs.map((r) => r[1]).sort());
+    expect(out).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/m); // archived
+  }, 400_000);
 });

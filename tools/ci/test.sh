@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+# Lint and typecheck results are cached by their inputs (nx.json) outside the checkout, so a fresh clone on a
+# warm machine reuses them for unchanged projects; test targets are never cached (they always run).
+export NX_CACHE_DIRECTORY=${NX_CACHE_DIRECTORY:-${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}/nx-cache}
 
 bash tools/ci/ensure-node-deps.sh
 # A fresh run directory per test run (short path: it holds unix sockets); builds stay cached.

@@ -57,6 +57,36 @@ describe('McpConnector (real MCP server process)', () => {
     expect(server.calls().length).toBe(before);
   });
 
+  it('connects only to the address its own lookup judged: a name that resolves to loopback on the second lookup (DNS rebinding) is refused', async () => {
+    const port = new URL(server.url).port;
+    let lookups = 0;
+    const rebinding = new McpConnector({
+      allowlist: parseAddressAllowlist(undefined),
+      timeoutMs: 5000,
+      // The up-front check sees a public address; the lookup made when the socket opens sees loopback.
+      resolve: async () =>
+        ++lookups === 1 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }],
+    });
+    const before = server.calls().length;
+    await expect(
+      rebinding.callTool({ url: `http://rebind.example.test:${port}/mcp`, bearer: token }, 'echo', {
+        text: 'x',
+      }),
+    ).rejects.toThrow(/MCP server rebind\.example\.test refused: .*loopback/);
+    expect(lookups).toBeGreaterThanOrEqual(2);
+    expect(server.calls().length).toBe(before);
+    // The same name, allowed: the connection goes to exactly the address the lookup returned.
+    const pinned = new McpConnector({
+      allowlist: parseAddressAllowlist('127.0.0.1/32'),
+      timeoutMs: 5000,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
+    const r = await pinned.callTool({ url: `http://mcp.example.test:${port}/mcp`, bearer: token }, 'echo', {
+      text: 'pinned',
+    });
+    expect(r.content).toEqual([{ type: 'text', text: 'echo: pinned' }]);
+  });
+
   it('times out on a server that never answers', async () => {
     const hang = createServer(() => undefined);
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));

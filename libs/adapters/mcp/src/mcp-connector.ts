@@ -1,5 +1,4 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { egressRefusalIn, JudgedEgress, Resolver } from '@mango/platform-egress';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -42,16 +41,24 @@ export interface McpConnectorOptions {
   allowlist: AddressAllowlist;
   /** Per request (list or call) timeout; the turn never hangs on a dead server. */
   timeoutMs: number;
+  /** Name resolution (the system resolver by default; tests inject their own). */
+  resolve?: Resolver;
 }
 
 /**
  * The orchestrator's MCP client: the official TypeScript SDK's `Client` over Streamable HTTP. The
  * deprecated HTTP+SSE transport is not supported (a server that only speaks it fails to initialise and
- * is reported as such). Before each connection the host is resolved and every address is checked
- * against the connectivity rule; redirects are not followed.
+ * is reported as such). Redirects are not followed. The connectivity rule is enforced where the socket
+ * is opened: the HTTP client's own DNS lookup judges every address the name resolves to and connects
+ * only to a judged one, so a name that answers a public address to a first lookup and a private one to
+ * the next (DNS rebinding) cannot reach the private one. A clear refusal is also given up front.
  */
 export class McpConnector {
-  constructor(private readonly options: McpConnectorOptions) {}
+  private readonly egress: JudgedEgress;
+
+  constructor(private readonly options: McpConnectorOptions) {
+    this.egress = new JudgedEgress((a) => refusedAddress(a, options.allowlist), options.resolve);
+  }
 
   async listTools(target: McpTarget, signal?: AbortSignal): Promise<ListedMcpTool[]> {
     return this.withClient(target, signal, async (client, opts) => {
@@ -86,19 +93,10 @@ export class McpConnector {
   }
 
   private async checkHost(url: URL): Promise<void> {
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    let addresses: string[];
-    if (isIP(host)) addresses = [host];
-    else {
-      try {
-        addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-      } catch {
-        throw new McpConnectionError(`cannot resolve MCP server host ${host}`);
-      }
-    }
-    for (const a of addresses) {
-      const reason = refusedAddress(a, this.options.allowlist);
-      if (reason) throw new McpConnectionError(`MCP server ${url.host} refused: ${reason}`);
+    try {
+      await this.egress.check(url);
+    } catch (e) {
+      throw new McpConnectionError(`MCP server ${(e as Error).message}`);
     }
   }
 
@@ -126,7 +124,7 @@ export class McpConnector {
       },
       redirectPolicy: 'same-origin',
       fetch: async (input, init) => {
-        const res = await fetch(input, {
+        const res = await this.egress.fetch(input as string | URL, {
           ...init,
           signal: init?.signal ? AbortSignal.any([init.signal, combined]) : combined,
         });
@@ -158,6 +156,9 @@ export class McpConnector {
     if (status !== undefined && status >= 400)
       return new McpConnectionError(`the MCP server answered HTTP ${status}`);
     if (err instanceof McpConnectionError || err instanceof McpAuthenticationError) return err;
+    // A refusal at connect time (the judged lookup) arrives wrapped by fetch and the SDK.
+    const refusal = egressRefusalIn(err);
+    if (refusal) return new McpConnectionError(`MCP server ${refusal.message}`);
     if (err instanceof McpError && err.code !== -32001)
       return new McpToolError(`the MCP server answered with an error: ${err.message.slice(0, 500)}`);
     // Tool-level JSON-RPC errors and connection failures: a bounded message without secrets.

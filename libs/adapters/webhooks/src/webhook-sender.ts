@@ -1,7 +1,7 @@
-import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { egressRefusalIn, judgedLookup } from '@mango/platform-egress';
 import { Cidr, isDelivered, judgeAddress } from '@mango/domain-webhooks';
 import { Webhook } from 'standardwebhooks';
 
@@ -28,8 +28,6 @@ export interface SendResult {
 
 const MAX_ERROR = 500;
 
-class RefusedAddress extends Error {}
-
 /**
  * Delivers one signed attempt (Standard Webhooks headers, signed with the `standardwebhooks` library).
  * The host is resolved here and every address judged before connecting — the connection uses the judged
@@ -52,20 +50,11 @@ export class WebhookSender {
     };
   }
 
-  private readonly lookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-      if (err) return callback(err, '', 0);
-      for (const a of addresses) {
-        const verdict = judgeAddress(a.address, this.options.allow);
-        if (!verdict.allowed) return callback(new RefusedAddress(verdict.reason), '', 0);
-      }
-      const first = addresses[0];
-      if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
-      if ((options as { all?: boolean }).all)
-        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-      callback(null, first.address, first.family);
-    });
-  };
+  /** Connections open only to judged addresses (the shared egress lookup), so DNS rebinding cannot slip past. */
+  private readonly lookup = judgedLookup((a) => {
+    const verdict = judgeAddress(a, this.options.allow);
+    return verdict.allowed ? null : verdict.reason;
+  }) as unknown as LookupFunction;
 
   async send(input: SendInput): Promise<SendResult> {
     const started = Date.now();
@@ -126,7 +115,7 @@ export class WebhookSender {
             delivered: false,
             statusCode: null,
             error: String(err.message).slice(0, MAX_ERROR),
-            permanent: err instanceof RefusedAddress,
+            permanent: egressRefusalIn(err) !== null,
           }),
         ),
       );

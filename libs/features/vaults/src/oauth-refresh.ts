@@ -1,7 +1,6 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { AddressAllowlist } from '@mango/domain-mcp';
 import { refusedAddress } from '@mango/domain-mcp';
+import { egressRefusalIn, JudgedEgress } from '@mango/platform-egress';
 import type { CredentialAuth, CredentialSecrets } from '@mango/domain-vaults';
 import type { Keyring } from '@mango/platform-secrets';
 import { VaultCredentialEntity } from '@mango/persistence';
@@ -46,16 +45,20 @@ export function redactTokens(body: string): string {
   );
 }
 
-export async function checkEgress(url: URL, allowlist: AddressAllowlist): Promise<void> {
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const addresses = isIP(host)
-    ? [host]
-    : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-  for (const a of addresses) {
-    const reason = refusedAddress(a, allowlist);
-    if (reason) throw new Error(`${url.host} refused: ${reason}`);
-  }
+const egresses = new WeakMap<AddressAllowlist, JudgedEgress>();
+
+/**
+ * Outbound HTTP to token endpoints and MCP servers under the connectivity rule, pinned to the judged
+ * addresses (one dispatcher per allowlist).
+ */
+export function egressFor(allowlist: AddressAllowlist): JudgedEgress {
+  let e = egresses.get(allowlist);
+  if (!e) egresses.set(allowlist, (e = new JudgedEgress((a) => refusedAddress(a, allowlist))));
+  return e;
 }
+
+/** An error's message, or the egress refusal inside it (fetch wraps a refused connection as "fetch failed"). */
+export const reasonOf = (err: unknown): string => egressRefusalIn(err)?.message ?? (err as Error).message;
 
 /**
  * OAuth 2.0 refresh of `mcp_oauth` credentials (RFC 6749 §6), serialised per credential across processes by
@@ -128,8 +131,9 @@ export class OAuthRefresher {
       let res: Response;
       try {
         const url = new URL(r.token_endpoint);
-        await checkEgress(url, this.deps.allowlist);
-        res = await fetch(url, {
+        const egress = egressFor(this.deps.allowlist);
+        await egress.check(url);
+        res = await egress.fetch(url, {
           method: 'POST',
           headers,
           body: form,
@@ -137,11 +141,7 @@ export class OAuthRefresher {
           signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
         });
       } catch (err) {
-        return fail(
-          'connect_error',
-          `the token endpoint could not be reached: ${(err as Error).message}`,
-          null,
-        );
+        return fail('connect_error', `the token endpoint could not be reached: ${reasonOf(err)}`, null);
       }
       const summary = await summarise(res);
       const shown = { ...summary, body: redactTokens(summary.body) };

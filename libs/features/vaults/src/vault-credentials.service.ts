@@ -20,7 +20,7 @@ import { insertRow, VaultCredentialEntity } from '@mango/persistence';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { AddressAllowlist } from '@mango/domain-mcp';
-import { checkEgress, HttpResponseSummary, OAuthRefresher, RefreshOutcome } from './oauth-refresh';
+import { egressFor, HttpResponseSummary, OAuthRefresher, RefreshOutcome } from './oauth-refresh';
 import { CredentialView, renderCredential } from './vault.views';
 import { findVault } from './vaults.service';
 import { MCP_ALLOWLIST, openSecrets, requireKeyring, sealSecrets, VAULT_KEYRING } from './vault-keyring';
@@ -117,8 +117,9 @@ export class VaultCredentialsService {
     allowlist: AddressAllowlist,
   ): Promise<HttpResponseSummary | null> {
     try {
-      await checkEgress(new URL(url), allowlist);
-      const res = await fetch(url, {
+      const egress = egressFor(allowlist);
+      await egress.check(new URL(url));
+      const res = await egress.fetch(url, {
         method: 'POST',
         redirect: 'error',
         signal: AbortSignal.timeout(10_000),

@@ -1,0 +1,96 @@
+import { lookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
+
+/** Why an address may not be reached (loopback, private, link-local, metadata …), or null when it may. */
+export type AddressJudge = (address: string) => string | null;
+
+/** Resolves a host name to every address (the system resolver by default; tests inject their own). */
+export type Resolver = (host: string) => Promise<LookupAddress[]>;
+
+export const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
+
+/** A refusal by the egress rule (the connection was never opened). */
+export class EgressRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EgressRefusedError';
+  }
+}
+
+type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `net.connect` lookup that judges every address a name resolves to and hands over only judged ones:
+ * the socket opens to exactly an address that passed, so a name that answers a public address to one
+ * lookup and a private one to the next (DNS rebinding) cannot reach the private one.
+ */
+export function judgedLookup(judge: AddressJudge, resolve: Resolver = systemResolver) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    resolve(hostname).then(
+      (addresses) => {
+        for (const a of addresses) {
+          const reason = judge(a.address);
+          if (reason) return callback(new EgressRefusedError(`${hostname} refused: ${reason}`), '');
+        }
+        const first = addresses[0];
+        if (!first) return callback(new EgressRefusedError(`cannot resolve ${hostname}`), '');
+        if (options.all) return callback(null, addresses);
+        callback(null, first.address, first.family);
+      },
+      () => callback(new EgressRefusedError(`cannot resolve ${hostname}`), ''),
+    );
+  };
+}
+
+/**
+ * Outbound HTTP under the egress rule: an undici dispatcher whose connections use `judgedLookup`, and a
+ * `fetch` that never follows redirects silently (callers pass `redirect`). IP literals skip DNS, so they
+ * are judged before the request.
+ */
+export class JudgedEgress {
+  readonly dispatcher: Agent;
+
+  constructor(
+    private readonly judge: AddressJudge,
+    private readonly resolve: Resolver = systemResolver,
+  ) {
+    this.dispatcher = new Agent({ connect: { lookup: judgedLookup(judge, resolve) } });
+  }
+
+  /** Judges the URL's host up front (a clear error before any request), resolving names. */
+  async check(url: URL): Promise<void> {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    let addresses: string[];
+    if (isIP(host)) addresses = [host];
+    else {
+      try {
+        addresses = (await this.resolve(host)).map((a) => a.address);
+      } catch {
+        throw new EgressRefusedError(`cannot resolve ${host}`);
+      }
+    }
+    for (const a of addresses) {
+      const reason = this.judge(a);
+      if (reason) throw new EgressRefusedError(`${url.host} refused: ${reason}`);
+    }
+  }
+
+  /** `fetch` through the judged dispatcher (the response type is the platform's `Response`). */
+  fetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const url = new URL(String(input instanceof Request ? input.url : input));
+    if (isIP(url.hostname.replace(/^\[|\]$/g, ''))) await this.check(url);
+    return (await undiciFetch(url, {
+      ...(init as Parameters<typeof undiciFetch>[1]),
+      dispatcher: this.dispatcher,
+    })) as unknown as Response;
+  };
+}
+
+/** The refusal inside an error chain (fetch and SDKs wrap the lookup's error), if there is one. */
+export function egressRefusalIn(err: unknown): EgressRefusedError | null {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 6; e = e.cause, depth++)
+    if (e instanceof EgressRefusedError) return e;
+  return null;
+}

@@ -188,6 +188,16 @@ export const SHAPES: Array<{ name: string; values: Record<string, unknown>; exte
     external: ['Secret/sup-key'],
   },
   {
+    name: 'database.url, supervisor with --workspace-root',
+    values: {
+      'database.url': 'postgres://u:p@db/mango',
+      ...OBJECT_KEYS,
+      ...SUPERVISOR,
+      'supervisor.workspaceRoot': '/srv/mango/sessions',
+    },
+    external: ['Secret/sup-key'],
+  },
+  {
     name: 'database.url, model.existingSecret',
     values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'model.existingSecret': 'model' },
     external: ['Secret/model'],
@@ -352,5 +362,31 @@ describe('Helm chart: strict Kubernetes types, lint --strict, bounded temporary 
       podSpecOf(existing.find((o) => o.kind === 'Job')!).containers[0].env[0].valueFrom.secretKeyRef.name,
     ).toBe('owner-db');
     expect(missingReferences(existing, ['Secret/app-db', 'Secret/owner-db'], 'install')).toEqual([]);
+  });
+});
+
+describe('Helm chart: the supervisor with --workspace-root', () => {
+  it('passes MANGO_WORKER_WORKSPACE_ROOT and mounts the host directory at the same path; nothing when unset', () => {
+    const on = render({
+      'database.url': 'postgres://u:p@db/mango',
+      ...OBJECT_KEYS,
+      ...SUPERVISOR,
+      'supervisor.workspaceRoot': '/srv/mango/sessions',
+    });
+    const pod = podSpecOf(on.find((o) => o.metadata.name === 't-mango-supervisor')!);
+    expect(pod.containers[0].env).toContainEqual({
+      name: 'MANGO_WORKER_WORKSPACE_ROOT',
+      value: '/srv/mango/sessions',
+    });
+    expect(pod.containers[0].volumeMounts).toContainEqual({
+      name: 'workspaces',
+      mountPath: '/srv/mango/sessions',
+    });
+    expect(pod.volumes).toContainEqual({
+      name: 'workspaces',
+      hostPath: { path: '/srv/mango/sessions', type: 'Directory' },
+    });
+    const off = render({ 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, ...SUPERVISOR });
+    expect(JSON.stringify(off)).not.toMatch(/WORKSPACE_ROOT|"workspaces"/);
   });
 });

@@ -28,7 +28,7 @@ describe('Session workspace GC: removal on deletion and `mango-worker volumes li
     root = mkdtempSync(join(tmpdir(), 'mango-wsgc-'));
     key = (await stack.api.issueKey('wrkspc_default')).api_key;
     // A long idle countdown: the activation is still there when its Session is deleted.
-    supervisor = await stack.startSupervisor({ MANGO_SESSION_IDLE_MS: '60000' });
+    supervisor = await stack.startSupervisor({ MANGO_SESSION_IDLE_MS: '10000' });
   }, 180_000);
 
   afterAll(async () => {

@@ -145,7 +145,17 @@ image_install() { docker_start; image_build; }; image_start() { image_install; }
 
 # Deployment tooling for the chart and Compose tests: helm (Go module proxy) and docker-compose (Debian) ----
 HELM_VERSION=${HELM_VERSION:-v3.16.4}
-deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; }
+deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; kube_decode_build; }
+# kube-decode (deployments/test/kube-decode): decodes rendered manifests strictly into the k8s.io/api types;
+# built from the Go module proxy, cached by the content key of its sources.
+KUBE_DECODE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deployments/test/kube-decode
+kube_decode_key() { cat "$KUBE_DECODE_SRC"/go.mod "$KUBE_DECODE_SRC"/go.sum "$KUBE_DECODE_SRC"/main.go | sha256sum | cut -c1-16; }
+kube_decode_build() {
+  local want; want=$BIN/kube-decode-$(kube_decode_key)
+  if ! [ -x "$want" ]; then need_go; log "building kube-decode (k8s.io/api; first build takes minutes)"
+    (cd "$KUBE_DECODE_SRC" && go build -trimpath -ldflags "-s -w" -o "$want.tmp" . ) && mv "$want.tmp" "$want"; fi
+  ln -sfn "$want" "$BIN/kube-decode"
+}
 deploytools_start() { deploytools_install; }; deploytools_stop() { :; }
 
 # Observability test tools (Debian): promtool (package prometheus) parses /metrics; tmux drives `mango sessions connect` ----
@@ -166,7 +176,7 @@ export MANGO_PG_ADMIN_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
 export MANGO_TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT MANGO_TEMPORAL_NAMESPACE=default
 export MANGO_S3_ENDPOINT=http://127.0.0.1:$S3_PORT MANGO_S3_ACCESS_KEY=$S3_ACCESS_KEY MANGO_S3_SECRET_KEY=$S3_SECRET_KEY MANGO_S3_REGION=us-east-1
 export DOCKER_HOST=unix://$DOCKER_SOCK MANGO_BASE_IMAGE=$BASE_IMAGE
-export MANGO_HELM_BIN=$BIN/helm MANGO_TEMPORAL_BIN=$BIN/temporal MANGO_TOXIPROXY_BIN=$BIN/toxiproxy-server
+export MANGO_HELM_BIN=$BIN/helm MANGO_KUBE_DECODE_BIN=$BIN/kube-decode MANGO_TEMPORAL_BIN=$BIN/temporal MANGO_TOXIPROXY_BIN=$BIN/toxiproxy-server
 ENV
 }
 # Sourced by tools/dev/up.sh for its helpers: stop here.

@@ -1,6 +1,14 @@
+import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createDockerClient, DockerItemLauncher, engineInfo, imageItemEntry } from '@mango/adapter-docker';
+import {
+  createDockerClient,
+  DockerItemLauncher,
+  engineInfo,
+  imageItemEntry,
+  removeSessionWorkspace,
+  sessionWorkspacesOf,
+} from '@mango/adapter-docker';
 import { MangoClient } from '@mango/sdk';
 import { AcknowledgedWork, pollWork } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
@@ -57,6 +65,16 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         { sandbox_network: this.env.MANGO_WORKER_NETWORK },
         'sandboxes are not sealed: their network was chosen by MANGO_WORKER_NETWORK (see the operator guide)',
       );
+    const workspaceRoot = this.env.MANGO_WORKER_WORKSPACE_ROOT;
+    if (workspaceRoot) {
+      const root = await stat(workspaceRoot).catch(() => undefined);
+      if (!root?.isDirectory())
+        throw new Error(`MANGO_WORKER_WORKSPACE_ROOT ${workspaceRoot} is not an existing directory`);
+      this.log.info(
+        { workspace_root: workspaceRoot },
+        'Session workspaces are directories under the workspace root',
+      );
+    }
     this.watch = setInterval(() => void this.checkEngine(docker), ENGINE_CHECK_INTERVAL_MS);
     const supervisorId =
       this.env.MANGO_SUPERVISOR_ID ?? `${hostname()}-${this.env.MANGO_ENVIRONMENT_ID}`.toLowerCase();
@@ -68,6 +86,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       upstreamUrl: this.env.MANGO_BASE_URL,
       socketRoot: this.env.MANGO_WORKER_SOCKET_DIR,
       sourceDir: this.env.MANGO_WORKER_SOURCE_DIR,
+      workspaceRoot,
       supervisorId,
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
       workTtlSeconds: this.env.MANGO_WORK_TTL_SECONDS,
@@ -134,6 +153,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const started = Date.now();
     const workType = work.data.type;
     this.metrics.containerStarts.inc({ work_type: workType });
+    const sessionId = work.data.type === 'session' ? work.data.id : undefined;
+    let sessionDeleted = false;
     try {
       const outcome = await this.launcher.launch({
         workId: work.id,
@@ -148,9 +169,13 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
           ),
           this.hardStop.signal,
         ]),
-        onOutput: (line) => log.info({ item: line.slice(0, 2000) }, 'item output'),
+        onOutput: (line) => {
+          sessionDeleted ||= sessionId !== undefined && reportsDeletion(line, sessionId);
+          log.info({ item: line.slice(0, 2000) }, 'item output');
+        },
       });
       log.info({ ...outcome, ms: Date.now() - started }, 'item container finished and was removed');
+      if (sessionDeleted) await this.collectWorkspace(sessionId!, log);
       // A cancelled item (drain, Stop) is not a failure; a timeout or a non-zero exit is.
       if (outcome.timedOut) this.metrics.containerFailures.inc({ work_type: workType, reason: 'timeout' });
       else if (!outcome.cancelled && outcome.exitCode !== 0)
@@ -159,6 +184,25 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       this.metrics.containerFailures.inc({ work_type: workType, reason: 'launch_error' });
       // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
       log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');
+    }
+  }
+
+  /**
+   * The activation ended because its Session was deleted (its runner saw `session.deleted`): the Session's
+   * workspace (volume or workspace-root directory) is removed now that its container is gone (ADR 0013).
+   */
+  private async collectWorkspace(sessionId: string, log: Logger): Promise<void> {
+    const docker = createDockerClient(this.env.DOCKER_HOST);
+    for (const ws of await sessionWorkspacesOf(docker, sessionId, this.env.MANGO_WORKER_WORKSPACE_ROOT)) {
+      if (ws.inUse) continue;
+      await removeSessionWorkspace(docker, ws).then(
+        () => log.info({ session_id: sessionId, workspace: ws.name }, 'Session deleted: workspace removed'),
+        (err: unknown) =>
+          log.warn(
+            { session_id: sessionId, workspace: ws.name, err: String(err) },
+            'could not remove the workspace of a deleted Session',
+          ),
+      );
     }
   }
 
@@ -194,5 +238,20 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         await Promise.all(this.running);
       }
     }
+  }
+}
+
+/**
+ * The item runner's own end-of-activation line (libs/worker-runtime session-item.ts) naming this Session
+ * and the reason `deleted`. Only this Session's workspace is ever collected on it — which the sandbox can
+ * already erase itself — so a forged line gains a sandbox nothing.
+ */
+function reportsDeletion(line: string, sessionId: string): boolean {
+  if (!line.includes('session activation ended')) return false;
+  try {
+    const o = JSON.parse(line) as { msg?: unknown; reason?: unknown; session_id?: unknown };
+    return o.msg === 'session activation ended' && o.reason === 'deleted' && o.session_id === sessionId;
+  } catch {
+    return false;
   }
 }

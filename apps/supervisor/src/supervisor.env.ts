@@ -35,6 +35,17 @@ export class SupervisorEnv extends ObservabilityEnv {
   })
   MANGO_WORKER_SOCKET_DIR: string = defaultSocketDir();
 
+  /**
+   * `mango-worker docker --workspace-root DIR`: each Session's workspace is the host directory
+   * DIR/<session id> (bind-mounted at /workspace) instead of a named volume, so an operator can stage File
+   * and Git inputs there. A path on the Docker host (like MANGO_WORKER_SOCKET_DIR); it must exist.
+   */
+  @IsOptional()
+  @Matches(/^\/[^\0]{0,200}$/, {
+    message: 'MANGO_WORKER_WORKSPACE_ROOT must be an absolute path of at most 200 characters',
+  })
+  MANGO_WORKER_WORKSPACE_ROOT?: string;
+
   /** unix:///path/docker.sock or tcp://host:port; the default socket when unset. */
   @IsOptional()
   @Matches(/^(unix|tcp):\/\/\S+$/, { message: 'DOCKER_HOST must be unix://… or tcp://…' })

@@ -1,3 +1,4 @@
 export * from './docker-engine';
 export * from './item-launcher';
 export * from './work-api-socket';
+export * from './session-workspaces';

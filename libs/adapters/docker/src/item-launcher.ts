@@ -1,3 +1,5 @@
+import { lstat, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
 import { createDockerClient } from './docker-engine';
@@ -28,6 +30,11 @@ export interface LaunchSettings {
   socketRoot: string;
   /** Development only: bind-mount this source tree read-only at /opt/mango instead of baking it in. */
   sourceDir?: string;
+  /**
+   * `--workspace-root`: Session workspaces are host directories `<root>/<session id>` (bind-mounted at
+   * /workspace) instead of named volumes, so an operator can stage File and Git inputs. A host path.
+   */
+  workspaceRoot?: string;
   memoryBytes?: number;
   nanoCpus?: number;
   pidsLimit?: number;
@@ -63,6 +70,22 @@ export interface LaunchOutcome {
 
 /** The per-Session workspace volume: later Work for the same Session resumes the same files. */
 export const sessionVolume = (sessionId: string) => `mango-session-${sessionId.toLowerCase()}`;
+export const SESSION_VOLUME_PREFIX = 'mango-session-';
+
+/** A Session id exactly (sesn_ + a Crockford ULID): the only thing a workspace path is made from. */
+export const SESSION_ID = /^sesn_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * A Session's directory under the workspace root: `<root>/<session id>`, derived from the validated id
+ * only (never from input such as a File name or a Git URL), so it cannot leave the root.
+ */
+export function sessionWorkspaceDir(root: string, sessionId: string): string {
+  if (!SESSION_ID.test(sessionId))
+    throw new Error(
+      `refusing a workspace for a malformed Session id ${JSON.stringify(sessionId.slice(0, 40))}`,
+    );
+  return join(root, sessionId);
+}
 
 /** Only NoCopy matters; the other VolumeOptions fields are optional to the Engine API. */
 const NO_COPY = { NoCopy: true } as NonNullable<Docker.MountSettings['VolumeOptions']>;
@@ -178,7 +201,8 @@ export class DockerItemLauncher {
         ? [`MANGO_SESSION_IDLE_MS=${this.settings.sessionIdleMs}`]
         : []),
     ];
-    if (req.workType === 'session') await this.ensureWorkspaceVolume(sessionVolume(req.sessionId!));
+    let workspace: Docker.MountSettings | undefined;
+    if (req.workType === 'session') workspace = await this.ensureWorkspace(req.sessionId!, req.environmentId);
     if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
     const mounts: Docker.HostConfig =
       req.workType === 'healthcheck'
@@ -188,15 +212,7 @@ export class DockerItemLauncher {
         : {
             // Attached Memory Stores are synchronized copies: a private tmpfs per activation.
             Tmpfs: { '/tmp': TMP, '/mnt/memory': MEMORY_TMPFS },
-            Mounts: [
-              {
-                Type: 'volume' as const,
-                Source: sessionVolume(req.sessionId!),
-                Target: '/workspace',
-                // No copy-up: Docker would reset the (empty) volume's owner to the image's root-owned dir.
-                VolumeOptions: NO_COPY,
-              },
-            ],
+            Mounts: [workspace!],
           };
     const container: Docker.Container = await this.docker.createContainer({
       name: `mango-${req.workId.toLowerCase()}`,
@@ -299,11 +315,46 @@ export class DockerItemLauncher {
     return ids.length;
   }
 
+  /** The Session's /workspace mount: its directory under the workspace root, or its named volume. */
+  private async ensureWorkspace(sessionId: string, environmentId: string): Promise<Docker.MountSettings> {
+    if (this.settings.workspaceRoot) {
+      const dir = await this.ensureWorkspaceDir(sessionWorkspaceDir(this.settings.workspaceRoot, sessionId));
+      return { Type: 'bind', Source: dir, Target: '/workspace', BindOptions: { Propagation: 'rprivate' } };
+    }
+    const name = sessionVolume(sessionId);
+    await this.ensureWorkspaceVolume(name, sessionId, environmentId);
+    // No copy-up: Docker would reset the (empty) volume's owner to the image's root-owned dir.
+    return { Type: 'volume', Source: name, Target: '/workspace', VolumeOptions: NO_COPY };
+  }
+
+  /**
+   * `<root>/<session id>`: an existing directory (an operator staged inputs there) is used as it is; a
+   * symlink or any other file type is refused, so the mount never follows a link out of the root. A
+   * missing one is created (mode 0700) and handed to the sandbox uid by the one-shot chown container.
+   */
+  private async ensureWorkspaceDir(dir: string): Promise<string> {
+    const root = await lstat(this.settings.workspaceRoot!).catch(() => undefined);
+    if (!root?.isDirectory())
+      throw new Error(`the workspace root ${this.settings.workspaceRoot} is not a directory`);
+    const found = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (found) {
+      if (!found.isDirectory() || found.isSymbolicLink())
+        throw new Error(`the Session workspace ${dir} exists and is not a directory; refusing to mount it`);
+      return dir;
+    }
+    await mkdir(dir, { mode: 0o700 });
+    await this.chownWorkspace({ Type: 'bind', Source: dir, Target: '/workspace' }, dir);
+    return dir;
+  }
+
   /**
    * The Session's named workspace volume, created on first use and handed to the sandbox uid (1000) by a
    * one-shot root container that may only chown (no network, no other capabilities).
    */
-  private async ensureWorkspaceVolume(name: string): Promise<void> {
+  private async ensureWorkspaceVolume(name: string, sessionId: string, environmentId: string): Promise<void> {
     const exists = await this.docker
       .getVolume(name)
       .inspect()
@@ -317,8 +368,20 @@ export class DockerItemLauncher {
     if (exists) return;
     await this.docker.createVolume({
       Name: name,
-      Labels: { [LABEL_SUPERVISOR]: this.settings.supervisorId },
+      Labels: {
+        [LABEL_SUPERVISOR]: this.settings.supervisorId,
+        [LABEL_SESSION]: sessionId,
+        [LABEL_ENVIRONMENT]: environmentId,
+      },
     });
+    await this.chownWorkspace(
+      { Type: 'volume', Source: name, Target: '/workspace', VolumeOptions: NO_COPY },
+      name,
+    );
+  }
+
+  /** Hands a new workspace to uid 1000 (mode 0700) from a one-shot root container that may only chown. */
+  private async chownWorkspace(mount: Docker.MountSettings, name: string): Promise<void> {
     const init: Docker.Container = await this.docker.createContainer({
       Image: this.settings.image,
       Entrypoint: ['node'],
@@ -334,14 +397,14 @@ export class DockerItemLauncher {
         CapDrop: ['ALL'],
         CapAdd: ['CHOWN'],
         SecurityOpt: ['no-new-privileges'],
-        Mounts: [{ Type: 'volume', Source: name, Target: '/workspace', VolumeOptions: NO_COPY }],
+        Mounts: [mount],
       },
     });
     try {
       const exited = this.streams.getContainer(init.id).wait({ condition: 'next-exit' });
       await init.start();
       const { StatusCode } = (await exited) as { StatusCode: number };
-      if (StatusCode !== 0) throw new Error(`preparing workspace volume ${name} failed (exit ${StatusCode})`);
+      if (StatusCode !== 0) throw new Error(`preparing workspace ${name} failed (exit ${StatusCode})`);
     } finally {
       await this.removeContainer(init.id);
     }

@@ -154,6 +154,19 @@ describe('usageView', () => {
       out: { inputTokens: 12, outputTokens: 1, fraction: 0.25 },
     },
     {
+      name: "tokens are the sum of the model requests in the log (live), the cost stays the Session's",
+      usage: { input_tokens: 1, output_tokens: 1, list_cost: { amount: '3', currency: 'USD' } },
+      budget: null,
+      events: [
+        ev('a', 'span.model_request_end', { model_usage: { input_tokens: 100, output_tokens: 10 } }),
+        ev('b', 'span.model_request_end', { model_usage: null, is_error: true }),
+        ev('c', 'span.model_request_end', {
+          model_usage: { input_tokens: 5, cache_read_input_tokens: 5, output_tokens: 1 },
+        }),
+      ],
+      out: { inputTokens: 110, outputTokens: 11, cost: { amount: '3', currency: 'USD' }, fraction: null },
+    },
+    {
       name: 'a later session.usage event wins',
       usage: { input_tokens: 1 },
       budget: null,

@@ -169,7 +169,11 @@ export interface UsageView {
 type UsageLike = Record<string, unknown> | null | undefined;
 type BudgetLike = { max_list_cost?: MonetaryAmount } | null | undefined;
 
-/** Usage against budget from the Session, updated by the latest `session.usage` event. */
+/**
+ * Usage against budget. Tokens: the sum of every model request's `model_usage` in the log when the log
+ * has any (live: it grows with each request), else the Session's cumulative usage. Cost and budget: the
+ * Session's (the server prices usage), overridden by a later `session.usage` / `session.updated` event.
+ */
 export function usageView(
   usage: UsageLike,
   budget: BudgetLike,
@@ -177,21 +181,31 @@ export function usageView(
 ): UsageView {
   let u = usage ?? {};
   let b: BudgetLike = budget ?? null;
+  const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const inOf = (x: Record<string, unknown>) =>
+    num(x.input_tokens) + num(x.cache_creation_input_tokens) + num(x.cache_read_input_tokens);
+  let requests = 0;
+  let inputTokens = 0;
+  let outputTokens = 0;
   for (const e of events) {
-    if (e.type === 'session.usage') {
+    if (e.type === 'span.model_request_end' && e.model_usage && typeof e.model_usage === 'object') {
+      const mu = e.model_usage as Record<string, unknown>;
+      requests++;
+      inputTokens += inOf(mu);
+      outputTokens += num(mu.output_tokens);
+    } else if (e.type === 'session.usage') {
       u = (e.usage as UsageLike) ?? u;
       if ('budget' in e) b = e.budget as BudgetLike;
     } else if (e.type === 'session.updated' && e.budget !== undefined) {
       b = e.budget as BudgetLike;
     }
   }
-  const num = (v: unknown) => (typeof v === 'number' ? v : 0);
   const cost = (u.list_cost as MonetaryAmount | null | undefined) ?? null;
   const max = b?.max_list_cost ?? null;
   const fraction = cost && max && Number(max.amount) > 0 ? Number(cost.amount) / Number(max.amount) : null;
   return {
-    inputTokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens),
-    outputTokens: num(u.output_tokens),
+    inputTokens: requests > 0 ? inputTokens : inOf(u),
+    outputTokens: requests > 0 ? outputTokens : num(u.output_tokens),
     cost,
     budget: max,
     fraction,

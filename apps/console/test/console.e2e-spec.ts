@@ -239,10 +239,14 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     expect(await bodyText()).not.toContain('never shown');
     expect((await events(s.id)).filter((e) => e.type === 'user.interrupt')).toHaveLength(1);
 
-    // Usage against budget is shown and matches the Session's list cost.
+    // Usage against budget is shown: tokens of every model request so far, the Session's list cost.
     const cost = (await ws.get(`/v1/sessions/${s.id}`)).body.usage.list_cost;
     expect(cost).toBeTruthy();
+    const ends = (await events(s.id)).filter((e) => e.type === 'span.model_request_end' && e.model_usage);
+    const tokensIn = ends.reduce((n, e) => n + e.model_usage.input_tokens, 0);
+    expect(tokensIn).toBeGreaterThan(1000);
     const usage = await page.$eval('[data-testid=usage]', (el) => el.textContent ?? '');
+    expect(usage).toContain(`tokens in ${tokensIn} `);
     expect(usage).toContain(`of $5.00`);
     expect(usage).toContain(`$${(Number(cost.amount) / 100).toFixed(2)}`);
     await shot('06-session-interrupted');

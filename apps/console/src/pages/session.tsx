@@ -37,6 +37,8 @@ export function SessionPage({ id }: { id: string }) {
   const [error, setError] = useState<string | null>(null);
   const [lane, setLane] = useState<string>(PRIMARY);
 
+  // The Session (title, Agent, cost): read on open and again whenever a turn ends (the server prices usage).
+  const [turnsEnded, setTurnsEnded] = useState(0);
   useEffect(() => {
     let live = true;
     client.sessions.retrieve(id).then(
@@ -46,7 +48,7 @@ export function SessionPage({ id }: { id: string }) {
     return () => {
       live = false;
     };
-  }, [client, id]);
+  }, [client, id, turnsEnded]);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -75,6 +77,7 @@ export function SessionPage({ id }: { id: string }) {
             attempt = 0;
             setStream('live');
             push(event as unknown as ConsoleEvent);
+            if (event.type === 'session.status_idle') setTurnsEnded((n) => n + 1);
           }
           setStream('ended');
           return;

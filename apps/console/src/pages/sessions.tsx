@@ -3,7 +3,7 @@ import { useClient } from '../api';
 import { useLoad, when } from '../hooks';
 import { formatMoney, usageView } from '../transcript';
 
-/** Sessions list: status, Agent, usage, cost against budget, updated — newest first, refreshed every 5 s. */
+/** Sessions list: status, Agent, usage, cost against budget, created, updated — newest first, refreshed every 5 s. */
 export function SessionsPage() {
   const client = useClient();
   const { data, error } = useLoad(() => client.sessions.list({ limit: 50 }), [client], 5000);
@@ -21,6 +21,7 @@ export function SessionsPage() {
               <th>Agent</th>
               <th>Tokens in / out</th>
               <th>Cost / budget</th>
+              <th>Created</th>
               <th>Updated</th>
             </tr>
           </thead>
@@ -46,6 +47,7 @@ export function SessionsPage() {
                   <td class="num">
                     {formatMoney(u.cost)} / {u.budget ? formatMoney(u.budget) : 'no budget'}
                   </td>
+                  <td>{when(s.created_at)}</td>
                   <td>{when(s.updated_at)}</td>
                 </tr>
               );

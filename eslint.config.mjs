@@ -44,7 +44,7 @@ export default [
   ...nx.configs['flat/typescript'],
   { ignores: ['**/node_modules/**', 'libs/sdk/typescript/src/generated/**', '**/dist/**', '.nx/**', 'tmp/**', '**/*.js', '**/*.mjs', 'docs/**'] },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       '@nx/enforce-module-boundaries': [
         'error',

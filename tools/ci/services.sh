@@ -158,8 +158,10 @@ kube_decode_build() {
 }
 deploytools_start() { deploytools_install; }; deploytools_stop() { :; }
 
-# Observability test tools (Debian): promtool (package prometheus) parses /metrics; tmux drives `mango sessions connect` ----
-obstools_install() { command -v promtool >/dev/null || apt_ensure prometheus; command -v tmux >/dev/null || apt_ensure tmux; }
+# Observability test tools (Debian): promtool (package prometheus) parses /metrics; tmux drives `mango sessions connect`;
+# Chromium (with a text font for readable screenshots) runs the web console's browser test ----
+obstools_install() { command -v promtool >/dev/null || apt_ensure prometheus; command -v tmux >/dev/null || apt_ensure tmux
+  command -v chromium >/dev/null || apt_ensure chromium fonts-dejavu-core; }
 obstools_start() { obstools_install; }; obstools_stop() { :; }
 # Toxiproxy (MIT): a real TCP fault proxy (cuts, latency) for the SSE resume tests, built from its Go module ----
 TOXIPROXY_VERSION=${TOXIPROXY_VERSION:-v2.5.0}

@@ -14,6 +14,9 @@ cd "$ROOT"
 # shellcheck source=stack-env.sh
 source tools/dev/stack-env.sh
 PORT=${MANGO_PORT:-8080}; API_PORT=${MANGO_UP_API_PORT:-8081}; FILES_PORT=${MANGO_UP_FILES_PORT:-8082}
+# Prometheus /metrics of each app on its own internal listener (127.0.0.1 only): api, files, orchestrator, supervisor.
+METRICS_PORT=${MANGO_UP_METRICS_PORT:-9464}
+M_API=$METRICS_PORT; M_FILES=$((METRICS_PORT + 1)); M_ORCH=$((METRICS_PORT + 2)); M_SUP=$((METRICS_PORT + 3))
 # shellcheck source=../ci/services.sh
 source tools/ci/services.sh
 RUN=$MANGO_SERVICES_RUN
@@ -49,17 +52,20 @@ export MANGO_MCP_ALLOWED_ADDRESSES=${MANGO_MCP_ALLOWED_ADDRESSES:-127.0.0.0/8,::
 export MANGO_WEBHOOK_ALLOWED_CIDRS=${MANGO_WEBHOOK_ALLOWED_CIDRS:-127.0.0.0/8,::1/128}
 say "migrating"
 npx mango migrate >&2
+# The web console (apps/console), served by apps/api at /console; Nx skips the build when nothing changed.
+say "building the web console"
+NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false npx nx run console:build --outputStyle=stream >&2
 
 start_app() { # start_app <name> <entry> — background, logs under $RUN/log, pid under $RUN/pid
   start_bg "$1" node -r "$ROOT/tools/runtime/register.js" "$ROOT/$2"
 }
-MANGO_API_PORT=$API_PORT start_app api apps/api/src/main.ts
-MANGO_FILES_PORT=$FILES_PORT MANGO_S3_BUCKET=mango start_app files apps/files/src/main.ts
+MANGO_API_PORT=$API_PORT MANGO_METRICS_PORT=$M_API start_app api apps/api/src/main.ts
+MANGO_FILES_PORT=$FILES_PORT MANGO_METRICS_PORT=$M_FILES MANGO_S3_BUCKET=mango start_app files apps/files/src/main.ts
 # The model endpoint: MANGO_MODEL_* first, then the usual ANTHROPIC_* variables, then the public API.
 # The orchestrator resolves them itself; here they are only printed. Empty ones are not passed on.
 MODEL_URL=${MANGO_MODEL_BASE_URL:-${ANTHROPIC_BASE_URL:-}}; MODEL_KEY=${MANGO_MODEL_API_KEY:-${ANTHROPIC_API_KEY:-}}
 for v in MANGO_MODEL_BASE_URL MANGO_MODEL_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_API_KEY; do [ -n "${!v:-}" ] || unset "$v"; done
-stop_bg orchestrator; start_app orchestrator apps/orchestrator/src/main.ts   # restarted: picks up model settings
+stop_bg orchestrator; MANGO_METRICS_PORT=$M_ORCH start_app orchestrator apps/orchestrator/src/main.ts   # restarted: picks up model settings
 wait_tcp "$API_PORT" 60 api; wait_tcp "$FILES_PORT" 60 files
 # The orchestrator validates its configuration at boot: a refusal is reported here, never a silent "up".
 for _ in $(seq 1 600); do grep -q 'temporal worker running' "$RUN/log/orchestrator.log" 2>/dev/null && break; running orchestrator || break; sleep 0.2; done
@@ -86,7 +92,8 @@ set -a; source .mango/local.env; set +a
 stop_bg supervisor
 MANGO_BASE_URL=$BASE MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID MANGO_ENVIRONMENT_KEY=$MANGO_ENVIRONMENT_KEY \
   MANGO_WORKER_IMAGE=$BASE_IMAGE MANGO_WORKER_SOURCE_DIR=$ROOT MANGO_WORKER_SOCKET_DIR=$RUN/sockets \
-  MANGO_WORKER_NETWORK=${MANGO_WORKER_NETWORK:-none} MANGO_SUPERVISOR_ID=local-up start_app supervisor apps/supervisor/src/main.ts
+  MANGO_WORKER_NETWORK=${MANGO_WORKER_NETWORK:-none} MANGO_SUPERVISOR_ID=local-up MANGO_METRICS_PORT=$M_SUP \
+  start_app supervisor apps/supervisor/src/main.ts
 for _ in $(seq 1 150); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; sleep 0.2; done
 grep -q 'docker engine connected' "$RUN/log/supervisor.log" || { say "the supervisor did not start: $RUN/log/supervisor.log"; exit 1; }
 
@@ -100,6 +107,8 @@ cat <<EOF2
 Mango is up (logs: $RUN/log, stop with: npm run down)
   MANGO_BASE_URL=$BASE
   MANGO_API_KEY=$MANGO_API_KEY
+  console:       $BASE/console/ (sign in with the MANGO_API_KEY above; it stays in that browser tab)
+  metrics:       http://127.0.0.1:$M_API/metrics (api), :$M_FILES (files), :$M_ORCH (orchestrator), :$M_SUP (supervisor)
   environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it; sandbox network: ${MANGO_WORKER_NETWORK:-none})
   model:         $model — $model_key
   data:          $MANGO_UP_DATA (durable; npm run down && npm run up keeps it)

@@ -137,6 +137,12 @@ export class ApiEnv extends ObservabilityEnv {
   @IsString()
   MANGO_VAULT_KEYRING?: string;
 
+  /** The built web console served at /console (default: dist/apps/console of this checkout). */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  MANGO_CONSOLE_DIR?: string;
+
   /** Non-public addresses (IPs / CIDRs) that MCP servers and OAuth token endpoints may have (validation). */
   @IsOptional()
   @IsString()

@@ -8,6 +8,7 @@ import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { initTracing } from '@mango/platform-tracing';
 import { ApiEnv } from './api.env';
 import { AppModule } from './app.module';
+import { DEFAULT_CONSOLE_DIR, mountConsole } from './console';
 import { DataSource } from 'typeorm';
 
 export interface RunningApi {
@@ -29,6 +30,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     log,
     metrics,
     jsonLimit: env.MANGO_MAX_REQUEST_BYTES,
+    beforeRoutes: (a) => mountConsole(a, env.MANGO_CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, log),
   });
   try {
     // Refuse to serve when stored Vault credentials could not be opened with this keyring.

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { startOrchestrator } from './support';
 import {
@@ -5,10 +6,15 @@ import {
   AppProcess,
   httpClient,
   HttpClient,
+  McpTestServer,
   ScriptedModelServer,
   startApi,
+  startMcpTestServer,
   startScriptedModel,
 } from '@mango/testing';
+
+const KEYRING = `tracing:${randomBytes(32).toString('base64')}`;
+const MCP_TOKEN = `SECRET-MCP-TOKEN-${randomBytes(8).toString('hex')}`;
 
 interface CollectedSpan {
   service: string;
@@ -70,16 +76,18 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
   let collector: Awaited<ReturnType<typeof startCollector>>;
   let ws: HttpClient;
   let key: string;
+  let mcp: McpTestServer;
 
   beforeAll(async () => {
     collector = await startCollector();
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
-    api = await startApi('tracing', otel);
+    api = await startApi('tracing', { ...otel, MANGO_VAULT_KEYRING: KEYRING });
     model = await startScriptedModel();
+    mcp = await startMcpTestServer([MCP_TOKEN]);
     orchestrator = await startOrchestrator(api.db.url, {
       taskQueue: `tracing-${Date.now()}`,
       modelUrl: model.url,
-      env: otel,
+      env: { ...otel, MANGO_VAULT_KEYRING: KEYRING, MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32' },
     });
     key = (await api.issueKey('wrkspc_default')).api_key;
     ws = httpClient(api.url, key);
@@ -87,6 +95,7 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
 
   afterAll(async () => {
     await orchestrator?.stop();
+    await mcp?.stop();
     await model?.close();
     await api?.close();
     await collector?.close();
@@ -225,6 +234,76 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     const everything = JSON.stringify(collector.spans);
     expect(everything).not.toContain('SECRET-INPUT');
     expect(everything).not.toContain('SECRET-OUTPUT');
+  }, 120_000);
+
+  it("an MCP tool call is a `mango.mcp_tool_use <tool>` client span of the orchestrator in its turn's trace", async () => {
+    const vault = (await ws.post('/v1/vaults', { display_name: 'tracing' })).body.id;
+    const cred = await ws.post(`/v1/vaults/${vault}/credentials`, {
+      auth: { type: 'static_bearer', mcp_server_url: mcp.url, token: MCP_TOKEN },
+    });
+    expect(cred.status).toBe(201);
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: 'mcp',
+        model: 'm',
+        mcp_servers: [{ type: 'url', name: 'tickets', url: mcp.url }],
+        tools: [{ type: 'mcp_toolset', mcp_server_name: 'tickets' }],
+      })
+    ).body.id;
+    const envId = (await ws.post('/v1/environments', { name: 'mcp' })).body.id;
+    const s = (await ws.post('/v1/sessions', { agent, environment_id: envId, vault_ids: [vault] })).body;
+    model.script(
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_m',
+            name: 'mcp__tickets__echo',
+            input: { text: 'SECRET-MCP-INPUT' },
+          },
+        ],
+        stop_reason: 'tool_use',
+      },
+      { content: [{ type: 'text', text: 'Echoed.' }] },
+    );
+    const traceId = '8bf92f3577b34da6a3ce929d0e0e473a';
+    await ws.post(
+      `/v1/sessions/${s.id}/events`,
+      { events: [{ type: 'user.message', content: [{ type: 'text', text: 'echo it' }] }] },
+      { headers: { traceparent: `00-${traceId}-40f067aa0ba902bb-01` } },
+    );
+    let span: CollectedSpan | undefined;
+    for (let i = 0; i < 300 && !span; i++) {
+      span = collector.spans.find((x) => x.name === 'mango.mcp_tool_use echo');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const list = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data as Array<
+      Record<string, any>
+    >;
+    const use = list.find((e) => e.type === 'agent.mcp_tool_use')!;
+    expect(list.find((e) => e.type === 'agent.mcp_tool_result')).toMatchObject({ is_error: false });
+    const server = collector.spans.find(
+      (x) => x.traceId === traceId && x.kind === 2 && x.name === 'POST /v1/sessions/:sessionId/events',
+    )!;
+    // SpanKind.CLIENT is 3 in OTLP; the parent is the request that started the turn.
+    expect(span).toMatchObject({
+      service: 'mango-orchestrator',
+      traceId,
+      kind: 3,
+      parentSpanId: server.spanId,
+    });
+    expect(span!.attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'echo',
+      'gen_ai.tool.call.id': use.id,
+      'mango.session.id': s.id,
+      'mango.tool.kind': 'mcp',
+      'mango.mcp.server.name': 'tickets',
+      'mango.outcome': 'ok',
+    });
+    const everything = JSON.stringify(collector.spans);
+    for (const secret of ['SECRET-MCP-INPUT', 'echo: SECRET', MCP_TOKEN, mcp.url])
+      expect(everything).not.toContain(secret);
   }, 120_000);
 
   it('Work claims are spans under the Poll request', async () => {

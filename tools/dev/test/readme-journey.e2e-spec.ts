@@ -113,7 +113,15 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
        cp -al node_modules '${checkout}/node_modules' 2>/dev/null || cp -a node_modules '${checkout}/node_modules'`,
       300_000,
     );
-    const ports = { PORT: 18480, API: 18481, FILES: 18482, PG: 18433, TEMPORAL: 18434, S3: 18471 };
+    const ports = {
+      PORT: 18480,
+      API: 18481,
+      FILES: 18482,
+      PG: 18433,
+      TEMPORAL: 18434,
+      S3: 18471,
+      METRICS: 18464,
+    };
     env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -128,6 +136,7 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
       MANGO_UP_PG_PORT: String(ports.PG),
       MANGO_UP_TEMPORAL_PORT: String(ports.TEMPORAL),
       MANGO_UP_S3_PORT: String(ports.S3),
+      MANGO_UP_METRICS_PORT: String(ports.METRICS), // api, files, orchestrator, supervisor: this and the next three
       MANGO_MODEL_BASE_URL: model.url,
     };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
@@ -156,6 +165,9 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(out).toMatch(/MANGO_API_KEY=mango_ak_/);
     expect(out).toMatch(new RegExp(`model: +${model.url.replace(/[.]/g, '\\.')}`));
     expect(out).toMatch(/sandbox network: none/);
+    // The web console's URL and each app's /metrics are printed next to the base URL and key.
+    expect(out).toMatch(/console: +http:\/\/127\.0\.0\.1:18480\/console\//);
+    expect(out).toMatch(/metrics: +http:\/\/127\.0\.0\.1:18464\/metrics \(api\)/);
     expect(out).toMatch(/"version":2,"system":"You write careful code\."/);
     expect(out).toMatch(/^coder$/m);
     expect(out).toMatch(/^\{"status":"succeeded","message":"Sandbox process and workspace check passed"\}$/m);

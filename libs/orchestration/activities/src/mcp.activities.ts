@@ -12,8 +12,9 @@ import { mcpUrlKey } from '@mango/domain-vaults';
 import { OAuthRefresher, openSecrets } from '@mango/feature-vaults';
 import { appendEvents, McpCallEntity, SessionEntity, SessionEventEntity } from '@mango/persistence';
 import type { Keyring } from '@mango/platform-secrets';
+import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
 import { CancelledFailure, Context } from '@temporalio/activity';
-import type { DataSource, EntityManager } from 'typeorm';
+import { LessThan, type DataSource, type EntityManager } from 'typeorm';
 
 type StoredEvent = Parameters<typeof appendEvents>[2][number];
 const internal = (type: string, body: Record<string, unknown>, idempotencyKey: string): StoredEvent => ({
@@ -214,11 +215,18 @@ export class McpRuntime {
         intentAt: new Date(),
         resultAt: null,
       });
+      // The turn's trace: the one the API stored on the latest user.message before this call.
+      const origin = await tx.findOne(SessionEventEntity, {
+        where: { sessionId, type: 'user.message', seq: LessThan(use.seq) },
+        order: { seq: 'DESC' },
+      });
+      const tp = origin?.body._traceparent;
       return {
         server,
         vaultIds: s.vaultIds ?? [],
         name: use.body.name as string,
         input: use.body.input as Record<string, unknown>,
+        traceparent: typeof tp === 'string' ? tp : undefined,
       };
     });
     if (!plan) return;
@@ -226,6 +234,28 @@ export class McpRuntime {
     const heartbeat = setInterval(() => context.heartbeat(), 1000);
     let text: string;
     let isError: boolean;
+    // `mango.mcp_tool_use <tool>`: the call to the MCP server, in the turn's trace (ids, names and the
+    // outcome only — never the input, the result, the server's URL or the credential).
+    const span = tracer().startSpan(
+      `mango.mcp_tool_use ${plan.name}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': plan.name,
+          'gen_ai.tool.call.id': mcpToolUseId,
+          'mango.session.id': sessionId,
+          'mango.tool.kind': 'mcp',
+          'mango.mcp.server.name': plan.server.name,
+        },
+      },
+      contextFrom(plan.traceparent),
+    );
+    const endSpan = (outcome: 'ok' | 'error' | 'interrupted') => {
+      span.setAttribute('mango.outcome', outcome);
+      if (outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    };
     try {
       const r = await this.withCredential(plan.vaultIds, plan.server.url, (bearer) =>
         this.deps.connector.callTool(
@@ -241,6 +271,7 @@ export class McpRuntime {
       else [text, isError] = [bounded.text, true];
     } catch (err) {
       if (context.cancellationSignal.aborted) {
+        endSpan('interrupted');
         await this.finish(
           sessionId,
           mcpToolUseId,
@@ -258,6 +289,7 @@ export class McpRuntime {
     } finally {
       clearInterval(heartbeat);
     }
+    endSpan(isError ? 'error' : 'ok');
     await this.finish(sessionId, mcpToolUseId, text, isError);
   }
 

@@ -17,6 +17,8 @@ export interface HttpAppOptions {
   jsonLimit?: string | number;
   /** Observes `mango_http_request_duration_seconds` by route template when given. */
   metrics?: MangoMetrics;
+  /** Mounts plain Express handlers (e.g. static files) after the request middleware, before the routes. */
+  beforeRoutes?: (app: NestExpressApplication) => void;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function createHttpApp(
   app.use(rejectUnstorableText());
   answerMalformedHeadersWithEnvelope(app.getHttpServer() as Server);
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
+  options.beforeRoutes?.(app);
   // Errors raised before routing (body parser) reach Express's error chain: render them too.
   await app.init();
   express.use((err: unknown, req: Request, res: Response, next: NextFunction) => {

@@ -110,8 +110,9 @@ function appendPart(form: FormData, name: string, part: unknown): void {
   );
 }
 
-function bytesOf(data: Uint8Array | ArrayBuffer): Uint8Array {
-  return data instanceof Uint8Array ? data : new Uint8Array(data);
+// Typed as ArrayBuffer-backed so the DOM lib's Blob accepts it too (the web console compiles the SDK).
+function bytesOf(data: Uint8Array | ArrayBuffer): Uint8Array<ArrayBuffer> {
+  return (data instanceof Uint8Array ? data : new Uint8Array(data)) as Uint8Array<ArrayBuffer>;
 }
 
 /** A binary download: the open 2xx `Response` (read it with `arrayBuffer()`, `bytes()` or `body`). */

@@ -1,0 +1,290 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import puppeteer, { Browser, Page } from 'puppeteer-core';
+import {
+  ApiUnderTest,
+  AppProcess,
+  httpClient,
+  HttpClient,
+  logged,
+  ScriptedModelServer,
+  startApi,
+  startApp,
+  startScriptedModel,
+} from '@mango/testing';
+
+const ROOT = join(__dirname, '../../..');
+/** Screenshots of every step (gitignored; CI keeps tmp/). */
+const ARTIFACTS = process.env.MANGO_CONSOLE_ARTIFACTS ?? join(ROOT, 'tmp/artifacts/console');
+const CHROMIUM = process.env.MANGO_CHROMIUM_BIN ?? '/usr/bin/chromium';
+const BUILT = join(ROOT, 'dist/apps/console/index.html');
+const PRICES = JSON.stringify({ m: { input: 3, output: 15 } });
+
+/**
+ * The web console in a real headless browser (Debian's Chromium driven by puppeteer-core) against real
+ * apps/api (serving the built console at /console), apps/orchestrator, Temporal, PostgreSQL and the
+ * scripted model: sign in with a Workspace key, the Sessions list, a Session's transcript updating live,
+ * a message sent from the page, an approval answered there, an interrupt, a deep link to an event, and the
+ * Environments and Agents pages. Screenshots of each step go to tmp/artifacts/console/.
+ */
+describe('web console in headless Chromium (real API, orchestrator, Temporal, scripted model)', () => {
+  let api: ApiUnderTest;
+  let orchestrator: AppProcess;
+  let model: ScriptedModelServer;
+  let ws: HttpClient;
+  let key: string;
+  let envId: string;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: run npx nx run console:build first`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: bash tools/ci/services.sh start obstools`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    // Priced model `m`: the list cost and the budget are real numbers on the page.
+    api = await startApi('console', { MANGO_MODEL_PRICES: PRICES });
+    model = await startScriptedModel();
+    orchestrator = await startApp(
+      'apps/orchestrator/src/main.ts',
+      {
+        MANGO_DATABASE_URL: api.db.url,
+        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+        MANGO_TASK_QUEUE: `console-${Date.now()}`,
+        MANGO_MODEL_BASE_URL: model.url,
+        MANGO_MODEL_API_KEY: 'sk-scripted-model-key',
+        MANGO_MODEL_PRICES: PRICES,
+        MANGO_LOG_LEVEL: 'info',
+      },
+      logged('temporal worker running'),
+      90_000,
+    );
+    key = (await api.issueKey('wrkspc_default')).api_key;
+    ws = httpClient(api.url, key);
+    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 900 });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await orchestrator?.stop();
+    await model?.close();
+    await api?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const bodyText = () => page.evaluate(() => document.body.innerText);
+  async function textUntil(ok: (text: string) => boolean, label: string, ms = 30_000): Promise<string> {
+    const deadline = Date.now() + ms;
+    let text = '';
+    while (Date.now() < deadline) {
+      text = await bodyText();
+      if (ok(text)) return text;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    throw new Error(`${label}: the page shows\n${text}`);
+  }
+  const has = (s: string) => (t: string) => t.includes(s);
+  const events = async (sessionId: string) =>
+    (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<Record<string, any>>;
+  async function waitForEvents(sessionId: string, ok: (list: Array<Record<string, any>>) => boolean) {
+    for (let i = 0; i < 300; i++) {
+      const list = await events(sessionId);
+      if (ok(list)) return list;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`events never matched: ${JSON.stringify((await events(sessionId)).map((e) => e.type))}`);
+  }
+
+  it('serves the built console under /console with a strict content security policy', async () => {
+    const res = await fetch(`${api.url}/console/sessions/anything`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await res.text()).toContain('<div id="app">');
+    const redirect = await fetch(`${api.url}/console`, { redirect: 'manual' });
+    expect(redirect.status).toBe(308);
+    expect(redirect.headers.get('location')).toBe('/console/');
+    // A missing asset is the API's 404 envelope, not the page.
+    const missing = await fetch(`${api.url}/console/assets/nope.js`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).type).toBe('error');
+    // The console is no part of the /v1 contract: /v1 still requires a key.
+    expect((await fetch(`${api.url}/v1/sessions`)).status).toBe(401);
+  });
+
+  it('signs in, follows a Session live, sends a message, answers an approval and interrupts', async () => {
+    model.script({
+      content: [{ type: 'text', text: 'Hello from the model.' }],
+      usage: { input_tokens: 1000, output_tokens: 200 },
+    });
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: 'careful',
+        model: 'm',
+        tools: [
+          {
+            type: 'agent_toolset_20260401',
+            configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }],
+          },
+        ],
+      })
+    ).body.id;
+    const created = await ws.post('/v1/sessions', {
+      agent,
+      environment_id: envId,
+      title: 'console tour',
+      budget: { type: 'limit', max_list_cost: { amount: '500', currency: 'USD' } },
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi there' }] }],
+    });
+    expect(created.body).toMatchObject({ status: 'running' });
+    const s = created.body;
+    await waitForEvents(s.id, (l) => l.some((e) => e.type === 'session.status_idle'));
+
+    // Sign-in: a wrong key is refused on the page and nothing is stored.
+    await page.goto(`${api.url}/console/`, { waitUntil: 'networkidle0' });
+    await page.type('input[name=api_key]', 'mango_ak_not-a-real-key');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[role=alert]');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.$eval('input[name=api_key]', (el) => ((el as HTMLInputElement).value = ''));
+    await page.type('input[name=api_key]', key);
+    await shot('01-sign-in');
+    await page.click('button[type=submit]');
+
+    // The Sessions list: status, Agent, usage, cost against budget.
+    await page.waitForSelector('[data-testid=sessions]');
+    let text = await textUntil(has('console tour'), 'sessions list');
+    expect(text).toContain('careful v1');
+    expect(text).toContain('idle');
+    expect(text).toMatch(/\$0\.\d\d \/ \$5\.00/);
+    await shot('02-sessions');
+    // The key lives in sessionStorage only and is never rendered (only its hint).
+    expect(await page.evaluate(() => sessionStorage.getItem('mango.console.api_key'))).toBe(key);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.cookies()).toEqual([]);
+    expect(await page.content()).not.toContain(key);
+    expect(await page.$eval('[data-testid=key-hint]', (el) => el.textContent)).toContain(key.slice(-4));
+
+    // The Session view: history from the stream, grouped by model request.
+    await page.click(`a[href="/console/sessions/${s.id}"]`);
+    text = await textUntil(has('Hello from the model.'), 'session history');
+    expect(text).toContain('you hi there');
+    expect(await page.$$('[data-testid=model-request]')).toHaveLength(1);
+    await textUntil((t) => /stream live/.test(t), 'stream live');
+
+    // Live: a message from another client is answered; the page shows both without a reload.
+    model.script((body) => ({
+      content: [{ type: 'text', text: `You said: ${body.messages.at(-1).content[0].text}` }],
+    }));
+    await ws.post(`/v1/sessions/${s.id}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: 'sent from elsewhere' }] }],
+    });
+    text = await textUntil(has('You said: sent from elsewhere'), 'live answer');
+    expect(text).toContain('you sent from elsewhere');
+    await shot('03-session-live');
+
+    // A message typed on the page, then an always_ask tool call answered there (denied with a reason).
+    model.script(
+      {
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'rm -rf /tmp/x' } }],
+        stop_reason: 'tool_use',
+      },
+      (body) => ({
+        content: [{ type: 'text', text: `Understood: ${body.messages.at(-1).content[0].content}` }],
+      }),
+    );
+    await page.type('input[name=message]', 'clean up');
+    await page.click('.composer button[type=submit]');
+    await page.waitForSelector('[data-testid=approvals]', { timeout: 30_000 });
+    text = await textUntil(has('awaiting approval'), 'awaiting approval');
+    expect(text).toContain('rm -rf /tmp/x');
+    await shot('04-approval-pending');
+    const sent = (await events(s.id)).filter(
+      (e) => e.type === 'user.message' && e.content[0].text === 'clean up',
+    );
+    expect(sent).toHaveLength(1);
+    const use = (await events(s.id)).find((e) => e.type === 'agent.tool_use')!;
+    expect(use.evaluated_permission).toBe('ask');
+    await page.type('.deny-reason', 'not on this machine');
+    await page.click(`[data-tool-use="${use.id}"] button.deny`);
+    text = await textUntil(has('Understood: not on this machine'), 'denial answered');
+    expect(text).toContain('denied: not on this machine');
+    expect(await page.$('[data-testid=approvals]')).toBeNull();
+    const confirmation = (await events(s.id)).find((e) => e.type === 'user.tool_confirmation')!;
+    expect(confirmation).toMatchObject({
+      tool_use_id: use.id,
+      result: 'deny',
+      deny_message: 'not on this machine',
+    });
+    await shot('05-approval-answered');
+
+    // Interrupt: a slow model reply keeps the turn running; the button interrupts it.
+    model.script({ content: [{ type: 'text', text: 'never shown' }], delayMs: 60_000 });
+    await page.type('input[name=message]', 'take your time');
+    await page.click('.composer button[type=submit]');
+    await textUntil((t) => /take your time/.test(t) && /\brunning\b/.test(t), 'running');
+    await page.waitForSelector('button.interrupt:not([disabled])');
+    await page.click('button.interrupt');
+    await waitForEvents(s.id, (l) => l.some((e) => e.type === 'user.interrupt'));
+    await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'idle', {
+      timeout: 30_000,
+    });
+    expect(await bodyText()).not.toContain('never shown');
+    expect((await events(s.id)).filter((e) => e.type === 'user.interrupt')).toHaveLength(1);
+
+    // Usage against budget is shown: tokens of every model request so far, the Session's list cost.
+    const cost = (await ws.get(`/v1/sessions/${s.id}`)).body.usage.list_cost;
+    expect(cost).toBeTruthy();
+    const ends = (await events(s.id)).filter((e) => e.type === 'span.model_request_end' && e.model_usage);
+    const tokensIn = ends.reduce((n, e) => n + e.model_usage.input_tokens, 0);
+    expect(tokensIn).toBeGreaterThan(1000);
+    const usage = await page.$eval('[data-testid=usage]', (el) => el.textContent ?? '');
+    expect(usage).toContain(`tokens in ${tokensIn} `);
+    expect(usage).toContain(`of $5.00`);
+    expect(usage).toContain(`$${(Number(cost.amount) / 100).toFixed(2)}`);
+    await shot('06-session-interrupted');
+
+    // A deep link to one event scrolls to it and marks it.
+    const answer = (await events(s.id)).find((e) => e.type === 'agent.message')!;
+    await page.goto(`${api.url}/console/sessions/${s.id}#${answer.id}`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector(`[id="${answer.id}"].linked`, { timeout: 30_000 });
+    await shot('07-deep-link');
+  }, 300_000);
+
+  it('shows Environments with queue stats and healthchecks, and Agents with their versions', async () => {
+    await page.goto(`${api.url}/console/environments`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=queue-stats]');
+    let text = await textUntil(has('pool'), 'environments');
+    expect(text).toContain('workers polling');
+    await page.click('[data-testid=environment] h3 button');
+    await page.waitForSelector('[data-testid=healthchecks]', { timeout: 30_000 });
+    const checks = (await ws.get(`/v1/environments/${envId}/work?limit=50`)).body.data as Array<
+      Record<string, any>
+    >;
+    const check = checks.find((w) => w.data?.type === 'healthcheck')!;
+    expect(check).toBeTruthy();
+    text = await textUntil(has(check.id), 'healthcheck listed');
+    expect(text).toContain('queued');
+    await shot('08-environments');
+
+    await ws.post(`/v1/agents/${(await ws.get('/v1/agents?limit=1')).body.data[0].id}`, {
+      version: 1,
+      description: 'second version',
+    });
+    await page.goto(`${api.url}/console/agents`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=agent]');
+    await page.click('[data-testid=agent] button');
+    await page.waitForSelector('[data-testid=versions]');
+    text = await textUntil(has('v2'), 'agent versions');
+    expect(text).toContain('bash: always_ask');
+    expect(await page.$$('[data-testid=versions] tbody tr')).toHaveLength(2);
+    await shot('09-agents');
+  }, 120_000);
+});

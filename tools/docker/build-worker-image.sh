@@ -10,6 +10,9 @@ bash "$ROOT/tools/ci/services.sh" start image >&2
 ctx=$(mktemp -d); trap 'rm -rf "$ctx"' EXIT
 mkdir -p "$ctx/opt/mango"
 git -C "$ROOT" ls-files -z | (cd "$ROOT" && xargs -0 cp --parents -t "$ctx/opt/mango")
+# The web console's static bundle (apps/api serves it at /console), built with the dev toolchain here.
+(cd "$ROOT" && npx vite build --config apps/console/vite.config.mts --logLevel error >&2)
+mkdir -p "$ctx/opt/mango/dist/apps" && cp -a "$ROOT/dist/apps/console" "$ctx/opt/mango/dist/apps/console"
 # Production dependencies, from the same lock file, without the network when the npm cache is warm.
 cp -a "$ROOT/node_modules" "$ctx/opt/mango/node_modules"
 (cd "$ctx/opt/mango" && npm prune --omit=dev --no-audit --no-fund >/dev/null 2>&1 || true)

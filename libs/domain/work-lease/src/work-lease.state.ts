@@ -31,7 +31,7 @@ import type {
 } from './work-lease.types';
 
 /**
- * The Environment Work lease state machine (seed 002 "Environment Work", seed 003 healthchecks).
+ * The Environment Work lease state machine (docs/api-guide.md, "Environment Work — choices"; ADR 0008).
  *
  *   Poll          Ack              Heartbeat(NO_HEARTBEAT)   graceful Stop     lease end / forced Stop
  *  queued ─────▶ starting ───────▶ active ─────────────────▶ stopping ────────────────────────▶ stopped

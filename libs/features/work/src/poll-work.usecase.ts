@@ -1,0 +1,111 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { claim } from '@mango/domain-work-lease';
+import { digestCredential, generateCredential, Principal } from '@mango/feature-auth';
+import { toLease, WorkItemRepository } from '@mango/persistence';
+import { MangoMetrics } from '@mango/platform-metrics';
+import { tracer } from '@mango/platform-tracing';
+import { DataSource } from 'typeorm';
+import { nextPollStep, reclaimKindOf } from './poll-work.decision';
+import { parsePollQuery } from './work-input';
+import { WorkNotifier } from './work-notifier.service';
+import { environmentPrincipal } from './work-principals';
+import { encodeWorkSecret } from './work-secret';
+import { WORK_SETTINGS, WorkSettings } from './work-settings';
+import { renderWork, WorkView } from './work.view';
+
+/**
+ * Poll (Environment key): claims the oldest claimable item (or reclaims a stale one) and returns it with
+ * a fresh secret; `{}` when there is none after `block_ms`. Waiting is woken by NOTIFY, or by the moment
+ * the next item becomes claimable — never by a fixed sleep (`nextPollStep`). The key is re-checked, held
+ * FOR SHARE, on every attempt, so a committed revocation stops further claims.
+ */
+@Injectable()
+export class PollWorkUseCase {
+  private readonly items = new WorkItemRepository();
+
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    private readonly notifier: WorkNotifier,
+    @Inject(WORK_SETTINGS) private readonly settings: WorkSettings,
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
+  ) {}
+
+  async execute(
+    p: Principal,
+    environmentId: string,
+    query: Record<string, unknown>,
+    workerHeader: unknown,
+    origin: string,
+  ): Promise<WorkView | Record<string, never>> {
+    const input = parsePollQuery(query, workerHeader);
+    const env = environmentPrincipal(p, environmentId);
+    const deadline = Date.now() + input.blockMs;
+    for (;;) {
+      const subscription = input.blockMs > 0 ? this.notifier.subscribe(environmentId) : undefined;
+      try {
+        const attempt = await this.dataSource.transaction(async (tx) => {
+          // One statement: the key held FOR SHARE (PostgreSQL's clock), the poller's last-seen time and
+          // the overdue items to reconcile.
+          const { now, overdue } = await this.items.holdKeyForPoll(
+            tx,
+            env.keyId,
+            environmentId,
+            input.workerId,
+          );
+          await this.items.reconcileEnvironment(tx, environmentId, now, overdue);
+          const row = await this.items.claimable(tx, environmentId, now, input.reclaimOlderThanMs);
+          if (!row) {
+            return {
+              work: null,
+              nextWakeMs: await this.items.nextClaimableInMs(
+                tx,
+                environmentId,
+                now,
+                input.reclaimOlderThanMs,
+              ),
+            };
+          }
+          const reclaim = reclaimKindOf(row);
+          const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
+          const token = generateCredential('workToken');
+          await this.items.saveClaim(tx, row, next, digestCredential(token), input.workerId);
+          const secret = encodeWorkSecret({
+            sessions_token: token,
+            api_base_url: this.settings.publicBaseUrl ?? origin,
+          });
+          return { work: renderWork(row, secret), nextWakeMs: 0, reclaim, workType: row.kind };
+        });
+        const step = nextPollStep(
+          { claimed: attempt.work !== null, nextWakeMs: attempt.nextWakeMs },
+          deadline - Date.now(),
+          subscription !== undefined,
+        );
+        if (step.kind === 'return_work') {
+          this.recordClaim(environmentId, attempt.work!.id, attempt.workType!, attempt.reclaim!);
+          return attempt.work!;
+        }
+        if (step.kind === 'return_empty') return {};
+        await subscription!.wait(step.ms);
+      } finally {
+        subscription?.close();
+      }
+    }
+  }
+
+  /** Counted once the claim committed; a span under the Poll request's (no secret or token attributes). */
+  private recordClaim(environmentId: string, workId: string, workType: string, reclaim: string): void {
+    tracer()
+      .startSpan('mango.environment.work.claim', {
+        attributes: {
+          'mango.environment.id': environmentId,
+          'mango.work.id': workId,
+          'mango.work.type': workType,
+          'mango.work.reclaim': reclaim,
+        },
+      })
+      .end();
+    const labels = { environment_id: environmentId, work_type: workType };
+    this.metrics.workClaims.inc({ ...labels, reclaim });
+    if (reclaim === 'lease_expired') this.metrics.workLeaseExpiries.inc(labels);
+  }
+}

@@ -1,5 +1,7 @@
 import { unauthenticated } from '@mango/domain-kernel';
 import {
+  ackTransition,
+  claimSources,
   reconcileDeadline,
   stop,
   tokenAccess,
@@ -204,6 +206,146 @@ export const LOCKED_ROW_RETRY_MS = 20;
 const overdueSql = (environment: string, now: string) =>
   `SELECT id FROM work_items WHERE environment_id = ${environment} AND kind = 'healthcheck' AND state <> 'stopped' AND expires_at <= ${now}
    UNION SELECT id FROM work_items WHERE environment_id = ${environment} AND state = 'stopping' AND lease_expires_at <= ${now}`;
+
+const sqlStates = (states: readonly string[]) => states.map((st) => `'${st}'`).join(', ');
+/** The sources of a claim and an Ack, computed once from the lease state machine. */
+const CLAIM = claimSources();
+const ACK = ackTransition();
+
+/** A `work_items` row as node-postgres returns it (snake_case), mapped onto the entity. */
+function entityOf(r: Record<string, any>): WorkItemEntity {
+  return Object.assign(new WorkItemEntity(), {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    environmentId: r.environment_id,
+    kind: r.kind,
+    sessionId: r.session_id,
+    state: r.state,
+    metadata: r.metadata,
+    tokenDigest: r.token_digest,
+    workerId: r.worker_id,
+    claimCount: r.claim_count,
+    createdAt: r.created_at,
+    claimedAt: r.claimed_at,
+    acknowledgedAt: r.acknowledged_at,
+    startedAt: r.started_at,
+    latestHeartbeatAt: r.latest_heartbeat_at,
+    leaseExpiresAt: r.lease_expires_at,
+    ttlSeconds: r.ttl_seconds,
+    stopRequestedAt: r.stop_requested_at,
+    stoppedAt: r.stopped_at,
+    expiresAt: r.expires_at,
+    result: r.result,
+    resultRecordedAt: r.result_recorded_at,
+  });
+}
+
+/** What the one-statement claim did. */
+export type ClaimOutcome =
+  | { kind: 'revoked' }
+  /** Overdue items must be reconciled first: the caller takes the transactional path. */
+  | { kind: 'overdue'; now: Date; overdue: string[] }
+  | { kind: 'none'; now: Date }
+  | {
+      kind: 'claimed';
+      now: Date;
+      row: WorkItemEntity;
+      previous: { state: WorkLease['state']; claimedAt: Date | null };
+    };
+
+/**
+ * Poll's claim as one statement (one round trip, its own transaction): the Environment key held
+ * FOR SHARE (a revocation waits for it, and once committed refuses it), the poller's last-seen time, the
+ * overdue check, and — only when nothing is overdue — the claim of one item locked FOR UPDATE SKIP LOCKED:
+ * a lost lease first (oldest expiry), else the oldest unclaimed or stale queued item. The source states
+ * come from `claimSources()`; the columns set are exactly `claim()`'s (back to `queued`, a fresh claim
+ * time, no Ack, heartbeat or lease) plus the new token's digest, the worker and the claim count. The
+ * clock is PostgreSQL's, truncated to the columns' millisecond precision.
+ */
+export async function claimOne(
+  em: Pick<EntityManager, 'query'>,
+  args: {
+    keyId: string;
+    environmentId: string;
+    workerId: string | null;
+    reclaimOlderThanMs: number;
+    tokenDigest: Buffer;
+  },
+): Promise<ClaimOutcome> {
+  const rows: Array<Record<string, any>> = await em.query(
+    `WITH k AS (
+       SELECT date_trunc('milliseconds', now()) AS now FROM api_keys k JOIN environments e ON e.id = k.environment_id
+        WHERE k.id = $1 AND k.revoked_at IS NULL AND e.deleted_at IS NULL
+        FOR SHARE OF k),
+     seen AS (
+       INSERT INTO work_pollers (environment_id, worker_id, last_seen_at)
+       SELECT $2, $3, now FROM k WHERE $3::text IS NOT NULL
+       ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at),
+     od AS (SELECT (SELECT array_agg(o.id) FROM (${overdueSql('$2', 'k.now')}) o) AS ids FROM k),
+     lost AS (
+       SELECT w.id, w.state, w.claimed_at FROM work_items w, k, od
+        WHERE od.ids IS NULL AND w.environment_id = $2 AND w.state IN (${sqlStates(CLAIM.lostLease)})
+          AND w.lease_expires_at <= k.now AND (w.expires_at IS NULL OR w.expires_at > k.now)
+        ORDER BY w.lease_expires_at LIMIT 1 FOR UPDATE OF w SKIP LOCKED),
+     fresh AS (
+       SELECT w.id, w.state, w.claimed_at FROM work_items w, k, od
+        WHERE od.ids IS NULL AND NOT EXISTS (SELECT 1 FROM lost) AND w.environment_id = $2
+          AND ((w.state IN (${sqlStates(CLAIM.unclaimed)}) AND w.claimed_at IS NULL)
+            OR (w.state IN (${sqlStates(CLAIM.staleClaim)})
+                AND w.claimed_at <= k.now - make_interval(secs => $4::double precision / 1000)))
+          AND (w.expires_at IS NULL OR w.expires_at > k.now)
+        ORDER BY w.created_at, w.id LIMIT 1 FOR UPDATE OF w SKIP LOCKED),
+     c AS (SELECT * FROM lost UNION ALL SELECT * FROM fresh),
+     u AS (
+       UPDATE work_items w
+          SET state = 'queued', claimed_at = k.now, acknowledged_at = NULL, latest_heartbeat_at = NULL,
+              lease_expires_at = NULL, ttl_seconds = NULL, token_digest = $5, worker_id = $3,
+              claim_count = w.claim_count + 1
+         FROM c, k WHERE w.id = c.id
+       RETURNING w.*, c.state AS previous_state, c.claimed_at AS previous_claimed_at)
+     SELECT k.now AS db_now, od.ids AS overdue, u.* FROM k CROSS JOIN od LEFT JOIN u ON true`,
+    [args.keyId, args.environmentId, args.workerId, args.reclaimOlderThanMs, args.tokenDigest],
+  );
+  const r = rows[0];
+  if (!r) return { kind: 'revoked' };
+  const now = new Date(r.db_now);
+  if (r.overdue) return { kind: 'overdue', now, overdue: r.overdue };
+  if (!r.id) return { kind: 'none', now };
+  return {
+    kind: 'claimed',
+    now,
+    row: entityOf(r),
+    previous: { state: r.previous_state, claimedAt: r.previous_claimed_at },
+  };
+}
+
+/**
+ * Ack's common case as one statement: with the Environment key held FOR SHARE, a claimed, not overdue
+ * item in one of `ackTransition().from` moves to `starting` with the starting lease (exactly `ack()`).
+ * Anything else (a repeat, a refusal, an overdue item, a revoked key) returns null and the caller runs
+ * the transactional path, which gives the state machine's own answer.
+ */
+export async function ackOne(
+  em: Pick<EntityManager, 'query'>,
+  args: { keyId: string; environmentId: string; workId: string },
+): Promise<WorkItemEntity | null> {
+  const rows: Array<Record<string, any>> = await em.query(
+    `WITH k AS (
+       SELECT date_trunc('milliseconds', now()) AS now FROM api_keys k JOIN environments e ON e.id = k.environment_id
+        WHERE k.id = $1 AND k.revoked_at IS NULL AND e.deleted_at IS NULL
+        FOR SHARE OF k),
+     u AS (UPDATE work_items w
+        SET state = '${ACK.to}', acknowledged_at = k.now,
+            lease_expires_at = k.now + make_interval(secs => ${ACK.leaseSeconds}), ttl_seconds = ${ACK.leaseSeconds}
+       FROM k
+      WHERE w.id = $2 AND w.environment_id = $3 AND w.state IN (${sqlStates(ACK.from)})
+        AND w.claimed_at IS NOT NULL AND (w.expires_at IS NULL OR w.expires_at > k.now)
+     RETURNING w.*)
+     SELECT * FROM u`,
+    [args.keyId, args.workId, args.environmentId],
+  );
+  return rows[0] ? entityOf(rows[0]) : null;
+}
 
 /** PostgreSQL's clock, the only clock lease rules are evaluated against. */
 export async function dbNow(em: EntityManager): Promise<Date> {

@@ -1,11 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DomainError } from '@mango/domain-kernel';
+import { ack, claim } from '@mango/domain-work-lease';
 import {
+  ackOne,
+  claimOne,
   continueSessionWork,
   createDataSource,
   ensureSessionWork,
   requireLiveLease,
   stopSessionWork,
+  toLease,
+  WorkItemEntity,
 } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { DataSource } from 'typeorm';
@@ -190,5 +195,108 @@ describe('Work item repository (real PostgreSQL)', () => {
     release();
     await Promise.all([writer, stopper]);
     expect(order).toEqual(['write committed', 'stopped']);
+  });
+
+  describe('the one-statement claim and Ack', () => {
+    let claimEnv: string;
+    let keyId: string;
+    const digest = () => createHash('sha256').update(randomBytes(16)).digest();
+    const load = async (id: string) => (await ds.manager.findOneByOrFail(WorkItemEntity, { id }))!;
+
+    beforeAll(async () => {
+      claimEnv = newId('environment');
+      keyId = newId('apiKey');
+      await ds.query(
+        `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
+         VALUES ($1, $2, $1, '{"type":"self_hosted"}', '{}', now(), now())`,
+        [claimEnv, ws],
+      );
+      await ds.query(
+        `INSERT INTO api_keys (id, workspace_id, environment_id, label, digest, key_hint, created_at)
+         VALUES ($1, $2, $3, 'bench', $4, 'x', now())`,
+        [keyId, ws, claimEnv, digest()],
+      );
+    });
+
+    const enqueue = async () => {
+      const s = { id: newId('session'), workspaceId: ws, environmentId: claimEnv };
+      return (await ds.transaction((tx) => ensureSessionWork(tx, s, new Date())))!;
+    };
+    const poll = (reclaimOlderThanMs = 5_000, tokenDigest = digest()) =>
+      claimOne(ds.manager, {
+        keyId,
+        environmentId: claimEnv,
+        workerId: 'w1',
+        reclaimOlderThanMs,
+        tokenDigest,
+      });
+
+    it('claims the oldest unclaimed item exactly as claim() does, and Ack moves it exactly as ack() does', async () => {
+      const first = await enqueue();
+      await enqueue();
+      const before = await load(first);
+      const tokenDigest = digest();
+      const out = await poll(5_000, tokenDigest);
+      if (out.kind !== 'claimed') throw new Error(`expected a claim, got ${out.kind}`);
+      expect(out.row.id).toBe(first);
+      expect(out.previous).toEqual({ state: 'queued', claimedAt: null });
+      const stored = await load(first);
+      expect(toLease(stored)).toEqual(claim(toLease(before), out.now, 5_000).next);
+      expect(stored).toMatchObject({ workerId: 'w1', claimCount: 1 });
+      expect(stored.tokenDigest!.equals(tokenDigest)).toBe(true);
+      expect(toLease(out.row)).toEqual(toLease(stored));
+
+      const acked = await ackOne(ds.manager, { keyId, environmentId: claimEnv, workId: first });
+      const ackedRow = await load(first);
+      expect(acked && toLease(acked)).toEqual(toLease(ackedRow));
+      expect(toLease(ackedRow)).toEqual(ack(toLease(stored), ackedRow.acknowledgedAt!).next);
+      // A repeat is not the common case: the transactional path answers it.
+      expect(await ackOne(ds.manager, { keyId, environmentId: claimEnv, workId: first })).toBeNull();
+      // Another Environment's item is never touched.
+      expect(await ackOne(ds.manager, { keyId, environmentId: envId, workId: first })).toBeNull();
+    });
+
+    it('reclaims a lost lease first and a stale tentative claim only after reclaim_older_than_ms; at most one winner', async () => {
+      // Drain what the previous case left.
+      while ((await poll(600_000)).kind === 'claimed');
+      const lost = await enqueue();
+      await activate(lost, -1);
+      const stale = await enqueue();
+      const out = await poll(600_000);
+      expect(out).toMatchObject({ kind: 'claimed', row: { id: lost }, previous: { state: 'active' } });
+      expect(await load(lost)).toMatchObject({
+        state: 'queued',
+        acknowledgedAt: null,
+        leaseExpiresAt: null,
+        claimCount: 1,
+      });
+      expect(await poll(600_000)).toMatchObject({ kind: 'claimed', row: { id: stale } });
+      expect((await poll(600_000)).kind).toBe('none');
+      expect(await poll(0)).toMatchObject({ kind: 'claimed', previous: { state: 'queued' } });
+      // Concurrent pollers on one item: exactly one claims it.
+      while ((await poll(600_000)).kind === 'claimed');
+      const one = await enqueue();
+      const outs = await Promise.all(Array.from({ length: 4 }, () => poll(600_000)));
+      expect(
+        outs.filter((o) => o.kind === 'claimed').map((o) => (o as { row: { id: string } }).row.id),
+      ).toEqual([one]);
+    });
+
+    it('hands overdue items to the reconciling path, and refuses a revoked key', async () => {
+      const overdue = newId('work');
+      await ds.query(
+        `INSERT INTO work_items (id, workspace_id, environment_id, kind, state, metadata, created_at, expires_at)
+         VALUES ($1, $2, $3, 'healthcheck', 'queued', '{}', now() - interval '3 minutes', now() - interval '1 minute')`,
+        [overdue, ws, claimEnv],
+      );
+      expect(await poll()).toMatchObject({ kind: 'overdue', overdue: [overdue] });
+      expect((await load(overdue)).state).toBe('queued');
+      await ds.query(`UPDATE work_items SET state = 'stopped', stopped_at = expires_at WHERE id = $1`, [
+        overdue,
+      ]);
+      await ds.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [keyId]);
+      expect(await poll()).toEqual({ kind: 'revoked' });
+      expect(await ackOne(ds.manager, { keyId, environmentId: claimEnv, workId: overdue })).toBeNull();
+    });
   });
 });

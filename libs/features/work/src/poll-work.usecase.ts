@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { unauthenticated } from '@mango/domain-kernel';
 import { claim } from '@mango/domain-work-lease';
 import { digestCredential, generateCredential, Principal } from '@mango/feature-auth';
-import { toLease, WorkItemRepository } from '@mango/persistence';
+import { claimOne, toLease, WorkItemRepository } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { tracer } from '@mango/platform-tracing';
 import { DataSource } from 'typeorm';
-import { nextPollStep, reclaimKindOf } from './poll-work.decision';
+import { nextPollStep, ReclaimKind, reclaimKindOf } from './poll-work.decision';
 import { parsePollQuery } from './work-input';
 import { WorkNotifier } from './work-notifier.service';
 import { environmentPrincipal } from './work-principals';
@@ -19,6 +20,13 @@ import { renderWork, WorkView } from './work.view';
  * the next item becomes claimable — never by a fixed sleep (`nextPollStep`). The key is re-checked, held
  * FOR SHARE, on every attempt, so a committed revocation stops further claims.
  */
+interface Attempt {
+  work: WorkView | null;
+  nextWakeMs?: number;
+  reclaim?: ReclaimKind;
+  workType?: string;
+}
+
 @Injectable()
 export class PollWorkUseCase {
   private readonly items = new WorkItemRepository();
@@ -43,38 +51,7 @@ export class PollWorkUseCase {
     for (;;) {
       const subscription = input.blockMs > 0 ? this.notifier.subscribe(environmentId) : undefined;
       try {
-        const attempt = await this.dataSource.transaction(async (tx) => {
-          // One statement: the key held FOR SHARE (PostgreSQL's clock), the poller's last-seen time and
-          // the overdue items to reconcile.
-          const { now, overdue } = await this.items.holdKeyForPoll(
-            tx,
-            env.keyId,
-            environmentId,
-            input.workerId,
-          );
-          await this.items.reconcileEnvironment(tx, environmentId, now, overdue);
-          const row = await this.items.claimable(tx, environmentId, now, input.reclaimOlderThanMs);
-          if (!row) {
-            return {
-              work: null,
-              nextWakeMs: await this.items.nextClaimableInMs(
-                tx,
-                environmentId,
-                now,
-                input.reclaimOlderThanMs,
-              ),
-            };
-          }
-          const reclaim = reclaimKindOf(row);
-          const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
-          const token = generateCredential('workToken');
-          await this.items.saveClaim(tx, row, next, digestCredential(token), input.workerId);
-          const secret = encodeWorkSecret({
-            sessions_token: token,
-            api_base_url: this.settings.publicBaseUrl ?? origin,
-          });
-          return { work: renderWork(row, secret), nextWakeMs: 0, reclaim, workType: row.kind };
-        });
+        const attempt = await this.attempt(env.keyId, environmentId, input, origin);
         const step = nextPollStep(
           { claimed: attempt.work !== null, nextWakeMs: attempt.nextWakeMs },
           deadline - Date.now(),
@@ -90,6 +67,83 @@ export class PollWorkUseCase {
         subscription?.close();
       }
     }
+  }
+
+  /**
+   * One claim attempt. The common case is one statement (`claimOne`: key, poller, overdue check and the
+   * claim in one round trip); only when overdue items must be reconciled first does it take the
+   * transactional path, where the state machine reconciles them and `claim()` decides on the locked row.
+   */
+  private async attempt(
+    keyId: string,
+    environmentId: string,
+    input: ReturnType<typeof parsePollQuery>,
+    origin: string,
+  ): Promise<Attempt> {
+    const token = generateCredential('workToken');
+    const secret = () =>
+      encodeWorkSecret({ sessions_token: token, api_base_url: this.settings.publicBaseUrl ?? origin });
+    const out = await claimOne(this.dataSource.manager, {
+      keyId,
+      environmentId,
+      workerId: input.workerId,
+      reclaimOlderThanMs: input.reclaimOlderThanMs,
+      tokenDigest: digestCredential(token),
+    });
+    switch (out.kind) {
+      case 'revoked':
+        throw unauthenticated('the Environment key was revoked');
+      case 'claimed':
+        return {
+          work: renderWork(out.row, secret()),
+          nextWakeMs: 0,
+          reclaim: reclaimKindOf(out.previous),
+          workType: out.row.kind,
+        };
+      case 'none':
+        return {
+          work: null,
+          // Only a long poll needs to know when to look again.
+          nextWakeMs:
+            input.blockMs > 0
+              ? await this.items.nextClaimableInMs(
+                  this.dataSource.manager,
+                  environmentId,
+                  out.now,
+                  input.reclaimOlderThanMs,
+                )
+              : undefined,
+        };
+      case 'overdue':
+        return this.attemptReconciling(keyId, environmentId, input, token, secret);
+    }
+  }
+
+  /** The transactional path: reconcile the overdue items, then claim on a row locked FOR UPDATE SKIP LOCKED. */
+  private attemptReconciling(
+    keyId: string,
+    environmentId: string,
+    input: ReturnType<typeof parsePollQuery>,
+    token: string,
+    secret: () => string,
+  ): Promise<Attempt> {
+    return this.dataSource.transaction(async (tx) => {
+      // One statement: the key held FOR SHARE (PostgreSQL's clock), the poller's last-seen time and
+      // the overdue items to reconcile.
+      const { now, overdue } = await this.items.holdKeyForPoll(tx, keyId, environmentId, input.workerId);
+      await this.items.reconcileEnvironment(tx, environmentId, now, overdue);
+      const row = await this.items.claimable(tx, environmentId, now, input.reclaimOlderThanMs);
+      if (!row) {
+        return {
+          work: null,
+          nextWakeMs: await this.items.nextClaimableInMs(tx, environmentId, now, input.reclaimOlderThanMs),
+        };
+      }
+      const reclaim = reclaimKindOf(row);
+      const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
+      await this.items.saveClaim(tx, row, next, digestCredential(token), input.workerId);
+      return { work: renderWork(row, secret()), nextWakeMs: 0, reclaim, workType: row.kind };
+    });
   }
 
   /** Counted once the claim committed; a span under the Poll request's (no secret or token attributes). */

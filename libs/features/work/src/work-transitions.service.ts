@@ -3,6 +3,7 @@ import { DomainError, notFound } from '@mango/domain-kernel';
 import { ack, fail, heartbeat, recordResult, stop, WorkLease } from '@mango/domain-work-lease';
 import type { Principal } from '@mango/feature-auth';
 import {
+  ackOne,
   continueSessionWork,
   dbNow,
   requireTokenAccess,
@@ -36,6 +37,10 @@ export class WorkTransitionsService {
   /** Ack: `queued` (claimed) → `starting`; repeating it after success is idempotent. */
   async ack(p: Principal, environmentId: string, workId: string): Promise<WorkView> {
     const env = environmentPrincipal(p, environmentId);
+    // The common case in one statement (`ackOne`: key FOR SHARE + the state machine's Ack transition).
+    const acked = await ackOne(this.dataSource.manager, { keyId: env.keyId, environmentId, workId });
+    if (acked) return renderWork(acked);
+    // Repeats, refusals and overdue items: the state machine on the locked row.
     // The key is held first and its check supplies the transaction's clock (one round trip fewer).
     return this.withItem(
       environmentId,

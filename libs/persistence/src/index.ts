@@ -10,3 +10,5 @@ export * from './session-log';
 export * from './session-memory-attachments';
 export * from './webhook-outbox';
 export * from './deployment-pause';
+export * from './work-item.mapper';
+export * from './work-item.repository';

@@ -1,7 +1,7 @@
 import { invalidRequest } from '@mango/domain-kernel';
 import { HEALTHCHECK_DEADLINE_MS, RESULT_MESSAGE_MAX } from './work-lease.constants';
 
-/** The durable outcome of a healthcheck (seed 003). */
+/** The durable outcome of a healthcheck (docs/api-guide.md, "Environment Work — choices"). */
 export type HealthcheckResultStatus = 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
 
 /** The statuses a worker may report; `timed_out` and `cancelled` are recorded by Mango itself. */

@@ -153,7 +153,7 @@ describe('Stop on a healthcheck', () => {
   });
 });
 
-describe('seed 003 review cases', () => {
+describe('healthcheck review cases', () => {
   it('a deadline crossing a Result: at the deadline the Result is rejected and the check is timed_out', () => {
     const lease = longLeaseCheck();
     expectError(() => recordResult(lease, SUCCEEDED, at(120)), ErrorCode.Authentication);

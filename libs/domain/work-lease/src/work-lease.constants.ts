@@ -1,4 +1,4 @@
-/** Timing and size limits of Environment Work (seeds 002 and 003; decisions "Environment Work"). */
+/** Timing and size limits of Environment Work (docs/api-guide.md, "Environment Work — choices"). */
 
 /** A healthcheck's absolute deadline: `expiresAt = created + 120 s`. */
 export const HEALTHCHECK_DEADLINE_MS = 120_000;

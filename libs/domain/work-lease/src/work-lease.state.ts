@@ -28,10 +28,11 @@ import type {
   TokenOperation,
   WorkKind,
   WorkLease,
+  WorkState,
 } from './work-lease.types';
 
 /**
- * The Environment Work lease state machine (seed 002 "Environment Work", seed 003 healthchecks).
+ * The Environment Work lease state machine (docs/api-guide.md, "Environment Work — choices"; ADR 0008).
  *
  *   Poll          Ack              Heartbeat(NO_HEARTBEAT)   graceful Stop     lease end / forced Stop
  *  queued ─────▶ starting ───────▶ active ─────────────────▶ stopping ────────────────────────▶ stopped
@@ -479,4 +480,59 @@ function earliest(a: Date | null, b: Date | null): Date | null {
   if (a === null) return b;
   if (b === null) return a;
   return a.getTime() <= b.getTime() ? a : b;
+}
+
+// ── The one-statement claim and Ack: their SQL is built from these ────────────────────────────────
+
+/** Every Work state, in lifecycle order. */
+export const WORK_STATES: readonly WorkState[] = ['queued', 'starting', 'active', 'stopping', 'stopped'];
+
+const PROBE_NOW = new Date(10_000_000);
+const PROBE_PAST = new Date(0);
+
+/**
+ * Which states Poll may claim from, computed from this state machine (not restated): `unclaimed` — states
+ * in which a never-claimed item is claimable; `staleClaim` — states in which a tentative claim older than
+ * `reclaim_older_than_ms` is claimable; `lostLease` — states in which an item whose lease ran out is
+ * claimable. The one-statement claim (libs/persistence `work-item.repository.ts`) puts exactly these
+ * into its SQL; an overdue item is never claimable (it reconciles instead).
+ */
+export function claimSources(): { unclaimed: WorkState[]; staleClaim: WorkState[]; lostLease: WorkState[] } {
+  const probe = (state: WorkState, claimedAt: Date | null, leaseExpiresAt: Date | null): WorkLease => ({
+    ...newWork('session', null),
+    state,
+    claimedAt,
+    acknowledgedAt: state === 'queued' ? null : PROBE_PAST,
+    leaseExpiresAt: state === 'queued' ? null : leaseExpiresAt,
+  });
+  const where = (how: Claimability, lease: (s: WorkState) => WorkLease) =>
+    WORK_STATES.filter((s) => claimability(lease(s), PROBE_NOW, 1) === how);
+  return {
+    unclaimed: where('unclaimed', (s) => probe(s, null, null)),
+    staleClaim: where('stale_claim', (s) => probe(s, PROBE_PAST, null)),
+    lostLease: where('lost_lease', (s) => probe(s, PROBE_PAST, PROBE_PAST)),
+  };
+}
+
+/**
+ * The states from which Ack makes a real transition (not an idempotent repeat), computed by probing
+ * `ack()` with a claimed, not overdue item; and the lease it starts. The one-statement Ack applies them.
+ */
+export function ackTransition(): { from: WorkState[]; to: WorkState; leaseSeconds: number } {
+  const from = WORK_STATES.filter((state) => {
+    try {
+      const lease: WorkLease = {
+        ...newWork('session', null),
+        state,
+        claimedAt: PROBE_PAST,
+        acknowledgedAt: state === 'queued' ? null : PROBE_PAST,
+        leaseExpiresAt: state === 'queued' ? null : PROBE_NOW,
+        stoppedAt: state === 'stopped' ? PROBE_PAST : null,
+      };
+      return !ack(lease, PROBE_NOW).alreadyAcked;
+    } catch {
+      return false;
+    }
+  });
+  return { from, to: 'starting', leaseSeconds: STARTING_LEASE_SECONDS };
 }

@@ -45,8 +45,8 @@ export type TokenOperation = 'heartbeat' | 'fail' | 'stop' | 'result' | 'session
 
 /**
  * Why a token is refused right now. Every reason is 401 `authentication_error`, except `lease_expired`
- * on `heartbeat`, which is 412 `heartbeat_precondition_failed` (seed 002: "A stale timestamp or expired
- * current lease returns 412").
+ * on `heartbeat`, which is 412 `heartbeat_precondition_failed` ("a stale timestamp or expired current
+ * lease returns 412"; docs/api-guide.md, "Environment Work — choices").
  * - not_acknowledged: the claim has not been Acked (this includes a reclaimed lost lease awaiting its new Ack).
  * - lease_expired: the Work is live but the current lease ran out.
  * - work_stopped: the Work is stopped (Stop, Fail, deadline, or a closed result window for non-result ops).

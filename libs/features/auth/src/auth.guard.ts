@@ -6,8 +6,8 @@ import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { ALLOWED_CREDENTIALS } from './allow-credentials.decorator';
 import { credentialKindOf, digestCredential } from './credential';
-import type { Principal, PrincipalKind } from './principal';
-import { WORK_TOKEN_AUTHENTICATOR, WorkTokenAuthenticator } from './work-token-authenticator';
+import { requireLiveToken, type Principal, type PrincipalKind } from './principal';
+import { WORK_TOKEN_AUTHENTICATOR, WorkTokenAuthenticator } from './work-token-authenticator.port';
 
 /** Reads the credential from `Authorization: Bearer …` or `x-api-key: …` (same meaning). */
 export function presentedCredential(req: Request): string | undefined {
@@ -58,8 +58,7 @@ export class AuthGuard implements CanActivate {
     ];
     if (!allowed.includes(principal.kind)) {
       // A Work token that is no longer usable is simply invalid; a live one is valid but out of scope.
-      if (principal.kind === 'work' && !principal.live)
-        throw unauthenticated('the Work token is no longer valid');
+      requireLiveToken(principal);
       throw permissionDenied(`a ${describeKind(principal.kind)} may not perform this request`);
     }
     req.principal = principal;

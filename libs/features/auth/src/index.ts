@@ -4,4 +4,4 @@ export * from './auth.guard';
 export * from './auth.module';
 export * from './credential';
 export * from './principal';
-export * from './work-token-authenticator';
+export * from './work-token-authenticator.port';

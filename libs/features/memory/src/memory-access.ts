@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { conflict, notFound, permissionDenied, unauthenticated } from '@mango/domain-kernel';
-import type { Principal } from '@mango/feature-auth';
+import { conflict, notFound, permissionDenied } from '@mango/domain-kernel';
+import { requireLiveToken, type Principal } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
-import { MemoryStoreEntity, SessionMemoryStoreEntity } from '@mango/persistence';
+import { MemoryStoreEntity, requireLiveLease, SessionMemoryStoreEntity } from '@mango/persistence';
 import type { EntityManager } from 'typeorm';
 
 export type WorkPrincipal = Extract<Principal, { kind: 'work' }>;
@@ -41,14 +41,14 @@ export class MemoryAccess {
   ): Promise<MemoryStoreEntity> {
     if (!isId('memoryStore', memoryStoreId)) throw notFound('memory store', memoryStoreId);
     if (p.kind === 'work') {
-      if (!p.live) throw unauthenticated('the Work token is no longer valid');
+      requireLiveToken(p);
       const attachment = p.sessionId
         ? await em.findOne(SessionMemoryStoreEntity, { where: { sessionId: p.sessionId, memoryStoreId } })
         : null;
       if (!attachment) throw notFound('memory store', memoryStoreId);
       if (opts.write && attachment.access !== 'read_write')
         throw permissionDenied(`memory store ${memoryStoreId} is attached read_only to this session`);
-      if (opts.write) await this.requireLiveLease(em, p);
+      if (opts.write) await requireLiveLease(em, p, p.sessionId);
     } else if (p.kind !== 'workspace') throw permissionDenied();
     const store = await em.findOne(MemoryStoreEntity, {
       where: { id: memoryStoreId, workspaceId: p.workspaceId },
@@ -58,22 +58,5 @@ export class MemoryAccess {
     if (opts.write && store.archivedAt)
       throw conflict(`memory store ${store.id} is archived; its memories are read-only`);
     return store;
-  }
-
-  /**
-   * The Work item still carries this token and its lease is live, by PostgreSQL's clock, held
-   * `FOR SHARE` until the surrounding transaction commits (the same rule as the Work lease state
-   * machine's `session_write`: starting/active/stopping with an unexpired lease and no passed deadline).
-   */
-  async requireLiveLease(em: EntityManager, p: WorkPrincipal): Promise<void> {
-    const [row]: Array<{ live: boolean }> = await em.query(
-      `SELECT (token_digest = $2
-               AND state IN ('starting', 'active', 'stopping')
-               AND lease_expires_at IS NOT NULL AND lease_expires_at > now()
-               AND (expires_at IS NULL OR expires_at > now())) AS live
-         FROM work_items WHERE id = $1 FOR SHARE`,
-      [p.workId, p.tokenDigest],
-    );
-    if (!row?.live) throw unauthenticated('the Work token is no longer valid');
   }
 }

@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { PgListener } from '@mango/persistence';
+import { PgListener, WORK_CHANNEL } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 
-export const WORK_CHANNEL = 'mango_work';
+export { WORK_CHANNEL };
 
 interface Waiter {
   wake: () => void;

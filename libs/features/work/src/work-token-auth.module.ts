@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { WORK_TOKEN_AUTHENTICATOR } from '@mango/feature-auth';
-import { WorkTokenAuthenticatorService } from './work-token.authenticator';
+import { WorkTokenAuthenticatorService } from './work-token-authenticator.service';
 
 /**
  * Only the Work-token authenticator (global, for the auth guard), without the Work routes: for apps

@@ -1,6 +1,8 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
 import type { Request } from 'express';
+import { PollWorkUseCase } from './poll-work.usecase';
+import { WorkTransitionsService } from './work-transitions.service';
 import { WorkService } from './work.service';
 
 type Q = Record<string, unknown>;
@@ -8,7 +10,11 @@ type Q = Record<string, unknown>;
 /** `/v1/environments/{environment_id}/work` — the eleven Environment Work operations. */
 @Controller('v1/environments/:environmentId/work')
 export class WorkController {
-  constructor(private readonly work: WorkService) {}
+  constructor(
+    private readonly work: WorkService,
+    private readonly pollWork: PollWorkUseCase,
+    private readonly transitions: WorkTransitionsService,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -30,7 +36,7 @@ export class WorkController {
     @Headers('anthropic-worker-id') worker: unknown,
     @Req() req: Request,
   ) {
-    return this.work.poll(p, env, q, worker, `${req.protocol}://${req.get('host')}`);
+    return this.pollWork.execute(p, env, q, worker, `${req.protocol}://${req.get('host')}`);
   }
 
   @Get('stats')
@@ -63,7 +69,7 @@ export class WorkController {
   @HttpCode(200)
   @AllowCredentials('environment')
   ack(@CurrentPrincipal() p: Principal, @Param('environmentId') env: string, @Param('workId') id: string) {
-    return this.work.ack(p, env, id);
+    return this.transitions.ack(p, env, id);
   }
 
   @Post(':workId/heartbeat')
@@ -75,7 +81,7 @@ export class WorkController {
     @Param('workId') id: string,
     @Query() q: Q,
   ) {
-    return this.work.heartbeat(p, env, id, q);
+    return this.transitions.heartbeat(p, env, id, q);
   }
 
   @Post(':workId/result')
@@ -87,7 +93,7 @@ export class WorkController {
     @Param('workId') id: string,
     @Body() body: unknown,
   ) {
-    return this.work.result(p, env, id, body);
+    return this.transitions.result(p, env, id, body);
   }
 
   @Post(':workId/fail')
@@ -99,7 +105,7 @@ export class WorkController {
     @Param('workId') id: string,
     @Body() body: unknown,
   ) {
-    return this.work.fail(p, env, id, body);
+    return this.transitions.fail(p, env, id, body);
   }
 
   @Post(':workId/stop')
@@ -111,6 +117,6 @@ export class WorkController {
     @Param('workId') id: string,
     @Body() body: unknown,
   ) {
-    return this.work.stop(p, env, id, body);
+    return this.transitions.stop(p, env, id, body);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
-import { invalidRequest, notFound, permissionDenied, unauthenticated } from '@mango/domain-kernel';
-import type { Principal } from '@mango/feature-auth';
+import { invalidRequest, notFound, permissionDenied } from '@mango/domain-kernel';
+import { requireLiveToken, type Principal } from '@mango/feature-auth';
 import { SkillEntity, SkillVersionEntity } from '@mango/persistence';
 import { isId } from '@mango/platform-ids';
 import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
@@ -222,7 +222,7 @@ export class SkillsService {
 
   /** A Work token reads exactly its Session's frozen pins; a dead token is 401, others 404. */
   private async assertPinned(p: Extract<Principal, { kind: 'work' }>, skillId: string, version: number) {
-    if (!p.live) throw unauthenticated('the Work token is no longer valid');
+    requireLiveToken(p);
     if (p.sessionId === null) throw permissionDenied('a healthcheck Work token may not read Skills');
     const pins = await sessionSkillPins(this.dataSource, p.workspaceId, p.sessionId);
     if (!pins.some((pin) => pin.skill_id === skillId && pin.version === String(version)))

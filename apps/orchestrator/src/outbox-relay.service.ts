@@ -6,21 +6,10 @@ import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, tracer } from '@mango/platform-tracing';
 import { WakeLoop, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
 import { DataSource } from 'typeorm';
+import { wakesWorkflow } from '@mango/domain-sessions';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
-/** Outbox kinds that move the Session workflow; the others are marked dispatched without a signal. */
-const WAKES_WORKFLOW = new Set([
-  'user.message',
-  'user.tool_result',
-  'user.tool_confirmation',
-  'user.custom_tool_result',
-  'user.interrupt',
-  // A session.updated that changed the budget: resumes a turn paused at the budget gate.
-  'session.budget_changed',
-  // A worker's Fail terminated the Session: the workflow stops.
-  'session.status_terminated',
-]);
 const BATCH = 100;
 const SWEEP_MS = 1000;
 /** Signal-with-start calls in flight at once during one relay pass. */
@@ -108,7 +97,8 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
         // a hundred Sessions is a few round trips, not a hundred, while the rows stay locked).
         const bySession = new Map<string, typeof rows>();
         for (const row of rows) {
-          if (!WAKES_WORKFLOW.has(row.kind)) continue;
+          // Kinds that do not move the workflow are marked dispatched without a signal.
+          if (!wakesWorkflow(row.kind)) continue;
           const list = bySession.get(row.session_id) ?? [];
           list.push(row);
           bySession.set(row.session_id, list);

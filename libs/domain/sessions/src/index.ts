@@ -1,3 +1,4 @@
+export * from './event-kinds';
 export * from './pricing';
 export * from './session-input';
 export * from './tool-calls';

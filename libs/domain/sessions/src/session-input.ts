@@ -24,6 +24,7 @@ import {
   readOptionalString,
   readString,
 } from '@mango/domain-kernel';
+import { isRunnableKind } from './event-kinds';
 
 /** Rules for Session creation input (hosted §2.2, §5.2, decisions): pure, no I/O. */
 export const SESSION_LIMITS = {
@@ -398,6 +399,5 @@ export function freezeAgent(
 
 export type SessionAgent = ReturnType<typeof freezeAgent>;
 
-/** Input that lets the agent continue (and so needs the Session's worker): messages, confirmations, custom tool results. */
-export const isRunnable = (e: ClientEvent): boolean =>
-  e.type === 'user.message' || e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result';
+/** Input that lets the agent continue (and so needs the Session's worker): see `isRunnableKind`. */
+export const isRunnable = (e: ClientEvent): boolean => isRunnableKind(e.type);

@@ -20,6 +20,7 @@ import { freezeSkillVersions } from '@mango/feature-agents';
 import type { Principal } from '@mango/feature-auth';
 import { toLease } from '@mango/feature-work';
 import {
+  BUDGET_CHANGED,
   budgetChangeProblem,
   ClientEvent,
   closesOpenCalls,
@@ -32,6 +33,7 @@ import {
   parseEventsBody,
   parseSessionCreate,
   SESSION_LIMITS,
+  settlesPendingAction,
 } from '@mango/domain-sessions';
 import { isId, newId } from '@mango/platform-ids';
 import {
@@ -68,15 +70,6 @@ type Query = Record<string, unknown>;
 /** Operator model prices (`MANGO_MODEL_PRICES`), provided by the app; absent means the built-in list only. */
 export const MODEL_PRICES = Symbol.for('mango.ModelPrices');
 
-/** The outbox kind of a budget change: it wakes a turn paused at the budget gate (the workflow's BUDGET_CHANGED). */
-const BUDGET_CHANGED = 'session.budget_changed';
-/** Events accepted while a Session is paused at its budget (hosted §5.3 "settle" events). */
-const SETTLE_EVENTS = new Set([
-  'user.tool_confirmation',
-  'user.tool_result',
-  'user.custom_tool_result',
-  'user.interrupt',
-]);
 const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
 const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
 
@@ -556,7 +549,7 @@ export class SessionsService {
       if (p.kind === 'work') await this.requireLiveLease(tx, p);
       const paused = await this.pausedAtBudget(tx, session);
       if (paused) {
-        const refused = events.find((e) => !SETTLE_EVENTS.has(e.type));
+        const refused = events.find((e) => !settlesPendingAction(e.type));
         if (refused)
           throw invalidRequest(
             `the session reached its budget; ${refused.type} is not accepted until the budget is raised or removed (only tool confirmations, tool results, custom tool results and interrupts are)`,

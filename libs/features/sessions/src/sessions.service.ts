@@ -25,6 +25,7 @@ import {
   ClientEvent,
   closesOpenCalls,
   freezeAgent,
+  INITIAL_SESSION_STATUS,
   PriceTable,
   priceOf,
   SessionAgent,
@@ -33,6 +34,7 @@ import {
   parseEventsBody,
   parseSessionCreate,
   SESSION_LIMITS,
+  SESSION_STATUSES,
   settlesPendingAction,
 } from '@mango/domain-sessions';
 import { isId, newId } from '@mango/platform-ids';
@@ -48,7 +50,6 @@ import {
 } from '@mango/platform-pagination';
 import {
   AgentEntity,
-  appendEvents,
   AgentVersionEntity,
   attachSessionMemoryStores,
   EnvironmentEntity,
@@ -56,6 +57,7 @@ import {
   recordWebhookEvents,
   SessionEntity,
   SessionEventEntity,
+  SessionLog,
   sessionMemoryResources,
   VaultEntity,
   WorkItemEntity,
@@ -70,7 +72,7 @@ type Query = Record<string, unknown>;
 /** Operator model prices (`MANGO_MODEL_PRICES`), provided by the app; absent means the built-in list only. */
 export const MODEL_PRICES = Symbol.for('mango.ModelPrices');
 
-const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
+const STATUSES: readonly string[] = SESSION_STATUSES;
 const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
 
 function asList(raw: unknown): string[] {
@@ -174,6 +176,7 @@ export class SessionsService {
     @Optional()
     @Inject(SESSION_SERVICE_LIMITS)
     private readonly limits: SessionServiceLimits = DEFAULT_SESSION_SERVICE_LIMITS,
+    @Optional() @Inject(SessionLog) private readonly log: SessionLog = new SessionLog(dataSource),
   ) {}
 
   /**
@@ -258,7 +261,7 @@ export class SessionsService {
         deploymentId: options.deploymentId ?? null,
         agent: agentSnapshot,
         title: input.title,
-        status: 'idle',
+        status: INITIAL_SESSION_STATUS,
         metadata: input.metadata,
         budget: input.budget,
         vaultIds,
@@ -276,7 +279,8 @@ export class SessionsService {
       });
       await insertRow(tx, SessionEntity, session);
       await recordWebhookEvents(tx, workspaceId, [{ type: 'session.created', id: session.id }], now);
-      if (input.initialEvents.length) await appendEvents(tx, session, input.initialEvents.map(toStored), now);
+      if (input.initialEvents.length)
+        await this.log.append(tx, session, input.initialEvents.map(toStored), now);
       const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
       if (options.withinTransaction) await options.withinTransaction(tx, session);
       return { ...renderSession(session), resources };
@@ -459,7 +463,7 @@ export class SessionsService {
           agent: session.agent as SessionEntity['agent'] & object,
         },
       );
-      await appendEvents(
+      await this.log.append(
         tx,
         session,
         [
@@ -498,17 +502,8 @@ export class SessionsService {
     return this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, workspaceId, id, true);
       const now = new Date();
-      await appendEvents(
-        tx,
-        session,
-        [{ type: 'session.deleted', body: {}, processed: true, runnable: false }],
-        now,
-      );
-      await tx.update(SessionEntity, { id: session.id }, { deletedAt: now });
-      await tx.query(
-        `UPDATE work_items SET state = 'stopped', stopped_at = $2, stop_requested_at = COALESCE(stop_requested_at, $2) WHERE session_id = $1 AND state <> 'stopped'`,
-        [session.id, now],
-      );
+      // session.deleted, deleted_at, and its live Work stopped through the Work port (ADR 0005).
+      await this.log.delete(tx, session, now);
       return { id: session.id, type: 'session_deleted' as const };
     });
   }
@@ -607,7 +602,7 @@ export class SessionsService {
           ...(answer.key ? { idempotencyKey: answer.key } : { toolUseId: answer.targetId }),
         });
       }
-      const rows = await appendEvents(tx, session, fresh, now);
+      const rows = await this.log.append(tx, session, fresh, now);
       return { data: [...stored, ...rows.map(renderEvent)], now, sessionId: session.id };
     });
     for (const a of answered) {

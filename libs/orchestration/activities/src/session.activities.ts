@@ -1,5 +1,5 @@
 import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
-import { appendEvents, publishDelta, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { NewSessionEvent, SessionEventEntity, SessionLog } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import {
   MODEL_REQUEST_ATTEMPTS,
@@ -24,7 +24,7 @@ import {
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { DeclaredMcpTool } from '@mango/domain-mcp';
 import type { McpRuntime } from './mcp.activities';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
 
@@ -38,7 +38,7 @@ const HEARTBEAT_MS = 1000;
  * Relays text deltas of the reply being generated as previews of the agent.message that will carry
  * `eventId`, batched per block. Best effort: previews are never persisted and a lost one is not resent.
  */
-function previewPublisher(dataSource: DataSource, sessionId: string, eventId: string) {
+function previewPublisher(log: SessionLog, sessionId: string, eventId: string) {
   const pending = new Map<number, string>();
   let timer: NodeJS.Timeout | undefined;
   let chain: Promise<void> = Promise.resolve();
@@ -48,7 +48,7 @@ function previewPublisher(dataSource: DataSource, sessionId: string, eventId: st
     pending.clear();
     chain = chain.then(async () => {
       for (const [index, text] of batch)
-        await publishDelta(dataSource, { sessionId, eventId, index, text }).catch(() => undefined);
+        await log.publishDelta({ sessionId, eventId, index, text }).catch(() => undefined);
     });
   };
   return {
@@ -65,7 +65,7 @@ function previewPublisher(dataSource: DataSource, sessionId: string, eventId: st
   };
 }
 
-type StoredEvent = Parameters<typeof appendEvents>[2][number];
+type StoredEvent = NewSessionEvent;
 const internal = (type: string, body: Record<string, unknown>, idempotencyKey: string): StoredEvent => ({
   type,
   body,
@@ -73,22 +73,6 @@ const internal = (type: string, body: Record<string, unknown>, idempotencyKey: s
   runnable: false,
   idempotencyKey,
 });
-
-async function withSession<T>(
-  ds: DataSource,
-  sessionId: string,
-  fn: (tx: EntityManager, s: SessionEntity) => Promise<T>,
-): Promise<T | undefined> {
-  return ds.transaction(async (tx) => {
-    const s = await tx.findOne(SessionEntity, {
-      where: { id: sessionId },
-      lock: { mode: 'pessimistic_write' },
-    });
-    // A deleted or terminated Session: nothing more to record.
-    if (!s || s.deletedAt || s.status === 'terminated') return undefined;
-    return fn(tx, s);
-  });
-}
 
 /** hosted §3.4.6: the `session.error` type of a failed model request. */
 function errorType(err: ModelRequestError): string {
@@ -125,6 +109,8 @@ function addUsageWith(model: string, usage: Usage, add: ModelResponse['usage'], 
  */
 export function createSessionActivities(deps: {
   dataSource: DataSource;
+  /** The Session log repository (default: one on `dataSource` with the default Work port). */
+  sessionLog?: SessionLog;
   /** The model endpoint, or why there is none usable (every turn then ends at once with that reason). */
   model: ModelClient | { unavailable: string } | null;
   /** Remote MCP (tool listing and journaled calls); absent: MCP servers are not offered to the model. */
@@ -140,6 +126,7 @@ export function createSessionActivities(deps: {
   const addUsage = (model: string, usage: Usage, add: ModelResponse['usage']) =>
     addUsageWith(model, usage, add, deps.prices ?? {});
   const { dataSource } = deps;
+  const log = deps.sessionLog ?? new SessionLog(dataSource);
   /** One model step: transcript from the log, the model request, its events appended once. */
   async function modelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
     if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
@@ -147,8 +134,8 @@ export function createSessionActivities(deps: {
     const model = deps.model;
     const key = `turn:${turn}:step:${step}`;
     if (step === 0)
-      await compactIfNeeded(dataSource, model, sessionId, turn, compactAt, deps.prices ?? {}, deps.metrics);
-    const prepared = await withSession(dataSource, sessionId, async (tx, s) => {
+      await compactIfNeeded(log, model, sessionId, turn, compactAt, deps.prices ?? {}, deps.metrics);
+    const prepared = await log.withOpenSession(sessionId, async (tx, s) => {
       const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
       // Calls still open come first: the model is asked again only when every call is answered.
       const pending = openCalls(events);
@@ -162,13 +149,11 @@ export function createSessionActivities(deps: {
       const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
       const planned: StoredEvent[] = [];
       if (s.status === 'rescheduling') {
-        s.status = 'running';
-        await tx.update(SessionEntity, { id: s.id }, { status: 'running' });
         planned.push(internal('session.status_running', {}, `${key}:resumed:${failures}`));
       }
       const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
       planned.push(internal('span.model_request_start', {}, startKey));
-      await appendEvents(tx, s, planned, new Date());
+      await log.append(tx, s, planned, new Date());
       const startId =
         (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ?? '';
       return {
@@ -200,8 +185,8 @@ export function createSessionActivities(deps: {
       );
       mcpTools = declared.tools;
       if (declared.failures.length)
-        await withSession(dataSource, sessionId, (tx, s) =>
-          appendEvents(
+        await log.withOpenSession(sessionId, (tx, s) =>
+          log.append(
             tx,
             s,
             declared.failures.map((f) =>
@@ -233,7 +218,7 @@ export function createSessionActivities(deps: {
     ];
     // The reply's agent.message id is chosen now, so that its previews name the event they precede.
     const messageId = newId('sessionEvent');
-    const previews = previewPublisher(dataSource, sessionId, messageId);
+    const previews = previewPublisher(log, sessionId, messageId);
     let response: ModelResponse;
     const requested = process.hrtime.bigint();
     // The model request's span continues the trace of the message that started the turn (gen_ai.*
@@ -289,8 +274,8 @@ export function createSessionActivities(deps: {
       observeRequest(context.cancellationSignal.aborted ? 'cancelled' : 'error');
       if (context.cancellationSignal.aborted) {
         // An interrupt: close the span; the turn goes idle once this activity has stopped.
-        await withSession(dataSource, sessionId, (tx, s) =>
-          appendEvents(
+        await log.withOpenSession(sessionId, (tx, s) =>
+          log.append(
             tx,
             s,
             [
@@ -306,7 +291,7 @@ export function createSessionActivities(deps: {
         throw new CancelledFailure('the turn was interrupted');
       }
       throw await recordFailure(
-        dataSource,
+        log,
         sessionId,
         key,
         failures,
@@ -324,7 +309,7 @@ export function createSessionActivities(deps: {
       (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
     );
     let recorded: { before: Usage; after: Usage } | undefined;
-    const appended = await withSession(dataSource, sessionId, async (tx, s) => {
+    const appended = await log.withOpenSession(sessionId, async (tx, s) => {
       const isCustom = (name: string) => custom.some((t) => t.name === name);
       const planned: StoredEvent[] = [
         ...(text.length
@@ -376,12 +361,11 @@ export function createSessionActivities(deps: {
           `${key}:model_end`,
         ),
       ];
-      const inserted = await appendEvents(tx, s, planned, new Date());
+      const inserted = await log.append(tx, s, planned, new Date());
       if (inserted.length) {
         const before = s.usage as Usage;
         const usage = addUsage(agent.model.id, before, response.usage);
-        s.usage = usage;
-        await tx.save(SessionEntity, s);
+        await log.saveUsage(tx, s, usage);
         recorded = { before, after: usage };
       }
       return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
@@ -393,15 +377,8 @@ export function createSessionActivities(deps: {
 
   return {
     async beginTurn({ sessionId, turn }: TurnRef) {
-      await withSession(dataSource, sessionId, async (tx, s) => {
-        s.status = 'running';
-        await tx.update(SessionEntity, { id: s.id }, { status: 'running' });
-        await appendEvents(
-          tx,
-          s,
-          [internal('session.status_running', {}, `turn:${turn}:running`)],
-          new Date(),
-        );
+      await log.withOpenSession(sessionId, async (tx, s) => {
+        await log.append(tx, s, [internal('session.status_running', {}, `turn:${turn}:running`)], new Date());
       });
     },
 
@@ -435,9 +412,7 @@ export function createSessionActivities(deps: {
     async endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError }) {
       let turnSeconds: number | undefined;
       let turnSpan: { start: Date; end: Date; traceparent?: string } | undefined;
-      await withSession(dataSource, sessionId, async (tx, s) => {
-        s.status = 'idle';
-        await tx.update(SessionEntity, { id: s.id }, { status: 'idle' });
+      await log.withOpenSession(sessionId, async (tx, s) => {
         const planned: StoredEvent[] = [];
         if (unrecordedError)
           planned.push(
@@ -467,7 +442,7 @@ export function createSessionActivities(deps: {
           ),
         );
         const now = new Date();
-        const inserted = await appendEvents(tx, s, planned, now);
+        const inserted = await log.append(tx, s, planned, now);
         // Active time (usage.active_seconds): the turn's wall time, from its status_running to this idle.
         if (inserted.some((e) => e.type === 'session.status_idle')) {
           const started = await tx.findOne(SessionEventEntity, {
@@ -482,11 +457,10 @@ export function createSessionActivities(deps: {
               order: { seq: 'DESC' },
             });
             turnSpan = { start: started.createdAt, end: now, traceparent: traceparentOf(origin?.body) };
-            s.usage = {
+            await log.saveUsage(tx, s, {
               ...usage,
               active_seconds: Math.round(((Number(usage.active_seconds) || 0) + seconds) * 1000) / 1000,
-            };
-            await tx.save(SessionEntity, s);
+            });
           }
         }
       });
@@ -539,7 +513,7 @@ function countUsage(
  * per turn; the summarizing request's usage is counted like any other.
  */
 async function compactIfNeeded(
-  dataSource: DataSource,
+  log: SessionLog,
   model: ModelClient,
   sessionId: string,
   turn: number,
@@ -548,7 +522,7 @@ async function compactIfNeeded(
   metrics?: MangoMetrics,
 ): Promise<void> {
   const key = `turn:${turn}:compacted`;
-  const plan = await withSession(dataSource, sessionId, async (tx, s) => {
+  const plan = await log.withOpenSession(sessionId, async (tx, s) => {
     // Read through the transaction's own connection: a second pool connection taken while this one holds
     // the Session's row lock deadlocks the pool once as many steps start at once as it has connections.
     const events = await tx.find(SessionEventEntity, {
@@ -597,8 +571,8 @@ async function compactIfNeeded(
     .map((b) => (b as { text: string }).text)
     .join('\n');
   let recorded: { before: Usage; after: Usage } | undefined;
-  await withSession(dataSource, sessionId, async (tx, s) => {
-    const inserted = await appendEvents(
+  await log.withOpenSession(sessionId, async (tx, s) => {
+    const inserted = await log.append(
       tx,
       s,
       [internal(COMPACTED, { _summary: summary, _through_seq: plan.throughSeq }, key)],
@@ -606,8 +580,7 @@ async function compactIfNeeded(
     );
     if (inserted.length) {
       const before = s.usage as Usage;
-      s.usage = addUsageWith(plan.agent.model.id, before, response.usage, prices);
-      await tx.save(SessionEntity, s);
+      await log.saveUsage(tx, s, addUsageWith(plan.agent.model.id, before, response.usage, prices));
       recorded = { before, after: s.usage as Usage };
     }
   });
@@ -622,7 +595,7 @@ async function compactIfNeeded(
  * attempts are used up or the request cannot succeed.
  */
 async function recordFailure(
-  dataSource: DataSource,
+  log: SessionLog,
   sessionId: string,
   key: string,
   failures: number,
@@ -632,7 +605,7 @@ async function recordFailure(
 ): Promise<unknown> {
   if (!(err instanceof ModelRequestError)) return err; // not the model: retried without a session.error
   const retrying = err.retryable && !lastAttempt;
-  await withSession(dataSource, sessionId, async (tx, s) => {
+  await log.withOpenSession(sessionId, async (tx, s) => {
     const planned: StoredEvent[] = [
       internal(
         'span.model_request_end',
@@ -653,10 +626,8 @@ async function recordFailure(
     ];
     if (retrying) {
       planned.push(internal('session.status_rescheduled', {}, `${key}:rescheduled:${failures}`));
-      s.status = 'rescheduling';
-      await tx.update(SessionEntity, { id: s.id }, { status: 'rescheduling' });
     }
-    await appendEvents(tx, s, planned, new Date());
+    await log.append(tx, s, planned, new Date());
   });
   return retrying
     ? err

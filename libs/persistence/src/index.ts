@@ -8,6 +8,7 @@ export * from './pg-listener';
 export * from './wake-loop';
 export * from './session-log.repository';
 export * from './session-work.port';
+export * from './outbox';
 export * from './session-memory-attachments';
 export * from './webhook-outbox';
 export * from './deployment-pause';

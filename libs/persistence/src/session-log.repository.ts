@@ -1,11 +1,15 @@
-import { projectSessionStatus } from '@mango/domain-sessions';
+import { projectSessionStatus, wakesWorkflow } from '@mango/domain-sessions';
 import { newId } from '@mango/platform-ids';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
+import { OUTBOX_CHANNEL } from './outbox';
 import { SessionWorkPort, sqlSessionWork } from './session-work.port';
 import { recordWebhookEvents, sessionWebhookEvents } from './webhook-outbox';
 
+/** NOTIFY channel of an append (payload `<session id>:<seq>`): the log grew, re-read it. */
 export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
+/** NOTIFY channel of message previews (JSON payload, never persisted): only SSE streams listen (ADR 0007). */
+export const SESSION_PREVIEWS_CHANNEL = 'mango_session_previews';
 
 /** One event to append (the log gives it its sequence, id and time). */
 export interface NewSessionEvent {
@@ -24,8 +28,9 @@ export interface NewSessionEvent {
 }
 
 /**
- * A preview of an `agent.message` being generated (never persisted): published on the same channel as
- * event notices, so a listener sees previews and the buffered event's notice in commit order.
+ * A preview of an `agent.message` being generated (never persisted): published on its own channel; a
+ * listener that LISTENs to it and to the events channel on one connection sees previews and the buffered
+ * event's notice in commit order.
  */
 export interface MessageDelta {
   sessionId: string;
@@ -48,7 +53,7 @@ export async function publishDelta(em: Pick<EntityManager, 'query'>, delta: Mess
       i: delta.index,
       t: delta.text.slice(at, at + MAX_DELTA_CHARS),
     });
-    await em.query('SELECT pg_notify($1, $2)', [SESSION_EVENTS_CHANNEL, payload]);
+    await em.query('SELECT pg_notify($1, $2)', [SESSION_PREVIEWS_CHANNEL, payload]);
   }
 }
 
@@ -102,7 +107,7 @@ export class SessionLog {
 
   /**
    * Appends events to a Session whose row the caller holds FOR UPDATE: each takes the next gapless
-   * sequence. In the same transaction: one outbox row per event for the orchestrator, the status
+   * sequence. In the same transaction: an outbox row for each event that wakes the workflow, the status
    * projected through the Session status machine, runnable input creates (or coalesces into) the
    * Session's live Work item; NOTIFY says "look now" on commit. Events whose idempotency key is already
    * in the log are skipped (activity retries) and move nothing.
@@ -124,7 +129,9 @@ export class SessionLog {
     }
     let seq = BigInt(session.lastSeq);
     const rows: SessionEventEntity[] = [];
-    const kinds: string[] = [];
+    // Outbox rows only for kinds that wake the workflow (ADR 0007): sequence and kind of each.
+    const outboxSeqs: string[] = [];
+    const outboxKinds: string[] = [];
     const fresh: NewSessionEvent[] = [];
     for (const e of events) {
       if (e.idempotencyKey && seen.has(e.idempotencyKey)) continue;
@@ -144,19 +151,26 @@ export class SessionLog {
           createdAt: now,
         }),
       );
-      kinds.push(e.outboxKind ?? e.type);
+      const kind = e.outboxKind ?? e.type;
+      if (wakesWorkflow(kind)) {
+        outboxSeqs.push(seq.toString());
+        outboxKinds.push(kind);
+      }
     }
     if (rows.length) {
-      // Every event and its outbox row in one statement.
+      // The events, their outbox rows and (when there are any) the relay's wake-up in one statement.
       await tx.query(
         `WITH e AS (
            INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at)
            SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2
              FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[])
                   AS t(id, seq, type, body, key, tool_use_id, processed_at)
-           RETURNING seq)
-         INSERT INTO outbox (session_id, event_seq, kind, created_at)
-         SELECT $1, seq, kind, $2 FROM unnest($4::bigint[], $10::text[]) AS o(seq, kind)`,
+           RETURNING seq),
+         o AS (
+           INSERT INTO outbox (session_id, event_seq, kind, created_at)
+           SELECT $1, seq, kind, $2 FROM unnest($10::bigint[], $11::text[]) AS o(seq, kind)
+           RETURNING id)
+         SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`,
         [
           session.id,
           now,
@@ -167,7 +181,9 @@ export class SessionLog {
           rows.map((r) => r.idempotencyKey),
           rows.map((r) => r.toolUseId),
           rows.map((r) => r.processedAt),
-          kinds,
+          outboxSeqs,
+          outboxKinds,
+          OUTBOX_CHANNEL,
         ],
       );
       // Lifecycle events announce themselves to subscribed webhooks in the same transaction.

@@ -11,6 +11,12 @@ export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
 /** NOTIFY channel of message previews (JSON payload, never persisted): only SSE streams listen (ADR 0007). */
 export const SESSION_PREVIEWS_CHANNEL = 'mango_session_previews';
 
+/** Reads one Session's log incrementally (see {@link SessionLog.reader}). */
+export interface SessionLogReader {
+  /** The whole log so far, in sequence order (the first call reads it all, later calls only what is new). */
+  read(tx: EntityManager): Promise<SessionEventEntity[]>;
+}
+
 /** One event to append (the log gives it its sequence, id and time). */
 export interface NewSessionEvent {
   type: string;
@@ -209,6 +215,44 @@ export class SessionLog {
     );
     if (runnable) await this.work.ensureSessionWork(tx, session, now);
     return rows;
+  }
+
+  /**
+   * A reader of one Session's log for one step: its first `read` loads the whole log, later ones only the
+   * events appended since, so a step reads the log once however often it looks (ADR 0004).
+   */
+  reader(sessionId: string): SessionLogReader {
+    let events: SessionEventEntity[] = [];
+    return {
+      async read(tx) {
+        const after = events.length ? events[events.length - 1]!.seq : '0';
+        const more = await tx
+          .createQueryBuilder(SessionEventEntity, 'e')
+          .where('e.session_id = :sessionId AND e.seq > :after', { sessionId, after })
+          .orderBy('e.seq', 'ASC')
+          .getMany();
+        events = events.concat(more);
+        return events;
+      },
+    };
+  }
+
+  /** The events whose idempotency key starts with `prefix` (e.g. one step's tool calls), in order. */
+  eventsByKeyPrefix(tx: EntityManager, sessionId: string, prefix: string): Promise<SessionEventEntity[]> {
+    return tx
+      .createQueryBuilder(SessionEventEntity, 'e')
+      .where('e.session_id = :sessionId AND starts_with(e.idempotency_key, :prefix)', { sessionId, prefix })
+      .orderBy('e.seq', 'ASC')
+      .getMany();
+  }
+
+  /** How many of the listed tool calls have their user.tool_result in the log. */
+  async countToolResults(sessionId: string, toolUseIds: string[]): Promise<number> {
+    const rows: Array<{ n: string }> = await this.ds().query(
+      `SELECT count(*) AS n FROM session_events WHERE session_id = $1 AND tool_use_id = ANY($2::text[])`,
+      [sessionId, toolUseIds],
+    );
+    return Number(rows[0]!.n);
   }
 
   /** The Session's cumulative usage (tokens, list cost, active seconds), in the caller's transaction. */

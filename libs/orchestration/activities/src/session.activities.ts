@@ -1,5 +1,5 @@
 import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
-import { NewSessionEvent, SessionEventEntity, SessionLog } from '@mango/persistence';
+import { NewSessionEvent, SessionEventEntity, SessionLog, SessionLogReader } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import {
   MODEL_REQUEST_ATTEMPTS,
@@ -133,10 +133,13 @@ export function createSessionActivities(deps: {
     if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
     const model = deps.model;
     const key = `turn:${turn}:step:${step}`;
+    // The step reads the Session's log once (ADR 0004): compaction and the request share that read, a
+    // later look reads only what was appended since.
+    const reader = log.reader(sessionId);
     if (step === 0)
-      await compactIfNeeded(log, model, sessionId, turn, compactAt, deps.prices ?? {}, deps.metrics);
+      await compactIfNeeded(log, reader, model, sessionId, turn, compactAt, deps.prices ?? {}, deps.metrics);
     const prepared = await log.withOpenSession(sessionId, async (tx, s) => {
-      const events = await tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
+      const events = await reader.read(tx);
       // Calls still open come first: the model is asked again only when every call is answered.
       const pending = openCalls(events);
       if (pending) return { pending };
@@ -368,11 +371,12 @@ export function createSessionActivities(deps: {
         await log.saveUsage(tx, s, usage);
         recorded = { before, after: usage };
       }
-      return tx.find(SessionEventEntity, { where: { sessionId }, order: { seq: 'ASC' } });
+      // The step's own tool calls, looked up by key (the whole log is not read again).
+      return log.eventsByKeyPrefix(tx, sessionId, `${key}:tool_use:`);
     });
     // Counted once the usage is committed (a retried activity that recorded nothing counts nothing).
     if (recorded && deps.metrics) countUsage(deps.metrics, agent.model.id, response.usage, recorded);
-    return outcomeOf((appended ?? []).filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
+    return outcomeOf(appended ?? []);
   }
 
   return {
@@ -514,6 +518,7 @@ function countUsage(
  */
 async function compactIfNeeded(
   log: SessionLog,
+  reader: SessionLogReader,
   model: ModelClient,
   sessionId: string,
   turn: number,
@@ -525,10 +530,7 @@ async function compactIfNeeded(
   const plan = await log.withOpenSession(sessionId, async (tx, s) => {
     // Read through the transaction's own connection: a second pool connection taken while this one holds
     // the Session's row lock deadlocks the pool once as many steps start at once as it has connections.
-    const events = await tx.find(SessionEventEntity, {
-      where: { sessionId },
-      order: { seq: 'ASC' },
-    });
+    const events = await reader.read(tx);
     if (events.some((e) => e.idempotencyKey === key)) return undefined;
     const planned = compactionPlan(events, threshold);
     if (!planned) return undefined;

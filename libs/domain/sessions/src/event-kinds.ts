@@ -5,7 +5,7 @@
  * imports nothing, so the Temporal workflow bundle may use it (docs/architecture.md, ADR 0005).
  */
 
-/** Every event type the Session log stores (docs/api-guide.md "Session events"). */
+/** Every event type the Session log stores (openapi.yaml `SessionEvent`). */
 export const SESSION_EVENT_TYPES = [
   'user.message',
   'user.interrupt',
@@ -51,7 +51,7 @@ export function isRunnableKind(kind: string): boolean {
 
 /**
  * Events accepted while a Session is paused at its budget ("settle" events, docs/api-guide.md
- * "Budgets"): they answer or stop what is pending, never start new work.
+ * "Sessions — choices"): they answer or stop what is pending, never start new work.
  */
 export function settlesPendingAction(kind: string): boolean {
   return (

@@ -1,4 +1,5 @@
 export * from './event-kinds';
+export * from './model-step';
 export * from './session-status.state';
 export * from './pricing';
 export * from './session-input';

@@ -1,5 +1,5 @@
 /**
- * The Session status state machine (docs/api-guide.md "Session status", ADR 0005): which event moves
+ * The Session status state machine (openapi.yaml `Session.status`, ADR 0005): which event moves
  * which status. Pure and exhaustive; the Session log (`libs/persistence/src/session-log.repository.ts`)
  * is the only writer of `sessions.status`, and it writes what this function answers for each event it
  * appends.

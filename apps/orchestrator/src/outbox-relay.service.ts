@@ -4,30 +4,22 @@ import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, tracer } from '@mango/platform-tracing';
-import { WakeLoop, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
+import { OUTBOX_CHANNEL, OUTBOX_PRUNE_BATCH, pruneDispatchedOutbox, WakeLoop } from '@mango/persistence';
 import { DataSource } from 'typeorm';
+import { wakesWorkflow } from '@mango/domain-sessions';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
-/** Outbox kinds that move the Session workflow; the others are marked dispatched without a signal. */
-const WAKES_WORKFLOW = new Set([
-  'user.message',
-  'user.tool_result',
-  'user.tool_confirmation',
-  'user.custom_tool_result',
-  'user.interrupt',
-  // A session.updated that changed the budget: resumes a turn paused at the budget gate.
-  'session.budget_changed',
-  // A worker's Fail terminated the Session: the workflow stops.
-  'session.status_terminated',
-]);
 const BATCH = 100;
 const SWEEP_MS = 1000;
 /** Signal-with-start calls in flight at once during one relay pass. */
 const SIGNAL_LANES = 16;
+/** Dispatched rows are pruned at most this often, at most this many batches per pass (ADR 0007). */
+const PRUNE_EVERY_MS = 60_000;
+const PRUNE_BATCHES_PER_PASS = 10;
 
 /**
- * The outbox relay: claims undispatched rows with FOR UPDATE SKIP LOCKED (several orchestrators may run),
+ * The outbox relay: the outbox holds only kinds that wake the workflow (ADR 0007). It claims undispatched rows with FOR UPDATE SKIP LOCKED (several orchestrators may run),
  * signal-with-starts the Session workflow (workflow id = session id, signal carries the event sequence)
  * and marks the rows dispatched in the same transaction. At least once: a crash between the signal and
  * the commit re-sends a sequence the workflow already consumed, which it ignores. Woken by NOTIFY, with a
@@ -38,6 +30,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   private loop?: WakeLoop;
   private connection?: Connection;
   private client?: Client;
+  private prunedAt = 0;
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
@@ -74,10 +67,14 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     // fresh pass cover anything missed.
     this.loop = new WakeLoop({
       url: this.env.MANGO_DATABASE_URL,
-      channel: SESSION_EVENTS_CHANNEL,
+      // Woken only by appends that wrote outbox rows (ADR 0007), not by every event or preview.
+      channel: OUTBOX_CHANNEL,
       applicationName: 'mango-outbox-relay',
       sweepMs: SWEEP_MS,
-      pass: () => this.drain(),
+      pass: async () => {
+        await this.drain();
+        await this.prune();
+      },
       onPassError: (err) =>
         this.log.error({ err: String(err) }, 'outbox relay pass failed; retrying on the next wake-up'),
       onLost: () => this.log.warn('outbox listener lost; reconnecting (the sweep keeps relaying)'),
@@ -108,7 +105,8 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
         // a hundred Sessions is a few round trips, not a hundred, while the rows stay locked).
         const bySession = new Map<string, typeof rows>();
         for (const row of rows) {
-          if (!WAKES_WORKFLOW.has(row.kind)) continue;
+          // Kinds that do not move the workflow are marked dispatched without a signal.
+          if (!wakesWorkflow(row.kind)) continue;
           const list = bySession.get(row.session_id) ?? [];
           list.push(row);
           bySession.set(row.session_id, list);
@@ -145,6 +143,16 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
       // Observed once the dispatch committed (a rolled-back pass is relayed, and counted, again).
       for (const r of relayed) this.metrics.outboxDispatchLag.observe(Math.max(0, Number(r.waited)));
       if (relayed.length < BATCH) return;
+    }
+  }
+
+  /** Deletes dispatched rows past their retention, in bounded batches, at most once a minute. */
+  private async prune(): Promise<void> {
+    if (Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = Date.now();
+    for (let i = 0; i < PRUNE_BATCHES_PER_PASS; i++) {
+      const deleted = await pruneDispatchedOutbox(this.dataSource);
+      if (deleted < OUTBOX_PRUNE_BATCH) return;
     }
   }
 

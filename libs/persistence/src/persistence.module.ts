@@ -1,8 +1,13 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { createDataSource, DatabaseSettings } from './data-source';
+import { SessionLog } from './session-log.repository';
+import { SESSION_WORK, sqlSessionWork, SessionWorkPort } from './session-work.port';
 
-/** Provides the app's single initialized DataSource and closes it on shutdown. */
+/**
+ * Provides the app's single initialized DataSource (closed on shutdown) and the aggregate repositories
+ * built on it: the Session log, with the Work it needs behind `SESSION_WORK` (ADR 0005).
+ */
 @Global()
 @Module({})
 export class PersistenceModule implements OnApplicationShutdown {
@@ -16,8 +21,14 @@ export class PersistenceModule implements OnApplicationShutdown {
           provide: DataSource,
           useFactory: async () => createDataSource(settings).initialize(),
         },
+        { provide: SESSION_WORK, useValue: sqlSessionWork },
+        {
+          provide: SessionLog,
+          useFactory: (ds: DataSource, work: SessionWorkPort) => new SessionLog(ds, work),
+          inject: [DataSource, SESSION_WORK],
+        },
       ],
-      exports: [DataSource],
+      exports: [DataSource, SessionLog, SESSION_WORK],
     };
   }
 

@@ -3,10 +3,11 @@ import { Client } from 'pg';
 export interface PgListenerOptions {
   /** PostgreSQL connection URL. */
   url: string | undefined;
-  channel: string;
+  /** One channel, or several LISTENed on the same connection (their notices then arrive in commit order). */
+  channel: string | readonly string[];
   applicationName: string;
-  /** A NOTIFY on the channel with a non-empty payload. */
-  onNotify(payload: string): void;
+  /** A NOTIFY on one of the channels with a non-empty payload. */
+  onNotify(payload: string, channel: string): void;
   /** The connection was lost: notifications may have been missed, so subscribers must re-read the table. */
   onLost(): void;
 }
@@ -28,15 +29,17 @@ export class PgListener {
   }
 
   private async connect(): Promise<void> {
-    const { url, channel, applicationName } = this.options;
+    const { url, applicationName } = this.options;
+    const channels: readonly string[] =
+      typeof this.options.channel === 'string' ? [this.options.channel] : this.options.channel;
     const client = new Client({ connectionString: url, application_name: applicationName });
     client.on('notification', (msg) => {
-      if (msg.channel === channel && msg.payload) this.options.onNotify(msg.payload);
+      if (channels.includes(msg.channel) && msg.payload) this.options.onNotify(msg.payload, msg.channel);
     });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     await client.connect();
-    await client.query(`LISTEN ${channel}`);
+    for (const channel of channels) await client.query(`LISTEN ${channel}`);
     this.client = client;
   }
 

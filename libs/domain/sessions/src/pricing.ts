@@ -1,7 +1,7 @@
 import type { Budget } from './session-input';
 
 /**
- * List prices of the models Mango knows, used for `usage.list_cost` and budgets (hosted §3.2, §5.4).
+ * List prices of the models Mango knows, used for `usage.list_cost` and budgets (openapi.yaml `SessionUsage`, `Budget`; docs/api-guide.md "Sessions — choices").
  * Prices are USD per million tokens; cache writes cost 1.25× input and cache reads 0.1× input, as on the
  * public price list. A model not listed here is "unpriced": its usage has no list cost and a budgeted
  * Session cannot use it.

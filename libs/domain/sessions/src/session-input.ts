@@ -24,8 +24,9 @@ import {
   readOptionalString,
   readString,
 } from '@mango/domain-kernel';
+import { isRunnableKind } from './event-kinds';
 
-/** Rules for Session creation input (hosted §2.2, §5.2, decisions): pure, no I/O. */
+/** Rules for Session creation input (openapi.yaml `SessionCreateRequest`; docs/api-guide.md "Sessions — choices"): pure, no I/O. */
 export const SESSION_LIMITS = {
   title: 512,
   initialEvents: 50,
@@ -191,7 +192,7 @@ const THREAD_ID = /^sthr_[0-9A-HJKMNP-TV-Z]{26}$/;
 const FILE_ID = /^file_[0-9A-HJKMNP-TV-Z]{26}$/;
 const SEVT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
 const LATER = ['user.define_outcome'];
-/** The events a `system.message` may immediately follow in the same request (hosted §3.4.2). */
+/** The events a `system.message` may immediately follow in the same request (openapi.yaml `SessionEventsSendRequest`). */
 const SYSTEM_MESSAGE_FOLLOWS = ['user.message', 'user.tool_result', 'user.custom_tool_result'];
 
 function readSevt(v: unknown, path: string, of: string): string {
@@ -218,7 +219,7 @@ function readIsError(v: unknown, path: string): boolean {
   return v === true;
 }
 
-/** One client event (hosted §3.4.2): `user.message`, `user.interrupt` and (from a Work token) `user.tool_result`. */
+/** One client event (openapi.yaml `SessionEventsSendRequest`): `user.message`, `user.interrupt` and (from a Work token) `user.tool_result`. */
 export function parseClientEvent(v: unknown, path: string): ClientEvent {
   const o = readObject(v, path);
   if (typeof o.type === 'string' && LATER.includes(o.type)) {
@@ -298,7 +299,7 @@ export function parseEventsBody(body: unknown): ClientEvent[] {
 }
 
 /**
- * `system.message` rules (hosted §3.4.2): at most one per request, last, immediately after a
+ * `system.message` rules (openapi.yaml `SessionEventsSendRequest`): at most one per request, last, immediately after a
  * `user.message`, `user.tool_result` or `user.custom_tool_result`; `content` is text blocks.
  */
 function checkSystemMessage(raw: unknown[], at: number): void {
@@ -398,6 +399,5 @@ export function freezeAgent(
 
 export type SessionAgent = ReturnType<typeof freezeAgent>;
 
-/** Input that lets the agent continue (and so needs the Session's worker): messages, confirmations, custom tool results. */
-export const isRunnable = (e: ClientEvent): boolean =>
-  e.type === 'user.message' || e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result';
+/** Input that lets the agent continue (and so needs the Session's worker): see `isRunnableKind`. */
+export const isRunnable = (e: ClientEvent): boolean => isRunnableKind(e.type);

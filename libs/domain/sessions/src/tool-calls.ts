@@ -1,5 +1,5 @@
 /**
- * Tool calls in a Session's event log (hosted §3.4, §5.3): which are answered, which still wait for the
+ * Tool calls in a Session's event log (openapi.yaml `SessionEvent`; docs/api-guide.md "Sessions — choices"): which are answered, which still wait for the
  * worker or the client, and which an interrupt (or a turn that ended without them) closed. Pure: the
  * orchestrator decides with it and the API refuses late answers with it.
  */

@@ -7,7 +7,7 @@ import { MessageDelta, SessionEntity, SessionEventEntity } from '@mango/persiste
 import type { Request, Response } from 'express';
 import { DataSource, IsNull } from 'typeorm';
 import { renderEvent } from './session.view';
-import { SessionStreamHub } from './session-stream.service';
+import { SessionStreamHub } from './session-stream-hub';
 import {
   DEFAULT_SESSION_SERVICE_LIMITS,
   SESSION_SERVICE_LIMITS,
@@ -28,7 +28,7 @@ function frameOf(row: SessionEventEntity): string {
   return frame;
 }
 
-/** `event_deltas[]`: the event types whose previews this connection wants (hosted §5.6). */
+/** `event_deltas[]`: the event types whose previews this connection wants (openapi.yaml `SessionStreamFrame`). */
 function parseEventDeltas(query: Record<string, unknown>): Set<string> {
   const raw = [query.event_deltas, query['event_deltas[]']].flat().filter((v) => v !== undefined);
   const types = new Set<string>();
@@ -71,9 +71,9 @@ function previewFrames(write: (frame: string) => void) {
   };
 }
 
-/** Keep-alive frames at most every 15 s (decisions). */
+/** Keep-alive frames at most every 15 s (docs/api-guide.md "Sessions — choices"). */
 export const KEEPALIVE_MS = 15_000;
-/** A Work token's stream re-checks that it still owns the Session this often (decisions). */
+/** A Work token's stream re-checks that it still owns the Session this often (docs/api-guide.md "Sessions — choices"). */
 export const OWNERSHIP_CHECK_MS = 1_000;
 
 /**

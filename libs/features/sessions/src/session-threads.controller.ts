@@ -10,7 +10,7 @@ import { SessionsService } from './sessions.service';
 
 type Q = Record<string, unknown>;
 
-/** The primary Thread of a Session: same ULID as the Session, `sthr_` prefix (hosted §2.4, §3.3). */
+/** The primary Thread of a Session: same ULID as the Session, `sthr_` prefix (openapi.yaml `SessionThread`). */
 export const primaryThreadId = (sessionId: string) =>
   ID_PREFIXES.sessionThread + sessionId.slice(ID_PREFIXES.session.length);
 

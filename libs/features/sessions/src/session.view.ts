@@ -1,6 +1,6 @@
 import type { SessionEntity, SessionEventEntity, SessionMemoryResource } from '@mango/persistence';
 
-/** The wire form of a Session (hosted §3.2). */
+/** The wire form of a Session (openapi.yaml `Session`). */
 export function renderSession(s: SessionEntity) {
   return {
     id: s.id,
@@ -14,7 +14,7 @@ export function renderSession(s: SessionEntity) {
     vault_ids: s.vaultIds ?? [],
     metadata: s.metadata,
     budget: s.budget,
-    /** The Deployment whose run created the Session (hosted §3.2), else null. */
+    /** The Deployment whose run created the Session (openapi.yaml `Session`), else null. */
     deployment_id: s.deploymentId ?? null,
     usage: s.usage,
     // Active time is accumulated per turn by the orchestrator; duration is the Session's age so far.

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { SessionStreamController } from './session-stream.controller';
-import { SessionStreamHub } from './session-stream.service';
+import { SessionStreamHub } from './session-stream-hub';
 import { SessionStreamer } from './session-streamer';
 import { SessionThreadsController } from './session-threads.controller';
 import { SessionsController } from './sessions.controller';

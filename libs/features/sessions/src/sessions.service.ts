@@ -10,7 +10,6 @@ import {
   FileTextReader,
   invalidRequest,
   notFound,
-  permissionDenied,
   readObject,
   readOptionalString,
   unauthenticated,
@@ -20,10 +19,12 @@ import { freezeSkillVersions } from '@mango/feature-agents';
 import type { Principal } from '@mango/feature-auth';
 import { toLease } from '@mango/feature-work';
 import {
+  BUDGET_CHANGED,
   budgetChangeProblem,
   ClientEvent,
   closesOpenCalls,
   freezeAgent,
+  INITIAL_SESSION_STATUS,
   PriceTable,
   priceOf,
   SessionAgent,
@@ -39,14 +40,11 @@ import {
   Page,
   parseBooleanQuery,
   parseLimit,
-  parseTimeRange,
   rejectUnknownQuery,
-  SortOrder,
   toPage,
 } from '@mango/platform-pagination';
 import {
   AgentEntity,
-  appendEvents,
   AgentVersionEntity,
   attachSessionMemoryStores,
   EnvironmentEntity,
@@ -54,36 +52,29 @@ import {
   recordWebhookEvents,
   SessionEntity,
   SessionEventEntity,
+  SessionLog,
   sessionMemoryResources,
   VaultEntity,
   WorkItemEntity,
 } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, currentTraceparent, tracer, tracingEnabled } from '@mango/platform-tracing';
-import { DataSource, EntityManager, In, IsNull, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import {
+  answerOf,
+  answerTargetTypes,
+  checkBudgetPause,
+  checkEventCount,
+  checkPoster,
+  isAnswerable,
+} from './event-admission';
+import { asList, EVENT_TYPE, parseOrder, STATUSES, whereCreatedAt } from './session-list-query';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 
 type Query = Record<string, unknown>;
 
 /** Operator model prices (`MANGO_MODEL_PRICES`), provided by the app; absent means the built-in list only. */
 export const MODEL_PRICES = Symbol.for('mango.ModelPrices');
-
-/** The outbox kind of a budget change: it wakes a turn paused at the budget gate (the workflow's BUDGET_CHANGED). */
-const BUDGET_CHANGED = 'session.budget_changed';
-/** Events accepted while a Session is paused at its budget (hosted §5.3 "settle" events). */
-const SETTLE_EVENTS = new Set([
-  'user.tool_confirmation',
-  'user.tool_result',
-  'user.custom_tool_result',
-  'user.interrupt',
-]);
-const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
-const EVENT_TYPE = /^[a-z_]+\.[a-z_]+$/;
-
-function asList(raw: unknown): string[] {
-  if (raw === undefined) return [];
-  return (Array.isArray(raw) ? raw : [raw]).map(String);
-}
 
 const toStored = (e: ClientEvent) => {
   const { type, ...body } = e;
@@ -97,53 +88,6 @@ const toStored = (e: ClientEvent) => {
     runnable: isRunnable(e),
   };
 };
-
-/**
- * What an answering event answers: the call it targets, how "once" is enforced (the tool_use_id column for
- * results, an idempotency key for confirmations), and the body compared on a retry.
- */
-function answerOf(e: ClientEvent) {
-  const { type: _type, ...body } = e;
-  switch (e.type) {
-    case 'user.tool_result':
-      return { targetId: e.tool_use_id, targetType: 'agent.tool_use', needsAsk: false, key: undefined, body };
-    case 'user.custom_tool_result':
-      return {
-        targetId: e.custom_tool_use_id,
-        targetType: 'agent.custom_tool_use',
-        needsAsk: false,
-        key: undefined,
-        body,
-      };
-    case 'user.tool_confirmation':
-      return {
-        targetId: e.tool_use_id,
-        targetType: 'agent.tool_use',
-        needsAsk: true,
-        key: `confirmation:${e.tool_use_id}`,
-        body,
-      };
-    default:
-      return undefined;
-  }
-}
-
-/** `order` query parameter: asc | desc, with a per-list default. */
-function parseOrder(raw: unknown, fallback: SortOrder): SortOrder {
-  if (raw === undefined) return fallback;
-  if (raw === 'asc' || raw === 'desc') return raw;
-  throw invalidRequest('order must be asc or desc');
-}
-
-/** `created_at[gt|gte|lt|lte]` filters on `<alias>.created_at`. */
-function whereCreatedAt(qb: SelectQueryBuilder<ObjectLiteral>, alias: string, raw: unknown): void {
-  const range = parseTimeRange(raw, 'created_at');
-  const ops = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
-  for (const op of Object.keys(ops) as Array<keyof typeof ops>) {
-    const at = range[op];
-    if (at) qb.andWhere(`${alias}.created_at ${ops[op]} :${op}`, { [op]: at });
-  }
-}
 
 /**
  * Limits that protect one API process under load (operator configuration, documented defaults). Beyond
@@ -161,16 +105,7 @@ export const DEFAULT_SESSION_SERVICE_LIMITS: SessionServiceLimits = {
 };
 export const SESSION_SERVICE_LIMITS = Symbol.for('mango.SessionServiceLimits');
 
-/** 413 for a request carrying more events than this server admits at once (after the shape checks). */
-function checkEventCount(list: unknown, field: string, limit: number): void {
-  if (Array.isArray(list) && list.length > limit)
-    throw new DomainError(
-      ErrorCode.TooLarge,
-      `${field} carries ${list.length} events; this server accepts at most ${limit} per request (MANGO_MAX_EVENTS_PER_REQUEST)`,
-    );
-}
-
-/** Sessions and their event log (hosted §2.2–§2.3, seed 002 "Session inputs and state"). */
+/** Sessions and their event log (openapi.yaml; docs/architecture.md; docs/api-guide.md "Sessions — choices"). */
 @Injectable()
 export class SessionsService {
   constructor(
@@ -181,10 +116,11 @@ export class SessionsService {
     @Optional()
     @Inject(SESSION_SERVICE_LIMITS)
     private readonly limits: SessionServiceLimits = DEFAULT_SESSION_SERVICE_LIMITS,
+    @Optional() @Inject(SessionLog) private readonly log: SessionLog = new SessionLog(dataSource),
   ) {}
 
   /**
-   * File documents become text documents at admission (seed 004: bounded UTF-8 only), before any write:
+   * File documents become text documents at admission (docs/api-guide.md "Files — choices": bounded UTF-8 only), before any write:
    * the event keeps the text, so deleting the File later changes nothing. Refusals are the reader's
    * (404 another Workspace's or unknown File, 400 image/PDF/too large/not UTF-8).
    */
@@ -265,7 +201,7 @@ export class SessionsService {
         deploymentId: options.deploymentId ?? null,
         agent: agentSnapshot,
         title: input.title,
-        status: 'idle',
+        status: INITIAL_SESSION_STATUS,
         metadata: input.metadata,
         budget: input.budget,
         vaultIds,
@@ -283,7 +219,8 @@ export class SessionsService {
       });
       await insertRow(tx, SessionEntity, session);
       await recordWebhookEvents(tx, workspaceId, [{ type: 'session.created', id: session.id }], now);
-      if (input.initialEvents.length) await appendEvents(tx, session, input.initialEvents.map(toStored), now);
+      if (input.initialEvents.length)
+        await this.log.append(tx, session, input.initialEvents.map(toStored), now);
       const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
       if (options.withinTransaction) await options.withinTransaction(tx, session);
       return { ...renderSession(session), resources };
@@ -303,7 +240,7 @@ export class SessionsService {
   }
 
   /**
-   * A coordinator's roster frozen like the Agent itself (hosted §3.2 SessionAgent): each roster Agent
+   * A coordinator's roster frozen like the Agent itself (openapi.yaml `SessionAgent`): each roster Agent
    * becomes its pinned version's full definition (without a roster of its own — depth 1) with its Skill
    * pins frozen; `self` becomes this snapshot's own definition; advisors stay as they are.
    */
@@ -466,7 +403,7 @@ export class SessionsService {
           agent: session.agent as SessionEntity['agent'] & object,
         },
       );
-      await appendEvents(
+      await this.log.append(
         tx,
         session,
         [
@@ -505,17 +442,8 @@ export class SessionsService {
     return this.dataSource.transaction(async (tx) => {
       const session = await this.find(tx, workspaceId, id, true);
       const now = new Date();
-      await appendEvents(
-        tx,
-        session,
-        [{ type: 'session.deleted', body: {}, processed: true, runnable: false }],
-        now,
-      );
-      await tx.update(SessionEntity, { id: session.id }, { deletedAt: now });
-      await tx.query(
-        `UPDATE work_items SET state = 'stopped', stopped_at = $2, stop_requested_at = COALESCE(stop_requested_at, $2) WHERE session_id = $1 AND state <> 'stopped'`,
-        [session.id, now],
-      );
+      // session.deleted, deleted_at, and its live Work stopped through the Work port (ADR 0005).
+      await this.log.delete(tx, session, now);
       return { id: session.id, type: 'session_deleted' as const };
     });
   }
@@ -532,13 +460,7 @@ export class SessionsService {
     if (p.kind === 'work' && !p.live) throw unauthenticated('the Work token is no longer valid');
     const events = parseEventsBody(body);
     checkEventCount(events, 'events', this.limits.eventsPerRequest);
-    const fromWorker = p.kind === 'work';
-    for (const e of events) {
-      if (fromWorker && e.type !== 'user.tool_result')
-        throw permissionDenied('a Work token may only post user.tool_result');
-      if (!fromWorker && e.type === 'user.tool_result')
-        throw permissionDenied("user.tool_result is posted by the Session's Work token");
-    }
+    checkPoster(p.kind === 'work', events);
     await this.admitFileDocuments(p.workspaceId, events);
     // Tool results accepted in this call, observed once the transaction committed.
     const answered: Array<{
@@ -555,13 +477,7 @@ export class SessionsService {
       if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
       if (p.kind === 'work') await this.requireLiveLease(tx, p);
       const paused = await this.pausedAtBudget(tx, session);
-      if (paused) {
-        const refused = events.find((e) => !SETTLE_EVENTS.has(e.type));
-        if (refused)
-          throw invalidRequest(
-            `the session reached its budget; ${refused.type} is not accepted until the budget is raised or removed (only tool confirmations, tool results, custom tool results and interrupts are)`,
-          );
-      }
+      checkBudgetPause(paused, events);
       const now = new Date();
       const stored: EventView[] = [];
       const fresh: Array<ReturnType<typeof toStored>> = [];
@@ -573,11 +489,10 @@ export class SessionsService {
           continue;
         }
         // A confirmation answers a sandbox or an MCP call that asked; results answer only their own kind.
-        const targetTypes = answer.needsAsk ? ['agent.tool_use', 'agent.mcp_tool_use'] : [answer.targetType];
         const target = await tx.findOne(SessionEventEntity, {
-          where: { id: answer.targetId, sessionId: session.id, type: In(targetTypes) },
+          where: { id: answer.targetId, sessionId: session.id, type: In(answerTargetTypes(answer)) },
         });
-        if (!target || (answer.needsAsk && target.body.evaluated_permission !== 'ask')) {
+        if (!target || !isAnswerable(answer, target)) {
           throw invalidRequest(
             `${answer.targetId} is not ${answer.needsAsk ? 'an agent.tool_use awaiting confirmation' : `an ${answer.targetType}`} of this session`,
           );
@@ -614,7 +529,7 @@ export class SessionsService {
           ...(answer.key ? { idempotencyKey: answer.key } : { toolUseId: answer.targetId }),
         });
       }
-      const rows = await appendEvents(tx, session, fresh, now);
+      const rows = await this.log.append(tx, session, fresh, now);
       return { data: [...stored, ...rows.map(renderEvent)], now, sessionId: session.id };
     });
     for (const a of answered) {

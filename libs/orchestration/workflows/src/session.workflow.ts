@@ -15,6 +15,7 @@ import {
   MODEL_REQUEST_EXHAUSTED,
   type SessionActivities,
 } from './activities.contract';
+import { workflowWake } from '@mango/domain-sessions';
 
 /** The outbox relay signals each event that can move the Session (kind and sequence), at least once; duplicates are ignored. */
 export const sessionInputSignal =
@@ -67,11 +68,6 @@ const DEFAULT_TURNS_PER_RUN = 100;
 /** Model calls per turn (tool round trips) before the turn is stopped. */
 const STEPS_PER_TURN = 50;
 
-/** The outbox kind of a `session.updated` that changed or removed the budget. */
-export const BUDGET_CHANGED = 'session.budget_changed';
-
-const WAKES_A_TURN = new Set(['user.message', 'user.tool_confirmation', 'user.custom_tool_result']);
-
 /**
  * One workflow per Session (workflow id = session id). It keeps only small state — what input it consumed,
  * the turn counter, interrupts, the budget pause — and decides; activities do all I/O idempotently.
@@ -95,18 +91,21 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
   // Budget changes seen when the last turn began: a change during or after a paused turn resumes it.
   let changesBefore = 0;
   setHandler(sessionInputSignal, ({ seq, kind, toolUseId }) => {
-    if (kind === 'user.tool_result') {
+    // What the kind does is the event-kind vocabulary's (libs/domain/sessions/src/event-kinds.ts); a
+    // signal without a kind (older relays) is input that starts a turn.
+    const wake = kind === undefined ? 'turn' : workflowWake(kind);
+    if (wake === 'tool_result') {
       if (toolUseId) answered.add(toolUseId);
-    } else if (kind === BUDGET_CHANGED) budgetChanges += 1;
-    else if (kind === 'session.status_terminated') {
+    } else if (wake === 'budget') budgetChanges += 1;
+    else if (wake === 'terminate') {
       // A worker's Fail terminated the Session: stop at once; nothing more is recorded.
       terminated = true;
       running?.scope.cancel();
-    } else if (kind === 'user.interrupt') {
+    } else if (wake === 'interrupt') {
       if (seq <= interrupted) return; // a redelivered signal
       interrupted = seq;
       if (running && seq > running.since) running.scope.cancel();
-    } else if ((kind === undefined || WAKES_A_TURN.has(kind)) && seq > pendingInput) pendingInput = seq;
+    } else if (wake === 'turn' && seq > pendingInput) pendingInput = seq;
   });
   for (let i = 0; i < turnsPerRun; i++) {
     await condition(() => terminated || pendingInput > consumed || (paused && budgetChanges > changesBefore));

@@ -10,6 +10,7 @@ import {
   parseSessionNotice,
   PgListener,
   SESSION_EVENTS_CHANNEL,
+  SESSION_PREVIEWS_CHANNEL,
   SessionEventEntity,
 } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
@@ -35,7 +36,8 @@ interface SessionTail {
 const BATCH = 500;
 
 /**
- * One LISTEN connection per API process for `mango_session_events` (payload `<session id>:<seq>`), and
+ * One LISTEN connection per API process for `mango_session_events` (payload `<session id>:<seq>`) and
+ * `mango_session_previews` (preview deltas), and
  * one reader per Session however many streams are open on it: a NOTIFY only says "look now"; the
  * Session's reader reads the rows after the lowest sequence any of its streams delivered, and hands each
  * stream the rows it has not seen. A lost notification delays an event but never loses or duplicates it.
@@ -57,7 +59,8 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
     );
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
-      channel: SESSION_EVENTS_CHANNEL,
+      // Events and previews on one connection: a message's previews arrive before its own notice.
+      channel: [SESSION_EVENTS_CHANNEL, SESSION_PREVIEWS_CHANNEL],
       applicationName: 'mango-session-streams',
       onNotify: (payload) => {
         const notice = parseSessionNotice(payload);

@@ -1,0 +1,103 @@
+/**
+ * The vocabulary of Session event kinds: which kinds are runnable, wake the Session workflow, settle a
+ * pending action, change the budget. One place answers these questions for the API (admission), the
+ * Session log (outbox rows, Work), the outbox relay and the workflow. Pure and workflow-safe: this file
+ * imports nothing, so the Temporal workflow bundle may use it (docs/architecture.md, ADR 0005).
+ */
+
+/** Every event type the Session log stores (openapi.yaml `SessionEvent`). */
+export const SESSION_EVENT_TYPES = [
+  'user.message',
+  'user.interrupt',
+  'user.tool_result',
+  'user.tool_confirmation',
+  'user.custom_tool_result',
+  'agent.message',
+  'agent.tool_use',
+  'agent.custom_tool_use',
+  'agent.mcp_tool_use',
+  'agent.mcp_tool_result',
+  'agent.thread_context_compacted',
+  'session.status_running',
+  'session.status_idle',
+  'session.status_rescheduled',
+  'session.status_terminated',
+  'session.error',
+  'session.updated',
+  'session.deleted',
+  'session.usage',
+  'span.model_request_start',
+  'span.model_request_end',
+] as const;
+
+export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+
+/**
+ * The outbox kind of a `session.updated` that changed or removed the budget: it resumes a turn paused
+ * at the budget gate. Never an event type of its own.
+ */
+export const BUDGET_CHANGED = 'session.budget_changed';
+
+/** Every kind an outbox row or a workflow signal may carry: the event types plus {@link BUDGET_CHANGED}. */
+export const SESSION_EVENT_KINDS: readonly string[] = [...SESSION_EVENT_TYPES, BUDGET_CHANGED];
+
+/**
+ * Client input that lets the agent continue, and so needs the Session's worker and starts a turn:
+ * messages, tool confirmations, custom tool results.
+ */
+export function isRunnableKind(kind: string): boolean {
+  return kind === 'user.message' || kind === 'user.tool_confirmation' || kind === 'user.custom_tool_result';
+}
+
+/**
+ * Events accepted while a Session is paused at its budget ("settle" events, docs/api-guide.md
+ * "Sessions — choices"): they answer or stop what is pending, never start new work.
+ */
+export function settlesPendingAction(kind: string): boolean {
+  return (
+    kind === 'user.tool_confirmation' ||
+    kind === 'user.tool_result' ||
+    kind === 'user.custom_tool_result' ||
+    kind === 'user.interrupt'
+  );
+}
+
+/** The outbox kind that marks a budget change (a `session.updated` carrying `budget`). */
+export function changesBudget(kind: string): boolean {
+  return kind === BUDGET_CHANGED;
+}
+
+/** What a kind does to a running Session workflow when it is signalled. */
+export type WorkflowWake =
+  /** Starts (or queues) the next turn. */
+  | 'turn'
+  /** Answers a sandbox tool call the turn waits on. */
+  | 'tool_result'
+  /** Cancels the running turn. */
+  | 'interrupt'
+  /** Resumes a turn paused at the budget gate. */
+  | 'budget'
+  /** A worker's Fail terminated the Session: the workflow stops. */
+  | 'terminate';
+
+/** How a kind wakes the Session workflow, or `undefined` when it does not (no outbox row, no signal). */
+export function workflowWake(kind: string): WorkflowWake | undefined {
+  if (isRunnableKind(kind)) return 'turn';
+  switch (kind) {
+    case 'user.tool_result':
+      return 'tool_result';
+    case 'user.interrupt':
+      return 'interrupt';
+    case BUDGET_CHANGED:
+      return 'budget';
+    case 'session.status_terminated':
+      return 'terminate';
+    default:
+      return undefined;
+  }
+}
+
+/** Kinds the outbox relay signals to the Session workflow. */
+export function wakesWorkflow(kind: string): boolean {
+  return workflowWake(kind) !== undefined;
+}

@@ -1,0 +1,52 @@
+import type { ModelResponse } from '@mango/adapter-model';
+import { addedListCostUsd, type SessionUsage } from '@mango/domain-sessions';
+import type { NewSessionEvent, SessionEventEntity } from '@mango/persistence';
+import type { MangoMetrics } from '@mango/platform-metrics';
+
+/** Shared by the Session activities: how they shape their events, count usage and find a turn's trace. */
+
+/** Output tokens per model request. */
+export const MAX_TOKENS = 4096;
+
+export type StoredEvent = NewSessionEvent;
+export const internal = (
+  type: string,
+  body: Record<string, unknown>,
+  idempotencyKey: string,
+): StoredEvent => ({
+  type,
+  body,
+  processed: true,
+  runnable: false,
+  idempotencyKey,
+});
+
+/** Tokens of one recorded model response, and the list cost it added (the change in the cumulative cost). */
+export function countUsage(
+  metrics: MangoMetrics,
+  model: string,
+  add: ModelResponse['usage'],
+  { before, after }: { before: SessionUsage; after: SessionUsage },
+): void {
+  const tokens = {
+    input: add.input_tokens,
+    output: add.output_tokens,
+    cache_read: add.cache_read_input_tokens ?? 0,
+    cache_creation: add.cache_creation_input_tokens ?? 0,
+  };
+  for (const [type, n] of Object.entries(tokens)) if (n > 0) metrics.modelTokens.inc({ model, type }, n);
+  if (after.list_cost) metrics.modelListCost.inc({ model }, addedListCostUsd(before, after));
+}
+
+/** The trace context the API stored on an event (`_traceparent`, internal). */
+export function traceparentOf(body: Record<string, unknown> | undefined): string | undefined {
+  const tp = body?._traceparent;
+  return typeof tp === 'string' ? tp : undefined;
+}
+
+/** The trace of the turn: the one of the latest user.message. */
+export function turnTraceparent(events: SessionEventEntity[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--)
+    if (events[i]!.type === 'user.message') return traceparentOf(events[i]!.body);
+  return undefined;
+}

@@ -1,0 +1,332 @@
+import { projectSessionStatus, wakesWorkflow } from '@mango/domain-sessions';
+import { newId } from '@mango/platform-ids';
+import type { DataSource, EntityManager } from 'typeorm';
+import { SessionEntity, SessionEventEntity } from './entities';
+import { OUTBOX_CHANNEL } from './outbox';
+import { SessionWorkPort, sqlSessionWork } from './session-work.port';
+import { recordWebhookEvents, sessionWebhookEvents } from './webhook-outbox';
+
+/** NOTIFY channel of an append (payload `<session id>:<seq>`): the log grew, re-read it. */
+export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
+/** NOTIFY channel of message previews (JSON payload, never persisted): only SSE streams listen (ADR 0007). */
+export const SESSION_PREVIEWS_CHANNEL = 'mango_session_previews';
+
+/** Reads one Session's log incrementally (see {@link SessionLog.reader}). */
+export interface SessionLogReader {
+  /** The whole log so far, in sequence order (the first call reads it all, later calls only what is new). */
+  read(tx: EntityManager): Promise<SessionEventEntity[]>;
+}
+
+/** One event to append (the log gives it its sequence, id and time). */
+export interface NewSessionEvent {
+  type: string;
+  body: Record<string, unknown>;
+  processed: boolean;
+  /** Input that lets the agent continue: wakes an idle Session and needs the Session's Work item. */
+  runnable: boolean;
+  idempotencyKey?: string;
+  /** user.tool_result: the agent.tool_use it answers (unique per Session). */
+  toolUseId?: string;
+  /** A pre-allocated id (an agent.message whose previews were already published under it). */
+  id?: string;
+  /** The outbox row's kind when it differs from the event type (e.g. a budget change inside session.updated). */
+  outboxKind?: string;
+}
+
+/**
+ * A preview of an `agent.message` being generated (never persisted): published on its own channel; a
+ * listener that LISTENs to it and to the events channel on one connection sees previews and the buffered
+ * event's notice in commit order.
+ */
+export interface MessageDelta {
+  sessionId: string;
+  /** The id the buffered agent.message will have. */
+  eventId: string;
+  /** Index of the text block within the message. */
+  index: number;
+  text: string;
+}
+
+/** NOTIFY payloads stay well under PostgreSQL's 8,000-byte limit. */
+const MAX_DELTA_CHARS = 2000;
+
+/** Publishes a preview (split into several notices when long). Best effort: a lost one is not retried. */
+export async function publishDelta(em: Pick<EntityManager, 'query'>, delta: MessageDelta): Promise<void> {
+  for (let at = 0; at < delta.text.length; at += MAX_DELTA_CHARS) {
+    const payload = JSON.stringify({
+      s: delta.sessionId,
+      e: delta.eventId,
+      i: delta.index,
+      t: delta.text.slice(at, at + MAX_DELTA_CHARS),
+    });
+    await em.query('SELECT pg_notify($1, $2)', [SESSION_PREVIEWS_CHANNEL, payload]);
+  }
+}
+
+/** A notice on the channel: an appended event (`<session id>:<seq>`) or a preview. */
+export function parseSessionNotice(
+  payload: string,
+): { kind: 'event'; sessionId: string } | ({ kind: 'delta' } & MessageDelta) | undefined {
+  if (payload.startsWith('{')) {
+    try {
+      const d = JSON.parse(payload) as { s: string; e: string; i: number; t: string };
+      return { kind: 'delta', sessionId: d.s, eventId: d.e, index: d.i, text: d.t };
+    } catch {
+      return undefined;
+    }
+  }
+  const colon = payload.indexOf(':');
+  return colon > 0 ? { kind: 'event', sessionId: payload.slice(0, colon) } : undefined;
+}
+
+/**
+ * The Session log repository (ADR 0005 "Aggregates own their SQL"): the one place that writes a
+ * Session's events, its status projection (through `nextSessionStatus`, libs/domain/sessions), its
+ * outbox rows and its notices. The Work it needs goes through {@link SessionWorkPort}. A plain class:
+ * Nest apps get it from `PersistenceModule`, activities construct it with their DataSource.
+ */
+export class SessionLog {
+  constructor(
+    private readonly dataSource?: DataSource,
+    private readonly work: SessionWorkPort = sqlSessionWork,
+  ) {}
+
+  /** The Session's row locked FOR UPDATE (appends take the next sequence on it), or null. */
+  lock(tx: EntityManager, sessionId: string): Promise<SessionEntity | null> {
+    return tx.findOne(SessionEntity, { where: { id: sessionId }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  /**
+   * Runs `fn` in a transaction holding the Session's row lock, or answers undefined without calling it
+   * when the Session is deleted or terminated (nothing more is recorded for it).
+   */
+  async withOpenSession<T>(
+    sessionId: string,
+    fn: (tx: EntityManager, s: SessionEntity) => Promise<T>,
+  ): Promise<T | undefined> {
+    return this.ds().transaction(async (tx) => {
+      const s = await this.lock(tx, sessionId);
+      if (!s || s.deletedAt || s.status === 'terminated') return undefined;
+      return fn(tx, s);
+    });
+  }
+
+  /**
+   * Appends events to a Session whose row the caller holds FOR UPDATE: each takes the next gapless
+   * sequence. In the same transaction: an outbox row for each event that wakes the workflow, the status
+   * projected through the Session status machine, runnable input creates (or coalesces into) the
+   * Session's live Work item; NOTIFY says "look now" on commit. Events whose idempotency key is already
+   * in the log are skipped (activity retries) and move nothing.
+   */
+  async append(
+    tx: EntityManager,
+    session: SessionEntity,
+    events: NewSessionEvent[],
+    now: Date,
+  ): Promise<SessionEventEntity[]> {
+    const keys = events.map((e) => e.idempotencyKey).filter((k): k is string => Boolean(k));
+    const seen = new Set<string>();
+    if (keys.length) {
+      const found: Array<{ k: string }> = await tx.query(
+        'SELECT idempotency_key AS k FROM session_events WHERE session_id = $1 AND idempotency_key = ANY($2::text[])',
+        [session.id, keys],
+      );
+      for (const f of found) seen.add(f.k);
+    }
+    let seq = BigInt(session.lastSeq);
+    const rows: SessionEventEntity[] = [];
+    // Outbox rows only for kinds that wake the workflow (ADR 0007): sequence and kind of each.
+    const outboxSeqs: string[] = [];
+    const outboxKinds: string[] = [];
+    const fresh: NewSessionEvent[] = [];
+    for (const e of events) {
+      if (e.idempotencyKey && seen.has(e.idempotencyKey)) continue;
+      if (e.idempotencyKey) seen.add(e.idempotencyKey);
+      seq += 1n;
+      fresh.push(e);
+      rows.push(
+        tx.create(SessionEventEntity, {
+          id: e.id ?? newId('sessionEvent', now.getTime()),
+          sessionId: session.id,
+          seq: seq.toString(),
+          type: e.type,
+          body: e.body,
+          idempotencyKey: e.idempotencyKey ?? null,
+          toolUseId: e.toolUseId ?? null,
+          processedAt: e.processed ? now : null,
+          createdAt: now,
+        }),
+      );
+      const kind = e.outboxKind ?? e.type;
+      if (wakesWorkflow(kind)) {
+        outboxSeqs.push(seq.toString());
+        outboxKinds.push(kind);
+      }
+    }
+    if (rows.length) {
+      // The events, their outbox rows and (when there are any) the relay's wake-up in one statement.
+      await tx.query(
+        `WITH e AS (
+           INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at)
+           SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2
+             FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[])
+                  AS t(id, seq, type, body, key, tool_use_id, processed_at)
+           RETURNING seq),
+         o AS (
+           INSERT INTO outbox (session_id, event_seq, kind, created_at)
+           SELECT $1, seq, kind, $2 FROM unnest($10::bigint[], $11::text[]) AS o(seq, kind)
+           RETURNING id)
+         SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`,
+        [
+          session.id,
+          now,
+          rows.map((r) => r.id),
+          rows.map((r) => r.seq),
+          rows.map((r) => r.type),
+          rows.map((r) => JSON.stringify(r.body)),
+          rows.map((r) => r.idempotencyKey),
+          rows.map((r) => r.toolUseId),
+          rows.map((r) => r.processedAt),
+          outboxSeqs,
+          outboxKinds,
+          OUTBOX_CHANNEL,
+        ],
+      );
+      // Lifecycle events announce themselves to subscribed webhooks in the same transaction.
+      await recordWebhookEvents(tx, session.workspaceId, sessionWebhookEvents(session.id, rows), now);
+    }
+    const runnable = events.some((e) => e.runnable);
+    session.lastSeq = seq.toString();
+    session.updatedAt = now;
+    // The only writer of sessions.status: what the status machine answers for the appended events.
+    session.status = projectSessionStatus(session.status, fresh);
+    // The projection and the "look now" notice in one statement.
+    await tx.query(
+      `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
+       SELECT pg_notify($5, $6) FROM u`,
+      [
+        session.id,
+        session.lastSeq,
+        now,
+        session.status,
+        SESSION_EVENTS_CHANNEL,
+        `${session.id}:${session.lastSeq}`,
+      ],
+    );
+    if (runnable) await this.work.ensureSessionWork(tx, session, now);
+    return rows;
+  }
+
+  /**
+   * A reader of one Session's log for one step: its first `read` loads the whole log, later ones only the
+   * events appended since, so a step reads the log once however often it looks (ADR 0004).
+   */
+  reader(sessionId: string): SessionLogReader {
+    let events: SessionEventEntity[] = [];
+    return {
+      async read(tx) {
+        const after = events.length ? events[events.length - 1]!.seq : '0';
+        const more = await tx
+          .createQueryBuilder(SessionEventEntity, 'e')
+          .where('e.session_id = :sessionId AND e.seq > :after', { sessionId, after })
+          .orderBy('e.seq', 'ASC')
+          .getMany();
+        events = events.concat(more);
+        return events;
+      },
+    };
+  }
+
+  /** The events whose idempotency key starts with `prefix` (e.g. one step's tool calls), in order. */
+  eventsByKeyPrefix(tx: EntityManager, sessionId: string, prefix: string): Promise<SessionEventEntity[]> {
+    return tx
+      .createQueryBuilder(SessionEventEntity, 'e')
+      .where('e.session_id = :sessionId AND starts_with(e.idempotency_key, :prefix)', { sessionId, prefix })
+      .orderBy('e.seq', 'ASC')
+      .getMany();
+  }
+
+  /** How many of the listed tool calls have their user.tool_result in the log. */
+  async countToolResults(sessionId: string, toolUseIds: string[]): Promise<number> {
+    const rows: Array<{ n: string }> = await this.ds().query(
+      `SELECT count(*) AS n FROM session_events WHERE session_id = $1 AND tool_use_id = ANY($2::text[])`,
+      [sessionId, toolUseIds],
+    );
+    return Number(rows[0]!.n);
+  }
+
+  /** The Session's cumulative usage (tokens, list cost, active seconds), in the caller's transaction. */
+  async saveUsage(tx: EntityManager, session: SessionEntity, usage: Record<string, unknown>): Promise<void> {
+    session.usage = usage;
+    await tx.query('UPDATE sessions SET usage = $2::jsonb WHERE id = $1', [
+      session.id,
+      JSON.stringify(usage),
+    ]);
+  }
+
+  /**
+   * A permanent input failure reported by the worker ends its Session (docs/api-guide.md "Work",
+   * Fail): `session.error` (`session_input_failed_error`, terminal) and `session.status_terminated`, in
+   * the caller's transaction. Nothing happens to a missing, deleted or already terminated Session.
+   * For the Work repository (work-core), instead of writing the Session's rows itself.
+   */
+  async terminate(tx: EntityManager, sessionId: string, message: string, now: Date): Promise<void> {
+    const session = await this.lock(tx, sessionId);
+    if (!session || session.deletedAt || session.status === 'terminated') return;
+    await this.append(
+      tx,
+      session,
+      [
+        {
+          type: 'session.error',
+          body: {
+            error: { type: 'session_input_failed_error', message, retry_status: { type: 'terminal' } },
+          },
+          processed: true,
+          runnable: false,
+        },
+        { type: 'session.status_terminated', body: {}, processed: true, runnable: false },
+      ],
+      now,
+    );
+  }
+
+  /** Deletes a Session whose row the caller holds: `session.deleted`, `deleted_at`, and its Work stopped. */
+  async delete(tx: EntityManager, session: SessionEntity, now: Date): Promise<void> {
+    await this.append(
+      tx,
+      session,
+      [{ type: 'session.deleted', body: {}, processed: true, runnable: false }],
+      now,
+    );
+    session.deletedAt = now;
+    await tx.update(SessionEntity, { id: session.id }, { deletedAt: now });
+    await this.work.stopSessionWork(tx, session.id, now);
+  }
+
+  /** Publishes a preview of an agent.message being generated (best effort). */
+  publishDelta(delta: MessageDelta): Promise<void> {
+    return publishDelta(this.ds(), delta);
+  }
+
+  private ds(): DataSource {
+    if (!this.dataSource) throw new Error('this SessionLog was built without a DataSource');
+    return this.dataSource;
+  }
+}
+
+/** The Session log without a DataSource of its own (callers pass their transaction). */
+const defaultLog = new SessionLog();
+
+/**
+ * Appends events in the caller's transaction: {@link SessionLog.append} with the default Work port.
+ * Kept for callers not yet moved onto an injected SessionLog (features/work, mcp.activities).
+ */
+export function appendEvents(
+  tx: EntityManager,
+  session: SessionEntity,
+  events: NewSessionEvent[],
+  now: Date,
+): Promise<SessionEventEntity[]> {
+  return defaultLog.append(tx, session, events, now);
+}

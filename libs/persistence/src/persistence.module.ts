@@ -2,7 +2,7 @@ import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@n
 import { DataSource } from 'typeorm';
 import { createDataSource, DatabaseSettings } from './data-source';
 import { SessionLog } from './session-log.repository';
-import { SESSION_WORK, sqlSessionWork, SessionWorkPort } from './session-work.port';
+import { SESSION_WORK, workItemSessionWork, SessionWorkPort } from './session-work.port';
 
 /**
  * Provides the app's single initialized DataSource (closed on shutdown) and the aggregate repositories
@@ -21,7 +21,7 @@ export class PersistenceModule implements OnApplicationShutdown {
           provide: DataSource,
           useFactory: async () => createDataSource(settings).initialize(),
         },
-        { provide: SESSION_WORK, useValue: sqlSessionWork },
+        { provide: SESSION_WORK, useValue: workItemSessionWork },
         {
           provide: SessionLog,
           useFactory: (ds: DataSource, work: SessionWorkPort) => new SessionLog(ds, work),

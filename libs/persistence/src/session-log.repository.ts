@@ -3,7 +3,7 @@ import { newId } from '@mango/platform-ids';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
 import { OUTBOX_CHANNEL } from './outbox';
-import { SessionWorkPort, sqlSessionWork } from './session-work.port';
+import { SessionWorkPort, workItemSessionWork } from './session-work.port';
 import { recordWebhookEvents, sessionWebhookEvents } from './webhook-outbox';
 
 /** NOTIFY channel of an append (payload `<session id>:<seq>`): the log grew, re-read it. */
@@ -88,7 +88,7 @@ export function parseSessionNotice(
 export class SessionLog {
   constructor(
     private readonly dataSource?: DataSource,
-    private readonly work: SessionWorkPort = sqlSessionWork,
+    private readonly work: SessionWorkPort = workItemSessionWork,
   ) {}
 
   /** The Session's row locked FOR UPDATE (appends take the next sequence on it), or null. */

@@ -1,6 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { DomainError, ErrorCode, invalidRequest, notFound, unauthenticated } from '@mango/domain-kernel';
-import { type Principal, WORK_TOKEN_AUTHENTICATOR, type WorkTokenAuthenticator } from '@mango/feature-auth';
+import { DomainError, ErrorCode, invalidRequest, notFound } from '@mango/domain-kernel';
+import {
+  type Principal,
+  requireLiveToken,
+  WORK_TOKEN_AUTHENTICATOR,
+  type WorkTokenAuthenticator,
+} from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import { MessageDelta, SessionEntity, SessionEventEntity } from '@mango/persistence';
@@ -122,7 +127,7 @@ export class SessionStreamer {
     if (raw !== undefined && !/^\d{1,18}$/.test(String(raw)))
       throw invalidRequest('Last-Event-ID must be an event sequence number from this stream');
     if (!isId('session', sessionId)) throw notFound('session', sessionId);
-    if (p.kind === 'work' && !p.live) throw unauthenticated('the Work token is no longer valid');
+    requireLiveToken(p);
     if (p.kind === 'work' && p.sessionId !== sessionId) throw notFound('session', sessionId);
     const session = await this.dataSource.manager.findOne(SessionEntity, {
       where: { id: sessionId, workspaceId: p.workspaceId, deletedAt: IsNull() },

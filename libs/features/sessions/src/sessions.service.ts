@@ -12,12 +12,9 @@ import {
   notFound,
   readObject,
   readOptionalString,
-  unauthenticated,
 } from '@mango/domain-kernel';
-import { tokenAccess } from '@mango/domain-work-lease';
 import { freezeSkillVersions } from '@mango/feature-agents';
-import type { Principal } from '@mango/feature-auth';
-import { toLease } from '@mango/feature-work';
+import { Principal, requireLiveToken } from '@mango/feature-auth';
 import {
   BUDGET_CHANGED,
   budgetChangeProblem,
@@ -47,6 +44,7 @@ import {
   AgentEntity,
   AgentVersionEntity,
   attachSessionMemoryStores,
+  requireLiveLease,
   EnvironmentEntity,
   insertRow,
   recordWebhookEvents,
@@ -55,7 +53,6 @@ import {
   SessionLog,
   sessionMemoryResources,
   VaultEntity,
-  WorkItemEntity,
 } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, currentTraceparent, tracer, tracingEnabled } from '@mango/platform-tracing';
@@ -457,7 +454,7 @@ export class SessionsService {
    */
   async sendEvents(p: Principal, id: string, body: unknown): Promise<{ data: EventView[] }> {
     // A dead Work token is 401 whatever it sends (before any question of shape or permission).
-    if (p.kind === 'work' && !p.live) throw unauthenticated('the Work token is no longer valid');
+    requireLiveToken(p);
     const events = parseEventsBody(body);
     checkEventCount(events, 'events', this.limits.eventsPerRequest);
     checkPoster(p.kind === 'work', events);
@@ -475,7 +472,8 @@ export class SessionsService {
       const session = await this.find(tx, p.workspaceId, this.sessionIdFor(p, id), true);
       if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);
       if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
-      if (p.kind === 'work') await this.requireLiveLease(tx, p);
+      // The Work item's current token and live lease, held FOR SHARE until the append commits.
+      if (p.kind === 'work') await requireLiveLease(tx, p, session.id);
       const paused = await this.pausedAtBudget(tx, session);
       checkBudgetPause(paused, events);
       const now = new Date();
@@ -630,23 +628,10 @@ export class SessionsService {
   /** A Work token reads and writes only its own Session; anything else is invisible (404). */
   sessionIdFor(p: Principal, id: string): string {
     if (p.kind === 'work') {
-      if (!p.live) throw unauthenticated('the Work token is no longer valid');
+      requireLiveToken(p);
       if (p.sessionId !== id) throw notFound('session', id);
     }
     return id;
-  }
-
-  /** The Work item's current token and live lease, held FOR SHARE until the append commits. */
-  private async requireLiveLease(tx: EntityManager, p: Extract<Principal, { kind: 'work' }>): Promise<void> {
-    const row = await tx.findOne(WorkItemEntity, {
-      where: { id: p.workId },
-      lock: { mode: 'pessimistic_read' },
-    });
-    if (!row || !row.tokenDigest || !row.tokenDigest.equals(p.tokenDigest))
-      throw unauthenticated('the Work token is no longer valid');
-    const [{ now }] = await tx.query('SELECT now() AS now');
-    const access = tokenAccess(toLease(row), new Date(now), 'session_write');
-    if (!access.allowed) throw access.error;
   }
 
   async listEvents(p: Principal, id: string, query: Query): Promise<Page<EventView>> {

@@ -1,4 +1,5 @@
 import {
+  idPattern,
   invalidRequest,
   Metadata,
   parseMetadata,
@@ -45,15 +46,15 @@ export const RUN_ONLY_ERROR_TYPES = [
 export type PauseErrorType = (typeof PAUSE_ERROR_TYPES)[number];
 export type RunErrorType = PauseErrorType | (typeof RUN_ONLY_ERROR_TYPES)[number];
 
-const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
-const ENV_ID = /^env_[0-9A-HJKMNP-TV-Z]{26}$/;
-const VAULT_ID = /^vlt_[0-9A-HJKMNP-TV-Z]{26}$/;
+const AGENT_ID = idPattern('agent');
+const ENV_ID = idPattern('environment');
+const VAULT_ID = idPattern('vault');
 
 export interface CronSchedule {
   type: 'cron';
   expression: string;
   timezone: string;
-  /** Derived: hosted §2.12 jitter for this expression. */
+  /** Derived: the schedule jitter for this expression (docs/api-guide.md, Deployments). */
   jitterMs: number;
 }
 

@@ -7,7 +7,7 @@ import {
   memoryMarkerContent,
   normalizeMemoryPath,
 } from '@mango/domain-memory';
-import type { ItemLog } from '../item-runner';
+import type { ItemLog } from '../item-options';
 import type { ToolRoot } from '../tools/types';
 import { MemoryApi, MemoryApiError, RemoteMemory } from './memory-client';
 
@@ -25,7 +25,7 @@ export interface MemorySyncOptions {
   attachments: MemoryAttachment[];
   /** Where Stores are mounted: `/mnt/memory` in the sandbox (a temporary directory in tests). */
   root?: string;
-  /** Cadence of full passes (seed 002: 15 s). 0 disables the timer (`syncIfDue`/`syncOnce` still work). */
+  /** Cadence of full passes (15 s; docs/api-guide.md, Memory on the worker). 0 disables the timer (`syncIfDue`/`syncOnce` still work). */
   intervalMs?: number;
   log?: ItemLog;
   /** Largest file pushed (bytes); larger local files are skipped with a warning. */
@@ -74,7 +74,7 @@ export class MemoryMountError extends Error {
 }
 
 /**
- * Memory Stores on the worker (seed 002): each attached Store is downloaded to its absolute
+ * Memory Stores on the worker (see docs/api-guide.md, Memory on the worker): each attached Store is downloaded to its absolute
  * `/mnt/memory/<name>` root with a marker file, then reconciled by path every `intervalMs` (and after
  * tool calls, through `syncIfDue`):
  * - remote changes win: a remotely changed or deleted Memory replaces (or removes) the local file, even

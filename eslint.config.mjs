@@ -137,7 +137,11 @@ export default [
     plugins: { 'import-x': importX },
     languageOptions: {
       // Type-aware rules (no-floating-promises) read each file's nearest tsconfig.json.
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        // The SDK conformance program runs against the built SDK and belongs to no tsconfig.
+        projectService: { allowDefaultProject: ['tools/sdk/conformance/typescript/*.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     settings: {
       'import-x/extensions': ['.ts', '.js'],

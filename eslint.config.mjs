@@ -1,18 +1,45 @@
 import nx from '@nx/eslint-plugin';
 import jest from 'eslint-plugin-jest';
 import prettier from 'eslint-config-prettier';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 /**
  * Lint rules. Module boundaries are real: every project has a `type:` and a `scope:` tag
- * (see docs/architecture.md) and @nx/enforce-module-boundaries checks both on every import.
+ * (see docs/architecture.md and docs/adr/0006-scopes-by-bounded-context.md) and
+ * @nx/enforce-module-boundaries checks both on every import. Production code never imports
+ * `type:testing`; only test files and tools may (the second boundary block below).
  */
-const typeConstraints = [
-  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:workflow', 'type:platform', 'type:testing', 'type:sdk'] },
-  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:platform', 'type:workflow', 'type:testing', 'type:sdk'] },
-  { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:domain', 'type:platform', 'type:testing'] },
-  { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:domain', 'type:platform'] },
-  { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:platform'] },
-  { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain'] },
+const typeConstraints = (testing) => [
+  {
+    sourceTag: 'type:app',
+    onlyDependOnLibsWithTags: [
+      'type:feature',
+      'type:domain',
+      'type:data-access',
+      'type:adapter',
+      'type:workflow',
+      'type:platform',
+      'type:sdk',
+      ...testing,
+    ],
+  },
+  {
+    sourceTag: 'type:feature',
+    onlyDependOnLibsWithTags: [
+      'type:feature',
+      'type:domain',
+      'type:data-access',
+      'type:adapter',
+      'type:platform',
+      'type:workflow',
+      'type:sdk',
+      ...testing,
+    ],
+  },
+  { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:domain', 'type:platform', ...testing] },
+  { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:domain', 'type:platform', ...testing] },
+  { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:platform', ...testing] },
   { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: [] },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no I/O, no drivers, no Node built-ins.
@@ -26,44 +53,136 @@ const typeConstraints = [
     onlyDependOnLibsWithTags: ['type:domain'],
     allowedExternalImports: [],
   },
-  { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:feature', 'type:domain', 'type:data-access', 'type:adapter', 'type:platform', 'type:workflow'] },
+  {
+    sourceTag: 'type:testing',
+    onlyDependOnLibsWithTags: [
+      'type:feature',
+      'type:domain',
+      'type:data-access',
+      'type:adapter',
+      'type:platform',
+      'type:workflow',
+    ],
+  },
+];
+
+/** Test files and tooling: the only code that may import `libs/testing` (`type:testing`). */
+const TEST_FILES = [
+  '**/*.spec.ts',
+  '**/*.int-spec.ts',
+  '**/*.e2e-spec.ts',
+  'apps/*/test/**/*.ts',
+  'libs/testing/**/*.ts',
+  'tools/**/*.ts',
+  'deployments/test/**/*.ts',
+];
+
+const boundaries = (testing) => [
+  'error',
+  {
+    enforceBuildableLibDependency: false,
+    banTransitiveDependencies: false,
+    allow: [],
+    depConstraints: [...typeConstraints(testing), ...scopeConstraints],
+  },
 ];
 
 const scopeConstraints = [
-  { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared', 'type:domain'] },
-  { sourceTag: 'scope:control-plane', onlyDependOnLibsWithTags: ['scope:shared', 'scope:control-plane', 'scope:work'] },
+  { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+  {
+    sourceTag: 'scope:control-plane',
+    onlyDependOnLibsWithTags: ['scope:shared', 'scope:control-plane', 'scope:work'],
+  },
   { sourceTag: 'scope:work', onlyDependOnLibsWithTags: ['scope:shared', 'scope:work'] },
-  { sourceTag: 'scope:files', onlyDependOnLibsWithTags: ['scope:shared', 'scope:files', 'scope:control-plane'] },
-  { sourceTag: 'scope:orchestration', onlyDependOnLibsWithTags: ['scope:shared', 'scope:orchestration', 'scope:control-plane', 'scope:work'] },
+  {
+    sourceTag: 'scope:files',
+    onlyDependOnLibsWithTags: ['scope:shared', 'scope:files', 'scope:control-plane'],
+  },
+  {
+    sourceTag: 'scope:orchestration',
+    onlyDependOnLibsWithTags: ['scope:shared', 'scope:orchestration', 'scope:control-plane', 'scope:work'],
+  },
   { sourceTag: 'scope:worker', onlyDependOnLibsWithTags: ['scope:shared', 'scope:worker', 'scope:work'] },
-  { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:shared', 'scope:control-plane', 'scope:work', 'scope:files', 'scope:orchestration', 'scope:worker'] },
+  {
+    sourceTag: 'scope:app',
+    onlyDependOnLibsWithTags: [
+      'scope:shared',
+      'scope:control-plane',
+      'scope:work',
+      'scope:files',
+      'scope:orchestration',
+      'scope:worker',
+    ],
+  },
 ];
 
 export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
-  { ignores: ['**/node_modules/**', 'libs/sdk/typescript/src/generated/**', '**/dist/**', '.nx/**', 'tmp/**', '**/*.js', '**/*.mjs', 'docs/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      'libs/sdk/typescript/src/generated/**',
+      '**/dist/**',
+      '.nx/**',
+      'tmp/**',
+      '**/*.js',
+      '**/*.mjs',
+      'docs/**',
+      'tools/lint/fixtures/**',
+    ],
+  },
   {
     files: ['**/*.ts', '**/*.tsx'],
+    plugins: { 'import-x': importX },
+    languageOptions: {
+      // Type-aware rules (no-floating-promises) read each file's nearest tsconfig.json.
+      parserOptions: {
+        // The SDK conformance program runs against the built SDK and belongs to no tsconfig.
+        projectService: { allowDefaultProject: ['tools/sdk/conformance/typescript/*.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    settings: {
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+      'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.base.json' })],
+    },
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          banTransitiveDependencies: false,
-          allow: [],
-          depConstraints: [...typeConstraints, ...scopeConstraints],
-        },
-      ],
+      '@nx/enforce-module-boundaries': boundaries([]),
+      // Value-import cycles inside a project (nx already refuses cycles between projects). Like
+      // eslint-plugin-import, import-x skips `import type` edges: a type-only circle needs review.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-inferrable-types': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': ['error', { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Only @mango/platform-config reads process.env (and tests).' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Only @mango/platform-config reads process.env (and tests).',
+        },
+      ],
     },
   },
   {
-    files: ['libs/platform/config/src/**/*.ts', '**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'libs/testing/**/*.ts', 'tools/**/*.ts', 'apps/*/test/**/*.ts'],
+    files: TEST_FILES,
+    ignores: ['tools/lint/fixtures/**'],
+    rules: { '@nx/enforce-module-boundaries': boundaries(['type:testing']) },
+  },
+  {
+    files: [
+      'libs/platform/config/src/**/*.ts',
+      '**/*.spec.ts',
+      '**/*.int-spec.ts',
+      '**/*.e2e-spec.ts',
+      'libs/testing/**/*.ts',
+      'tools/**/*.ts',
+      'apps/*/test/**/*.ts',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

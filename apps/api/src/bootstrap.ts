@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { assertKeyringCoversCredentials, vaultKeyringFrom } from '@mango/feature-vaults';
+import { assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
@@ -22,6 +23,8 @@ export interface RunningApi {
 /** Boots the control-plane API. `main.ts` and the tests call exactly this. */
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningApi> {
   const env = loadConfig(ApiEnv, rawEnv);
+  // Normal start only checks the migration ledger; `mango migrate` applies migrations.
+  await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-api' });
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
   const tracing = initTracing('api', env);
   const metrics = new MangoMetrics('api');

@@ -22,7 +22,7 @@ async function eventually(read: () => Promise<unknown>, want: unknown, tries = 5
   return last;
 }
 
-describe('health (seed 004 "API health")', () => {
+describe('health (docs/api-guide.md, Health)', () => {
   let api: ApiUnderTest;
   beforeAll(async () => {
     api = await startApi('health');

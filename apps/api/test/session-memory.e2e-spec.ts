@@ -3,7 +3,7 @@ import { httpClient, HttpClient } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
 /**
- * Session create attaches Memory Stores (`memory_store` resources, hosted §2.5/§3.2): validated, snapshot
+ * Session create attaches Memory Stores (`memory_store` resources, openapi.yaml `SessionResource`): validated, snapshot
  * (name, description, mount path, access) in the creating transaction, shown on the Session — also to the
  * Session's Work token, which is how the worker learns what to mount. Bad references store nothing.
  */

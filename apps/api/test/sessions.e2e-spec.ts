@@ -4,7 +4,7 @@ import { ApiUnderTest, startApi } from './support';
 /**
  * Sessions and the event log over a real API process: frozen Agent snapshots, gapless sequences, and the
  * one transaction that admits runnable input, updates the projection, creates or coalesces Session Work
- * and writes the outbox (seed 002, first paragraph).
+ * and writes the outbox (docs/architecture.md, The Session path).
  */
 describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
   let api: ApiUnderTest;

@@ -3,7 +3,7 @@ import { httpClient, HttpClient } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
 /**
- * Agents pin Skills of their Workspace; a Session freezes the exact versions at creation (seed 002,
+ * Agents pin Skills of their Workspace; a Session freezes the exact versions at creation (docs/api-guide.md, Skills,
  * issue #6). Skills are inserted directly (apps/files owns their upload); the checks are apps/api's.
  */
 describe('Skill pins on Agents and Sessions (real apps/api process, real PostgreSQL)', () => {

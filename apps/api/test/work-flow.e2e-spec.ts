@@ -2,7 +2,7 @@ import { decodeWorkSecret } from '@mango/feature-work';
 import { httpClient, HttpClient } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
-/** Seed 003 "Acceptance" and seed 002 worker flow, over HTTP against a real API and PostgreSQL. */
+/** The Environment Work flow (docs/api-guide.md, Environment Work), over HTTP against a real API and PostgreSQL. */
 describe('Environment Work protocol (real apps/api process, real PostgreSQL)', () => {
   let api: ApiUnderTest;
   let ws: HttpClient;

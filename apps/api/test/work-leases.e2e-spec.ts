@@ -5,7 +5,7 @@ import { createDataSource } from '@mango/persistence';
 import { httpClient, HttpClient } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
-/** Lease expiry, reclaim, deadlines, long polls and key revocation — seeds 002/003 and their review list. */
+/** Lease expiry, reclaim, deadlines, long polls and key revocation — docs/api-guide.md, Environment Work. */
 describe('Work leases (real apps/api process, real PostgreSQL)', () => {
   let api: ApiUnderTest;
   let ws: HttpClient;

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
+import { assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
@@ -22,6 +23,8 @@ export interface RunningFiles {
 /** Boots the file/object service: `/v1/files*` on the object store, plus the cleanup sweeper. */
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningFiles> {
   const env = loadConfig(FilesEnv, rawEnv);
+  // Normal start only checks the migration ledger; `mango migrate` applies migrations.
+  await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' });
   const log = createLogger({ service: 'files', level: env.MANGO_LOG_LEVEL });
   const store = new ObjectStore({
     endpoint: env.MANGO_S3_ENDPOINT,

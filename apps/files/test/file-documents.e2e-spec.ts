@@ -10,7 +10,7 @@ import {
 } from '@mango/testing';
 
 /**
- * Seed 004 "File messages support bounded UTF-8 documents", over real processes: a File uploaded to
+ * File messages support bounded UTF-8 documents (docs/capabilities.md), over real processes: a File uploaded to
  * apps/files is admitted by apps/api into a user.message only as bounded UTF-8 text (the event keeps the
  * text); images, PDFs, oversize or non-UTF-8 Files and unknown ids are refused and nothing is appended.
  */

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
 import { NestPinoLogger } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
@@ -20,6 +21,8 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
     throw new Error(`MANGO_WEBHOOK_ALLOWED_CIDRS: ${(e as Error).message}`);
   }
   if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
+  // Normal start only checks the migration ledger; `mango migrate` applies migrations.
+  await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-orchestrator' });
   const log = createLogger({ service: 'orchestrator', level: env.MANGO_LOG_LEVEL });
   const tracing = initTracing('orchestrator', env);
   const metrics = new MangoMetrics('orchestrator');

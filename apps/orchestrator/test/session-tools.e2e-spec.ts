@@ -11,7 +11,7 @@ import {
 } from '@mango/testing';
 
 /**
- * Seed 002's Session path over real processes: the model asks for `bash`; a test worker using raw HTTP
+ * The Session path with a sandbox tool (docs/operator-guide.md, The Docker supervisor) over real processes: the model asks for `bash`; a test worker using raw HTTP
  * claims the Session Work with the Environment key, heartbeats and reads the Session with the Work token,
  * posts `user.tool_result`, and the model finishes. The exact event sequence is asserted.
  */

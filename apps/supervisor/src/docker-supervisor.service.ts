@@ -20,7 +20,7 @@ import { SupervisorEnv } from './supervisor.env';
 export const SUPERVISOR_ENV = Symbol('SUPERVISOR_ENV');
 export const LOGGER = Symbol('LOGGER');
 const ENGINE_CHECK_INTERVAL_MS = 15_000;
-/** Seed 003: the Docker launcher bounds a healthcheck container attempt to 30 seconds. */
+/** The Docker launcher (docs/operator-guide.md, The Docker supervisor) bounds a healthcheck container attempt to 30 seconds. */
 const HEALTHCHECK_CONTAINER_BOUND_MS = 30_000;
 /** How long shutdown waits for running items to deliver results, tear down and Stop before hard kill. */
 const SHUTDOWN_GRACE_MS = 5 * 60_000;

@@ -1,19 +1,20 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
+import { idPattern } from '@mango/domain-kernel';
 
-/** The narrow, non-secret identity of one Work item inside its container (seed 002 HandleItem). */
+/** The narrow, non-secret identity of one Work item inside its container (the item runner's `handleItem`; docs/operator-guide.md, The Docker supervisor). */
 export class ItemEnv {
-  @Matches(/^work_[0-9A-HJKMNP-TV-Z]{26}$/)
+  @Matches(idPattern('work'))
   MANGO_WORK_ID!: string;
 
-  @Matches(/^env_[0-9A-HJKMNP-TV-Z]{26}$/)
+  @Matches(idPattern('environment'))
   MANGO_ENVIRONMENT_ID!: string;
 
   @IsIn(['session', 'healthcheck'])
   MANGO_WORK_TYPE!: 'session' | 'healthcheck';
 
   @IsOptional()
-  @Matches(/^sesn_[0-9A-HJKMNP-TV-Z]{26}$/)
+  @Matches(idPattern('session'))
   MANGO_SESSION_ID?: string;
 
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
@@ -31,7 +32,7 @@ export class ItemEnv {
   @Min(0)
   MANGO_SESSION_IDLE_MS?: number;
 
-  /** The Work lease TTL the runner asks for (seed 002: 1–300 s). */
+  /** The Work lease TTL the runner asks for (see docs/operator-guide.md, The Docker supervisor: 1–300 s). */
   @IsOptional()
   @Type(() => Number)
   @IsInt()

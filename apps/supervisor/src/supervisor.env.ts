@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { ObservabilityEnv } from '@mango/platform-tracing';
+import { idPattern } from '@mango/domain-kernel';
 
 /** /run/mango-worker for root (the usual supervisor), else a per-user directory under the temp dir. */
 function defaultSocketDir(): string {
@@ -18,7 +19,7 @@ export class SupervisorEnv extends ObservabilityEnv {
   })
   MANGO_ENVIRONMENT_KEY!: string;
 
-  @Matches(/^env_[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'MANGO_ENVIRONMENT_ID must be an env_ id' })
+  @Matches(idPattern('environment'), { message: 'MANGO_ENVIRONMENT_ID must be an env_ id' })
   MANGO_ENVIRONMENT_ID!: string;
 
   /** Where the supervisor reaches the Mango API. */
@@ -88,7 +89,7 @@ export class SupervisorEnv extends ObservabilityEnv {
   @Max(3_600_000)
   MANGO_SESSION_IDLE_MS: number = 60_000;
 
-  /** The lease TTL item runners ask for; they renew at a third of it (seed 002: at most 300 s). */
+  /** The lease TTL item runners ask for; they renew at a third of it (see docs/operator-guide.md, The Docker supervisor: at most 300 s). */
   @Type(() => Number)
   @IsInt()
   @Min(3)

@@ -2,7 +2,7 @@ import Docker from 'dockerode';
 import { lastResult, Stack, startStack, toolCall, untilFileIn, watchContainers } from './support';
 
 /**
- * Seed 000/002 faults on real processes and the real dockerd: a supervisor killed with SIGKILL while its
+ * Worker faults (docs/operator-guide.md, The Docker supervisor) on real processes and the real dockerd: a supervisor killed with SIGKILL while its
  * item's worker is frozen is replaced by another supervisor, which reclaims the item, force-removes the
  * old container and only then starts the new one; and a lease lost mid-tool cancels the call and posts
  * nothing.

@@ -16,7 +16,7 @@ import {
 const ROOT = join(__dirname, '../../..');
 const LABEL = 'dev.mango.work_id';
 
-/** Seed 003 Docker path: supervisor → claim/Ack → fixed sandbox probe → Result, with cleanup, over real processes. */
+/** The Docker healthcheck path (docs/operator-guide.md, The Docker supervisor): supervisor → claim/Ack → fixed sandbox probe → Result, with cleanup, over real processes. */
 describe('healthcheck through the Docker supervisor (real API, real dockerd)', () => {
   let api: ApiUnderTest;
   let ws: HttpClient;

@@ -9,13 +9,13 @@ import {
 import { Stack, startStack, toolCall, watchContainers, WORK_LABEL } from './support';
 
 /**
- * Seed 000 "shutdown and replacement" with Memory: the supervisor is stopped while an item's final Memory
+ * Shutdown and replacement with Memory (docs/api-guide.md, Memory on the worker): the supervisor is stopped while an item's final Memory
  * sync is in flight, and that write is held at the ingress for 20 s — longer than the 8 s lease the item
  * asks for. The item keeps renewing its lease through teardown, so the held write still commits under the
  * live lease; then the Work stops, the container (and its /mnt/memory tmpfs) is removed, and the
  * supervisor exits 0 — no hard kill.
  */
-describe('seed 000: a Memory write delayed beyond 15 s during supervisor shutdown (real dockerd)', () => {
+describe('Memory on the worker: a Memory write delayed beyond 15 s during supervisor shutdown (real dockerd)', () => {
   let stack: Stack;
   let files: AppProcess;
   let ingress: Awaited<ReturnType<typeof startIngress>>;

@@ -4,7 +4,7 @@ import Docker from 'dockerode';
 const ROOT = join(__dirname, '../../..');
 
 /**
- * Seed 002 "Security boundary": before it reads the Work secret the item runner becomes non-dumpable, so
+ * The worker's security boundary (docs/operator-guide.md, The Docker supervisor): before it reads the Work secret the item runner becomes non-dumpable, so
  * a same-uid Bash child (what the tools run) cannot read its /proc environment or memory. Checked in a
  * real hardened container on the real dockerd.
  */

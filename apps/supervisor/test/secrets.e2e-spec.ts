@@ -4,7 +4,7 @@ import { lastResult, Stack, startStack, toolCall, watchContainers } from './supp
 const SECRET_MARKERS = [/mango_wt_/, /sessions_token/, /eyJzZXNzaW9uc190b2tlb/];
 
 /**
- * Seed 002 "Security boundary" on the real Session path (non-dumpable.e2e-spec checks the prctl primitive
+ * The worker's security boundary (docs/operator-guide.md, The Docker supervisor) on the real Session path (non-dumpable.e2e-spec checks the prctl primitive
  * alone): while a real item runner serves a Session, the Work token is absent from `docker inspect`, the
  * container environment and every process's command line, and a Bash child cannot read the runner's
  * /proc environ, memory or descriptors.

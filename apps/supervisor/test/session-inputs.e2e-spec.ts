@@ -9,7 +9,7 @@ import {
 import { lastResult, Stack, startStack, toolCall } from './support';
 
 /**
- * Seed 002's Skills and Memory on the worker, end to end through one ingress (apps/api + apps/files):
+ * Skills and Memory on the worker (docs/api-guide.md, Skills; Memory on the worker), end to end through one ingress (apps/api + apps/files):
  * the Session's frozen Skill is staged into the sandbox before any tool runs, an attached read_write
  * Memory Store is mounted at /mnt/memory/<name> and a file the model writes there is pushed back by the
  * activation's final sync — before the final Stop, in a real hardened container.

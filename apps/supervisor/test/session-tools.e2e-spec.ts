@@ -1,7 +1,7 @@
 import { lastResult, Stack, startStack, toolCall, watchContainers } from './support';
 
 /**
- * A Session end to end through `mango-worker docker` (seed 002 "Worker flow"): the scripted model calls
+ * A Session end to end through `mango-worker docker` (docs/operator-guide.md, The Docker supervisor): the scripted model calls
  * bash, read, write, edit, glob and grep; each really runs in the hardened container and its result is
  * posted with the Work token. Two user turns are two Work activations (two containers): the workspace
  * volume persists between them, the shell's cwd and environment do not.

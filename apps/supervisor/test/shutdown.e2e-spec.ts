@@ -1,7 +1,7 @@
 import { lastResult, Stack, startStack, toolCall, untilFileIn, watchContainers } from './support';
 
 /**
- * Seed 000 shutdown: SIGTERM to `mango-worker docker` while a Session tool call runs. The supervisor stops
+ * Supervisor shutdown (docs/operator-guide.md, The Docker supervisor): SIGTERM to `mango-worker docker` while a Session tool call runs. The supervisor stops
  * claiming and signals its items; the item finishes the call in flight, delivers its result under the
  * still-renewed lease, force-Stops its Work, and only then does the supervisor exit (0).
  */

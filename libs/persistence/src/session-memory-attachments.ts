@@ -5,7 +5,7 @@ import { MemoryStoreEntity } from './entities/memory-store.entity';
 import { SessionMemoryStoreEntity } from './entities/session-memory-store.entity';
 import { insertRow } from './insert-row';
 
-/** A Session's `memory_store` resource as the Session shows it (hosted §3.2 SessionResource). */
+/** A Session's `memory_store` resource as the Session shows it (openapi.yaml `SessionResource` SessionResource). */
 export interface SessionMemoryResource {
   type: 'memory_store';
   memory_store_id: string;

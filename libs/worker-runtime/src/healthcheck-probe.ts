@@ -10,7 +10,7 @@ export interface ProbeResult {
 }
 
 /**
- * The fixed healthcheck (seed 003): a Bash subprocess writes, reads back and removes a small file in the
+ * The fixed healthcheck (see docs/operator-guide.md, The Docker supervisor): a Bash subprocess writes, reads back and removes a small file in the
  * workspace, bounded to 10 s. No caller-provided command. Refuses to run without the launcher's
  * sandbox marker, so it never executes on an operator's host by accident.
  */

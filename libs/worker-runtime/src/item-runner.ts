@@ -1,50 +1,9 @@
-import { decodeWorkSecret, MangoClient } from '@mango/sdk';
+import { decodeWorkSecret, isRetryableStatus, MangoClient } from '@mango/sdk';
 import { backoffMs, sleep } from './backoff';
 import { HEALTHCHECK_TIMEOUT_MS, ProbeResult } from './healthcheck-probe';
-import { LeaseKeeper } from './lease-keeper';
-import { EXIT_LEAVE_LEASE, runSession } from './session-item';
-import { ToolRoot } from './tools/types';
-
-export interface ItemIdentity {
-  workId: string;
-  environmentId: string;
-  workType: 'session' | 'healthcheck';
-  sessionId?: string;
-}
-
-export interface ItemLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
-/** The provider-owned healthcheck callback: a bounded context (signal) and the local work directory. */
-export type HealthcheckCallback = (ctx: { signal: AbortSignal; workdir: string }) => Promise<ProbeResult>;
-
-export interface HandleItemOptions {
-  identity: ItemIdentity;
-  /** The raw Work secret (from the launcher's one-shot stdin). */
-  secret: string;
-  /** Where the sandbox reaches the Mango API. */
-  baseUrl: string;
-  workdir: string;
-  log: ItemLog;
-  healthcheck?: HealthcheckCallback;
-  /** Attached Memory Store roots the file tools may use besides the workdir. */
-  roots?: ToolRoot[];
-  /** A Session activation ends this long after the Session went idle (default 60 s). */
-  maxIdleMs?: number;
-  /** Called after each dispatched Session tool call (e.g. Memory sync at its cadence). */
-  afterToolCall?: () => Promise<void>;
-  /** Graceful shutdown (SIGTERM): a Session finishes and posts its call in flight, then Stops. */
-  drain?: AbortSignal;
-  /** The lease TTL asked for on every heartbeat (renewed at a third of it; default 60 s). */
-  leaseTtlSeconds?: number;
-  /** The shell's base environment: an allowlist (Mango credentials are scrubbed from it regardless). */
-  shellEnv?: NodeJS.ProcessEnv;
-  /** Where attached Memory Stores are mounted (default `/mnt/memory`, a tmpfs in the Work container). */
-  memoryRoot?: string;
-}
+import type { HandleItemOptions } from './item-options';
+import { WorkLeaseKeeper } from './work-lease-keeper';
+import { EXIT_LEAVE_LEASE, runSessionActivation } from './session-activation';
 
 /**
  * Serves one already-acknowledged Work item (the seeds' `HandleItem`): first heartbeat before anything
@@ -57,7 +16,7 @@ export async function handleItem(o: HandleItemOptions): Promise<number> {
   const client = new MangoClient({ baseUrl: o.baseUrl, apiKey: token, maxRetries: 2, timeoutMs: 15_000 });
   const { workId, environmentId } = o.identity;
   const cancel = new AbortController();
-  const keeper = new LeaseKeeper({
+  const keeper = new WorkLeaseKeeper({
     client,
     environmentId,
     workId,
@@ -85,7 +44,7 @@ export async function handleItem(o: HandleItemOptions): Promise<number> {
       case 'healthcheck':
         return await runHealthcheck(o, client, keeper, cancel);
       case 'session': {
-        const code = await runSession(o, client, cancel.signal, keeper);
+        const code = await runSessionActivation(o, client, cancel.signal, keeper);
         await keeper.close();
         // A temporary input failure leaves the lease to expire, so the Work is reclaimed and retried.
         if (!keeper.lost && code !== EXIT_LEAVE_LEASE) await forceStop(o, client);
@@ -107,7 +66,7 @@ async function forceStop(o: HandleItemOptions, client: MangoClient): Promise<voi
       return;
     } catch (err) {
       const status = (err as { status?: number }).status;
-      if (status !== undefined && status < 500 && status !== 408 && status !== 429) {
+      if (status !== undefined && !isRetryableStatus(status)) {
         if (status !== 409 && status !== 401)
           o.log.warn({ work_id: workId, err: String(err) }, 'stop refused');
         return;
@@ -120,7 +79,7 @@ async function forceStop(o: HandleItemOptions, client: MangoClient): Promise<voi
 async function runHealthcheck(
   o: HandleItemOptions,
   client: MangoClient,
-  keeper: LeaseKeeper,
+  keeper: WorkLeaseKeeper,
   cancel: AbortController,
 ): Promise<number> {
   const { workId, environmentId } = o.identity;
@@ -152,7 +111,7 @@ async function runHealthcheck(
       return 0;
     } catch (err) {
       const status = (err as { status?: number }).status;
-      if (status !== undefined && status < 500 && status !== 408 && status !== 429) {
+      if (status !== undefined && !isRetryableStatus(status)) {
         o.log.error({ work_id: workId, err: String(err) }, 'result refused');
         return 1;
       }

@@ -1,6 +1,7 @@
-import { MangoClient, MangoError, RequestAbortedError } from '@mango/sdk';
+import { closesOpenCalls as closesOpenCallsInLog } from '@mango/domain-sessions';
+import { isRetryableStatus, MangoClient, MangoError, RequestAbortedError } from '@mango/sdk';
 import { backoffMs, sleep } from './backoff';
-import type { ItemLog } from './item-runner';
+import type { ItemLog } from './item-options';
 import { Tool, ToolError, ToolUse } from './tools/types';
 
 export const TOOL_TIMEOUT_MS = 120_000;
@@ -353,10 +354,9 @@ export class SessionToolRunner {
   }
 }
 
-/** Mirrors the server: an interrupt, or an idle that is not `requires_action`, closes every open call. */
+/** The server's rule (`closesOpenCalls` in domain-sessions) on a wire event, whose fields are its body. */
 function closesOpenCalls(e: RunnerEvent): boolean {
-  if (e.type === 'user.interrupt') return true;
-  return e.type === 'session.status_idle' && e.stop_reason?.type !== 'requires_action';
+  return closesOpenCallsInLog({ type: e.type, body: e });
 }
 
 /**
@@ -371,8 +371,9 @@ export function resultText(text: string): string {
 /** Events that neither arm nor disarm the idle countdown. */
 const NEUTRAL = new Set(['user.tool_confirmation', 'session.thread_status_terminated']);
 
+/** A 4xx the request will not outlive (408 and 429 are worth retrying: the SDK's `isRetryableStatus`). */
 function isFatal(status: number | undefined): boolean {
-  return status !== undefined && status >= 400 && status < 500 && ![408, 429].includes(status);
+  return status !== undefined && status >= 400 && !isRetryableStatus(status);
 }
 
 function isRefusal(err: unknown): boolean {

@@ -27,7 +27,7 @@ export interface WorkPollerOptions {
 }
 
 /**
- * Poll → Ack as an async iterator (seed 002 "Worker flow"). Transient failures back off with jitter and
+ * Poll → Ack as an async iterator (docs/operator-guide.md, The Docker supervisor). Transient failures back off with jitter and
  * retry; an authentication, permission or not-found answer is fatal (the key was revoked or the
  * Environment is gone) and ends the iteration with that error. Stopping the signal drains: no new Poll
  * starts, and an item polled but not yet acked is left to be reclaimed.

@@ -45,7 +45,7 @@ const RECONNECT_DELAYS_MS = [250, 500, 1000, 2000, 4000, 5000];
 const MAX_RECONNECT_FAILURES = 30;
 
 /**
- * `mango sessions connect`: a line interface to one Session (seed 004's Terminal Session connection).
+ * `mango sessions connect`: a line interface to one Session (docs/api-guide.md, `mango sessions connect`).
  * It prints the history, follows the live stream (resuming with Last-Event-ID), keeps a status prompt
  * (`[running] ›`, `[idle] ›`, `[awaiting approval] ›`), sends each typed line as a `user.message`,
  * interrupts on Ctrl-C or `/interrupt`, and answers pending approvals with `/allow` and `/deny` — for the

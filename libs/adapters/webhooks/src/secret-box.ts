@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
-/** The signing secret format of hosted §1.3: `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
+/** The signing secret format of docs/api-guide.md, Webhooks: `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
 export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }

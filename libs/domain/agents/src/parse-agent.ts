@@ -2,13 +2,14 @@ import {
   applyMetadataPatch,
   canonicalJson,
   conflict,
+  idPattern,
   invalidRequest,
   isObject,
   parseMetadata,
+  PG_INTEGER_MAX,
   readArray,
   readBoolean,
   readEnum,
-  PG_INTEGER_MAX,
   readInteger,
   readObject,
   readOptionalString,
@@ -46,8 +47,8 @@ export type AgentDraft = Omit<AgentDefinition, 'multiagent'> & {
   multiagent: { type: 'coordinator'; agents: RosterDraft[] } | null;
 };
 
-const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
-const SKILL_ID = /^skill_[0-9A-HJKMNP-TV-Z]{26}$/;
+const AGENT_ID = idPattern('agent');
+const SKILL_ID = idPattern('skill');
 const CUSTOM_TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 const HOSTNAME = /^(\*\.)?([A-Za-z0-9-]{1,63}\.)*[A-Za-z0-9-]{1,63}$/;
 
@@ -203,7 +204,7 @@ function parseAgentToolset(o: Record<string, unknown>, path: string): AgentTools
         permission_policy: default_config.permission_policy,
       },
   );
-  // Web tools run at the model endpoint and require always_allow (seed 002, decisions).
+  // Web tools run at the model endpoint and require always_allow (see docs/api-guide.md, Agents).
   for (const web of resolved.filter((c) => (WEB_TOOL_NAMES as readonly string[]).includes(c.name))) {
     if (web.enabled && web.permission_policy.type !== 'always_allow') {
       throw invalidRequest(
@@ -503,7 +504,7 @@ export function parseAgentUpdate(current: AgentDefinition, body: unknown): Agent
 }
 
 /**
- * A running Session's agent change (hosted §2.2 update): only `tools` and `mcp_servers`, replacing the
+ * A running Session's agent change (docs/api-guide.md, Agents): only `tools` and `mcp_servers`, replacing the
  * frozen snapshot's, under the same cross-field rules as an Agent.
  */
 export function parseSessionAgentUpdate(

@@ -1,7 +1,7 @@
 import type { AgentDefinition, AgentToolset, PermissionPolicy } from './agent-definition';
 import { AGENT_TOOLSET_TYPE, SANDBOX_TOOL_NAMES } from './agent-definition';
 
-/** Model-facing definitions of the six sandbox tools (agent_toolset_20260401; hosted §4.4). */
+/** Model-facing definitions of the six sandbox tools (agent_toolset_20260401; docs/api-guide.md, Agents). */
 export const SANDBOX_TOOL_DEFINITIONS: Record<
   (typeof SANDBOX_TOOL_NAMES)[number],
   { description: string; input_schema: Record<string, unknown> }

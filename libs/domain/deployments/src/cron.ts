@@ -1,7 +1,7 @@
 import { invalidRequest } from '@mango/domain-kernel';
 
 /**
- * 5-field POSIX cron (minute hour day-of-month month day-of-week), as hosted §2.12 and Temporal Schedules
+ * 5-field POSIX cron (minute hour day-of-month month day-of-week), as in docs/api-guide.md, Deployments and as Temporal Schedules
  * read it: `*`, numbers, ranges `a-b`, steps `x/n`, lists `a,b`, month names JAN–DEC and weekday names
  * SUN–SAT (0 and 7 are Sunday). When both day fields are restricted a day matches either (POSIX).
  */

@@ -1,4 +1,5 @@
 import {
+  idPattern,
   invalidRequest,
   Metadata,
   parseMetadata,
@@ -50,14 +51,14 @@ export const RUN_ONLY_ERROR_TYPES = [
 export type PauseErrorType = (typeof PAUSE_ERROR_TYPES)[number];
 export type RunErrorType = PauseErrorType | (typeof RUN_ONLY_ERROR_TYPES)[number];
 
-const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
-const ENV_ID = /^env_[0-9A-HJKMNP-TV-Z]{26}$/;
+const AGENT_ID = idPattern('agent');
+const ENV_ID = idPattern('environment');
 
 export interface CronSchedule {
   type: 'cron';
   expression: string;
   timezone: string;
-  /** Derived: hosted §2.12 jitter for this expression. */
+  /** Derived: the schedule jitter for this expression (docs/api-guide.md, Deployments). */
   jitterMs: number;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Skill bundle rules shared by the upload side (apps/files) and the staging side (the worker): the
- * safe-path check and the limits of seed 002. Pure: no I/O.
+ * safe-path check and the limits of docs/api-guide.md, Skills. Pure: no I/O.
  */
 
 const MIB = 1024 * 1024;

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Connectivity rule for MCP servers (seed 004): a URL whose host resolves to a loopback, private,
+ * Connectivity rule for MCP servers (see docs/capabilities.md): a URL whose host resolves to a loopback, private,
  * link-local, unique-local, shared, unspecified or cloud metadata address is refused unless the operator
  * allowlists it (`MANGO_MCP_ALLOWED_ADDRESSES`: comma-separated IPs or CIDR ranges, e.g. `127.0.0.1/32`).
  */

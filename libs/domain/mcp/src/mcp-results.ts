@@ -7,7 +7,7 @@ export interface McpContentItem {
 
 /** Text inline to the model up to this many UTF-8 bytes (documented on the MCP page). */
 export const MCP_INLINE_RESULT_BYTES = 100_000;
-/** The largest textual result kept as a File (seed 004). */
+/** The largest textual result kept as a File (see docs/capabilities.md). */
 export const MCP_FILE_RESULT_BYTES = 32 * 1024 * 1024;
 
 export const MCP_UNSUPPORTED_CONTENT_MESSAGE = (types: string[]) =>
@@ -32,7 +32,7 @@ export function utf8Prefix(s: string, max: number): string {
 }
 
 /**
- * Bounds an MCP result for the model (seed 004, decisions): text items are joined with newlines; up to
+ * Bounds an MCP result for the model (see docs/capabilities.md): text items are joined with newlines; up to
  * `MCP_INLINE_RESULT_BYTES` goes inline; more (up to 32 MiB) is "large" (the caller stores a File, or
  * without Files storage passes the preview with a note); any non-text item refuses the whole result.
  */

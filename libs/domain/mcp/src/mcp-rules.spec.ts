@@ -12,7 +12,7 @@ const toolset = (over: Partial<McpToolset> = {}): McpToolset => ({
   ...over,
 });
 
-describe('MCP tool permissions (hosted §4.3)', () => {
+describe('MCP tool permissions (docs/api-guide.md, Remote MCP)', () => {
   it.each([
     ['default allow', toolset(), 'search', 'allow'],
     [
@@ -95,7 +95,7 @@ describe('MCP tool permissions (hosted §4.3)', () => {
   });
 });
 
-describe('MCP result bounds (seed 004)', () => {
+describe('MCP result bounds (docs/capabilities.md)', () => {
   it.each([
     [
       'joins text items inline',

@@ -48,7 +48,7 @@ function policyPermission(policy: PermissionPolicy | undefined): EvaluatedPermis
     case 'deny':
       return 'deny';
     default:
-      // always_ask, and anything unknown: fail closed to ask (hosted §4.3).
+      // always_ask, and anything unknown: fail closed to ask (docs/api-guide.md, Remote MCP).
       return 'ask';
   }
 }

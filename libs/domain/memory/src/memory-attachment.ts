@@ -1,4 +1,4 @@
-import { invalidRequest, readArray, readObject, readString } from '@mango/domain-kernel';
+import { idPattern, invalidRequest, readArray, readObject, readString } from '@mango/domain-kernel';
 
 export type MemoryAccess = 'read_write' | 'read_only';
 
@@ -11,7 +11,7 @@ export interface MemoryAttachmentInput {
 
 export const MEMORY_ATTACHMENTS_MAX = 8;
 export const MEMORY_INSTRUCTIONS_MAX = 4096;
-const STORE_ID = /^memstore_[0-9A-HJKMNP-TV-Z]{26}$/;
+const STORE_ID = idPattern('memoryStore');
 
 /**
  * Parses Session create `resources`: only `memory_store` entries (self-hosted Environments accept no

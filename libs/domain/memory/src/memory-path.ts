@@ -1,6 +1,6 @@
 import { invalidRequest } from '@mango/domain-kernel';
 
-/** Path rules of a Memory (hosted §1.6.1): what the API stores and what the worker maps to files. */
+/** Path rules of a Memory (docs/api-guide.md, Memory Stores): what the API stores and what the worker maps to files. */
 export const MEMORY_PATH_MAX_BYTES = 1024;
 export const MEMORY_PATH_MAX_SEGMENTS = 20;
 

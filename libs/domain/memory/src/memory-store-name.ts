@@ -1,6 +1,6 @@
 /**
  * Mount naming: a Store is mounted at `/mnt/memory/<slug>`, the slug being the lower-cased name with
- * every run of characters other than ASCII letters and digits turned into one hyphen (hosted §2.8).
+ * every run of characters other than ASCII letters and digits turned into one hyphen (docs/api-guide.md, Memory Stores).
  * A name with nothing usable falls back to the Store id.
  */
 export const MEMORY_MOUNT_ROOT = '/mnt/memory';

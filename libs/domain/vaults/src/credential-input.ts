@@ -10,7 +10,7 @@ import {
 } from '@mango/domain-kernel';
 import { readMcpServerUrl } from './mcp-url';
 
-/** Limits of Vaults (hosted §2.11 and Mango's own bounds on secret sizes). */
+/** Limits of Vaults (openapi.yaml, Vaults; docs/api-guide.md, Vaults and Mango's own bounds on secret sizes). */
 export const VAULT_LIMITS = {
   credentialsPerVault: 20,
   displayNameMax: 255,

@@ -1,6 +1,6 @@
 import { mcpUrlKey, readMcpServerUrl } from './mcp-url';
 
-describe('mcpUrlKey (hosted §2.11 URL matching)', () => {
+describe('mcpUrlKey (openapi.yaml, Vaults; docs/api-guide.md, Vaults URL matching)', () => {
   it.each([
     ['https://mcp.example.com/mcp', 'https://mcp.example.com/mcp'],
     ['HTTPS://MCP.Example.COM/mcp', 'https://mcp.example.com/mcp'],

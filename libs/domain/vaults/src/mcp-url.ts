@@ -3,7 +3,7 @@ import { invalidRequest } from '@mango/domain-kernel';
 export const MCP_URL_MAX = 2048;
 
 /**
- * The matching key of an MCP server URL (hosted §2.11: "URL matching normalizes scheme/host case, default
+ * The matching key of an MCP server URL (openapi.yaml, Vaults; docs/api-guide.md, Vaults: "URL matching normalizes scheme/host case, default
  * port, trailing slash"). Two URLs name the same server exactly when their keys are equal:
  * - scheme and host are lower-cased, an explicit default port (80 for http, 443 for https) is dropped;
  * - one trailing `/` of the path is dropped (`https://h/mcp/` ≡ `https://h/mcp`, `https://h/` ≡ `https://h`);

@@ -1,5 +1,5 @@
 /**
- * The webhook event vocabulary (hosted §3.12 `data.type`), restricted to what Mango emits. A type is
+ * The webhook event vocabulary (`data.type`; docs/api-guide.md, Webhooks), restricted to what Mango emits. A type is
  * listed here only once something emits it, so a subscription never waits for an event that cannot come.
  */
 export const SESSION_WEBHOOK_TYPES = [

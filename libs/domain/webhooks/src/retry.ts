@@ -1,4 +1,4 @@
-/** Delivery attempts per event and endpoint (hosted §3.12: at most 3, then dropped). */
+/** Delivery attempts per event and endpoint (docs/api-guide.md, Webhooks: at most 3, then dropped). */
 export const WEBHOOK_MAX_ATTEMPTS = 3;
 
 /** Hosted §3.12 backoff bounds: 5–120 s. */
@@ -8,7 +8,7 @@ export const WEBHOOK_RETRY_CAP_MS = 120_000;
 /**
  * The wait after failed attempt `attempt` (1-based) before the next one: exponential from `baseMs`
  * (×6 per attempt), stretched by a jitter factor 1 + `random()` ∈ [1, 2) and capped at `capMs`: with the
- * default base 5–10 s after the first attempt and 30–60 s after the second, inside hosted §3.12's 5–120 s.
+ * default base 5–10 s after the first attempt and 30–60 s after the second, inside the 5–120 s of docs/api-guide.md, Webhooks.
  * `random` is the caller's (the workflow's deterministic one).
  */
 export function retryDelayMs(

@@ -1,7 +1,7 @@
 import type { AgentDefinition } from '@mango/domain-agents';
 import type { AgentEntity, AgentVersionEntity } from '@mango/persistence';
 
-/** The wire form of one Agent version (hosted §3.1). */
+/** The wire form of one Agent version (openapi.yaml `Agent`). */
 export function renderAgent(agent: AgentEntity, version: AgentVersionEntity) {
   const d: AgentDefinition = version.definition;
   return {

@@ -1,6 +1,6 @@
 import type { DeploymentEntity, DeploymentRunEntity } from '@mango/persistence';
 
-/** The wire form of a Deployment (hosted §3.11). `schedule` carries Temporal's upcoming runs. */
+/** The wire form of a Deployment (openapi.yaml `Deployment`). `schedule` carries Temporal's upcoming runs. */
 export function renderDeployment(
   d: DeploymentEntity,
   extra: { lastRunAt: Date | null; upcoming: string[] } = { lastRunAt: null, upcoming: [] },

@@ -45,7 +45,7 @@ function whereCreatedAt(
   }
 }
 
-/** Deployments and their runs (hosted §2.12). Workspace API keys only. */
+/** Deployments and their runs (openapi.yaml, Deployments; docs/api-guide.md, Deployments). Workspace API keys only. */
 @Injectable()
 export class DeploymentsService {
   private readonly runner: DeploymentRunner;
@@ -227,7 +227,7 @@ export class DeploymentsService {
     });
   }
 
-  /** A manual run: works while paused (hosted §2.12); an archived Deployment is 409. */
+  /** A manual run: works while paused (openapi.yaml, Deployments; docs/api-guide.md, Deployments); an archived Deployment is 409. */
   async run(workspaceId: string, id: string): Promise<DeploymentRunView> {
     const d = await this.find(this.dataSource.manager, workspaceId, id);
     if (d.archivedAt) throw conflict(`deployment ${d.id} is archived`);

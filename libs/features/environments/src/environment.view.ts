@@ -1,6 +1,6 @@
 import type { EnvironmentEntity } from '@mango/persistence';
 
-/** The wire form of an Environment (hosted §3.5; Mango Environments are all self_hosted). */
+/** The wire form of an Environment (openapi.yaml `Environment`; Mango Environments are all self_hosted). */
 export function renderEnvironment(e: EnvironmentEntity) {
   return {
     id: e.id,

@@ -27,7 +27,7 @@ const refuse = (fileId: string, reason: string, message: string) =>
   invalidRequest(`File ${fileId} ${message}; File documents must be UTF-8 text`, { file_id: fileId, reason });
 
 /**
- * Bounded text admission for File-sourced document blocks (seed 004: "File messages support bounded
+ * Bounded text admission for File-sourced document blocks (see docs/capabilities.md: "File messages support bounded
  * UTF-8 documents, not images or PDFs"). `readText(workspaceId, fileId)` returns the File's text when it
  * is the Workspace's File, at most `maxBytes`, not an image or PDF (by media type or leading bytes), and
  * strictly valid UTF-8 (a leading BOM is dropped). Otherwise: 404 `not_found_error` for a missing or

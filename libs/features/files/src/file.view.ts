@@ -1,6 +1,6 @@
 import type { FileEntity } from '@mango/persistence';
 
-/** The wire form of a File (hosted §3.7 without `downloadable` and `scope`, which Mango removed). */
+/** The wire form of a File (openapi.yaml `File` without `downloadable` and `scope`, which Mango removed). */
 export function renderFile(f: FileEntity) {
   return {
     id: f.id,

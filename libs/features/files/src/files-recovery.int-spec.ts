@@ -8,7 +8,7 @@ import type { DataSource } from 'typeorm';
 import { DeleteFile } from './delete-file.usecase';
 import { FileObjects } from './file-objects';
 import { DEFAULT_FILES_SETTINGS, FilesSettings, MIB } from './files.settings';
-import { LeaseLostError } from './lease-keeper';
+import { LeaseLostError } from './cleanup-lease-keeper';
 import { ObjectCleanupRepository } from './object-cleanup.repository';
 import { ObjectCleanupSweeper } from './object-cleanup.sweeper';
 import { UploadFile } from './upload-file.usecase';

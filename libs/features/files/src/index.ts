@@ -6,7 +6,7 @@ export * from './file.view';
 export * from './files.module';
 export * from './files.service';
 export * from './files.settings';
-export * from './lease-keeper';
+export * from './cleanup-lease-keeper';
 export * from './multipart-file';
 export * from './object-cleanup.repository';
 export * from './object-cleanup.sweeper';

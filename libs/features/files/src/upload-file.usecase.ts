@@ -8,7 +8,7 @@ import { fileObjectKey, parseFilename, parseMimeType } from './file-input';
 import { FileObjects } from './file-objects';
 import { FileView, renderFile } from './file.view';
 import { FILES_SETTINGS, FilesSettings } from './files.settings';
-import { LeaseKeeper, LeaseLostError } from './lease-keeper';
+import { CleanupLeaseKeeper, LeaseLostError } from './cleanup-lease-keeper';
 import { readMultipartFile } from './multipart-file';
 import { CleanupLease, ObjectCleanupRepository } from './object-cleanup.repository';
 
@@ -21,7 +21,7 @@ export interface PendingUpload {
 /**
  * `POST /v1/files`. The steps, each safe to crash after:
  * 1. `begin`: a leased cleanup intent for the new object key is committed before any byte is written;
- * 2. the bytes stream to the object store while a LeaseKeeper renews that lease;
+ * 2. the bytes stream to the object store while a CleanupLeaseKeeper renews that lease;
  * 3. `commit`: one statement deletes the intent (only if the lease is still ours) and inserts the File;
  * on any failure, `abandon` removes the object and the intent. A crash leaves the intent, whose lease
  * runs out, and a sweeper removes the object.
@@ -82,7 +82,7 @@ export class UploadFile {
    * the while renewing the lease; a lost lease aborts the write.
    */
   async write(upload: PendingUpload, source: Readable, settled?: Promise<unknown>): Promise<number> {
-    const keeper = new LeaseKeeper(this.cleanups, upload.lease, this.settings.leaseMs, this.log);
+    const keeper = new CleanupLeaseKeeper(this.cleanups, upload.lease, this.settings.leaseMs, this.log);
     try {
       const size = await this.objects.write(upload.file.objectKey, source, {
         contentType: upload.file.mimeType,

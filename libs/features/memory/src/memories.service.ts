@@ -32,7 +32,7 @@ interface Outcome<T> {
 }
 
 /**
- * Memories at paths in a Store (hosted §2.10). Content writes follow the Files recovery pattern:
+ * Memories at paths in a Store (openapi.yaml, Memory Stores). Content writes follow the Files recovery pattern:
  * 1. a leased cleanup intent for a fresh object key is committed;
  * 2. the content is written to that key;
  * 3. one transaction re-checks access (and the Work lease), applies the change, records the version

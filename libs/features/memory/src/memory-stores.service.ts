@@ -38,7 +38,7 @@ function readName(v: unknown): string {
 const readDescription = (v: unknown): string =>
   v === null ? '' : readString(v, 'description', { max: 1024 });
 
-/** Memory Stores (hosted §2.10): create, get, update, list, archive, delete. */
+/** Memory Stores (openapi.yaml, Memory Stores): create, get, update, list, archive, delete. */
 @Injectable()
 export class MemoryStoresService {
   private readonly log = new Logger('memory');

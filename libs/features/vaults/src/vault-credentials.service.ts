@@ -49,7 +49,7 @@ const DUPLICATE_URL = (url: string) =>
   );
 
 /**
- * Vault credentials (hosted §2.11). Secrets are write-only: they are sealed (envelope encryption, see
+ * Vault credentials (openapi.yaml, Vaults; docs/api-guide.md, Vaults). Secrets are write-only: they are sealed (envelope encryption, see
  * `@mango/platform-secrets`) in the same statement that stores the public `auth`, and no response, log
  * line or error ever carries them. Archiving purges the sealed secrets and frees the URL.
  */

@@ -8,7 +8,7 @@ type Query = Record<string, unknown>;
 
 /**
  * `/v1/vaults*`: Workspace API keys only. Environment keys and Work tokens are 403 (a Work token never
- * reaches Vaults, seed 002); the orchestrator reads credentials directly, never through this API.
+ * reaches Vaults; docs/api-guide.md, Vaults); the orchestrator reads credentials directly, never through this API.
  */
 @Controller('v1/vaults')
 export class VaultsController {

@@ -40,7 +40,7 @@ export async function findVault(
   return v;
 }
 
-/** Vaults (hosted §2.11): create, list, get, update, archive, delete (cascading their credentials). */
+/** Vaults (openapi.yaml, Vaults; docs/api-guide.md, Vaults): create, list, get, update, archive, delete (cascading their credentials). */
 @Injectable()
 export class VaultsService {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}

@@ -23,7 +23,7 @@ import { WEBHOOKS_OPTIONS, WebhooksOptions } from './webhooks.options';
 /** Longest overlap a rotation may ask for (7 days). */
 const MAX_OVERLAP_SECONDS = 7 * 24 * 60 * 60;
 
-/** Webhook endpoints (Mango addition; hosted §2.13 has them in the Console only). */
+/** Webhook endpoints (Mango addition; docs/api-guide.md, Webhooks has them in the Console only). */
 @Injectable()
 export class WebhooksService {
   private readonly box?: SecretBox;

@@ -80,7 +80,7 @@ export function createWebhookActivities(deps: {
       const secrets = row.secrets
         .filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now)
         .map((s) => box.open(s.sealed));
-      // The thin payload of hosted §3.12, built the same way on every attempt.
+      // The thin payload (docs/api-guide.md, Webhooks), built the same way on every attempt.
       const body = JSON.stringify({
         type: 'event',
         id: row.event_id,

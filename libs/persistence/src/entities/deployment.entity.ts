@@ -1,7 +1,7 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { WorkspaceEntity } from './workspace.entity';
 
-/** A Deployment (hosted §3.11): a pinned Session template, run manually or on a Temporal Schedule. */
+/** A Deployment (openapi.yaml `Deployment`): a pinned Session template, run manually or on a Temporal Schedule. */
 @Entity({ name: 'deployments' })
 @Check('deployments_status_check', "status IN ('active', 'paused')")
 @Index('deployments_workspace_idx', ['workspaceId', 'id'])

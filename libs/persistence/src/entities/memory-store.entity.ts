@@ -2,7 +2,7 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { WorkspaceEntity } from './workspace.entity';
 
 /**
- * A Workspace-owned Memory Store (hosted §3.9). Its Memories and their versions cascade with it; their
+ * A Workspace-owned Memory Store (openapi.yaml `MemoryStore`). Its Memories and their versions cascade with it; their
  * content objects are removed through `object_cleanups` intents written in the deleting transaction.
  * The Workspace foreign key does not cascade (objects must be cleaned up first, as for Files).
  */

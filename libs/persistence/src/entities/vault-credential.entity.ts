@@ -2,7 +2,7 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } fr
 import { VaultEntity } from './vault.entity';
 
 /**
- * A Vault credential (hosted §3.10). `auth` is the public part only (what responses show); the secrets
+ * A Vault credential (openapi.yaml `Vault`, `VaultCredential`). `auth` is the public part only (what responses show); the secrets
  * are one JSON document sealed with envelope encryption (`@mango/platform-secrets`): `secret_ciphertext`
  * under a per-credential data key, the data key wrapped under keyring key `kek_id`. Archiving purges the
  * three sealed columns. `url_key` is the normalised `mcp_server_url` (unique among active credentials of

@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { WorkspaceEntity } from './workspace.entity';
 
-/** A Workspace-owned Vault (hosted §3.10). Its credentials cascade with it. */
+/** A Workspace-owned Vault (openapi.yaml `Vault`, `VaultCredential`). Its credentials cascade with it. */
 @Entity({ name: 'vaults' })
 @Index('vaults_workspace_idx', ['workspaceId', 'id'])
 export class VaultEntity {

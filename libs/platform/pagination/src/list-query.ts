@@ -46,7 +46,7 @@ export function parseTimeRange(
 /** Rejects query parameters a route does not define, so typos are errors rather than no-ops. */
 export function rejectUnknownQuery(query: Record<string, unknown>, allowed: readonly string[]): void {
   for (const key of Object.keys(query)) {
-    if (key === 'beta') continue; // hosted clients append ?beta=true; ignored (decisions)
+    if (key === 'beta') continue; // hosted clients append ?beta=true; ignored (docs/api-guide.md, Conventions)
     if (!allowed.includes(key)) throw invalidRequest(`unknown query parameter "${key}"`);
   }
 }

@@ -2,6 +2,7 @@ export { MangoClient } from './client';
 export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
+  isRetryableStatus,
   SDK_VERSION,
   type MangoClientOptions,
   type RequestOptions,

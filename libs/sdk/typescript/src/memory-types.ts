@@ -1,7 +1,7 @@
 import type { CreatedAtFilter, Metadata, MetadataPatch, PageParams, Timestamp } from './types';
 
 // ---------------------------------------------------------------------------------------------------
-// Memory Stores (served by apps/files; hosted §2.10 / §3.9 shapes)
+// Memory Stores (served by apps/files; openapi.yaml, Memory Stores; openapi.yaml `MemoryStore` shapes)
 // ---------------------------------------------------------------------------------------------------
 
 export interface MemoryStore {

@@ -1,7 +1,7 @@
 import type { Metadata, MetadataPatch, PageParams, Timestamp } from './types';
 
 // ---------------------------------------------------------------------------------------------------
-// Vaults and credentials (hosted §2.11 / §3.10 shapes). Secrets are write-only: never in responses.
+// Vaults and credentials (openapi.yaml, Vaults; docs/api-guide.md, Vaults; openapi.yaml `Vault`, `VaultCredential` shapes). Secrets are write-only: never in responses.
 // ---------------------------------------------------------------------------------------------------
 
 export interface Vault {

@@ -1,6 +1,6 @@
 import { MangoClient, MangoError } from '@mango/sdk';
 
-/** The Memory routes the worker uses, with the Session's Work token (hosted §2.10 shapes). */
+/** The Memory routes the worker uses, with the Session's Work token (openapi.yaml, Memory Stores shapes). */
 export interface RemoteMemory {
   id: string;
   path: string;

@@ -6,8 +6,11 @@ import {
   MEMORY_MOUNT_ROOT,
   memoryMarkerContent,
   normalizeMemoryPath,
+  planDeletions,
+  planPull,
+  planPush,
 } from '@mango/domain-memory';
-import type { ItemLog } from '../item-runner';
+import type { ItemLog } from '../item-options';
 import type { ToolRoot } from '../tools/types';
 import { MemoryApi, MemoryApiError, RemoteMemory } from './memory-client';
 
@@ -25,7 +28,7 @@ export interface MemorySyncOptions {
   attachments: MemoryAttachment[];
   /** Where Stores are mounted: `/mnt/memory` in the sandbox (a temporary directory in tests). */
   root?: string;
-  /** Cadence of full passes (seed 002: 15 s). 0 disables the timer (`syncIfDue`/`syncOnce` still work). */
+  /** Cadence of full passes (15 s; docs/api-guide.md, Memory on the worker). 0 disables the timer (`syncIfDue`/`syncOnce` still work). */
   intervalMs?: number;
   log?: ItemLog;
   /** Largest file pushed (bytes); larger local files are skipped with a warning. */
@@ -74,7 +77,7 @@ export class MemoryMountError extends Error {
 }
 
 /**
- * Memory Stores on the worker (seed 002): each attached Store is downloaded to its absolute
+ * Memory Stores on the worker (see docs/api-guide.md, Memory on the worker): each attached Store is downloaded to its absolute
  * `/mnt/memory/<name>` root with a marker file, then reconciled by path every `intervalMs` (and after
  * tool calls, through `syncIfDue`):
  * - remote changes win: a remotely changed or deleted Memory replaces (or removes) the local file, even
@@ -254,7 +257,7 @@ export class MemorySync {
     return report;
   }
 
-  /** Remote wins: new or changed Memories replace local files, deleted ones remove them. */
+  /** Remote wins: runs `planPull` (domain-memory) — downloads, adoptions and local removals. */
   private async pull(
     s: MountedStore,
     local: Map<string, LocalFile>,
@@ -262,54 +265,58 @@ export class MemorySync {
     signal?: AbortSignal,
   ) {
     const remote = await this.listRemote(s, 'basic', signal);
-    for (const r of remote.values()) {
-      const base = s.baseline.get(r.path);
-      if (base && base.id === r.id && base.sha === r.content_sha256) continue;
-      const l = local.get(r.path);
-      if (l && l.sha === r.content_sha256) {
-        s.baseline.set(r.path, { id: r.id, sha: r.content_sha256 });
-        continue;
+    const states = new Map(
+      [...remote].map(([path, r]) => [path, { id: r.id, path: r.path, sha: r.content_sha256 }]),
+    );
+    for (const step of planPull(s.baseline, states, local)) {
+      switch (step.kind) {
+        case 'adopt':
+          s.baseline.set(step.path, { id: step.id, sha: step.sha });
+          break;
+        case 'download': {
+          if (step.conflict)
+            this.log.warn(
+              { memory_store_id: s.id, path: step.path },
+              'memory changed remotely and locally: remote wins',
+            );
+          const full = await this.o.client.get(s.id, step.id, signal);
+          try {
+            await this.writeLocal(s, step.path, full.content ?? '');
+          } catch (err) {
+            // e.g. a tool replaced a directory with a symlink out of the root: skip it, retry next pass.
+            this.log.warn(
+              { memory_store_id: s.id, path: step.path, err: String(err) },
+              'memory not written locally',
+            );
+            break;
+          }
+          s.baseline.set(step.path, { id: full.id, sha: full.content_sha256 });
+          local.set(step.path, { sha: full.content_sha256, content: full.content ?? '' });
+          s.missing.delete(step.path);
+          report.pulled++;
+          break;
+        }
+        case 'remove':
+          if (step.conflict)
+            this.log.warn(
+              { memory_store_id: s.id, path: step.path },
+              'memory deleted remotely and changed locally: remote wins',
+            );
+          await unlink(this.localPath(s, step.path)).catch(() => undefined);
+          local.delete(step.path);
+          report.removedLocally++;
+          s.baseline.delete(step.path);
+          s.missing.delete(step.path);
+          break;
+        case 'forget':
+          s.baseline.delete(step.path);
+          s.missing.delete(step.path);
+          break;
       }
-      if (l && (!base || l.sha !== base.sha))
-        this.log.warn(
-          { memory_store_id: s.id, path: r.path },
-          'memory changed remotely and locally: remote wins',
-        );
-      const full = await this.o.client.get(s.id, r.id, signal);
-      try {
-        await this.writeLocal(s, r.path, full.content ?? '');
-      } catch (err) {
-        // e.g. a tool replaced a directory with a symlink out of the root: skip it, retry next pass.
-        this.log.warn(
-          { memory_store_id: s.id, path: r.path, err: String(err) },
-          'memory not written locally',
-        );
-        continue;
-      }
-      s.baseline.set(r.path, { id: full.id, sha: full.content_sha256 });
-      local.set(r.path, { sha: full.content_sha256, content: full.content ?? '' });
-      s.missing.delete(r.path);
-      report.pulled++;
-    }
-    for (const [path, base] of [...s.baseline]) {
-      if (remote.has(path)) continue;
-      const l = local.get(path);
-      if (l) {
-        if (l.sha !== base.sha)
-          this.log.warn(
-            { memory_store_id: s.id, path },
-            'memory deleted remotely and changed locally: remote wins',
-          );
-        await unlink(this.localPath(s, path)).catch(() => undefined);
-        local.delete(path);
-        report.removedLocally++;
-      }
-      s.baseline.delete(path);
-      s.missing.delete(path);
     }
   }
 
-  /** Local creates and updates (with preconditions); deletions after a second observation. */
+  /** Local creates and updates with preconditions (`planPush`); deletions after a second observation (`planDeletions`). */
   private async push(
     s: MountedStore,
     local: Map<string, LocalFile>,
@@ -317,50 +324,51 @@ export class MemorySync {
     report: SyncReport,
     signal?: AbortSignal,
   ) {
-    for (const [path, l] of local) {
-      s.missing.delete(path);
-      const base = s.baseline.get(path);
-      if (base && base.sha === l.sha) continue;
+    for (const path of local.keys()) s.missing.delete(path);
+    for (const step of planPush(s.baseline, local)) {
+      const l = local.get(step.path)!;
       try {
-        const m = base
-          ? await this.o.client.update(
-              s.id,
-              base.id,
-              { content: l.content, precondition: { type: 'content_sha256', content_sha256: base.sha } },
-              signal,
-            )
-          : await this.o.client.create(s.id, { path, content: l.content }, signal);
-        s.baseline.set(path, { id: m.id, sha: m.content_sha256 });
+        const m =
+          step.kind === 'update'
+            ? await this.o.client.update(
+                s.id,
+                step.id,
+                {
+                  content: l.content,
+                  precondition: { type: 'content_sha256', content_sha256: step.expectedSha },
+                },
+                signal,
+              )
+            : await this.o.client.create(s.id, { path: step.path, content: l.content }, signal);
+        s.baseline.set(step.path, { id: m.id, sha: m.content_sha256 });
         report.pushed++;
       } catch (err) {
         if (!(err instanceof MemoryApiError)) throw err;
         // 409: changed or taken remotely (the next full pass pulls: remote wins); 404: gone remotely.
-        if (err.status === 404 && base) s.baseline.delete(path);
+        if (err.status === 404 && step.kind === 'update') s.baseline.delete(step.path);
         this.log.warn(
-          { memory_store_id: s.id, path, status: err.status, type: err.errorType },
+          { memory_store_id: s.id, path: step.path, status: err.status, type: err.errorType },
           'memory push refused',
         );
       }
     }
     if (!deletions) return;
-    for (const [path, base] of [...s.baseline]) {
-      if (local.has(path)) continue;
-      const seen = (s.missing.get(path) ?? 0) + 1;
-      s.missing.set(path, seen);
-      if (seen < 2) continue;
+    for (const step of planDeletions(s.baseline, local, s.missing)) {
+      s.missing.set(step.path, step.seen);
+      if (step.kind === 'wait') continue;
       try {
-        await this.o.client.delete(s.id, base.id, base.sha, signal);
+        await this.o.client.delete(s.id, step.id, step.expectedSha, signal);
         report.deleted++;
-        s.baseline.delete(path);
-        s.missing.delete(path);
+        s.baseline.delete(step.path);
+        s.missing.delete(step.path);
       } catch (err) {
         if (!(err instanceof MemoryApiError)) throw err;
         if (err.status === 404) {
-          s.baseline.delete(path);
-          s.missing.delete(path);
+          s.baseline.delete(step.path);
+          s.missing.delete(step.path);
         }
         this.log.warn(
-          { memory_store_id: s.id, path, status: err.status, type: err.errorType },
+          { memory_store_id: s.id, path: step.path, status: err.status, type: err.errorType },
           'memory delete refused',
         );
       }

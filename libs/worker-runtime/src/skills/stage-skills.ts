@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { Parser, ReadEntry } from 'tar';
-import { SKILL_LIMITS, SKILL_NAME, unsafeSkillPath } from '@mango/domain-kernel';
+import { isRetryableStatus } from '@mango/sdk';
+import { idPattern, SKILL_LIMITS, SKILL_NAME, unsafeSkillPath } from '@mango/domain-kernel';
 import { backoffMs, sleep } from '../backoff';
 import { RemoteSkillVersion, SkillsApi, SkillsApiError } from './skills-client';
 
@@ -24,7 +25,7 @@ export interface StagingLimits {
   files: number;
 }
 
-/** Seed 002's Session-wide limits. */
+/** The Session-wide Skill limits (docs/api-guide.md, Skills). */
 export const SKILL_STAGING_LIMITS: StagingLimits = {
   pins: SKILL_LIMITS.sessionPins,
   compressedBytes: SKILL_LIMITS.sessionBytes,
@@ -41,7 +42,7 @@ export interface StageSkillsOptions {
   /** The canonical workdir: the tree becomes `<root>/skills`. */
   root: string;
   signal?: AbortSignal;
-  /** Attempts per request before a temporary failure is given up (default 5, as seed 002). */
+  /** Attempts per request before a temporary failure is given up (default 5, docs/api-guide.md, Skills). */
   attempts?: number;
   limits?: Partial<StagingLimits>;
   /** Test hook: base delay of the retry backoff. */
@@ -86,13 +87,13 @@ export class SkillRetrievalError extends Error {
 
 const STAGING_PREFIX = '.skills-staging-';
 const SKILLS_DIR = 'skills';
-const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
-const SKILL_ID = /^skill_[0-9A-HJKMNP-TV-Z]{26}$/;
+const AGENT_ID = idPattern('agent');
+const SKILL_ID = idPattern('skill');
 const VERSION = /^[1-9][0-9]{0,15}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 
 /**
- * Seed 002 Skill staging. Resolves every pin's metadata with the Work token, checks the Session-wide
+ * Skill staging (docs/api-guide.md, Skills). Resolves every pin's metadata with the Work token, checks the Session-wide
  * limits (500 unique pins, 500 MiB compressed and expanded, 10,000 files), downloads each archive into a
  * private staging directory below the workdir verifying its exact compressed length and SHA-256, then
  * extracts it accepting only regular files and directories at safe paths under the version's directory
@@ -216,8 +217,7 @@ function checkMeta(pin: SkillPinRef, m: RemoteSkillVersion): RemoteSkillVersion 
 
 const isTemporary = (e: unknown) =>
   e instanceof SkillRetrievalError ||
-  (e instanceof SkillsApiError &&
-    (e.status === 0 || e.status === 408 || e.status === 429 || e.status >= 500));
+  (e instanceof SkillsApiError && (e.status === 0 || isRetryableStatus(e.status)));
 
 /** Retries temporary failures (`attempts` in all, jittered backoff); maps the outcome to the two errors. */
 async function withRetries<T>(

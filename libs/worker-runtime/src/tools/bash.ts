@@ -22,7 +22,7 @@ interface Shell {
 }
 
 /**
- * `bash` (§5.1, seed 002): one persistent Bash on a PTY per Work container, so cwd and environment
+ * `bash` (docs/api-guide.md, Sessions): one persistent Bash on a PTY per Work container, so cwd and environment
  * survive calls. Each command is sourced from a private file inside `{ …; } </dev/null 2>&1`, framed by
  * per-call random begin/end markers that carry `$?`. Timeout, cancellation, shell death or corrupt framing
  * kills the whole PTY session before another call can run; the next call starts a fresh shell. Calls are

@@ -15,7 +15,7 @@ export interface Resolved {
 }
 
 /**
- * Confinement of the file tools (seed 002): paths resolve against the workdir, every symlink is
+ * Confinement of the file tools (see docs/operator-guide.md, The Docker supervisor): paths resolve against the workdir, every symlink is
  * canonicalised (including a dangling leaf), and anything outside the workdir plus the attached roots is
  * refused. Roots are canonicalised once, so a root reached through a symlink still matches.
  */

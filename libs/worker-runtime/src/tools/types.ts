@@ -24,7 +24,7 @@ export interface ToolsetContext {
   workdir: string;
   /** Extra permitted roots, e.g. `/mnt/memory/<store>`; `readOnly` roots refuse write and edit. */
   roots?: ToolRoot[];
-  /** Size cap of read and edit (seed 004: 64 KiB). */
+  /** Size cap of read and edit (see docs/capabilities.md: 64 KiB). */
   maxFileBytes?: number;
   /** The shell's base environment (an allowlist; Mango credentials are scrubbed from it regardless). */
   env?: NodeJS.ProcessEnv;

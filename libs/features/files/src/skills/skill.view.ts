@@ -1,6 +1,6 @@
 import type { SkillEntity, SkillVersionEntity } from '@mango/persistence';
 
-/** The wire form of a Skill (hosted §3.8; Mango has custom Skills only). */
+/** The wire form of a Skill (openapi.yaml `Skill`; Mango has custom Skills only). */
 export function renderSkill(s: SkillEntity) {
   return {
     id: s.id,
@@ -14,7 +14,7 @@ export function renderSkill(s: SkillEntity) {
 }
 
 /**
- * The wire form of a Skill version (hosted §3.8). Versions are numbered 1, 2, 3… per Skill (as
+ * The wire form of a Skill version (openapi.yaml `Skill`). Versions are numbered 1, 2, 3… per Skill (as
  * strings, like the hosted API); `id` is the version too. Mango adds the archive's compressed length
  * and SHA-256 (which staging verifies), and its expanded size and file count.
  */

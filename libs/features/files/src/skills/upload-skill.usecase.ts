@@ -7,7 +7,7 @@ import { isId, newId } from '@mango/platform-ids';
 import { DataSource, EntityManager } from 'typeorm';
 import { FileObjects } from '../file-objects';
 import { FILES_SETTINGS, FilesSettings } from '../files.settings';
-import { LeaseKeeper, LeaseLostError } from '../lease-keeper';
+import { CleanupLeaseKeeper, LeaseLostError } from '../cleanup-lease-keeper';
 import { CleanupLease, ObjectCleanupRepository } from '../object-cleanup.repository';
 import { packSkillArchive, SKILL_ARCHIVE_CONTENT_TYPE } from './skill-archive';
 import { bundleTooLarge, checkBundleLayout, parseSkillMd, SkillFrontmatter } from './skill-bundle';
@@ -134,7 +134,7 @@ export class UploadSkill {
       reason: 'upload',
       leaseMs: this.files.leaseMs,
     });
-    const keeper = new LeaseKeeper(this.cleanups, lease, this.files.leaseMs, this.log);
+    const keeper = new CleanupLeaseKeeper(this.cleanups, lease, this.files.leaseMs, this.log);
     try {
       const archive = packSkillArchive(form.root, form.paths);
       let written: number;

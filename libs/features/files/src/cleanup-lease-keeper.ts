@@ -14,7 +14,7 @@ export class LeaseLostError extends Error {
  * sweeper in any process sees it as live. If a renewal finds the lease taken (the upload stalled past
  * it), `signal` aborts with a LeaseLostError. A failed renewal (database blip) is retried next tick.
  */
-export class LeaseKeeper {
+export class CleanupLeaseKeeper {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
   private renewal: Promise<void> = Promise.resolve();

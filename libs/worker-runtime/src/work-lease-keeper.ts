@@ -1,7 +1,7 @@
 import { AuthenticationError, MangoClient, PreconditionFailedError } from '@mango/sdk';
 import { backoffMs, sleep } from './backoff';
 
-export interface LeaseKeeperOptions {
+export interface WorkLeaseKeeperOptions {
   client: MangoClient; // bound to the Work token
   environmentId: string;
   workId: string;
@@ -13,17 +13,17 @@ export interface LeaseKeeperOptions {
 }
 
 /**
- * Conditional heartbeats (seed 002): the first says NO_HEARTBEAT, every later one echoes the previous
+ * Conditional heartbeats (see docs/operator-guide.md, The Docker supervisor): the first says NO_HEARTBEAT, every later one echoes the previous
  * `last_heartbeat`. Renews at a third of the TTL; transient errors are retried five times within the
  * lease, after which the lease is left to expire (queue reclaim retries the activation).
  */
-export class LeaseKeeper {
+export class WorkLeaseKeeper {
   private last = 'NO_HEARTBEAT';
   private readonly stop = new AbortController();
   private loop?: Promise<void>;
   lost = false;
 
-  constructor(private readonly o: LeaseKeeperOptions) {}
+  constructor(private readonly o: WorkLeaseKeeperOptions) {}
 
   /** The lease TTL: how long a result may still be retried. */
   get ttlMs(): number {

@@ -1,6 +1,6 @@
 import { decodeWorkSecret, MangoClient } from '@mango/sdk';
-import type { HandleItemOptions } from './item-runner';
-import { LeaseKeeper } from './lease-keeper';
+import type { HandleItemOptions } from './item-options';
+import { WorkLeaseKeeper } from './work-lease-keeper';
 import { MemoryAttachment, MemorySync, sdkMemoryApi } from './memory';
 import { SessionToolRunner } from './session-tool-runner';
 import { SessionWithSkills, SkillRetrievalError, SkillStagingError, stageSessionSkills } from './skills';
@@ -13,23 +13,23 @@ import { createToolset } from './tools/toolset';
  */
 export const EXIT_LEAVE_LEASE = 75;
 
-/** Teardown bounds for Memory (seed 000: result delivery and Memory teardown finish before any hard kill). */
+/** Teardown bounds for Memory (see docs/operator-guide.md, The Docker supervisor: result delivery and Memory teardown finish before any hard kill). */
 const MEMORY_FINAL_SYNC_MS = 30_000;
 const MEMORY_FLUSH_MS = 30_000;
 
 /**
  * One Session activation inside the sandbox: read the Session with the Work token, stage its frozen
- * Skills (seed 002: a permanent validation failure → Fail; a temporary retrieval failure → the lease is
+ * Skills (see docs/operator-guide.md, The Docker supervisor: a permanent validation failure → Fail; a temporary retrieval failure → the lease is
  * left to expire), mount its Memory Stores, then serve its tool calls with the six tools until the Session
  * goes idle, ends, or the lease is stopped or lost. Teardown, while the lease keeps renewing: the tools
  * (and the Bash PTY) close, Memory gets a final full sync on a clean end and a bounded push-only flush on
  * every end, and the staged Skills are removed. Returns the process exit code.
  */
-export async function runSession(
+export async function runSessionActivation(
   o: HandleItemOptions,
   client: MangoClient,
   signal: AbortSignal,
-  keeper: LeaseKeeper,
+  keeper: WorkLeaseKeeper,
 ): Promise<number> {
   const sessionId = o.identity.sessionId;
   const log = o.log;
@@ -81,7 +81,7 @@ export async function runSession(
     (r): r is MemoryAttachment & { type: string } => r.type === 'memory_store',
   );
   // Memory calls get their own client: a write may legitimately take longer than the 15 s bound of other
-  // calls (seed 000: teardown keeps the lease renewed while it finishes), within the teardown bounds.
+  // calls (see docs/operator-guide.md, The Docker supervisor: teardown keeps the lease renewed while it finishes), within the teardown bounds.
   const memoryClient = new MangoClient({
     baseUrl: o.baseUrl,
     apiKey: token,

@@ -27,7 +27,7 @@ export type TokenEndpointAuthType = (typeof TOKEN_ENDPOINT_AUTH_TYPES)[number];
 
 export const ENVIRONMENT_VARIABLE_REFUSAL =
   'environment_variable credentials are not supported: Mango does not implement secret egress to the ' +
-  'sandbox environment (seed 004), so such a credential would store a secret that is never used. ' +
+  'sandbox environment (docs/capabilities.md, Vaults), so such a credential would store a secret that is never used. ' +
   'Use static_bearer or mcp_oauth credentials for MCP servers.';
 
 /** The public (non-secret) refresh configuration of an `mcp_oauth` credential. */

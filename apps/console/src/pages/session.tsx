@@ -65,7 +65,7 @@ export function SessionPage({ id }: { id: string }) {
         setEvents((old) => mergeEvents(old, more));
       }, 30);
     };
-    (async () => {
+    void (async () => {
       for (let attempt = 0; !abort.signal.aborted; attempt++) {
         try {
           setStream(attempt === 0 ? 'connecting' : 'reconnecting');

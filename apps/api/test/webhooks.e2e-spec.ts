@@ -12,10 +12,88 @@ describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, re
     api = await startApi('webhooks', {
       MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY,
       MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      MANGO_VAULT_KEYRING: `k1:${randomBytes(32).toString('base64')}`,
     });
     http = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
   });
   afterAll(() => api.close());
+
+  it("Agents, Environments, Vaults and credentials announce their changes in the change's transaction", async () => {
+    const types = [
+      'agent.created',
+      'agent.updated',
+      'agent.archived',
+      'environment.created',
+      'environment.updated',
+      'environment.archived',
+      'environment.deleted',
+      'vault.created',
+      'vault.archived',
+      'vault.deleted',
+      'vault_credential.created',
+      'vault_credential.archived',
+      'vault_credential.deleted',
+    ];
+    const hook = await http.post('/v1/webhooks', { url: EXAMPLE, event_types: types });
+    expect(hook.status).toBe(201);
+    const since = new Date().toISOString();
+    const agent = (await http.post('/v1/agents', { name: 'hooked', model: 'claude-sonnet-4-6' })).body.id;
+    await http.post(`/v1/agents/${agent}`, { version: 1, system: 'v2' });
+    await http.post(`/v1/agents/${agent}/archive`);
+    const env = (await http.post('/v1/environments', { name: 'hooked-env' })).body.id;
+    await http.post(`/v1/environments/${env}`, { description: 'v2' });
+    await http.post(`/v1/environments/${env}/archive`);
+    await http.delete(`/v1/environments/${env}`);
+    const vault = (await http.post('/v1/vaults', { display_name: 'hooked' })).body.id;
+    const cred = await http.post(`/v1/vaults/${vault}/credentials`, {
+      auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: 'tok-hooked-1' },
+    });
+    expect(cred.status).toBe(201);
+    await http.post(`/v1/vaults/${vault}/credentials/${cred.body.id}/archive`);
+    await http.delete(`/v1/vaults/${vault}/credentials/${cred.body.id}`);
+    await http.post(`/v1/vaults/${vault}/archive`);
+    await http.delete(`/v1/vaults/${vault}`);
+    // A refused change announces nothing: an archived Agent cannot be updated.
+    expect((await http.post(`/v1/agents/${agent}`, { version: 2, system: 'v3' })).status).toBe(409);
+
+    const rows = await api.sql<{ type: string; data: Record<string, unknown> }>(
+      `SELECT type, data FROM webhook_events WHERE created_at >= $1 ORDER BY id`,
+      [since],
+    );
+    expect(rows.map((r) => r.type)).toEqual([
+      'agent.created',
+      'agent.updated',
+      'agent.archived',
+      'environment.created',
+      'environment.updated',
+      'environment.archived',
+      'environment.deleted',
+      'vault.created',
+      'vault_credential.created',
+      'vault_credential.archived',
+      'vault_credential.deleted',
+      'vault.archived',
+      'vault.deleted',
+    ]);
+    const ids = rows.map((r) => r.data.id);
+    expect(ids.slice(0, 3)).toEqual([agent, agent, agent]);
+    expect(ids.slice(3, 7)).toEqual([env, env, env, env]);
+    for (const r of rows.filter((x) => x.type.startsWith('vault_credential.')))
+      expect(r.data).toEqual({
+        type: r.type,
+        id: cred.body.id,
+        workspace_id: 'wrkspc_default',
+        vault_id: vault,
+      });
+    expect(JSON.stringify(rows)).not.toContain('tok-hooked-1');
+    // One pending delivery per event for the one endpoint.
+    const [{ n }] = await api.sql<{ n: string }>(
+      'SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = $1',
+      [hook.body.id],
+    );
+    expect(Number(n)).toBe(rows.length);
+    await http.delete(`/v1/webhooks/${hook.body.id}`);
+  });
 
   it('creates (201, secret shown once and sealed at rest), lists, gets, updates, rotates and deletes', async () => {
     const created = await http.post('/v1/webhooks', {
@@ -124,7 +202,7 @@ describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, re
     ],
     ['an empty event_types', { url: EXAMPLE, event_types: [] }, /at least 1/],
     ['an unknown event type', { url: EXAMPLE, event_types: ['session.nope'] }, /unknown event type/],
-    ['a hosted-only type', { url: EXAMPLE, event_types: ['vault.created'] }, /does not emit/],
+    ['a hosted-only type', { url: EXAMPLE, event_types: ['session.thread_created'] }, /does not emit/],
     [
       'an unknown field',
       { url: EXAMPLE, event_types: ['session.created'], secret: 'whsec_x' },

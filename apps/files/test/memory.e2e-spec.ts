@@ -74,6 +74,30 @@ describe('Memory Stores (real apps/files process)', () => {
     ).toEqual([]);
   });
 
+  it('Stores announce created, archived and deleted to subscribed webhooks in the same transaction (no event for updates)', async () => {
+    const hook = 'webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB';
+    await files.sql(
+      `INSERT INTO webhooks (id, workspace_id, url, event_types, description, metadata, secrets, created_at, updated_at)
+       VALUES ($1, 'wrkspc_default', 'https://hooks.example.com/m', $2, null, '{}', '[]', now(), now())`,
+      [hook, ['memory_store.created', 'memory_store.archived', 'memory_store.deleted']],
+    );
+    const since = new Date().toISOString();
+    const store = await newStore('Announced');
+    await api.post(`/v1/memory_stores/${store.id}`, { description: 'changed' });
+    await api.post(`/v1/memory_stores/${store.id}/archive`);
+    await api.delete(`/v1/memory_stores/${store.id}`);
+    const rows = await files.sql<{ type: string; data: { id: string } }>(
+      'SELECT type, data FROM webhook_events WHERE created_at >= $1 ORDER BY id',
+      [since],
+    );
+    expect(rows.map((r) => [r.type, r.data.id])).toEqual([
+      ['memory_store.created', store.id],
+      ['memory_store.archived', store.id],
+      ['memory_store.deleted', store.id],
+    ]);
+    await files.sql('DELETE FROM webhooks WHERE id = $1', [hook]);
+  });
+
   it('stores Memories with content in S3, digests, preconditions, renames and deletes, with a version history', async () => {
     const store = await newStore();
     const created = await api.post(mem(store.id), { path: '/prefs/editor.md', content: 'tabs' });

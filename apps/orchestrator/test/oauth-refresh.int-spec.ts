@@ -134,7 +134,13 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
     await creds.archive('wrkspc_default', vaultId, id);
   });
 
-  it('a failed refresh is recorded on the credential and surfaces as mcp_authentication_failed_error', async () => {
+  it('a failed refresh is recorded on the credential, announced as vault_credential.refresh_failed, and surfaces as mcp_authentication_failed_error', async () => {
+    await ds.query(
+      `INSERT INTO webhooks (id, workspace_id, url, event_types, description, metadata, secrets, created_at, updated_at)
+       VALUES ('webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB', 'wrkspc_default', 'https://hooks.example.com/v', $1, null, '{}', '[]', now(), now())
+       ON CONFLICT DO NOTHING`,
+      [['vault_credential.refresh_failed']],
+    );
     const { id, grant } = await credential(3600_000);
     oauth.revokeAccess(grant.access_token);
     oauth.revokeRefresh(grant.refresh_token);
@@ -154,6 +160,13 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
       type: 'failed',
       message: 'the token endpoint answered HTTP 400',
     });
+    const announced: Array<{ data: Record<string, unknown> }> = await ds.query(
+      `SELECT data FROM webhook_events WHERE type = 'vault_credential.refresh_failed' AND data->>'id' = $1`,
+      [id],
+    );
+    expect(announced.map((e) => e.data)).toEqual([
+      { type: 'vault_credential.refresh_failed', id, workspace_id: 'wrkspc_default', vault_id: vaultId },
+    ]);
     const v = await creds.validate('wrkspc_default', vaultId, id);
     expect(v).toMatchObject({
       type: 'vault_credential_validation',

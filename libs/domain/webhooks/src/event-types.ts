@@ -30,7 +30,36 @@ export const DEPLOYMENT_WEBHOOK_TYPES = [
   'deployment_run.failed',
 ] as const;
 
-export const WEBHOOK_EVENT_TYPES: readonly string[] = [...SESSION_WEBHOOK_TYPES, ...DEPLOYMENT_WEBHOOK_TYPES];
+/**
+ * Events of the other resources, each recorded in the transaction of its change. `vault_credential.*`
+ * carry `data.vault_id`; `vault_credential.refresh_failed` is recorded with the failure on the credential.
+ * Mango has no DELETE for Agents, so `agent.deleted` is not emitted.
+ */
+export const RESOURCE_WEBHOOK_TYPES = [
+  'agent.created',
+  'agent.updated',
+  'agent.archived',
+  'environment.created',
+  'environment.updated',
+  'environment.archived',
+  'environment.deleted',
+  'vault.created',
+  'vault.archived',
+  'vault.deleted',
+  'vault_credential.created',
+  'vault_credential.archived',
+  'vault_credential.deleted',
+  'vault_credential.refresh_failed',
+  'memory_store.created',
+  'memory_store.archived',
+  'memory_store.deleted',
+] as const;
+
+export const WEBHOOK_EVENT_TYPES: readonly string[] = [
+  ...SESSION_WEBHOOK_TYPES,
+  ...DEPLOYMENT_WEBHOOK_TYPES,
+  ...RESOURCE_WEBHOOK_TYPES,
+];
 
 /** §3.12 types Mango knows but does not emit (yet): refused with a message that says so. */
 export const HOSTED_ONLY_WEBHOOK_TYPES: readonly string[] = [

@@ -42,7 +42,7 @@ describe('webhook input', () => {
     ['the metadata address', { ...ok, url: 'http://169.254.169.254/latest' }, /metadata/],
     ['an empty event_types', { ...ok, event_types: [] }, /at least 1/],
     ['an unknown type', { ...ok, event_types: ['session.exploded'] }, /unknown event type/],
-    ['a type Mango does not emit', { ...ok, event_types: ['vault.created'] }, /does not emit/],
+    ['a type Mango does not emit', { ...ok, event_types: ['agent.deleted'] }, /does not emit/],
     [
       'deployment.deleted (no DELETE exists)',
       { ...ok, event_types: ['deployment.deleted'] },

@@ -56,6 +56,7 @@ export class AgentsService {
       const version = tx.create(AgentVersionEntity, { agentId: id, version: 1, definition, createdAt: now });
       await tx.insert(AgentEntity, agent);
       await insertRow(tx, AgentVersionEntity, version);
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'agent.created', id }], now);
       return renderAgent(agent, version);
     });
   }
@@ -99,6 +100,7 @@ export class AgentsService {
       agent.currentVersion = next.version;
       agent.updatedAt = now;
       await tx.update(AgentEntity, { id: agent.id }, { currentVersion: next.version, updatedAt: now });
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'agent.updated', id: agent.id }], now);
       return renderAgent(agent, next);
     });
   }
@@ -155,7 +157,10 @@ export class AgentsService {
         await recordWebhookEvents(
           tx,
           workspaceId,
-          paused.map((d) => ({ type: 'deployment.paused', id: d.id })),
+          [
+            { type: 'agent.archived', id: agent.id },
+            ...paused.map((d) => ({ type: 'deployment.paused', id: d.id })),
+          ],
           agent.archivedAt,
         );
       }

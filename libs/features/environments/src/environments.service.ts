@@ -16,7 +16,7 @@ import {
   rejectUnknownQuery,
   toPage,
 } from '@mango/platform-pagination';
-import { EnvironmentEntity, insertRow } from '@mango/persistence';
+import { EnvironmentEntity, insertRow, recordWebhookEvents } from '@mango/persistence';
 import { DataSource, EntityManager, IsNull, QueryFailedError } from 'typeorm';
 import { parseConfig, parseDescription, parseName, parseScope } from './environment-input';
 import { EnvironmentView, renderEnvironment } from './environment.view';
@@ -52,7 +52,10 @@ export class EnvironmentsService {
       deletedAt: null,
     });
     try {
-      await insertRow(this.dataSource.manager, EnvironmentEntity, env);
+      await this.dataSource.transaction(async (tx) => {
+        await insertRow(tx, EnvironmentEntity, env);
+        await recordWebhookEvents(tx, workspaceId, [{ type: 'environment.created', id: env.id }], now);
+      });
     } catch (e) {
       if (isNameConflict(e)) throw conflict(`an environment named "${env.name}" already exists`);
       throw e;
@@ -91,6 +94,12 @@ export class EnvironmentsService {
             updatedAt: env.updatedAt,
           },
         );
+        await recordWebhookEvents(
+          tx,
+          workspaceId,
+          [{ type: 'environment.updated', id: env.id }],
+          env.updatedAt,
+        );
         return renderEnvironment(env);
       });
     } catch (e) {
@@ -126,6 +135,12 @@ export class EnvironmentsService {
       if (!env.archivedAt) {
         env.archivedAt = new Date();
         await tx.update(EnvironmentEntity, { id: env.id }, { archivedAt: env.archivedAt });
+        await recordWebhookEvents(
+          tx,
+          workspaceId,
+          [{ type: 'environment.archived', id: env.id }],
+          env.archivedAt,
+        );
       }
       return renderEnvironment(env);
     });
@@ -138,7 +153,9 @@ export class EnvironmentsService {
   async delete(workspaceId: string, id: string): Promise<{ id: string; type: 'environment_deleted' }> {
     return this.dataSource.transaction(async (tx) => {
       const env = await this.find(tx, workspaceId, id, true);
-      await tx.update(EnvironmentEntity, { id: env.id }, { deletedAt: new Date() });
+      const now = new Date();
+      await tx.update(EnvironmentEntity, { id: env.id }, { deletedAt: now });
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'environment.deleted', id: env.id }], now);
       await tx.query(
         'UPDATE api_keys SET revoked_at = now() WHERE environment_id = $1 AND revoked_at IS NULL',
         [env.id],

@@ -19,7 +19,7 @@ import {
   rejectUnknownQuery,
   toPage,
 } from '@mango/platform-pagination';
-import { insertRow, MemoryStoreEntity } from '@mango/persistence';
+import { insertRow, MemoryStoreEntity, recordWebhookEvents } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { MemoryAccess } from './memory-access';
 import { MemoryObjects } from './memory-objects';
@@ -65,7 +65,10 @@ export class MemoryStoresService {
       updatedAt: now,
       archivedAt: null,
     });
-    await insertRow(this.dataSource.manager, MemoryStoreEntity, store);
+    await this.dataSource.transaction(async (tx) => {
+      await insertRow(tx, MemoryStoreEntity, store);
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'memory_store.created', id: store.id }], now);
+    });
     return renderMemoryStore(store);
   }
 
@@ -119,6 +122,12 @@ export class MemoryStoresService {
       if (store.archivedAt) return renderMemoryStore(store);
       const now = new Date();
       await tx.update(MemoryStoreEntity, { id: store.id }, { archivedAt: now, updatedAt: now });
+      await recordWebhookEvents(
+        tx,
+        store.workspaceId,
+        [{ type: 'memory_store.archived', id: store.id }],
+        now,
+      );
       return renderMemoryStore({ ...store, archivedAt: now, updatedAt: now });
     });
   }
@@ -137,6 +146,12 @@ export class MemoryStoresService {
         [store.id],
       );
       await tx.delete(MemoryStoreEntity, { id: store.id });
+      await recordWebhookEvents(
+        tx,
+        store.workspaceId,
+        [{ type: 'memory_store.deleted', id: store.id }],
+        new Date(),
+      );
       const out = [];
       for (const { object_key } of keys) {
         const lease = await this.cleanups.register(tx, {

@@ -3,7 +3,8 @@ import { refusedAddress } from '@mango/domain-mcp';
 import { egressRefusalIn, JudgedEgress } from '@mango/platform-egress';
 import type { CredentialAuth, CredentialSecrets } from '@mango/domain-vaults';
 import type { Keyring } from '@mango/platform-secrets';
-import { VaultCredentialEntity } from '@mango/persistence';
+import { recordWebhookEvents, VaultCredentialEntity } from '@mango/persistence';
+import { credentialEvent } from './credential-events';
 import type { DataSource } from 'typeorm';
 import { openSecrets, sealSecrets } from './vault-keyring';
 
@@ -106,8 +107,16 @@ export class OAuthRefresher {
         message: string,
         http: HttpResponseSummary | null,
       ) => {
-        const failure = { type: status, message: message.slice(0, 500), at: new Date().toISOString() };
+        const now = new Date();
+        const failure = { type: status, message: message.slice(0, 500), at: now.toISOString() };
         await tx.update(VaultCredentialEntity, { id: row.id }, { refreshFailure: failure });
+        // The failure is announced in the same transaction (vault_credential.refresh_failed webhooks).
+        await recordWebhookEvents(
+          tx,
+          row.workspaceId,
+          [credentialEvent('vault_credential.refresh_failed', row.vaultId, row.id)],
+          now,
+        );
         return { status, message, http_response: http };
       };
       if (!auth.refresh || !secrets.refresh_token)

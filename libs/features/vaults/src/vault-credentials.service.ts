@@ -16,7 +16,8 @@ import {
   toPage,
 } from '@mango/platform-pagination';
 import type { Keyring } from '@mango/platform-secrets';
-import { insertRow, VaultCredentialEntity } from '@mango/persistence';
+import { insertRow, recordWebhookEvents, VaultCredentialEntity } from '@mango/persistence';
+import { credentialEvent } from './credential-events';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { AddressAllowlist } from '@mango/domain-mcp';
@@ -188,6 +189,12 @@ export class VaultCredentialsService {
         archivedAt: null,
       });
       await insertRow(tx, VaultCredentialEntity, row);
+      await recordWebhookEvents(
+        tx,
+        workspaceId,
+        [credentialEvent('vault_credential.created', vault.id, id)],
+        now,
+      );
       return renderCredential(row);
     });
   }
@@ -286,6 +293,12 @@ export class VaultCredentialsService {
         { id: cred.id },
         patch as QueryDeepPartialEntity<VaultCredentialEntity>,
       );
+      await recordWebhookEvents(
+        tx,
+        workspaceId,
+        [credentialEvent('vault_credential.archived', vault.id, cred.id)],
+        now,
+      );
       return renderCredential({ ...cred, ...patch });
     });
   }
@@ -299,6 +312,12 @@ export class VaultCredentialsService {
       const vault = await findVault(tx, workspaceId, vaultId, { lock: true });
       const cred = await findCredential(tx, vault.id, id, { lock: true });
       await tx.delete(VaultCredentialEntity, { id: cred.id });
+      await recordWebhookEvents(
+        tx,
+        workspaceId,
+        [credentialEvent('vault_credential.deleted', vault.id, cred.id)],
+        new Date(),
+      );
     });
     return { id, type: 'vault_credential_deleted' };
   }

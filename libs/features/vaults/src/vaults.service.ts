@@ -17,7 +17,7 @@ import {
   rejectUnknownQuery,
   toPage,
 } from '@mango/platform-pagination';
-import { insertRow, VaultEntity } from '@mango/persistence';
+import { insertRow, recordWebhookEvents, VaultEntity } from '@mango/persistence';
 import { DataSource, EntityManager } from 'typeorm';
 import { renderVault, VaultView } from './vault.views';
 
@@ -58,7 +58,10 @@ export class VaultsService {
       updatedAt: now,
       archivedAt: null,
     });
-    await insertRow(this.dataSource.manager, VaultEntity, vault);
+    await this.dataSource.transaction(async (tx) => {
+      await insertRow(tx, VaultEntity, vault);
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'vault.created', id: vault.id }], now);
+    });
     return renderVault(vault);
   }
 
@@ -111,6 +114,7 @@ export class VaultsService {
       if (vault.archivedAt) return renderVault(vault);
       const now = new Date();
       await tx.update(VaultEntity, { id: vault.id }, { archivedAt: now, updatedAt: now });
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'vault.archived', id: vault.id }], now);
       return renderVault({ ...vault, archivedAt: now, updatedAt: now });
     });
   }
@@ -120,6 +124,7 @@ export class VaultsService {
     await this.dataSource.transaction(async (tx) => {
       const vault = await findVault(tx, workspaceId, id, { lock: true });
       await tx.delete(VaultEntity, { id: vault.id });
+      await recordWebhookEvents(tx, workspaceId, [{ type: 'vault.deleted', id: vault.id }], new Date());
     });
     return { id, type: 'vault_deleted' };
   }

@@ -650,29 +650,52 @@ func (e WebhookDeliveryTrigger) Valid() bool {
 
 // Defines values for WebhookEventType.
 const (
-	WebhookEventTypeDeploymentArchived       WebhookEventType = "deployment.archived"
-	WebhookEventTypeDeploymentCreated        WebhookEventType = "deployment.created"
-	WebhookEventTypeDeploymentPaused         WebhookEventType = "deployment.paused"
-	WebhookEventTypeDeploymentRunFailed      WebhookEventType = "deployment_run.failed"
-	WebhookEventTypeDeploymentRunStarted     WebhookEventType = "deployment_run.started"
-	WebhookEventTypeDeploymentRunSucceeded   WebhookEventType = "deployment_run.succeeded"
-	WebhookEventTypeDeploymentUnpaused       WebhookEventType = "deployment.unpaused"
-	WebhookEventTypeDeploymentUpdated        WebhookEventType = "deployment.updated"
-	WebhookEventTypeSessionArchived          WebhookEventType = "session.archived"
-	WebhookEventTypeSessionBudgetReached     WebhookEventType = "session.budget_reached"
-	WebhookEventTypeSessionCreated           WebhookEventType = "session.created"
-	WebhookEventTypeSessionDeleted           WebhookEventType = "session.deleted"
-	WebhookEventTypeSessionRequiresAction    WebhookEventType = "session.requires_action"
-	WebhookEventTypeSessionStatusIdled       WebhookEventType = "session.status_idled"
-	WebhookEventTypeSessionStatusRescheduled WebhookEventType = "session.status_rescheduled"
-	WebhookEventTypeSessionStatusRunStarted  WebhookEventType = "session.status_run_started"
-	WebhookEventTypeSessionStatusTerminated  WebhookEventType = "session.status_terminated"
-	WebhookEventTypeSessionUpdated           WebhookEventType = "session.updated"
+	WebhookEventTypeAgentArchived                WebhookEventType = "agent.archived"
+	WebhookEventTypeAgentCreated                 WebhookEventType = "agent.created"
+	WebhookEventTypeAgentUpdated                 WebhookEventType = "agent.updated"
+	WebhookEventTypeDeploymentArchived           WebhookEventType = "deployment.archived"
+	WebhookEventTypeDeploymentCreated            WebhookEventType = "deployment.created"
+	WebhookEventTypeDeploymentPaused             WebhookEventType = "deployment.paused"
+	WebhookEventTypeDeploymentRunFailed          WebhookEventType = "deployment_run.failed"
+	WebhookEventTypeDeploymentRunStarted         WebhookEventType = "deployment_run.started"
+	WebhookEventTypeDeploymentRunSucceeded       WebhookEventType = "deployment_run.succeeded"
+	WebhookEventTypeDeploymentUnpaused           WebhookEventType = "deployment.unpaused"
+	WebhookEventTypeDeploymentUpdated            WebhookEventType = "deployment.updated"
+	WebhookEventTypeEnvironmentArchived          WebhookEventType = "environment.archived"
+	WebhookEventTypeEnvironmentCreated           WebhookEventType = "environment.created"
+	WebhookEventTypeEnvironmentDeleted           WebhookEventType = "environment.deleted"
+	WebhookEventTypeEnvironmentUpdated           WebhookEventType = "environment.updated"
+	WebhookEventTypeMemoryStoreArchived          WebhookEventType = "memory_store.archived"
+	WebhookEventTypeMemoryStoreCreated           WebhookEventType = "memory_store.created"
+	WebhookEventTypeMemoryStoreDeleted           WebhookEventType = "memory_store.deleted"
+	WebhookEventTypeSessionArchived              WebhookEventType = "session.archived"
+	WebhookEventTypeSessionBudgetReached         WebhookEventType = "session.budget_reached"
+	WebhookEventTypeSessionCreated               WebhookEventType = "session.created"
+	WebhookEventTypeSessionDeleted               WebhookEventType = "session.deleted"
+	WebhookEventTypeSessionRequiresAction        WebhookEventType = "session.requires_action"
+	WebhookEventTypeSessionStatusIdled           WebhookEventType = "session.status_idled"
+	WebhookEventTypeSessionStatusRescheduled     WebhookEventType = "session.status_rescheduled"
+	WebhookEventTypeSessionStatusRunStarted      WebhookEventType = "session.status_run_started"
+	WebhookEventTypeSessionStatusTerminated      WebhookEventType = "session.status_terminated"
+	WebhookEventTypeSessionUpdated               WebhookEventType = "session.updated"
+	WebhookEventTypeVaultArchived                WebhookEventType = "vault.archived"
+	WebhookEventTypeVaultCreated                 WebhookEventType = "vault.created"
+	WebhookEventTypeVaultCredentialArchived      WebhookEventType = "vault_credential.archived"
+	WebhookEventTypeVaultCredentialCreated       WebhookEventType = "vault_credential.created"
+	WebhookEventTypeVaultCredentialDeleted       WebhookEventType = "vault_credential.deleted"
+	WebhookEventTypeVaultCredentialRefreshFailed WebhookEventType = "vault_credential.refresh_failed"
+	WebhookEventTypeVaultDeleted                 WebhookEventType = "vault.deleted"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEventType enum.
 func (e WebhookEventType) Valid() bool {
 	switch e {
+	case WebhookEventTypeAgentArchived:
+		return true
+	case WebhookEventTypeAgentCreated:
+		return true
+	case WebhookEventTypeAgentUpdated:
+		return true
 	case WebhookEventTypeDeploymentArchived:
 		return true
 	case WebhookEventTypeDeploymentCreated:
@@ -688,6 +711,20 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeDeploymentUnpaused:
 		return true
 	case WebhookEventTypeDeploymentUpdated:
+		return true
+	case WebhookEventTypeEnvironmentArchived:
+		return true
+	case WebhookEventTypeEnvironmentCreated:
+		return true
+	case WebhookEventTypeEnvironmentDeleted:
+		return true
+	case WebhookEventTypeEnvironmentUpdated:
+		return true
+	case WebhookEventTypeMemoryStoreArchived:
+		return true
+	case WebhookEventTypeMemoryStoreCreated:
+		return true
+	case WebhookEventTypeMemoryStoreDeleted:
 		return true
 	case WebhookEventTypeSessionArchived:
 		return true
@@ -708,6 +745,20 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeSessionStatusTerminated:
 		return true
 	case WebhookEventTypeSessionUpdated:
+		return true
+	case WebhookEventTypeVaultArchived:
+		return true
+	case WebhookEventTypeVaultCreated:
+		return true
+	case WebhookEventTypeVaultCredentialArchived:
+		return true
+	case WebhookEventTypeVaultCredentialCreated:
+		return true
+	case WebhookEventTypeVaultCredentialDeleted:
+		return true
+	case WebhookEventTypeVaultCredentialRefreshFailed:
+		return true
+	case WebhookEventTypeVaultDeleted:
 		return true
 	default:
 		return false
@@ -3311,7 +3362,11 @@ type WebhookDeliveryList struct {
 // `session.requires_action` and `session.budget_reached` (an idle with that stop reason). Deployments:
 // `deployment.created`, `deployment.updated`, `deployment.paused` (manual or automatic),
 // `deployment.unpaused`, `deployment.archived`; runs: `deployment_run.started` followed by
-// `deployment_run.succeeded` (a Session was created) or `deployment_run.failed`.
+// `deployment_run.succeeded` (a Session was created) or `deployment_run.failed`. Other resources, each
+// recorded in the transaction of its change: `agent.created|updated|archived`,
+// `environment.created|updated|archived|deleted`, `vault.created|archived|deleted`,
+// `vault_credential.created|archived|deleted|refresh_failed` (with `data.vault_id`; `refresh_failed`
+// when an OAuth refresh fails), `memory_store.created|archived|deleted`.
 type WebhookEventType string
 
 // WebhookId Example: webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB

@@ -1304,6 +1304,23 @@ WebhookEventType: TypeAlias = Literal[
     "deployment_run.started",
     "deployment_run.succeeded",
     "deployment_run.failed",
+    "agent.created",
+    "agent.updated",
+    "agent.archived",
+    "environment.created",
+    "environment.updated",
+    "environment.archived",
+    "environment.deleted",
+    "vault.created",
+    "vault.archived",
+    "vault.deleted",
+    "vault_credential.created",
+    "vault_credential.archived",
+    "vault_credential.deleted",
+    "vault_credential.refresh_failed",
+    "memory_store.created",
+    "memory_store.archived",
+    "memory_store.deleted",
 ]
 
 

@@ -1,4 +1,5 @@
 import { IsOptional, IsUrl, Matches } from 'class-validator';
+import { idPattern } from '@mango/domain-kernel';
 
 /** What `mango-worker volumes list|prune` reads (a Workspace key: the supervisor itself never gets one). */
 export class VolumesEnv {
@@ -8,7 +9,7 @@ export class VolumesEnv {
   @Matches(/^mango_ak_\S+$/, { message: 'MANGO_API_KEY must be a Workspace API key (mango_ak_…)' })
   MANGO_API_KEY!: string;
 
-  @Matches(/^env_[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'MANGO_ENVIRONMENT_ID must be an env_ id' })
+  @Matches(idPattern('environment'), { message: 'MANGO_ENVIRONMENT_ID must be an env_ id' })
   MANGO_ENVIRONMENT_ID!: string;
 
   @IsOptional()

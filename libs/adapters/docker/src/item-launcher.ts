@@ -2,6 +2,7 @@ import { lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
+import { idPattern } from '@mango/domain-kernel';
 import { createDockerClient } from './docker-engine';
 import {
   openWorkApiSocket,
@@ -73,7 +74,7 @@ export const sessionVolume = (sessionId: string) => `mango-session-${sessionId.t
 export const SESSION_VOLUME_PREFIX = 'mango-session-';
 
 /** A Session id exactly (sesn_ + a Crockford ULID): the only thing a workspace path is made from. */
-export const SESSION_ID = /^sesn_[0-9A-HJKMNP-TV-Z]{26}$/;
+export const SESSION_ID = idPattern('session');
 
 /**
  * A Session's directory under the workspace root: `<root>/<session id>`, derived from the validated id

@@ -14,6 +14,7 @@ import {
 import {
   DomainError,
   ErrorCode,
+  idPattern,
   invalidRequest,
   parseMetadata,
   readArray,
@@ -35,8 +36,8 @@ export const SESSION_LIMITS = {
   contentBlocks: 1000,
 } as const;
 
-const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
-const ENV_ID = /^env_[0-9A-HJKMNP-TV-Z]{26}$/;
+const AGENT_ID = idPattern('agent');
+const ENV_ID = idPattern('environment');
 
 export interface AgentOverrides {
   model?: ModelConfig;
@@ -188,9 +189,9 @@ function parseContent(v: unknown, path: string): ContentBlock[] {
   });
 }
 
-const THREAD_ID = /^sthr_[0-9A-HJKMNP-TV-Z]{26}$/;
-const FILE_ID = /^file_[0-9A-HJKMNP-TV-Z]{26}$/;
-const SEVT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
+const THREAD_ID = idPattern('sessionThread');
+const FILE_ID = idPattern('file');
+const SEVT_ID = idPattern('sessionEvent');
 const LATER = ['user.define_outcome'];
 /** The events a `system.message` may immediately follow in the same request (openapi.yaml `SessionEventsSendRequest`). */
 const SYSTEM_MESSAGE_FOLLOWS = ['user.message', 'user.tool_result', 'user.custom_tool_result'];
@@ -359,7 +360,7 @@ export function parseSessionCreate(body: unknown): SessionCreateInput {
 
 /** Most Vaults one Session may attach. */
 export const MAX_SESSION_VAULTS = 20;
-const VAULT_ID = /^vlt_[0-9A-HJKMNP-TV-Z]{26}$/;
+const VAULT_ID = idPattern('vault');
 
 /** `vault_ids`: up to 20 distinct `vlt_` ids (absent or null: none). Existence is checked by the service. */
 export function parseVaultIds(v: unknown): string[] {

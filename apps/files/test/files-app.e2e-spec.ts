@@ -65,10 +65,10 @@ describe('apps/files configuration', () => {
         'apps/files/src/main.ts',
         { MANGO_DATABASE_URL: 'mysql://x', MANGO_FILES_PORT: String(port), MANGO_S3_BUCKET: 'NO' },
         async () => false,
-        15_000,
+        90_000,
       ),
     ).rejects.toThrow(
       /MANGO_DATABASE_URL[\s\S]*MANGO_S3_ENDPOINT|MANGO_S3_ENDPOINT[\s\S]*MANGO_DATABASE_URL/,
     );
-  });
+  }, 120_000);
 });

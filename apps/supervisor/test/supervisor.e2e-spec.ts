@@ -32,10 +32,10 @@ describe('apps/supervisor (mango-worker docker) against the real dockerd', () =>
         'apps/supervisor/src/main.ts',
         { ...env, DOCKER_HOST: 'unix:///nonexistent.sock' },
         async () => false,
-        15_000,
+        90_000,
       ),
     ).rejects.toThrow(/exited with 1/);
-  });
+  }, 120_000);
 
   it('names every bad variable in one error', async () => {
     await expect(
@@ -43,8 +43,8 @@ describe('apps/supervisor (mango-worker docker) against the real dockerd', () =>
         'apps/supervisor/src/main.ts',
         { MANGO_ENVIRONMENT_KEY: 'mango_ak_x', MANGO_BASE_URL: 'nope' },
         async () => false,
-        15_000,
+        90_000,
       ),
     ).rejects.toThrow(/MANGO_ENVIRONMENT_KEY[\s\S]*MANGO_ENVIRONMENT_ID[\s\S]*MANGO_BASE_URL/);
-  });
+  }, 120_000);
 });

@@ -24,6 +24,13 @@ export interface AppProcess {
 }
 
 /**
+ * How long an app may take to become ready. Start-up transpiles the sources on load (SWC), which on a
+ * 2-core CI machine running three suites at once took over 30 s; 120 s by default,
+ * `MANGO_TEST_START_TIMEOUT_MS` overrides. A test that asserts a start-up failure passes its own bound.
+ */
+const START_TIMEOUT_MS = Number(process.env.MANGO_TEST_START_TIMEOUT_MS) || 120_000;
+
+/**
  * Starts one of Mango's apps as a real child process (`node -r tools/runtime/register.js <entry>`)
  * and waits until `ready()` resolves true.
  */
@@ -31,7 +38,7 @@ export async function startApp(
   entry: string,
   env: Record<string, string>,
   ready: (logs: () => string) => Promise<boolean>,
-  timeoutMs = 30_000,
+  timeoutMs = START_TIMEOUT_MS,
 ): Promise<AppProcess> {
   const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)], {
     cwd: ROOT,

@@ -139,7 +139,7 @@ export default [
       // Type-aware rules (no-floating-promises) read each file's nearest tsconfig.json.
       parserOptions: {
         // The SDK conformance program runs against the built SDK and belongs to no tsconfig.
-        projectService: { allowDefaultProject: ['tools/sdk/conformance/typescript/*.ts'] },
+        projectService: { allowDefaultProject: ['tools/sdk/conformance/typescript/*.ts', 'tools/db/*.ts'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -27,8 +27,10 @@ eval "$(bash tools/ci/services.sh env)"
 
 rm -rf tmp/test-results && mkdir -p tmp/test-results
 status=0
+# Lint and typecheck run once over the whole repository (tools/checks: one TypeScript program instead of one
+# per project, each of which re-checked every library it imports), then every project's tests.
 # Three Nx tasks at a time: most suites wait on real clocks and processes (load stayed at 3-7 on 2 cores
 # with two), so a third overlaps that waiting. MANGO_TEST_PARALLEL overrides.
-npx nx run-many -t lint typecheck test --parallel="${MANGO_TEST_PARALLEL:-3}" --outputStyle=stream "$@" || status=$?
+npx nx run-many -t lint-all typecheck-all test --parallel="${MANGO_TEST_PARALLEL:-3}" --outputStyle=stream "$@" || status=$?
 node tools/ci/summarize-tests.js tmp/test-results || status=$?
 exit "$status"

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AgentDefinition, parseSessionAgentUpdate } from '@mango/domain-agents';
+import { AgentDefinition, parseSessionAgentUpdate, SkillPin } from '@mango/domain-agents';
 import {
   applyMetadataPatch,
   canonicalJson,
@@ -67,6 +67,7 @@ import {
 } from './event-admission';
 import { asList, EVENT_TYPE, parseOrder, STATUSES, whereCreatedAt } from './session-list-query';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
+import { checkSkillListings } from './skill-listing';
 
 type Query = Record<string, unknown>;
 
@@ -183,6 +184,14 @@ export class SessionsService {
           freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
         ),
       );
+      await checkSkillListings(tx, [
+        { label: 'agent.skills', skills: agentSnapshot.skills },
+        ...(agentSnapshot.multiagent?.agents ?? []).flatMap((a, i) =>
+          'skills' in a
+            ? [{ label: `agent.multiagent.agents[${i}].skills`, skills: a.skills as SkillPin[] }]
+            : [],
+        ),
+      ]);
       const vaultIds = await this.checkVaults(tx, workspaceId, input.vaultIds);
       if (input.budget && !priceOf(agentSnapshot.model.id, this.prices ?? {}))
         throw invalidRequest(

@@ -247,6 +247,16 @@ describe('what the model sees (real API, files, orchestrator, Temporal, S3, scri
       content: 'content' in searchReply ? searchReply.content : [],
     });
     expect(next.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'and again' }] });
+    // Calls Mango or the endpoint answered take no answer from a client.
+    for (const call of [activation, search]) {
+      const late = await ws.post(`/v1/sessions/${sid}/events`, {
+        events: [{ type: 'user.tool_confirmation', tool_use_id: call.id, result: 'allow' }],
+      });
+      expect(late.status).toBe(400);
+      expect(late.body.error.message).toBe(
+        `${call.id} was run by Mango or the model endpoint; it takes no user.tool_confirmation`,
+      );
+    }
   }, 240_000);
 
   it('an endpoint that rejects the web tools: a session.error naming them and how to disable them', async () => {

@@ -58,6 +58,7 @@ import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, currentTraceparent, tracer, tracingEnabled } from '@mango/platform-tracing';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import {
+  answeredByPlatform,
   answerOf,
   answerTargetTypes,
   checkBudgetPause,
@@ -499,6 +500,10 @@ export class SessionsService {
         const target = await tx.findOne(SessionEventEntity, {
           where: { id: answer.targetId, sessionId: session.id, type: In(answerTargetTypes(answer)) },
         });
+        if (target && answeredByPlatform(target))
+          throw invalidRequest(
+            `${answer.targetId} was run by Mango or the model endpoint; it takes no ${e.type}`,
+          );
         if (!target || !isAnswerable(answer, target)) {
           throw invalidRequest(
             `${answer.targetId} is not ${answer.needsAsk ? 'an agent.tool_use awaiting confirmation' : `an ${answer.targetType}`} of this session`,

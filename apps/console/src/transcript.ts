@@ -40,7 +40,12 @@ export type TranscriptBlock = ModelRequestBlock | EventBlock;
 export const PRIMARY = 'primary';
 
 const TOOL_USES = new Set(['agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use']);
-const TOOL_RESULTS = new Set(['user.tool_result', 'agent.mcp_tool_result', 'user.custom_tool_result']);
+const TOOL_RESULTS = new Set([
+  'user.tool_result',
+  'agent.tool_result',
+  'agent.mcp_tool_result',
+  'user.custom_tool_result',
+]);
 
 export function isToolUse(e: ConsoleEvent): boolean {
   return TOOL_USES.has(e.type);
@@ -113,7 +118,12 @@ export function toolCallStates(events: readonly ConsoleEvent[]): Map<string, Too
   };
   for (const e of events) {
     if (e.type === 'user.tool_confirmation') at(e.tool_use_id).confirmation = e;
-    else if (e.type === 'user.tool_result' || e.type === 'agent.mcp_tool_result')
+    // agent.tool_result: a Skill activation or a web tool the endpoint ran (docs/api-guide.md).
+    else if (
+      e.type === 'user.tool_result' ||
+      e.type === 'agent.tool_result' ||
+      e.type === 'agent.mcp_tool_result'
+    )
       at(e.tool_use_id ?? e.mcp_tool_use_id).result = e;
     else if (e.type === 'user.custom_tool_result') at(e.custom_tool_use_id).result = e;
   }

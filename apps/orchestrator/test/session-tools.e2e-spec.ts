@@ -170,6 +170,7 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
     ).toBe(204);
     expect((await worker.post(`/v1/sessions/${s.id}/events`, { events: [result] })).status).toBe(401);
     expect((await worker.get(`/v1/sessions/${s.id}`)).status).toBe(401);
+    // The default toolset also enables the web tools: declared as the endpoint's server tools.
     expect(model.requests[0]!.body.tools.map((t: { name: string }) => t.name)).toEqual([
       'bash',
       'read',
@@ -177,6 +178,8 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
       'edit',
       'glob',
       'grep',
+      'web_search',
+      'web_fetch',
     ]);
   }, 120_000);
 

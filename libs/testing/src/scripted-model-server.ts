@@ -112,15 +112,19 @@ async function streamReply(
         });
         await pause();
       }
-    } else if (block.type === 'tool_use') {
+    } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
+      // server_tool_use: a web tool the endpoint "ran" (see webSearchReply), streamed like a tool_use.
       send('content_block_start', {
         index,
-        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        content_block: { type: block.type, id: block.id, name: block.name, input: {} },
       });
       send('content_block_delta', {
         index,
         delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) },
       });
+    } else {
+      // Result blocks of server tools (web_search_tool_result, web_fetch_tool_result) arrive whole.
+      send('content_block_start', { index, content_block: block });
     }
     send('content_block_stop', { index });
   }
@@ -130,4 +134,33 @@ async function streamReply(
   });
   send('message_stop', {});
   res.end();
+}
+
+/**
+ * A reply in which the endpoint ran its web search server tool: the `server_tool_use` block, its
+ * `web_search_tool_result` with these results, then `text` — the blocks the Messages API sends.
+ */
+export function webSearchReply(
+  id: string,
+  query: string,
+  results: Array<{ url: string; title: string }>,
+  text: string,
+): ScriptedReply {
+  return {
+    content: [
+      { type: 'server_tool_use', id, name: 'web_search', input: { query } },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: id,
+        content: results.map((r) => ({
+          type: 'web_search_result',
+          url: r.url,
+          title: r.title,
+          encrypted_content: Buffer.from(`${r.title} ${r.url}`).toString('base64'),
+          page_age: null,
+        })),
+      },
+      { type: 'text', text },
+    ],
+  };
 }

@@ -14,7 +14,10 @@ export interface ModelSettings {
 export type ModelContentBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean }
+  // Web tools the endpoint runs itself (server tools), sent back in the transcript as they came.
+  | { type: 'server_tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'web_search_tool_result' | 'web_fetch_tool_result'; tool_use_id: string; content: unknown };
 
 export interface ModelMessage {
   role: 'user' | 'assistant';
@@ -26,7 +29,11 @@ export interface ModelRequest {
   max_tokens: number;
   system?: string;
   messages: ModelMessage[];
-  tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> }>;
+  /** Client tools, and server tools (`{type, name, …}`: the endpoint's web tools). */
+  tools?: Array<
+    | { name: string; description?: string; input_schema: Record<string, unknown> }
+    | ({ type: string; name: string } & Record<string, unknown>)
+  >;
 }
 
 export interface ModelUsage {
@@ -78,11 +85,12 @@ export class ModelClient {
   /** One request; `signal` cancels it (an interrupted turn); `onText` receives text deltas as they arrive. */
   async createMessage(
     request: ModelRequest,
-    options: { signal?: AbortSignal; onText?: TextDeltaListener } = {},
+    options: { signal?: AbortSignal; onText?: TextDeltaListener; betas?: string[] } = {},
   ): Promise<ModelResponse> {
     try {
       const stream = this.client.messages.stream(request as unknown as MessageStreamParams, {
         signal: options.signal,
+        ...(options.betas?.length ? { headers: { 'anthropic-beta': options.betas.join(',') } } : {}),
       });
       if (options.onText) {
         const onText = options.onText;

@@ -18,6 +18,7 @@ const TABLE: Record<string, [boolean, WorkflowWake | undefined, boolean, boolean
   'user.custom_tool_result': [true, 'turn', true, false],
   'agent.message': [false, undefined, false, false],
   'agent.tool_use': [false, undefined, false, false],
+  'agent.tool_result': [false, undefined, false, false],
   'agent.custom_tool_use': [false, undefined, false, false],
   'agent.mcp_tool_use': [false, undefined, false, false],
   'agent.mcp_tool_result': [false, undefined, false, false],

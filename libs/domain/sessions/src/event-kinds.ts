@@ -14,6 +14,7 @@ export const SESSION_EVENT_TYPES = [
   'user.custom_tool_result',
   'agent.message',
   'agent.tool_use',
+  'agent.tool_result',
   'agent.custom_tool_use',
   'agent.mcp_tool_use',
   'agent.mcp_tool_result',

@@ -1,5 +1,7 @@
 export * from './event-kinds';
+export * from './model-request';
 export * from './model-step';
+export * from './skill-activation';
 export * from './session-status.state';
 export * from './pricing';
 export * from './session-input';

@@ -62,11 +62,12 @@ export function stepOutcome(uses: readonly StepToolUse[]): StepDecision {
     .filter((u) => u.type === 'agent.custom_tool_use' || u.body.evaluated_permission === 'ask')
     .map((u) => u.id);
   if (ask.length) return { stopReason: 'requires_action', eventIds: ask };
-  const allowed = uses.filter((u) => u.body.evaluated_permission === 'allow');
+  // Calls answered within the step (a Skill activation: `_answered`) run nowhere else.
+  const allowed = uses.filter((u) => u.body.evaluated_permission === 'allow' && u.body._answered !== true);
   const run = allowed.filter((u) => u.type === 'agent.tool_use').map((u) => u.id);
   const mcp = allowed.filter((u) => u.type === 'agent.mcp_tool_use').map((u) => u.id);
   if (mcp.length) return { stopReason: 'tool_use', toolUseIds: run, mcpToolUseIds: mcp };
   if (run.length) return { stopReason: 'tool_use', toolUseIds: run };
-  // Only denied calls: their error results are in the transcript; the model answers next step.
+  // Only denied or answered calls: their results are in the transcript; the model answers next step.
   return uses.length ? { stopReason: 'tool_use', toolUseIds: [] } : { stopReason: 'end_turn' };
 }

@@ -58,6 +58,8 @@ export function callStates(events: LogEvent[]) {
     if (e.toolUseId && (e.type === 'user.tool_result' || e.type === 'user.custom_tool_result'))
       answered.add(e.toolUseId);
     if (e.type === 'agent.mcp_tool_result') answered.add(e.body.mcp_tool_use_id as string);
+    // Answered by Mango itself (a Skill activation) or run by the model endpoint (web tools).
+    if (e.type === 'agent.tool_result') answered.add(e.body.tool_use_id as string);
     if (closesOpenCalls(e)) {
       for (const call of open) if (!answered.has(call.id)) closed.add(call.id);
       open.length = 0;

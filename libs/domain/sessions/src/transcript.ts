@@ -15,7 +15,10 @@ export type TranscriptBlock =
       tool_use_id: string;
       content: string | Array<{ type: 'text'; text: string }>;
       is_error: boolean;
-    };
+    }
+  /** A call the model endpoint ran itself (web tools), and its result block exactly as it came. */
+  | { type: 'server_tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'web_search_tool_result' | 'web_fetch_tool_result'; tool_use_id: string; content: unknown };
 
 export interface TranscriptMessage {
   role: 'user' | 'assistant';
@@ -88,6 +91,18 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
         break;
       case 'agent.tool_use':
       case 'agent.custom_tool_use':
+        if (e.type === 'agent.tool_use' && typeof e.body._server_tool_use_id === 'string') {
+          // Run by the model endpoint: its own id, no result to wait for (the endpoint sent it along).
+          push('assistant', [
+            {
+              type: 'server_tool_use',
+              id: e.body._server_tool_use_id,
+              name: e.body.name as string,
+              input: e.body.input as Record<string, unknown>,
+            },
+          ]);
+          break;
+        }
         push('assistant', [
           {
             type: 'tool_use',
@@ -116,6 +131,25 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
         break;
       case 'agent.mcp_tool_result': {
         const id = e.body.mcp_tool_use_id as string;
+        if (!open.delete(id)) break;
+        push('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: id,
+            content: resultContent(content),
+            is_error: e.body.is_error === true,
+          },
+        ]);
+        break;
+      }
+      case 'agent.tool_result': {
+        const block = e.body._server_block as Extract<TranscriptBlock, { tool_use_id: string }> | undefined;
+        if (block) {
+          push('assistant', [block]);
+          break;
+        }
+        // Answered by Mango (a Skill activation).
+        const id = e.body.tool_use_id as string;
         if (!open.delete(id)) break;
         push('user', [
           {

@@ -83,4 +83,12 @@ describe('event admission rules', () => {
     expect(isAnswerable(r, { body: { evaluated_permission: 'allow' } })).toBe(true);
     expect(isAnswerable(r, null)).toBe(false);
   });
+
+  it('a call Mango answered (Skill activation) or the endpoint ran (web tools) takes no answer', () => {
+    const r = answerOf(result)!;
+    expect(isAnswerable(r, { body: { evaluated_permission: 'allow', _answered: true } })).toBe(false);
+    expect(
+      isAnswerable(r, { body: { evaluated_permission: 'allow', _server_tool_use_id: 'srvtoolu_1' } }),
+    ).toBe(false);
+  });
 });

@@ -88,6 +88,15 @@ export function answerTargetTypes(answer: Answer): string[] {
 }
 
 /** Whether the found event is a call this answer may answer (a confirmation needs a call that asked). */
+/**
+ * Calls Mango answered itself (a Skill activation) or the model endpoint ran (web tools): they take no
+ * answer from a client or a worker (docs/api-guide.md "What the model sees").
+ */
+export function answeredByPlatform(target: { body: Record<string, unknown> }): boolean {
+  return target.body._answered === true || typeof target.body._server_tool_use_id === 'string';
+}
+
 export function isAnswerable(answer: Answer, target: { body: Record<string, unknown> } | null): boolean {
-  return Boolean(target) && !(answer.needsAsk && target!.body.evaluated_permission !== 'ask');
+  if (!target || answeredByPlatform(target)) return false;
+  return !(answer.needsAsk && target.body.evaluated_permission !== 'ask');
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AgentDefinition, parseSessionAgentUpdate } from '@mango/domain-agents';
+import { AgentDefinition, parseSessionAgentUpdate, SkillPin } from '@mango/domain-agents';
 import {
   applyMetadataPatch,
   canonicalJson,
@@ -58,6 +58,7 @@ import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, currentTraceparent, tracer, tracingEnabled } from '@mango/platform-tracing';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import {
+  answeredByPlatform,
   answerOf,
   answerTargetTypes,
   checkBudgetPause,
@@ -67,6 +68,7 @@ import {
 } from './event-admission';
 import { asList, EVENT_TYPE, parseOrder, STATUSES, whereCreatedAt } from './session-list-query';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
+import { checkSkillListings } from './skill-listing';
 
 type Query = Record<string, unknown>;
 
@@ -183,6 +185,14 @@ export class SessionsService {
           freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
         ),
       );
+      await checkSkillListings(tx, [
+        { label: 'agent.skills', skills: agentSnapshot.skills },
+        ...(agentSnapshot.multiagent?.agents ?? []).flatMap((a, i) =>
+          'skills' in a
+            ? [{ label: `agent.multiagent.agents[${i}].skills`, skills: a.skills as SkillPin[] }]
+            : [],
+        ),
+      ]);
       const vaultIds = await this.checkVaults(tx, workspaceId, input.vaultIds);
       if (input.budget && !priceOf(agentSnapshot.model.id, this.prices ?? {}))
         throw invalidRequest(
@@ -490,6 +500,10 @@ export class SessionsService {
         const target = await tx.findOne(SessionEventEntity, {
           where: { id: answer.targetId, sessionId: session.id, type: In(answerTargetTypes(answer)) },
         });
+        if (target && answeredByPlatform(target))
+          throw invalidRequest(
+            `${answer.targetId} was run by Mango or the model endpoint; it takes no ${e.type}`,
+          );
         if (!target || !isAnswerable(answer, target)) {
           throw invalidRequest(
             `${answer.targetId} is not ${answer.needsAsk ? 'an agent.tool_use awaiting confirmation' : `an ${answer.targetType}`} of this session`,

@@ -1,10 +1,12 @@
 import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
-import { AgentDefinition, CustomTool, enabledSandboxTools, evaluatePermission } from '@mango/domain-agents';
+import { AgentDefinition, CustomTool, evaluatePermission } from '@mango/domain-agents';
 import type { DeclaredMcpTool } from '@mango/domain-mcp';
 import {
   addUsage,
   Budget,
   budgetReached,
+  composeModelRequest,
+  isActivation,
   openCalls,
   PriceTable,
   SessionUsage,
@@ -25,6 +27,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { compactIfNeeded } from './compaction';
 import type { McpRuntime } from './mcp.activities';
 import { previewPublisher } from './preview-publisher';
+import { answerActivation, failureMessage, loadPromptInputs, serverToolEvents } from './session-prompt';
 import { countUsage, internal, MAX_TOKENS, StoredEvent, turnTraceparent } from './step-events';
 
 /** What a model step needs: the model endpoint, MCP, the compaction threshold, prices and metrics. */
@@ -88,6 +91,7 @@ export function createModelStep(
         failures,
         startId,
         traceparent: turnTraceparent(events),
+        prompt: await loadPromptInputs(tx, sessionId, s.agent as unknown as AgentDefinition),
       };
     });
     if (!prepared) return { stopReason: 'end_turn' };
@@ -132,15 +136,18 @@ export function createModelStep(
           ),
         );
     }
-    const tools = [
-      ...enabledSandboxTools(agent),
-      ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
-      ...mcpTools.map((t) => ({
+    // What the model sees (docs/api-guide.md "What the model sees"): libs/domain/sessions model-request.ts.
+    const prompt = prepared.prompt!;
+    const { system, tools, betas } = composeModelRequest({
+      agent,
+      skills: prompt.skills,
+      memoryStores: prompt.memoryStores,
+      mcpTools: mcpTools.map((t) => ({
         name: t.modelName,
         description: t.description,
         input_schema: t.input_schema,
       })),
-    ];
+    });
     // The reply's agent.message id is chosen now, so that its previews name the event they precede.
     const messageId = newId('sessionEvent');
     const previews = previewPublisher(log, sessionId, messageId);
@@ -181,11 +188,15 @@ export function createModelStep(
         {
           model: agent.model.id,
           max_tokens: MAX_TOKENS,
-          ...(agent.system ? { system: agent.system } : {}),
+          ...(system ? { system } : {}),
           ...(tools.length ? { tools } : {}),
           messages: prepared.messages!,
         },
-        { signal: context.cancellationSignal, onText: (index, text) => previews.onText(index, text) },
+        {
+          signal: context.cancellationSignal,
+          onText: (index, text) => previews.onText(index, text),
+          ...(betas.length ? { betas } : {}),
+        },
       );
       observeRequest('ok');
       span.setAttributes({
@@ -223,6 +234,7 @@ export function createModelStep(
         startId,
         err,
         context.info.attempt >= MODEL_REQUEST_ATTEMPTS,
+        tools,
       );
     } finally {
       await previews.close();
@@ -233,10 +245,18 @@ export function createModelStep(
     const uses = response.content.filter(
       (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
     );
+    const activationIds = uses.map(() => newId('sessionEvent'));
     let recorded: { before: SessionUsage; after: SessionUsage } | undefined;
     const appended = await log.withOpenSession(sessionId, async (tx, s) => {
       const isCustom = (name: string) => custom.some((t) => t.name === name);
+      // Skill activations are answered here, from Mango's kept copy (session-prompt.ts).
+      const activations = new Map<number, Awaited<ReturnType<typeof answerActivation>>>();
+      for (const [i, u] of uses.entries())
+        if (isActivation(u.name, agent, prompt.skills.length > 0))
+          activations.set(i, await answerActivation(tx, prompt.skills, u.input));
       const planned: StoredEvent[] = [
+        // Web tools the endpoint ran, before the reply's text (their blocks precede it in the transcript).
+        ...serverToolEvents(response.content, key),
         ...(text.length
           ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
           : []),
@@ -247,6 +267,16 @@ export function createModelStep(
               { name: u.name, input: u.input },
               `${key}:tool_use:${i}`,
             );
+          const answer = activations.get(i);
+          if (answer)
+            return {
+              ...internal(
+                'agent.tool_use',
+                { name: u.name, input: u.input, evaluated_permission: 'allow', _answered: true },
+                `${key}:tool_use:${i}`,
+              ),
+              id: activationIds[i],
+            };
           const mcpTool = mcpTools.find((t) => t.modelName === u.name);
           if (mcpTool)
             return internal(
@@ -271,6 +301,17 @@ export function createModelStep(
             runnable: permission === 'allow',
           };
         }),
+        ...[...activations].map(([i, answer]) =>
+          internal(
+            'agent.tool_result',
+            {
+              tool_use_id: activationIds[i],
+              content: [{ type: 'text', text: answer.text }],
+              is_error: answer.isError,
+            },
+            `${key}:tool_result:${i}`,
+          ),
+        ),
         internal(
           'span.model_request_end',
           {
@@ -298,7 +339,11 @@ export function createModelStep(
     });
     // Counted once the usage is committed (a retried activity that recorded nothing counts nothing).
     if (recorded && deps.metrics) countUsage(deps.metrics, agent.model.id, response.usage, recorded);
-    return outcomeOf(appended ?? []);
+    const outcome = outcomeOf(appended ?? []);
+    // A long-running web tool paused the reply (`pause_turn`): the next request continues it.
+    if (response.stop_reason === 'pause_turn' && outcome.stopReason === 'end_turn')
+      return { stopReason: 'tool_use', toolUseIds: [] };
+    return outcome;
   };
 }
 
@@ -323,6 +368,7 @@ async function recordFailure(
   startId: string,
   err: unknown,
   lastAttempt: boolean,
+  tools: Parameters<typeof failureMessage>[1],
 ): Promise<unknown> {
   if (!(err instanceof ModelRequestError)) return err; // not the model: retried without a session.error
   const retrying = err.retryable && !lastAttempt;
@@ -338,7 +384,7 @@ async function recordFailure(
         {
           error: {
             type: errorType(err),
-            message: err.status ? `The model endpoint answered ${err.status}` : err.message.slice(0, 300),
+            message: failureMessage(err, tools),
             retry_status: { type: retrying ? 'retrying' : 'exhausted' },
           },
         },

@@ -13,6 +13,7 @@ import { OutboxEntity } from './outbox.entity';
 import { SessionEventEntity } from './session-event.entity';
 import { SessionMemoryStoreEntity } from './session-memory-store.entity';
 import { SessionEntity } from './session.entity';
+import { SkillVersionFileEntity } from './skill-version-file.entity';
 import { SkillVersionEntity } from './skill-version.entity';
 import { SkillEntity } from './skill.entity';
 import { VaultCredentialEntity } from './vault-credential.entity';
@@ -47,6 +48,7 @@ export {
   SessionMemoryStoreEntity,
   SkillEntity,
   SkillVersionEntity,
+  SkillVersionFileEntity,
   WebhookDeliveryAttemptEntity,
   WebhookDeliveryEntity,
   WebhookEntity,
@@ -74,6 +76,7 @@ export const ENTITIES = [
   OutboxEntity,
   SkillEntity,
   SkillVersionEntity,
+  SkillVersionFileEntity,
   MemoryStoreEntity,
   MemoryEntity,
   MemoryVersionEntity,

@@ -10,6 +10,7 @@ import { CreateWebhooks1796126207659 } from './1796126207659-CreateWebhooks';
 import { CreateDeployments1796126714105 } from './1796126714105-CreateDeployments';
 import { CreateMcpCalls1796126929314 } from './1796126929314-CreateMcpCalls';
 import { AddDeploymentVaults1796135262423 } from './1796135262423-AddDeploymentVaults';
+import { CreateSkillVersionFiles1796143000000 } from './1796143000000-CreateSkillVersionFiles';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateDeployments1796126714105,
   CreateMcpCalls1796126929314,
   AddDeploymentVaults1796135262423,
+  CreateSkillVersionFiles1796143000000,
 ];

@@ -2616,6 +2616,18 @@ type SessionEvent16 struct {
 	Type        string             `json:"type"`
 }
 
+// SessionEvent17 The result of a call Mango or the model endpoint ran (a Skill activation, web_search, web_fetch): docs/api-guide.md "What the model sees".
+type SessionEvent17 struct {
+	Content []TextBlock `json:"content"`
+	Id      string      `json:"id"`
+	IsError bool        `json:"is_error"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt *NullableTimestamp `json:"processed_at"`
+	ToolUseId   string             `json:"tool_use_id"`
+	Type        string             `json:"type"`
+}
+
 // SessionEventsSendRequest defines model for SessionEventsSendRequest.
 type SessionEventsSendRequest struct {
 	Events []SessionEventsSendRequest_Events_Item `json:"events"`
@@ -6044,6 +6056,32 @@ func (t *SessionEvent) FromSessionEvent16(v SessionEvent16) error {
 
 // MergeSessionEvent16 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent16
 func (t *SessionEvent) MergeSessionEvent16(v SessionEvent16) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionEvent17 returns the union data inside the SessionEvent as a SessionEvent17
+func (t SessionEvent) AsSessionEvent17() (SessionEvent17, error) {
+	var body SessionEvent17
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent17 overwrites any union data inside the SessionEvent as the provided SessionEvent17
+func (t *SessionEvent) FromSessionEvent17(v SessionEvent17) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent17 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent17
+func (t *SessionEvent) MergeSessionEvent17(v SessionEvent17) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

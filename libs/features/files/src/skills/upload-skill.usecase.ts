@@ -12,6 +12,7 @@ import { CleanupLease, ObjectCleanupRepository } from '../object-cleanup.reposit
 import { packSkillArchive, SKILL_ARCHIVE_CONTENT_TYPE } from './skill-archive';
 import { bundleTooLarge, checkBundleLayout, parseSkillMd, SkillFrontmatter } from './skill-bundle';
 import { readSkillForm, SkillForm } from './skill-form';
+import { insertSkillTexts, readSkillTexts, SkillText } from './skill-texts';
 import { renderSkill, renderSkillVersion, SkillVersionView, SkillView } from './skill.view';
 import { SKILLS_SETTINGS, SkillsSettings } from './skills.settings';
 
@@ -26,6 +27,8 @@ export interface StoredArchive {
   meta: SkillFrontmatter & { directory: string; expandedBytes: number; fileCount: number };
   sizeBytes: number;
   sha256: string;
+  /** The version's kept text files (skill-texts.ts), inserted with the version. */
+  texts: SkillText[];
 }
 
 /**
@@ -67,6 +70,7 @@ export class UploadSkill {
         });
         await insertRow(tx, SkillEntity, row);
         await insertRow(tx, SkillVersionEntity, this.versionRow(workspaceId, skillId, 1, stored, now));
+        await insertSkillTexts(tx, skillId, 1, stored.texts);
         return row;
       });
       return renderSkill(skill);
@@ -96,6 +100,7 @@ export class UploadSkill {
         if (!row) throw notFound('skill', skillId);
         const v = this.versionRow(workspaceId, skillId, row.version, stored, now);
         await insertRow(tx, SkillVersionEntity, v);
+        await insertSkillTexts(tx, skillId, row.version, stored.texts);
         return v;
       });
       return renderSkillVersion(version);
@@ -128,6 +133,7 @@ export class UploadSkill {
   async store(workspaceId: string, skillId: string, form: SkillForm): Promise<StoredArchive> {
     const directory = checkBundleLayout(form.paths);
     const front = parseSkillMd(form.skillMd!);
+    const texts = await readSkillTexts(form.root, form.paths, directory);
     const objectKey = skillObjectKey(workspaceId, skillId);
     const lease = await this.cleanups.register(this.dataSource.manager, {
       objectKey,
@@ -161,6 +167,7 @@ export class UploadSkill {
         meta: { ...front, directory, expandedBytes: form.expandedBytes, fileCount: form.paths.length },
         sizeBytes,
         sha256,
+        texts,
       };
     } catch (err) {
       await keeper.stop();

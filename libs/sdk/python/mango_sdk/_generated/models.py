@@ -1154,6 +1154,19 @@ class SessionEvent17(TypedDict, closed=True):
     processed_at: NullableTimestamp
 
 
+class SessionEvent18(TypedDict, closed=True):
+    """
+    The result of a call Mango or the model endpoint ran (a Skill activation, web_search, web_fetch): docs/api-guide.md "What the model sees".
+    """
+
+    id: str
+    type: Literal["agent.tool_result"]
+    tool_use_id: str
+    content: list[TextBlock]
+    is_error: bool
+    processed_at: NullableTimestamp
+
+
 class MemoryActor1(TypedDict, closed=True):
     type: Literal["api_actor"]
     api_key_id: str
@@ -1925,6 +1938,7 @@ SessionEvent: TypeAlias = (
     | SessionEvent15
     | SessionEvent16
     | SessionEvent17
+    | SessionEvent18
 )
 
 

@@ -3044,6 +3044,14 @@ export interface components {
             content: components["schemas"]["TextBlock"][];
             is_error: boolean;
             processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent.tool_result";
+            tool_use_id: string;
+            content: components["schemas"]["TextBlock"][];
+            is_error: boolean;
+            processed_at: components["schemas"]["NullableTimestamp"];
         };
         MemoryActor: {
             /** @constant */

@@ -242,11 +242,11 @@ export function createModelStep(
           : []),
         ...uses.map((u, i) => {
           if (isCustom(u.name))
-            return internal(
-              'agent.custom_tool_use',
-              { name: u.name, input: u.input },
-              `${key}:tool_use:${i}`,
-            );
+            return {
+              ...internal('agent.custom_tool_use', { name: u.name, input: u.input }, `${key}:tool_use:${i}`),
+              // An operator's worker may serve it (docs/operator-guide.md "Operator custom tools").
+              runnable: true,
+            };
           const mcpTool = mcpTools.find((t) => t.modelName === u.name);
           if (mcpTool)
             return internal(

@@ -1,5 +1,11 @@
 import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
-import { AgentDefinition, CustomTool, enabledSandboxTools, evaluatePermission } from '@mango/domain-agents';
+import {
+  AgentDefinition,
+  autoPermission,
+  CustomTool,
+  enabledSandboxTools,
+  evaluatePermission,
+} from '@mango/domain-agents';
 import type { DeclaredMcpTool } from '@mango/domain-mcp';
 import {
   addUsage,
@@ -22,6 +28,7 @@ import {
   type StepOutcome,
 } from '@mango/workflows';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { AutoJudgeSettings, autoEvaluations } from './auto-permission';
 import { compactIfNeeded } from './compaction';
 import type { McpRuntime } from './mcp.activities';
 import { previewPublisher } from './preview-publisher';
@@ -39,6 +46,8 @@ export interface ModelStepDeps {
   prices?: PriceTable;
   /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */
   metrics?: MangoMetrics;
+  /** Bounds of the `auto` policy's judgement request. */
+  autoJudge?: AutoJudgeSettings;
 }
 
 /**
@@ -233,15 +242,25 @@ export function createModelStep(
     const uses = response.content.filter(
       (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
     );
+    const isCustomTool = (name: string) => custom.some((t) => t.name === name);
+    // `auto` calls are judged before their events exist (docs/api-guide.md "The auto permission policy").
+    const judged = await autoEvaluations(
+      model,
+      agent,
+      uses,
+      isCustomTool,
+      mcpTools,
+      deps.autoJudge ?? {},
+      context.cancellationSignal,
+    );
     let recorded: { before: SessionUsage; after: SessionUsage } | undefined;
     const appended = await log.withOpenSession(sessionId, async (tx, s) => {
-      const isCustom = (name: string) => custom.some((t) => t.name === name);
       const planned: StoredEvent[] = [
         ...(text.length
           ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
           : []),
         ...uses.map((u, i) => {
-          if (isCustom(u.name))
+          if (isCustomTool(u.name))
             return {
               ...internal('agent.custom_tool_use', { name: u.name, input: u.input }, `${key}:tool_use:${i}`),
               // An operator's worker may serve it (docs/operator-guide.md "Operator custom tools").
@@ -255,16 +274,25 @@ export function createModelStep(
                 name: mcpTool.toolName,
                 mcp_server_name: mcpTool.serverName,
                 input: u.input,
-                evaluated_permission: mcpTool.permission,
+                evaluated_permission: judged.has(i) ? autoPermission(judged.get(i)!) : mcpTool.permission,
+                ...(judged.has(i) ? { evaluation: judged.get(i) } : {}),
                 _model_name: mcpTool.modelName,
               },
               `${key}:tool_use:${i}`,
             );
-          const permission = evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
+          const evaluation = judged.get(i);
+          const permission = evaluation
+            ? autoPermission(evaluation)
+            : evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
           return {
             ...internal(
               'agent.tool_use',
-              { name: u.name, input: u.input, evaluated_permission: permission },
+              {
+                name: u.name,
+                input: u.input,
+                evaluated_permission: permission,
+                ...(evaluation ? { evaluation } : {}),
+              },
               `${key}:tool_use:${i}`,
             ),
             // An allowed call needs the worker: make sure the Session has a live Work item.

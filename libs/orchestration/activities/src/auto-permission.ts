@@ -91,7 +91,9 @@ export async function judgeAutoCalls(
           .join('');
         return parseAutoJudgement(text);
       } catch (err) {
-        if (signal.aborted) throw err; // the turn was interrupted: the step itself is cancelled
+        // An interrupt during the judgement: the reply's events are still recorded (the calls as ask), and
+        // the interrupt then closes them like any open call.
+        if (signal.aborted) return failedAutoJudgement('the turn was interrupted during the judgement');
         return failedAutoJudgement(
           bounded.aborted
             ? `the judgement did not finish within ${timeoutMs} ms`

@@ -61,6 +61,21 @@ describe('Session credential matrix (real apps/api process)', () => {
       (i) => `/v1/sessions/${i.session}/events`,
       () => ({ events: [{ type: 'user.message', content: [{ type: 'text', text: `m${n++}` }] }] }),
     ],
+    [
+      'POST',
+      'sessions.events.send(custom_tool_result)',
+      (i) => `/v1/sessions/${i.session}/events`,
+      // A call id that is not one of this Session's: past authorization it is a 400.
+      () => ({
+        events: [
+          {
+            type: 'user.custom_tool_result',
+            custom_tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0ZZ',
+            content: [{ type: 'text', text: 'r' }],
+          },
+        ],
+      }),
+    ],
     ['GET', 'sessions.events.list', (i) => `/v1/sessions/${i.session}/events`, () => undefined],
     ['GET', 'sessions.threads.list', (i) => `/v1/sessions/${i.session}/threads`, () => undefined],
     [
@@ -85,6 +100,7 @@ describe('Session credential matrix (real apps/api process)', () => {
       'sessions.retrieve': OK,
       'sessions.update': OK,
       'sessions.events.send(message)': OK,
+      'sessions.events.send(custom_tool_result)': 400,
       'sessions.events.list': OK,
       'sessions.threads.list': OK,
       'sessions.threads.retrieve': OK,
@@ -97,6 +113,8 @@ describe('Session credential matrix (real apps/api process)', () => {
       'sessions.retrieve': OK,
       'sessions.update': 403,
       'sessions.events.send(message)': 403,
+      // The Work token's right for operator custom tools: past authorization (the call is not this Session's).
+      'sessions.events.send(custom_tool_result)': 400,
       'sessions.events.list': OK,
       'sessions.threads.list': 403,
       'sessions.threads.retrieve': 403,
@@ -108,6 +126,7 @@ describe('Session credential matrix (real apps/api process)', () => {
       'sessions.retrieve': 404,
       'sessions.update': 403,
       'sessions.events.send(message)': 403,
+      'sessions.events.send(custom_tool_result)': 404,
       'sessions.events.list': 404,
       'sessions.threads.list': 403,
       'sessions.threads.retrieve': 403,
@@ -120,6 +139,7 @@ describe('Session credential matrix (real apps/api process)', () => {
       'sessions.retrieve': 404,
       'sessions.update': 404,
       'sessions.events.send(message)': 404,
+      'sessions.events.send(custom_tool_result)': 404,
       'sessions.events.list': 404,
       'sessions.threads.list': 404,
       'sessions.threads.retrieve': 404,
@@ -154,12 +174,11 @@ describe('Session credential matrix (real apps/api process)', () => {
     await res.body?.cancel();
   });
 
-  it('the Work token posts tool results only (other client events are 403), and never a second Session', async () => {
+  it('the Work token posts tool and custom tool results only (other client events are 403), and never a second Session', async () => {
     const worker = httpClient(api.url, creds.work);
     for (const e of [
       { type: 'user.interrupt' },
       { type: 'user.tool_confirmation', tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0ZZ', result: 'allow' },
-      { type: 'user.custom_tool_result', custom_tool_use_id: 'sevt_01JD2Y3QX9V5M8K7R6T4W2P0ZZ', content: [] },
     ]) {
       const res = await worker.post(
         `/v1/sessions/${ids.session}/events`,

@@ -41,6 +41,12 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @IsString()
   MANGO_MODEL_PRICES?: string;
 
+  /** The `auto` permission policy: a judgement slower than this is `ask` (docs/api-guide.md "The auto permission policy"). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  MANGO_AUTO_PERMISSION_TIMEOUT_MS: number = 15_000;
+
   /** Prompt size (tokens) at which completed turns are compacted into a summary (80% of a 200k window). */
   @Type(() => Number)
   @IsInt()

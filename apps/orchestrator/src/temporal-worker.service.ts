@@ -110,6 +110,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ...createSessionActivities({
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
+          autoJudge: { timeoutMs: this.env.MANGO_AUTO_PERMISSION_TIMEOUT_MS },
           metrics: this.metrics,
           mcp,
           prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),

@@ -204,6 +204,63 @@ describe('remote MCP tools with Vault credentials (real API, orchestrator, Tempo
     ).toEqual(['echo']);
   }, 180_000);
 
+  it('auto: a judged allow calls the server; a judged ask waits; the decision and reason are on agent.mcp_tool_use', async () => {
+    const agent = await agentWith(mcp.url, [{ name: 'echo', permission_policy: { type: 'auto' } }]);
+    const judge = (decision: string, reason: string) => ({
+      content: [{ type: 'text', text: JSON.stringify({ decision, reason }) }],
+    });
+    const before = mcp.calls().length;
+    model.script(
+      callTool('mcp__tickets__echo', { text: 'judged' }),
+      judge('allow', 'Echoing text is harmless.'),
+      (body) => ({ content: [{ type: 'text', text: `got ${lastToolResult(body).content[0].text}` }] }),
+    );
+    const s = await session(agent, 'echo it');
+    const list = await until(s, (l) => idleCount(l) > 0);
+    const judgement = model.requests.find((r) =>
+      r.body.messages[0]?.content?.includes?.('tool: echo (MCP server "tickets")'),
+    );
+    expect(judgement!.body.messages[0].content).toBe(
+      '<agent_instructions>\n(none)\n</agent_instructions>\n<tool_call>\ntool: echo (MCP server "tickets")\ninput: {"text":"judged"}\n</tool_call>',
+    );
+    const use = list.find((e) => e.type === 'agent.mcp_tool_use')!;
+    expect(use).toMatchObject({
+      name: 'echo',
+      evaluated_permission: 'allow',
+      evaluation: {
+        type: 'auto',
+        evaluated_permission: { type: 'allow' },
+        reason: 'Echoing text is harmless.',
+      },
+    });
+    expect(list.find((e) => e.type === 'agent.message')!.content[0].text).toBe('got echo: judged');
+    expect(
+      mcp
+        .calls()
+        .slice(before)
+        .map((c) => c.mcp_call),
+    ).toEqual(['echo']);
+
+    model.script(callTool('mcp__tickets__echo', { text: 'risky' }), judge('ask', 'Unclear intent.'));
+    const s2 = await session(agent, 'echo risky');
+    const idle = await until(s2, (l) => idleCount(l) > 0);
+    const asked = idle.find((e) => e.type === 'agent.mcp_tool_use')!;
+    expect(asked).toMatchObject({
+      evaluated_permission: 'ask',
+      evaluation: {
+        evaluated_permission: { type: 'ask', reason_code: 'judged_ask' },
+        reason: 'Unclear intent.',
+      },
+    });
+    expect(idle.at(-1)!.stop_reason).toEqual({ type: 'requires_action', event_ids: [asked.id] });
+    expect(
+      mcp
+        .calls()
+        .slice(before)
+        .map((c) => c.mcp_call),
+    ).toEqual(['echo']);
+  }, 180_000);
+
   it('a large text result is bounded with a note; a binary result is refused with an explicit error', async () => {
     model.script(callTool('mcp__tickets__big', { bytes: 150_000 }), {
       content: [{ type: 'text', text: 'ok' }],

@@ -404,4 +404,90 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
     expect(done.find((e) => e.type === 'agent.message')!.content[0].text).toBe('Order status: shipped');
     expect(done.at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
   }, 120_000);
+  it("operator custom tools: the Work token answers its own Session's agent.custom_tool_use under the live lease only", async () => {
+    // Each reply names the result the model received, so the answer that reached it is asserted.
+    const answered = (body: any) => ({
+      content: [{ type: 'text', text: `Order status: ${body.messages.at(-1).content[0].content[0].text}` }],
+    });
+    const call = (id: string) => ({
+      content: [{ type: 'tool_use', id, name: 'lookup_order', input: { order: id } }],
+      stop_reason: 'tool_use',
+    });
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: `operator-${Date.now()}`,
+        model: 'm',
+        tools: [
+          {
+            type: 'custom',
+            name: 'lookup_order',
+            description: 'Look up an order',
+            input_schema: { type: 'object', properties: { order: { type: 'string' } } },
+          },
+        ],
+      })
+    ).body.id;
+    const start = async (env: { id: string }) =>
+      (
+        await ws.post('/v1/sessions', {
+          agent,
+          environment_id: env.id,
+          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'where is it?' }] }],
+        })
+      ).body.id as string;
+    const envA = await freshEnv();
+    const envB = await freshEnv();
+    model.script(call('toolu_ca'));
+    const a = await start(envA);
+    const idleA = await until(a, (l) => l.some((e) => e.type === 'session.status_idle'));
+    model.script(call('toolu_cb'));
+    const b = await start(envB);
+    const idleB = await until(b, (l) => l.some((e) => e.type === 'session.status_idle'));
+    const useA = idleA.find((e) => e.type === 'agent.custom_tool_use')!;
+    const useB = idleB.find((e) => e.type === 'agent.custom_tool_use')!;
+    expect(idleA.at(-1)!.stop_reason).toEqual({ type: 'requires_action', event_ids: [useA.id] });
+    // Session Work exists for both (the message made it; the custom call keeps it so a worker can claim it).
+    const workerA = await claimWorker(envA, a);
+    const workerB = await claimWorker(envB, b);
+    const result = (id: string, text: string) => ({
+      events: [
+        { type: 'user.custom_tool_result', custom_tool_use_id: id, content: [{ type: 'text', text }] },
+      ],
+    });
+
+    // Another Session's call: on its own path it is not this Session's call (400); on the other path, 404.
+    const foreign = await workerA.worker.post(`/v1/sessions/${a}/events`, result(useB.id, 'forged'), {
+      contract: false,
+    });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.type).toBe('invalid_request_error');
+    const elsewhere = await workerA.worker.post(`/v1/sessions/${b}/events`, result(useB.id, 'forged'), {
+      contract: false,
+    });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.error.type).toBe('not_found_error');
+
+    // Its own call under the live lease: accepted, and the model sees the worker's answer.
+    model.script(answered);
+    const own = await workerA.worker.post(`/v1/sessions/${a}/events`, result(useA.id, 'shipped'));
+    expect(own.status).toBe(200);
+    expect(own.body.data[0]).toMatchObject({ type: 'user.custom_tool_result', custom_tool_use_id: useA.id });
+    const doneA = await until(a, (l) => l.filter((e) => e.type === 'session.status_idle').length >= 2);
+    expect(doneA.find((e) => e.type === 'agent.message')!.content[0].text).toBe('Order status: shipped');
+
+    // After its lease is gone (the Work stopped), the token is refused (401) and nothing is appended.
+    await ws.post(`/v1/environments/${envB.id}/work/${workerB.workId}/stop`, { force: true });
+    const late = await workerB.worker.post(`/v1/sessions/${b}/events`, result(useB.id, 'late'), {
+      contract: false,
+    });
+    expect(late.status).toBe(401);
+    expect(late.body.error.type).toBe('authentication_error');
+    expect((await events(b)).some((e) => e.type === 'user.custom_tool_result')).toBe(false);
+    // The application can still answer it with the Workspace key.
+    model.script(answered);
+    await ws.post(`/v1/sessions/${b}/events`, result(useB.id, 'from the app'));
+    const doneB = await until(b, (l) => l.filter((e) => e.type === 'session.status_idle').length >= 2);
+    expect(doneB.find((e) => e.type === 'agent.message')!.content[0].text).toBe('Order status: from the app');
+    await ws.post(`/v1/environments/${envA.id}/work/${workerA.workId}/stop`, { force: true });
+  }, 180_000);
 });

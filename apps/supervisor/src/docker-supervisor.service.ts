@@ -10,7 +10,7 @@ import {
   sessionWorkspacesOf,
 } from '@mango/adapter-docker';
 import { MangoClient } from '@mango/sdk';
-import { AcknowledgedWork, pollWork } from '@mango/worker-runtime';
+import { AcknowledgedWork, loadCustomTools, pollWork } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
@@ -48,6 +48,15 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // Validated before anything else: a bad file stops the supervisor with a message naming the field.
+    const customTools = this.env.MANGO_WORKER_CUSTOM_TOOLS
+      ? await loadCustomTools(this.env.MANGO_WORKER_CUSTOM_TOOLS)
+      : [];
+    if (customTools.length)
+      this.log.info(
+        { custom_tools: customTools.map((t) => t.name) },
+        'operator custom tools registered: Sessions whose Agent declares them are answered by this worker',
+      );
     const docker = createDockerClient(this.env.DOCKER_HOST);
     const info = await engineInfo(docker);
     this.log.info(
@@ -90,6 +99,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       supervisorId,
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
       workTtlSeconds: this.env.MANGO_WORK_TTL_SECONDS,
+      customTools: customTools.length ? JSON.stringify(customTools) : undefined,
     });
     const removed = await this.launcher.reconcile();
     if (removed.length)

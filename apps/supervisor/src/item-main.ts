@@ -1,6 +1,6 @@
 // `mango-worker item`: the process inside each Work container. It becomes non-dumpable before it reads
 // the Work secret from its one-shot stdin, then serves exactly one acknowledged item.
-import { makeNonDumpable, handleItem, runHealthcheckProbe } from '@mango/worker-runtime';
+import { makeNonDumpable, handleItem, parseCustomTools, runHealthcheckProbe } from '@mango/worker-runtime';
 import { loadConfig } from '@mango/platform-config';
 import { createLogger } from '@mango/platform-logging';
 import { Agent, setGlobalDispatcher } from 'undici';
@@ -30,6 +30,9 @@ async function main(): Promise<number> {
   // Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket.
   if (env.MANGO_API_SOCKET) setGlobalDispatcher(new Agent({ connect: { socketPath: env.MANGO_API_SOCKET } }));
   const log = createLogger({ service: 'item', level: 'info' });
+  const customTools = env.MANGO_CUSTOM_TOOLS
+    ? parseCustomTools(env.MANGO_CUSTOM_TOOLS, 'MANGO_CUSTOM_TOOLS')
+    : undefined;
   const secret = await readSecret();
   return handleItem({
     identity: {
@@ -45,6 +48,7 @@ async function main(): Promise<number> {
     maxIdleMs: env.MANGO_SESSION_IDLE_MS,
     drain: drain.signal,
     leaseTtlSeconds: env.MANGO_WORK_TTL_SECONDS,
+    customTools,
     shellEnv: { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: env.HOME ?? '/tmp' },
     healthcheck: ({ workdir }) => runHealthcheckProbe({ workdir, sandboxMarker: env.MANGO_SANDBOX }),
   });

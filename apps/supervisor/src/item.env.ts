@@ -39,6 +39,14 @@ export class ItemEnv {
   @Min(3)
   MANGO_WORK_TTL_SECONDS?: number;
 
+  /**
+   * The operator custom tools this worker serves, as the supervisor validated them (JSON; not secret).
+   * docs/operator-guide.md "Operator custom tools".
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_CUSTOM_TOOLS?: string;
+
   /** Passed on to the Bash tool's shell (its environment is an allowlist). */
   @IsOptional()
   @IsString()

@@ -47,6 +47,15 @@ export class SupervisorEnv extends ObservabilityEnv {
   })
   MANGO_WORKER_WORKSPACE_ROOT?: string;
 
+  /**
+   * `mango-worker docker --custom-tools FILE`: the operator custom tools this worker serves (JSON or YAML;
+   * docs/operator-guide.md "Operator custom tools"). Read and validated at start: a bad file stops the
+   * supervisor with a message naming the entry and field.
+   */
+  @IsOptional()
+  @Matches(/^[^\0]{1,1024}$/, { message: 'MANGO_WORKER_CUSTOM_TOOLS must be a file path' })
+  MANGO_WORKER_CUSTOM_TOOLS?: string;
+
   /** unix:///path/docker.sock or tcp://host:port; the default socket when unset. */
   @IsOptional()
   @Matches(/^(unix|tcp):\/\/\S+$/, { message: 'DOCKER_HOST must be unix://… or tcp://…' })

@@ -9,3 +9,4 @@ export * from './session-tool-runner';
 export * from './tools';
 export * from './skills';
 export * from './memory';
+export * from './custom-tools';

@@ -1,3 +1,4 @@
+import type { CustomToolSpec } from './custom-tools';
 import type { ProbeResult } from './healthcheck-probe';
 import type { ToolRoot } from './tools/types';
 
@@ -44,6 +45,8 @@ export interface HandleItemOptions {
   leaseTtlSeconds?: number;
   /** The shell's base environment: an allowlist (Mango credentials are scrubbed from it regardless). */
   shellEnv?: NodeJS.ProcessEnv;
+  /** Operator custom tools this worker serves (docs/operator-guide.md "Operator custom tools"). */
+  customTools?: CustomToolSpec[];
   /** Where attached Memory Stores are mounted (default `/mnt/memory`, a tmpfs in the Work container). */
   memoryRoot?: string;
 }

@@ -6,6 +6,7 @@ import { SessionToolRunner } from './session-tool-runner';
 import { SessionWithSkills, SkillRetrievalError, SkillStagingError, stageSessionSkills } from './skills';
 import type { ToolRoot } from './tools/types';
 import { createToolset } from './tools/toolset';
+import { commandTool } from './custom-tools';
 
 /**
  * Exit code of an activation that leaves its lease to expire on purpose (a temporary failure to prepare
@@ -109,10 +110,16 @@ export async function runSessionActivation(
     roots: [...(o.roots ?? []), ...memoryRoots],
     env: o.shellEnv,
   });
+  const customTools = (o.customTools ?? []).map((spec) =>
+    commandTool(spec, { workdir: o.workdir, env: o.shellEnv }),
+  );
+  if (customTools.length)
+    log.info({ session_id: sessionId, custom_tools: customTools.map((t) => t.name) }, 'custom tools served');
   const runner = new SessionToolRunner({
     client,
     sessionId,
     tools,
+    customTools,
     signal,
     log,
     maxIdleMs: o.maxIdleMs,

@@ -25,6 +25,12 @@ export interface SessionToolRunnerOptions {
   client: MangoClient;
   sessionId: string;
   tools: Tool[];
+  /**
+   * Operator custom tools (docs/operator-guide.md "Operator custom tools"): `agent.custom_tool_use` calls
+   * with one of these names are run here and answered with `user.custom_tool_result`; any other custom
+   * call is left to the application.
+   */
+  customTools?: Tool[];
   /** Aborted on lease loss, Stop or shutdown: the runner cancels the running tool and posts nothing more. */
   signal: AbortSignal;
   log: ItemLog;
@@ -45,7 +51,8 @@ export interface SessionToolRunnerOptions {
  * allow, `deny` never runs — dispatches to the local tools serially, and posts `user.tool_result` with
  * bounded retries (an identical retry returns the stored event). Tools receive the original event so
  * side effects can be idempotent. Results copy the call's `session_thread_id` when it has one (threads
- * are routed by the server). Ends on idle, termination, deletion, refusal of the token, or `signal`.
+ * are routed by the server). Operator custom tools (`customTools`) answer `agent.custom_tool_use` calls of
+ * their names with `user.custom_tool_result`; other custom calls stay with the application. Ends on idle, termination, deletion, refusal of the token, or `signal`.
  */
 export class SessionToolRunner {
   /** Every event already applied (the stream may replay what the history listing applied). */
@@ -145,10 +152,10 @@ export class SessionToolRunner {
     const open = new Set<string>();
     for (const e of history) {
       this.handled.add(e.id);
-      if (e.type === 'agent.tool_use') open.add(e.id);
-      else if (e.type === 'user.tool_result') {
-        this.answered.add(e.tool_use_id);
-        open.delete(e.tool_use_id);
+      if (isCall(e)) open.add(e.id);
+      else if (e.type === 'user.tool_result' || e.type === 'user.custom_tool_result') {
+        this.answered.add(answeredId(e));
+        open.delete(answeredId(e));
       } else if (e.type === 'user.tool_confirmation') this.verdicts.set(e.tool_use_id, e.result);
       else if (e.type === 'session.thread_status_terminated' && e.session_thread_id)
         this.deadThreads.add(e.session_thread_id);
@@ -159,7 +166,7 @@ export class SessionToolRunner {
     }
     for (const e of history) {
       if (this.stopReason) return;
-      if (e.type === 'agent.tool_use') this.see(e);
+      if (isCall(e)) this.see(e);
       else if (e.type === 'session.status_terminated') this.stop('terminated');
     }
     const last = history.filter((e) => !NEUTRAL.has(e.type)).at(-1);
@@ -173,6 +180,7 @@ export class SessionToolRunner {
     }
     switch (e.type) {
       case 'agent.tool_use':
+      case 'agent.custom_tool_use':
         this.see(e);
         break;
       case 'user.tool_confirmation': {
@@ -185,9 +193,10 @@ export class SessionToolRunner {
         break;
       }
       case 'user.tool_result':
-        this.answered.add(e.tool_use_id);
-        this.open.delete(e.tool_use_id);
-        this.held.delete(e.tool_use_id);
+      case 'user.custom_tool_result':
+        this.answered.add(answeredId(e));
+        this.open.delete(answeredId(e));
+        this.held.delete(answeredId(e));
         break;
       case 'session.thread_status_terminated':
         if (e.session_thread_id) {
@@ -251,6 +260,8 @@ export class SessionToolRunner {
 
   private route(e: RunnerEvent): void {
     if (e.session_thread_id && this.deadThreads.has(e.session_thread_id)) return;
+    // Custom tools have no permission policy: one this worker serves runs at once.
+    if (e.type === 'agent.custom_tool_use') return this.enqueue(e);
     const verdict = this.verdicts.get(e.id);
     if (e.evaluated_permission === 'deny') return;
     if (verdict !== undefined) {
@@ -267,8 +278,9 @@ export class SessionToolRunner {
   }
 
   private enqueue(e: RunnerEvent): void {
-    const tool = this.o.tools.find((t) => t.name === e.name);
-    if (!tool) return; // another client owns it: leave it pending
+    const tools = e.type === 'agent.custom_tool_use' ? (this.o.customTools ?? []) : this.o.tools;
+    const tool = tools.find((t) => t.name === e.name);
+    if (!tool) return; // another client owns it (e.g. the application's custom tool): leave it pending
     this.pending++;
     this.queue = this.queue
       .then(() => this.execute(tool, e))
@@ -315,19 +327,24 @@ export class SessionToolRunner {
       );
       return;
     }
-    await this.send({
-      type: 'user.tool_result',
-      tool_use_id: e.id,
-      is_error: isError,
-      content: [{ type: 'text', text: resultText(text) }],
-      ...(e.session_thread_id ? { session_thread_id: e.session_thread_id } : {}),
-    });
+    const content = [{ type: 'text', text: resultText(text) }];
+    await this.send(
+      e.type === 'agent.custom_tool_use'
+        ? { type: 'user.custom_tool_result', custom_tool_use_id: e.id, is_error: isError, content }
+        : {
+            type: 'user.tool_result',
+            tool_use_id: e.id,
+            is_error: isError,
+            content,
+            ...(e.session_thread_id ? { session_thread_id: e.session_thread_id } : {}),
+          },
+    );
     await this.o.afterCall?.();
   }
 
   /** Posts one result; retries transient failures until the lease window is spent. */
   private async send(result: Record<string, unknown>): Promise<void> {
-    const id = result.tool_use_id as string;
+    const id = (result.tool_use_id ?? result.custom_tool_use_id) as string;
     const deadline = Date.now() + (this.o.sendWindowMs?.() ?? 60_000);
     for (let n = 0; ; n++) {
       if (this.o.signal.aborted) return;
@@ -366,6 +383,16 @@ function closesOpenCalls(e: RunnerEvent): boolean {
 export function resultText(text: string): string {
   const clean = text.replaceAll(String.fromCharCode(0), '\ufffd');
   return clean || '(no output)';
+}
+
+/** A call this runner may serve: a sandbox tool call, or a custom tool call (served if its name is registered). */
+function isCall(e: RunnerEvent): boolean {
+  return e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use';
+}
+
+/** The call a result answers. */
+function answeredId(e: RunnerEvent): string {
+  return (e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.tool_use_id) as string;
 }
 
 /** Events that neither arm nor disarm the idle countdown. */

@@ -8,24 +8,31 @@ if (command === 'volumes') {
   require(path.join(__dirname, '../../..', 'apps/supervisor/src/volumes-main.ts')).runVolumesCli(rest);
   return;
 }
-// `mango-worker docker --workspace-root DIR` (or --workspace-root=DIR) is MANGO_WORKER_WORKSPACE_ROOT.
+// `mango-worker docker --workspace-root DIR` (or --workspace-root=DIR) is MANGO_WORKER_WORKSPACE_ROOT;
+// `--custom-tools FILE` (or --custom-tools=FILE) is MANGO_WORKER_CUSTOM_TOOLS.
+const FLAGS = {
+  '--workspace-root': 'MANGO_WORKER_WORKSPACE_ROOT',
+  '--custom-tools': 'MANGO_WORKER_CUSTOM_TOOLS',
+};
 for (let i = 0; i < rest.length; i++) {
-  const m = /^--workspace-root(?:=(.*))?$/.exec(rest[i]);
+  const m = /^(--workspace-root|--custom-tools)(?:=(.*))?$/.exec(rest[i]);
   if (command !== 'docker' || !m) {
     process.stderr.write(`mango-worker: unknown argument ${rest[i]}\n`);
     process.exit(2);
   }
-  const value = m[1] ?? rest[++i];
+  const value = m[2] ?? rest[++i];
   if (!value) {
-    process.stderr.write('mango-worker: --workspace-root needs a directory\n');
+    process.stderr.write(
+      `mango-worker: ${m[1]} needs a ${m[1] === '--custom-tools' ? 'file' : 'directory'}\n`,
+    );
     process.exit(2);
   }
-  process.env.MANGO_WORKER_WORKSPACE_ROOT = value;
+  process.env[FLAGS[m[1]]] = value;
 }
 const entries = { docker: 'apps/supervisor/src/main.ts', item: 'apps/supervisor/src/item-main.ts' };
 if (!entries[command]) {
   process.stderr.write(
-    'usage: mango-worker docker [--workspace-root DIR] | mango-worker item | mango-worker volumes list|prune [--apply]\n',
+    'usage: mango-worker docker [--workspace-root DIR] [--custom-tools FILE] | mango-worker item | mango-worker volumes list|prune [--apply]\n',
   );
   process.exit(2);
 }

@@ -47,6 +47,8 @@ export interface LaunchSettings {
   itemCommand?: string[];
   /** Passed to every item: the lease TTL its runner asks for. */
   workTtlSeconds?: number;
+  /** Passed to Session items: the operator custom tools (validated JSON) the runner serves. */
+  customTools?: string;
 }
 
 export interface LaunchRequest {
@@ -200,6 +202,9 @@ export class DockerItemLauncher {
         : []),
       ...(this.settings.sessionIdleMs !== undefined
         ? [`MANGO_SESSION_IDLE_MS=${this.settings.sessionIdleMs}`]
+        : []),
+      ...(this.settings.customTools && req.workType === 'session'
+        ? [`MANGO_CUSTOM_TOOLS=${this.settings.customTools}`]
         : []),
     ];
     let workspace: Docker.MountSettings | undefined;

@@ -1,6 +1,8 @@
 /** The stored, resolved form of an Agent version: exactly what GET returns (besides lifecycle fields). */
-export type PermissionPolicy = { type: 'always_allow' } | { type: 'always_ask' } | { type: 'deny' };
-export const PERMISSION_POLICY_TYPES = ['always_allow', 'always_ask', 'deny'] as const;
+/** `auto`: a bounded model request judges each call, allow or ask (docs/api-guide.md "The auto permission policy"). */
+export type PermissionPolicy =
+  { type: 'always_allow' } | { type: 'always_ask' } | { type: 'deny' } | { type: 'auto' };
+export const PERMISSION_POLICY_TYPES = ['always_allow', 'always_ask', 'deny', 'auto'] as const;
 
 export const SANDBOX_TOOL_NAMES = ['bash', 'read', 'write', 'edit', 'glob', 'grep'] as const;
 export const WEB_TOOL_NAMES = ['web_fetch', 'web_search'] as const;

@@ -139,7 +139,9 @@ describe('agent create', () => {
       {
         name: 'a',
         model: 'm',
-        tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'auto' } } }],
+        tools: [
+          { type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'sometimes' } } },
+        ],
       },
       /permission_policy.type must be one of/,
     ],

@@ -85,8 +85,9 @@ export function enabledSandboxTools(definition: Pick<AgentDefinition, 'tools'>) 
 }
 
 /**
- * The permission a call gets from the frozen Agent: always_allow → allow, always_ask → ask, deny → deny.
- * A tool the Agent does not enable (the model invented it) is denied — fail closed.
+ * The permission a call gets from the frozen Agent: always_allow → allow, always_ask → ask, deny → deny,
+ * auto → ask until a judgement says otherwise (see {@link isAutoPolicy}). A tool the Agent does not enable
+ * (the model invented it) is denied — fail closed.
  */
 export function evaluatePermission(
   definition: Pick<AgentDefinition, 'tools'>,
@@ -101,5 +102,12 @@ export function evaluatePermission(
       return 'ask';
     case 'deny':
       return 'deny';
+    case 'auto':
+      return 'ask';
   }
+}
+
+/** Whether the call's policy is `auto` (judged by the model before it runs). */
+export function isAutoPolicy(definition: Pick<AgentDefinition, 'tools'>, name: string): boolean {
+  return policyOf(definition, name)?.type === 'auto';
 }

@@ -55,12 +55,37 @@ describe('MCP tool permissions (docs/api-guide.md, Remote MCP)', () => {
       null,
     ],
     [
+      'auto is ask until judged',
+      toolset({ default_config: { enabled: true, permission_policy: { type: 'auto' } } }),
+      'y',
+      'ask',
+    ],
+    [
       'unknown policy fails closed to ask',
-      toolset({ default_config: { enabled: true, permission_policy: { type: 'auto' } as never } }),
+      toolset({ default_config: { enabled: true, permission_policy: { type: 'sometimes' } as never } }),
       'y',
       'ask',
     ],
   ])('%s', (_n, ts, tool, expected) => expect(mcpToolPermission(ts, tool)).toBe(expected));
+
+  it('marks the tools whose policy is auto (judged before they run)', () => {
+    const def = {
+      tools: [
+        toolset({
+          default_config: { enabled: true, permission_policy: { type: 'auto' } },
+          configs: [{ name: 'fixed', enabled: true, permission_policy: { type: 'always_allow' } }],
+        }),
+      ],
+    } as never;
+    const declared = declareMcpTools(def, 'tickets', [
+      { name: 'fixed', inputSchema: {} },
+      { name: 'judged', inputSchema: {} },
+    ]);
+    expect(declared.map((t) => [t.toolName, t.permission, t.auto])).toEqual([
+      ['fixed', 'allow', undefined],
+      ['judged', 'ask', true],
+    ]);
+  });
 
   it('declares enabled tools with model names, sorted, skipping invalid and duplicate names', () => {
     const def = {

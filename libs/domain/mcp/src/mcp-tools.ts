@@ -21,6 +21,8 @@ export interface DeclaredMcpTool {
   description: string;
   input_schema: Record<string, unknown>;
   permission: EvaluatedPermission;
+  /** The policy is `auto`: `permission` is `ask` until the judgement (docs/api-guide.md "The auto permission policy"). */
+  auto?: true;
 }
 
 export const MCP_MODEL_NAME_PREFIX = 'mcp__';
@@ -48,7 +50,7 @@ function policyPermission(policy: PermissionPolicy | undefined): EvaluatedPermis
     case 'deny':
       return 'deny';
     default:
-      // always_ask, and anything unknown: fail closed to ask (docs/api-guide.md, Remote MCP).
+      // always_ask, auto (until judged), and anything unknown: fail closed to ask (docs/api-guide.md, Remote MCP).
       return 'ask';
   }
 }
@@ -83,6 +85,9 @@ export function declareMcpTools(
     const modelName = mcpModelToolName(serverName, tool.name);
     if (permission === null || modelName === null || seen.has(modelName)) continue;
     seen.add(modelName);
+    const config = toolset.configs.find((c) => c.name === tool.name);
+    const auto =
+      (config ? config.permission_policy : toolset.default_config.permission_policy).type === 'auto';
     out.push({
       modelName,
       serverName,
@@ -90,6 +95,7 @@ export function declareMcpTools(
       description: (tool.description ?? '').slice(0, 4096),
       input_schema: { type: 'object', ...(tool.inputSchema ?? {}) },
       permission,
+      ...(auto ? { auto: true as const } : {}),
     });
   }
   return out;

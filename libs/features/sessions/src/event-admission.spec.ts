@@ -45,6 +45,8 @@ describe('event admission rules', () => {
     ['a Work token posts a tool result', true, result, undefined],
     ['a Work token may not post a message', true, message, ErrorCode.Permission],
     ['a Work token may not post a confirmation', true, confirmation, ErrorCode.Permission],
+    ['a Work token posts a custom tool result (operator custom tools)', true, custom, undefined],
+    ['a Work token may not post an interrupt', true, interrupt, ErrorCode.Permission],
   ])('%s', (_name, fromWorker, event, code) => {
     expect(codeOf(() => checkPoster(fromWorker, [event]))).toBe(code);
   });

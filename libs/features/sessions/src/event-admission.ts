@@ -17,11 +17,15 @@ export function checkEventCount(list: unknown, field: string, limit: number): vo
     );
 }
 
-/** A Workspace key sends everything but `user.tool_result`; the Session's Work token sends only that. */
+/**
+ * A Workspace key sends everything but `user.tool_result`; the Session's Work token sends only tool
+ * results: `user.tool_result`, and `user.custom_tool_result` for operator custom tools (docs/operator-guide.md
+ * "Operator custom tools"). Both are then checked against its own Session and live lease.
+ */
 export function checkPoster(fromWorker: boolean, events: readonly ClientEvent[]): void {
   for (const e of events) {
-    if (fromWorker && e.type !== 'user.tool_result')
-      throw permissionDenied('a Work token may only post user.tool_result');
+    if (fromWorker && e.type !== 'user.tool_result' && e.type !== 'user.custom_tool_result')
+      throw permissionDenied('a Work token may only post user.tool_result and user.custom_tool_result');
     if (!fromWorker && e.type === 'user.tool_result')
       throw permissionDenied("user.tool_result is posted by the Session's Work token");
   }

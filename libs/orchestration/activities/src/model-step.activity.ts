@@ -1,5 +1,5 @@
 import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
-import { AgentDefinition, CustomTool, evaluatePermission } from '@mango/domain-agents';
+import { AgentDefinition, autoPermission, CustomTool, evaluatePermission } from '@mango/domain-agents';
 import type { DeclaredMcpTool } from '@mango/domain-mcp';
 import {
   addUsage,
@@ -24,6 +24,7 @@ import {
   type StepOutcome,
 } from '@mango/workflows';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { AutoJudgeSettings, autoEvaluations } from './auto-permission';
 import { compactIfNeeded } from './compaction';
 import type { McpRuntime } from './mcp.activities';
 import { previewPublisher } from './preview-publisher';
@@ -42,6 +43,8 @@ export interface ModelStepDeps {
   prices?: PriceTable;
   /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */
   metrics?: MangoMetrics;
+  /** Bounds of the `auto` policy's judgement request. */
+  autoJudge?: AutoJudgeSettings;
 }
 
 /**
@@ -245,10 +248,20 @@ export function createModelStep(
     const uses = response.content.filter(
       (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
     );
+    const isCustom = (name: string) => custom.some((t) => t.name === name);
+    // `auto` calls are judged before their events exist (docs/api-guide.md "The auto permission policy").
+    const judged = await autoEvaluations(
+      model,
+      agent,
+      uses,
+      isCustom,
+      mcpTools,
+      deps.autoJudge ?? {},
+      context.cancellationSignal,
+    );
     const activationIds = uses.map(() => newId('sessionEvent'));
     let recorded: { before: SessionUsage; after: SessionUsage } | undefined;
     const appended = await log.withOpenSession(sessionId, async (tx, s) => {
-      const isCustom = (name: string) => custom.some((t) => t.name === name);
       // Skill activations are answered here, from Mango's kept copy (session-prompt.ts).
       const activations = new Map<number, Awaited<ReturnType<typeof answerActivation>>>();
       for (const [i, u] of uses.entries())
@@ -262,11 +275,11 @@ export function createModelStep(
           : []),
         ...uses.map((u, i) => {
           if (isCustom(u.name))
-            return internal(
-              'agent.custom_tool_use',
-              { name: u.name, input: u.input },
-              `${key}:tool_use:${i}`,
-            );
+            return {
+              ...internal('agent.custom_tool_use', { name: u.name, input: u.input }, `${key}:tool_use:${i}`),
+              // An operator's worker may serve it (docs/operator-guide.md "Operator custom tools").
+              runnable: true,
+            };
           const answer = activations.get(i);
           if (answer)
             return {
@@ -277,6 +290,7 @@ export function createModelStep(
               ),
               id: activationIds[i],
             };
+            };
           const mcpTool = mcpTools.find((t) => t.modelName === u.name);
           if (mcpTool)
             return internal(
@@ -285,16 +299,25 @@ export function createModelStep(
                 name: mcpTool.toolName,
                 mcp_server_name: mcpTool.serverName,
                 input: u.input,
-                evaluated_permission: mcpTool.permission,
+                evaluated_permission: judged.has(i) ? autoPermission(judged.get(i)!) : mcpTool.permission,
+                ...(judged.has(i) ? { evaluation: judged.get(i) } : {}),
                 _model_name: mcpTool.modelName,
               },
               `${key}:tool_use:${i}`,
             );
-          const permission = evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
+          const evaluation = judged.get(i);
+          const permission = evaluation
+            ? autoPermission(evaluation)
+            : evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
           return {
             ...internal(
               'agent.tool_use',
-              { name: u.name, input: u.input, evaluated_permission: permission },
+              {
+                name: u.name,
+                input: u.input,
+                evaluated_permission: permission,
+                ...(evaluation ? { evaluation } : {}),
+              },
               `${key}:tool_use:${i}`,
             ),
             // An allowed call needs the worker: make sure the Session has a live Work item.

@@ -32,6 +32,8 @@ export function createSessionActivities(deps: {
   prices?: PriceTable;
   /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */
   metrics?: MangoMetrics;
+  /** Bounds of the `auto` policy's judgement request (MANGO_AUTO_PERMISSION_TIMEOUT_MS). */
+  autoJudge?: { timeoutMs?: number };
 }): SessionActivities {
   const log = deps.sessionLog ?? new SessionLog(deps.dataSource);
   const modelStep = createModelStep(deps, log);

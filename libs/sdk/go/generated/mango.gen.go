@@ -18,6 +18,27 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AutoEvaluationEvaluatedPermission1ReasonCode.
+const (
+	JudgeFailed     AutoEvaluationEvaluatedPermission1ReasonCode = "judge_failed"
+	JudgeUnparsable AutoEvaluationEvaluatedPermission1ReasonCode = "judge_unparsable"
+	JudgedAsk       AutoEvaluationEvaluatedPermission1ReasonCode = "judged_ask"
+)
+
+// Valid indicates whether the value is a known member of the AutoEvaluationEvaluatedPermission1ReasonCode enum.
+func (e AutoEvaluationEvaluatedPermission1ReasonCode) Valid() bool {
+	switch e {
+	case JudgeFailed:
+		return true
+	case JudgeUnparsable:
+		return true
+	case JudgedAsk:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeploymentStatus.
 const (
 	DeploymentStatusActive DeploymentStatus = "active"
@@ -274,6 +295,7 @@ func (e ModelConfigParamsSpeed) Valid() bool {
 const (
 	PermissionPolicyTypeAlwaysAllow PermissionPolicyType = "always_allow"
 	PermissionPolicyTypeAlwaysAsk   PermissionPolicyType = "always_ask"
+	PermissionPolicyTypeAuto        PermissionPolicyType = "auto"
 	PermissionPolicyTypeDeny        PermissionPolicyType = "deny"
 )
 
@@ -283,6 +305,8 @@ func (e PermissionPolicyType) Valid() bool {
 	case PermissionPolicyTypeAlwaysAllow:
 		return true
 	case PermissionPolicyTypeAlwaysAsk:
+		return true
+	case PermissionPolicyTypeAuto:
 		return true
 	case PermissionPolicyTypeDeny:
 		return true
@@ -1316,6 +1340,35 @@ type AlwaysAllowPolicy struct {
 	Type string `json:"type"`
 }
 
+// AutoEvaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+// why there was no usable judgement (at most 500 characters).
+type AutoEvaluation struct {
+	EvaluatedPermission AutoEvaluation_EvaluatedPermission `json:"evaluated_permission"`
+	Reason              string                             `json:"reason"`
+	Type                string                             `json:"type"`
+}
+
+// AutoEvaluationEvaluatedPermission0 defines model for AutoEvaluation.EvaluatedPermission.0.
+type AutoEvaluationEvaluatedPermission0 struct {
+	Type string `json:"type"`
+}
+
+// AutoEvaluationEvaluatedPermission1 defines model for AutoEvaluation.EvaluatedPermission.1.
+type AutoEvaluationEvaluatedPermission1 struct {
+	ReasonCode AutoEvaluationEvaluatedPermission1ReasonCode `json:"reason_code"`
+	Type       string                                       `json:"type"`
+}
+
+// AutoEvaluationEvaluatedPermission1ReasonCode defines model for AutoEvaluation.EvaluatedPermission.1.ReasonCode.
+type AutoEvaluationEvaluatedPermission1ReasonCode string
+
+// AutoEvaluation_EvaluatedPermission defines model for AutoEvaluation.EvaluatedPermission.
+type AutoEvaluation_EvaluatedPermission struct {
+	union json.RawMessage
+}
+
 // Budget defines model for Budget.
 type Budget struct {
 	MaxListCost MonetaryAmount `json:"max_list_cost"`
@@ -1808,8 +1861,11 @@ type McpToolConfig struct {
 	Enabled bool   `json:"enabled"`
 	Name    string `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 }
 
@@ -2099,8 +2155,11 @@ type NextPage = string
 // NullableTimestamp RFC 3339 timestamp in UTC with milliseconds, or null.
 type NullableTimestamp = time.Time
 
-// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-// Applies to built-in and MCP tools, never to custom tools.
+// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+// web tools accept only `always_allow`.
 type PermissionPolicy struct {
 	Type PermissionPolicyType `json:"type"`
 }
@@ -2253,8 +2312,11 @@ type SandboxToolConfig struct {
 	Enabled bool            `json:"enabled"`
 	Name    SandboxToolName `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             SandboxToolName  `json:"type"`
 }
@@ -2422,9 +2484,15 @@ type SessionEvent2 struct {
 // SessionEvent3 defines model for SessionEvent.3.
 type SessionEvent3 struct {
 	EvaluatedPermission SessionEvent3EvaluatedPermission `json:"evaluated_permission"`
-	Id                  string                           `json:"id"`
-	Input               map[string]interface{}           `json:"input"`
-	Name                string                           `json:"name"`
+
+	// Evaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+	// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+	// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+	// why there was no usable judgement (at most 500 characters).
+	Evaluation *AutoEvaluation        `json:"evaluation,omitempty"`
+	Id         string                 `json:"id"`
+	Input      map[string]interface{} `json:"input"`
+	Name       string                 `json:"name"`
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
@@ -2589,9 +2657,15 @@ type SessionEvent14 struct {
 // SessionEvent15 defines model for SessionEvent.15.
 type SessionEvent15 struct {
 	EvaluatedPermission SessionEvent15EvaluatedPermission `json:"evaluated_permission"`
-	Id                  string                            `json:"id"`
-	Input               map[string]interface{}            `json:"input"`
-	McpServerName       string                            `json:"mcp_server_name"`
+
+	// Evaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+	// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+	// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+	// why there was no usable judgement (at most 500 characters).
+	Evaluation    *AutoEvaluation        `json:"evaluation,omitempty"`
+	Id            string                 `json:"id"`
+	Input         map[string]interface{} `json:"input"`
+	McpServerName string                 `json:"mcp_server_name"`
 
 	// Name The tool's name on its MCP server.
 	Name string `json:"name"`
@@ -2951,8 +3025,11 @@ type TokenEndpointAuthRequest struct {
 type ToolDefaultConfig struct {
 	Enabled bool `json:"enabled"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 }
 
@@ -3214,8 +3291,11 @@ type WebFetchToolConfig struct {
 	MaxContentTokens *int        `json:"max_content_tokens,omitempty"`
 	Name             string      `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             string           `json:"type"`
 }
@@ -3241,8 +3321,11 @@ type WebSearchToolConfig struct {
 	Enabled        bool        `json:"enabled"`
 	Name           string      `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             string           `json:"type"`
 	UserLocation     *UserLocation    `json:"user_location,omitempty"`
@@ -4922,6 +5005,68 @@ func (t AgentToolsetParams_Configs_Item) MarshalJSON() ([]byte, error) {
 }
 
 func (t *AgentToolsetParams_Configs_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAutoEvaluationEvaluatedPermission0 returns the union data inside the AutoEvaluation_EvaluatedPermission as a AutoEvaluationEvaluatedPermission0
+func (t AutoEvaluation_EvaluatedPermission) AsAutoEvaluationEvaluatedPermission0() (AutoEvaluationEvaluatedPermission0, error) {
+	var body AutoEvaluationEvaluatedPermission0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAutoEvaluationEvaluatedPermission0 overwrites any union data inside the AutoEvaluation_EvaluatedPermission as the provided AutoEvaluationEvaluatedPermission0
+func (t *AutoEvaluation_EvaluatedPermission) FromAutoEvaluationEvaluatedPermission0(v AutoEvaluationEvaluatedPermission0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAutoEvaluationEvaluatedPermission0 performs a merge with any union data inside the AutoEvaluation_EvaluatedPermission, using the provided AutoEvaluationEvaluatedPermission0
+func (t *AutoEvaluation_EvaluatedPermission) MergeAutoEvaluationEvaluatedPermission0(v AutoEvaluationEvaluatedPermission0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAutoEvaluationEvaluatedPermission1 returns the union data inside the AutoEvaluation_EvaluatedPermission as a AutoEvaluationEvaluatedPermission1
+func (t AutoEvaluation_EvaluatedPermission) AsAutoEvaluationEvaluatedPermission1() (AutoEvaluationEvaluatedPermission1, error) {
+	var body AutoEvaluationEvaluatedPermission1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAutoEvaluationEvaluatedPermission1 overwrites any union data inside the AutoEvaluation_EvaluatedPermission as the provided AutoEvaluationEvaluatedPermission1
+func (t *AutoEvaluation_EvaluatedPermission) FromAutoEvaluationEvaluatedPermission1(v AutoEvaluationEvaluatedPermission1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAutoEvaluationEvaluatedPermission1 performs a merge with any union data inside the AutoEvaluation_EvaluatedPermission, using the provided AutoEvaluationEvaluatedPermission1
+func (t *AutoEvaluation_EvaluatedPermission) MergeAutoEvaluationEvaluatedPermission1(v AutoEvaluationEvaluatedPermission1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AutoEvaluation_EvaluatedPermission) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AutoEvaluation_EvaluatedPermission) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

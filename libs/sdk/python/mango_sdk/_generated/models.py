@@ -95,12 +95,38 @@ class ReadinessUnavailable(TypedDict, closed=True):
 
 class PermissionPolicy(TypedDict, closed=True):
     """
-    `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-    Applies to built-in and MCP tools, never to custom tools.
+    `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+    `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+    deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+    needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+    web tools accept only `always_allow`.
 
     """
 
-    type: Literal["always_allow", "always_ask", "deny"]
+    type: Literal["always_allow", "always_ask", "deny", "auto"]
+
+
+class EvaluatedPermission(TypedDict, closed=True):
+    type: Literal["allow"]
+
+
+class EvaluatedPermission1(TypedDict, closed=True):
+    type: Literal["ask"]
+    reason_code: Literal["judged_ask", "judge_failed", "judge_unparsable"]
+
+
+class AutoEvaluation(TypedDict, closed=True):
+    """
+    Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+    `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+    out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+    why there was no usable judgement (at most 500 characters).
+
+    """
+
+    type: Literal["auto"]
+    evaluated_permission: EvaluatedPermission | EvaluatedPermission1
+    reason: str
 
 
 class AlwaysAllowPolicy(TypedDict, closed=True):
@@ -969,6 +995,7 @@ class SessionEvent4(TypedDict, closed=True):
     name: str
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
+    evaluation: NotRequired[AutoEvaluation]
     processed_at: NullableTimestamp
 
 
@@ -1138,6 +1165,7 @@ class SessionEvent16(TypedDict, closed=True):
     mcp_server_name: str
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
+    evaluation: NotRequired[AutoEvaluation]
     processed_at: NullableTimestamp
 
 

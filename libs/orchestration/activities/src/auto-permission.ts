@@ -1,0 +1,105 @@
+import type { ModelClient, ModelContentBlock } from '@mango/adapter-model';
+import {
+  AgentDefinition,
+  AUTO_JUDGE_LIMITS,
+  AUTO_JUDGE_SYSTEM,
+  AutoCall,
+  AutoEvaluation,
+  autoJudgeMessage,
+  failedAutoJudgement,
+  isAutoPolicy,
+  parseAutoJudgement,
+} from '@mango/domain-agents';
+import type { DeclaredMcpTool } from '@mango/domain-mcp';
+
+/**
+ * The `auto` calls among one reply's tool uses, judged: index in `uses` → evaluation. Sandbox calls whose
+ * toolset policy is `auto` and MCP calls whose tool is `auto`; custom tools have no policy.
+ */
+export async function autoEvaluations(
+  model: ModelClient,
+  agent: AgentDefinition,
+  uses: Array<Extract<ModelContentBlock, { type: 'tool_use' }>>,
+  isCustom: (name: string) => boolean,
+  mcpTools: DeclaredMcpTool[],
+  settings: AutoJudgeSettings,
+  signal: AbortSignal,
+): Promise<Map<number, AutoEvaluation>> {
+  const picked: Array<{ index: number; call: AutoCall }> = [];
+  uses.forEach((u, index) => {
+    if (isCustom(u.name)) return;
+    const mcp = mcpTools.find((t) => t.modelName === u.name);
+    if (mcp) {
+      if (mcp.auto)
+        picked.push({
+          index,
+          call: { kind: 'mcp', name: mcp.toolName, mcpServerName: mcp.serverName, input: u.input },
+        });
+    } else if (isAutoPolicy(agent, u.name))
+      picked.push({ index, call: { kind: 'sandbox', name: u.name, input: u.input } });
+  });
+  if (!picked.length) return new Map();
+  const judged = await judgeAutoCalls(
+    model,
+    agent,
+    picked.map((p) => p.call),
+    settings,
+    signal,
+  );
+  return new Map(picked.map((p, i) => [p.index, judged[i]!]));
+}
+
+/** How the `auto` judgement is bounded (MANGO_AUTO_PERMISSION_TIMEOUT_MS shortens or lengthens the timeout). */
+export interface AutoJudgeSettings {
+  timeoutMs?: number;
+  maxTokens?: number;
+}
+
+/**
+ * Judges the `auto` calls of one model reply (docs/api-guide.md "The auto permission policy"): one bounded
+ * request per call, in parallel, each with the fixed system prompt, the Agent's instructions and the call
+ * as its only message, no tools, a short timeout and a small `max_tokens`, on the Agent's model. A failed,
+ * slow or unparsable judgement is `ask`, never a deny. Runs inside the model step, before its events are
+ * appended; the decision and its reason go on the call's event, so a retried step that recorded its
+ * events never judges again (its events are found by key). The judgement's tokens are not added to the
+ * Session's usage.
+ */
+export async function judgeAutoCalls(
+  model: ModelClient,
+  agent: { model: { id: string }; system?: string | null },
+  calls: AutoCall[],
+  settings: AutoJudgeSettings,
+  signal: AbortSignal,
+): Promise<AutoEvaluation[]> {
+  const timeoutMs = settings.timeoutMs ?? AUTO_JUDGE_LIMITS.timeoutMs;
+  return Promise.all(
+    calls.map(async (call) => {
+      const bounded = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+      try {
+        const reply = await model.createMessage(
+          {
+            model: agent.model.id,
+            max_tokens: settings.maxTokens ?? AUTO_JUDGE_LIMITS.maxTokens,
+            system: AUTO_JUDGE_SYSTEM,
+            messages: [{ role: 'user', content: autoJudgeMessage(agent.system, call) }],
+          },
+          { signal: bounded },
+        );
+        const text = reply.content
+          .filter((b) => b.type === 'text')
+          .map((b) => (b as { text: string }).text)
+          .join('');
+        return parseAutoJudgement(text);
+      } catch (err) {
+        // An interrupt during the judgement: the reply's events are still recorded (the calls as ask), and
+        // the interrupt then closes them like any open call.
+        if (signal.aborted) return failedAutoJudgement('the turn was interrupted during the judgement');
+        return failedAutoJudgement(
+          bounded.aborted
+            ? `the judgement did not finish within ${timeoutMs} ms`
+            : `the judgement request failed: ${(err as Error).message ?? String(err)}`,
+        );
+      }
+    }),
+  );
+}

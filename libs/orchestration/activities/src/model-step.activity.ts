@@ -290,7 +290,6 @@ export function createModelStep(
               ),
               id: activationIds[i],
             };
-            };
           const mcpTool = mcpTools.find((t) => t.modelName === u.name);
           if (mcpTool)
             return internal(

@@ -2,6 +2,7 @@ export * from './event-kinds';
 export * from './model-step';
 export * from './session-status.state';
 export * from './pricing';
+export * from './model-profiles';
 export * from './session-input';
 export * from './tool-calls';
 export * from './transcript';

@@ -206,6 +206,24 @@ describe('model profiles (real API, orchestrator, Temporal, PostgreSQL; scripted
     ]);
   }, 120_000);
 
+  it('continuations are bounded: after 8 a turn, the next cut reply ends the turn', async () => {
+    const id = await agent('claude-haiku-4-5');
+    const cut = (i: number) => ({
+      content: [{ type: 'text', text: `part ${i}` }],
+      stop_reason: 'max_tokens',
+    });
+    // Nine cut replies and nothing more: a tenth request would get the script-exhausted 500.
+    model.script(...Array.from({ length: 9 }, (_, i) => cut(i)));
+    const first = model.requests.length;
+    const s = (
+      await ws.post('/v1/sessions', { agent: id, environment_id: envId, initial_events: [say('endless')] })
+    ).body;
+    const list = await idles(s.id, 1);
+    expect(list.filter((e) => e.type === 'agent.message')).toHaveLength(9);
+    expect(list.at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
+    expect(model.requests).toHaveLength(first + 9);
+  }, 120_000);
+
   it('a model no profile knows uses the conservative default: max_tokens 4096, no thinking, effort or speed', async () => {
     const id = await agent({ id: 'my-local-model', effort: 'high', speed: 'fast' });
     model.script({ content: [{ type: 'text', text: 'Local answer.' }] });

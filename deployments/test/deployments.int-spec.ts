@@ -107,6 +107,12 @@ describe('Helm chart (helm lint + template)', () => {
         d.spec.template.spec.containers[0].env.find((e: any) => e.name === 'MANGO_MODEL_PRICES').value,
       ).toBe('{"m":{"input":1,"output":2}}');
     }
+    // Model profiles reach the orchestrator (the only process that reads them).
+    const profiled = render({ ...BASE, 'model.profiles': '{"m":{"context_window":8000}}' });
+    const orch = profiled.find((x) => x.kind === 'Deployment' && x.metadata.name === 't-mango-orchestrator');
+    expect(
+      orch.spec.template.spec.containers[0].env.find((e: any) => e.name === 'MANGO_MODEL_PROFILES').value,
+    ).toBe('{"m":{"context_window":8000}}');
   });
 
   it('metrics: off by default; when on, every process gets an internal metrics port, a headless Service and an optional ServiceMonitor, never an ingress route', () => {

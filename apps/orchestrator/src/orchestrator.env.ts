@@ -47,11 +47,24 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Min(100)
   MANGO_AUTO_PERMISSION_TIMEOUT_MS: number = 15_000;
 
-  /** Prompt size (tokens) at which completed turns are compacted into a summary (80% of a 200k window). */
+  /**
+   * Model profiles over the built-in ones (docs/operator-guide.md "Model profiles"): JSON, model id (or
+   * "*") → {context_window?, max_output_tokens?, thinking?, thinking_budget_tokens?, effort?, speed?};
+   * validated at start (a bad one stops the orchestrator with its message).
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_MODEL_PROFILES?: string;
+
+  /**
+   * Prompt size (tokens) at which completed turns are compacted into a summary, for every model; unset:
+   * 80% of the model profile's context window.
+   */
+  @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(100)
-  MANGO_COMPACT_AT_TOKENS: number = 160_000;
+  MANGO_COMPACT_AT_TOKENS?: number;
 
   /** Turns a Session workflow run takes before it continues as new (bounds history size). */
   @Type(() => Number)

@@ -13,7 +13,7 @@ import { parseCidrList } from '@mango/domain-webhooks';
 import { McpConnector } from '@mango/adapter-mcp';
 import { parseAddressAllowlist } from '@mango/domain-mcp';
 import { assertKeyringCoversCredentials, OAuthRefresher, vaultKeyringFrom } from '@mango/feature-vaults';
-import { parsePriceTable } from '@mango/domain-sessions';
+import { parseModelProfiles, parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -54,6 +54,9 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     installRuntimeLogger(this.log);
+    // Model profiles and prices are validated first: a bad one stops the orchestrator with its message.
+    const profiles = parseModelProfiles(this.env.MANGO_MODEL_PROFILES);
+    const prices = parsePriceTable(this.env.MANGO_MODEL_PRICES);
     // MCP calls open Vault credentials: refuse to start when they could not be opened (as apps/api does).
     const keyring = vaultKeyringFrom(this.env.MANGO_VAULT_KEYRING);
     await assertKeyringCoversCredentials(this.dataSource, keyring);
@@ -88,7 +91,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ...createProbeActivities({ dataSource: this.dataSource }),
         ...createDeploymentActivities({
           dataSource: this.dataSource,
-          prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
+          prices,
           metrics: this.metrics,
           // Auto-pause also pauses the Deployment's Temporal Schedule.
           scheduler: new DeploymentScheduler(
@@ -111,9 +114,10 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           dataSource: this.dataSource,
           compactAtTokens: this.env.MANGO_COMPACT_AT_TOKENS,
           autoJudge: { timeoutMs: this.env.MANGO_AUTO_PERMISSION_TIMEOUT_MS },
+          profiles,
           metrics: this.metrics,
           mcp,
-          prices: parsePriceTable(this.env.MANGO_MODEL_PRICES),
+          prices,
           model: endpoint.usable
             ? new ModelClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey })
             : { unavailable: endpoint.reason },

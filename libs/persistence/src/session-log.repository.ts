@@ -45,6 +45,8 @@ export interface MessageDelta {
   /** Index of the text block within the message. */
   index: number;
   text: string;
+  /** The previewed event's type: `agent.message` (text deltas, the default) or `agent.thinking` (a start only). */
+  eventType?: 'agent.thinking';
 }
 
 /** NOTIFY payloads stay well under PostgreSQL's 8,000-byte limit. */
@@ -52,6 +54,12 @@ const MAX_DELTA_CHARS = 2000;
 
 /** Publishes a preview (split into several notices when long). Best effort: a lost one is not retried. */
 export async function publishDelta(em: Pick<EntityManager, 'query'>, delta: MessageDelta): Promise<void> {
+  if (delta.eventType === 'agent.thinking') {
+    // A thinking preview announces the agent.thinking event only (it has no content to preview).
+    const payload = JSON.stringify({ s: delta.sessionId, e: delta.eventId, i: 0, t: '', k: delta.eventType });
+    await em.query('SELECT pg_notify($1, $2)', [SESSION_PREVIEWS_CHANNEL, payload]);
+    return;
+  }
   for (let at = 0; at < delta.text.length; at += MAX_DELTA_CHARS) {
     const payload = JSON.stringify({
       s: delta.sessionId,
@@ -69,8 +77,15 @@ export function parseSessionNotice(
 ): { kind: 'event'; sessionId: string } | ({ kind: 'delta' } & MessageDelta) | undefined {
   if (payload.startsWith('{')) {
     try {
-      const d = JSON.parse(payload) as { s: string; e: string; i: number; t: string };
-      return { kind: 'delta', sessionId: d.s, eventId: d.e, index: d.i, text: d.t };
+      const d = JSON.parse(payload) as { s: string; e: string; i: number; t: string; k?: string };
+      return {
+        kind: 'delta',
+        sessionId: d.s,
+        eventId: d.e,
+        index: d.i,
+        text: d.t,
+        ...(d.k === 'agent.thinking' ? { eventType: 'agent.thinking' as const } : {}),
+      };
     } catch {
       return undefined;
     }

@@ -112,6 +112,22 @@ async function streamReply(
         });
         await pause();
       }
+    } else if (block.type === 'thinking') {
+      // Extended thinking as the Messages API streams it: the text, then its signature.
+      send('content_block_start', {
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      });
+      send('content_block_delta', {
+        index,
+        delta: { type: 'thinking_delta', thinking: String(block.thinking ?? '') },
+      });
+      send('content_block_delta', {
+        index,
+        delta: { type: 'signature_delta', signature: String(block.signature ?? '') },
+      });
+    } else if (block.type === 'redacted_thinking') {
+      send('content_block_start', { index, content_block: { type: 'redacted_thinking', data: block.data } });
     } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
       // server_tool_use: a web tool the endpoint "ran" (see webSearchReply), streamed like a tool_use.
       send('content_block_start', {

@@ -13,6 +13,8 @@ export interface ModelSettings {
 
 export type ModelContentBlock =
   | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean }
   // Web tools the endpoint runs itself (server tools), sent back in the transcript as they came.
@@ -34,6 +36,12 @@ export interface ModelRequest {
     | { name: string; description?: string; input_schema: Record<string, unknown> }
     | ({ type: string; name: string } & Record<string, unknown>)
   >;
+  /** Extended thinking: with a token budget, or adaptive (sent only where the model profile supports it). */
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' };
+  /** The Agent's `model.effort` (where supported). */
+  output_config?: { effort: string };
+  /** Fast mode (where supported). */
+  speed?: 'fast';
 }
 
 export interface ModelUsage {
@@ -65,6 +73,9 @@ export class ModelRequestError extends Error {
 /** A text delta of the response being generated: `index` counts the text blocks of the reply. */
 export type TextDeltaListener = (index: number, text: string) => void;
 
+/** The reply started a thinking (or redacted thinking) block. */
+export type ThinkingListener = () => void;
+
 /**
  * The Messages API through the official SDK, always streaming (so previews can be relayed while the
  * reply is generated) and accumulated into one response. Retries are the caller's (the Session workflow
@@ -85,7 +96,12 @@ export class ModelClient {
   /** One request; `signal` cancels it (an interrupted turn); `onText` receives text deltas as they arrive. */
   async createMessage(
     request: ModelRequest,
-    options: { signal?: AbortSignal; onText?: TextDeltaListener; betas?: string[] } = {},
+    options: {
+      signal?: AbortSignal;
+      onText?: TextDeltaListener;
+      onThinking?: ThinkingListener;
+      betas?: string[];
+    } = {},
   ): Promise<ModelResponse> {
     try {
       const stream = this.client.messages.stream(request as unknown as MessageStreamParams, {
@@ -99,6 +115,16 @@ export class ModelClient {
           if (event.type === 'content_block_start' && event.content_block.type === 'text') textBlocks += 1;
           if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
             onText(Math.max(textBlocks, 0), event.delta.text);
+        });
+      }
+      if (options.onThinking) {
+        const onThinking = options.onThinking;
+        stream.on('streamEvent', (event) => {
+          if (
+            event.type === 'content_block_start' &&
+            (event.content_block.type === 'thinking' || event.content_block.type === 'redacted_thinking')
+          )
+            onThinking();
         });
       }
       const message = await stream.finalMessage();

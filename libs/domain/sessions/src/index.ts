@@ -4,6 +4,7 @@ export * from './model-step';
 export * from './skill-activation';
 export * from './session-status.state';
 export * from './pricing';
+export * from './model-profiles';
 export * from './session-input';
 export * from './tool-calls';
 export * from './transcript';

@@ -1,9 +1,11 @@
+import { builtInProfile } from './model-profiles';
 import type { Budget } from './session-input';
 
 /**
  * List prices of the models Mango knows, used for `usage.list_cost` and budgets (openapi.yaml `SessionUsage`, `Budget`; docs/api-guide.md "Sessions — choices").
  * Prices are USD per million tokens; cache writes cost 1.25× input and cache reads 0.1× input, as on the
- * public price list. A model not listed here is "unpriced": its usage has no list cost and a budgeted
+ * public price list. The built-in prices live in the model profiles (`model-profiles.ts`, one home for
+ * per-model facts). A model without a price is "unpriced": its usage has no list cost and a budgeted
  * Session cannot use it.
  */
 export interface ModelPrice {
@@ -13,21 +15,12 @@ export interface ModelPrice {
   output: number;
 }
 
-const PRICES: Array<[RegExp, ModelPrice]> = [
-  [/^claude-opus-4-[56]/, { input: 5, output: 25 }],
-  [/^claude-opus-4/, { input: 15, output: 75 }],
-  [/^claude-sonnet-4/, { input: 3, output: 15 }],
-  [/^claude-3-7-sonnet/, { input: 3, output: 15 }],
-  [/^claude-haiku-4/, { input: 1, output: 5 }],
-  [/^claude-3-5-haiku/, { input: 0.8, output: 4 }],
-];
-
 /** Operator prices by exact model id (`MANGO_MODEL_PRICES`); they win over the built-in list. */
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
 export function priceOf(model: string, table: PriceTable = {}): ModelPrice | undefined {
   if (Object.prototype.hasOwnProperty.call(table, model)) return table[model];
-  return PRICES.find(([pattern]) => pattern.test(model))?.[1];
+  return builtInProfile(model)?.price;
 }
 
 /**

@@ -9,6 +9,8 @@ import {
 /** Messages API shapes the transcript produces (structurally the model adapter's request types). */
 export type TranscriptBlock =
   | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | {
       type: 'tool_result';
@@ -82,6 +84,10 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
       case 'user.message':
         if (inTurn) deferred.push(e);
         else userMessage(e);
+        break;
+      case 'agent.thinking':
+        // The reply's thinking blocks, exactly as returned (signatures intact), lead its assistant content.
+        push('assistant', (e.body._blocks ?? []) as TranscriptBlock[]);
         break;
       case 'agent.message':
         push(
@@ -218,9 +224,40 @@ export function latestCompaction(events: LogEvent[]): Compaction | undefined {
 export const summaryText = (summary: string) =>
   `<conversation_summary>\nThe earlier part of this conversation was compacted into this summary:\n${summary}\n</conversation_summary>`;
 
+/** Characters per token of the text estimate (deliberately low: it over-counts rather than under-counts). */
+export const CHARS_PER_TOKEN = 3;
+
+/**
+ * The usage-based estimate of the next prompt (tokens): the last measured request after the latest
+ * compaction — its prompt (input + cache reads + cache writes) plus its output — plus the text of every
+ * event appended since, at {@link CHARS_PER_TOKEN}; undefined when there is no such measurement.
+ */
+export function estimateFromUsage(events: LogEvent[]): number | undefined {
+  const compaction = latestCompaction(events);
+  let at = -1;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (compaction && Number(e.seq) < compaction.seq) break;
+    if (e.type === 'span.model_request_end' && e.body.model_usage) {
+      at = i;
+      break;
+    }
+  }
+  if (at < 0) return undefined;
+  const usage = events[at]!.body.model_usage as Record<string, number>;
+  const measured =
+    (usage.input_tokens ?? 0) +
+    (usage.cache_read_input_tokens ?? 0) +
+    (usage.cache_creation_input_tokens ?? 0) +
+    (usage.output_tokens ?? 0);
+  let chars = 0;
+  for (const e of events.slice(at + 1)) chars += JSON.stringify(e.body).length;
+  return measured + Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
 /**
  * Whether the context should be compacted before this turn's first model request, and what to cover:
- * every completed turn, when the last request's prompt reached `threshold` tokens. Only whole turns are
+ * every completed turn, when the next prompt's usage-based estimate reaches `threshold` tokens. Only whole turns are
  * summarized (ending at an idle that left no call open), so no tool_use loses its result.
  */
 export function compactionPlan(events: LogEvent[], threshold: number): { throughSeq: number } | undefined {
@@ -231,12 +268,7 @@ export function compactionPlan(events: LogEvent[], threshold: number): { through
     if (e.type === 'session.status_idle') lastIdle = e;
   }
   if (!lastEnd || !lastIdle) return undefined;
-  const usage = lastEnd.body.model_usage as Record<string, number>;
-  const prompt =
-    (usage.input_tokens ?? 0) +
-    (usage.cache_read_input_tokens ?? 0) +
-    (usage.cache_creation_input_tokens ?? 0);
-  if (prompt < threshold) return undefined;
+  if ((estimateFromUsage(events) ?? 0) < threshold) return undefined;
   if ((lastIdle.body.stop_reason as { type?: string } | undefined)?.type === 'requires_action')
     return undefined;
   const throughSeq = Number(lastIdle.seq);

@@ -49,13 +49,21 @@ function parseEventDeltas(query: Record<string, unknown>): Set<string> {
  * Preview frames of one connection: at most one `event_start` per event id, `event_delta`s after it,
  * nothing once the buffered event itself was delivered (it is the last thing sent for its id).
  */
-function previewFrames(write: (frame: string) => void) {
+function previewFrames(write: (frame: string) => void, wanted: Set<string>) {
   const started = new Set<string>();
   const done: string[] = [];
   const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
   return {
     delta: (d: MessageDelta) => {
       if (done.includes(d.eventId)) return;
+      if (d.eventType === 'agent.thinking') {
+        // agent.thinking previews are a start only: the event has no content to stream.
+        if (!wanted.has('agent.thinking') || started.has(d.eventId)) return;
+        started.add(d.eventId);
+        write(sse('event_start', { type: 'event_start', event: { type: 'agent.thinking', id: d.eventId } }));
+        return;
+      }
+      if (!wanted.has('agent.message')) return;
       if (!started.has(d.eventId)) {
         started.add(d.eventId);
         write(sse('event_start', { type: 'event_start', event: { type: 'agent.message', id: d.eventId } }));
@@ -151,7 +159,7 @@ export class SessionStreamer {
     res.flushHeaders();
 
     let closed = false;
-    const previews = previewFrames((frame) => !closed && res.write(frame));
+    const previews = previewFrames((frame) => !closed && res.write(frame), deltas);
     const finish = () => {
       if (closed) return;
       closed = true;
@@ -166,12 +174,12 @@ export class SessionStreamer {
       last: BigInt(raw ?? '0'),
       deliver: (row) => {
         if (closed) return;
-        if (row.type === 'agent.message') previews.completed(row.id);
+        if (row.type === 'agent.message' || row.type === 'agent.thinking') previews.completed(row.id);
         res.write(frameOf(row));
         if (row.type === 'session.deleted') finish();
       },
       end: () => finish(),
-      ...(deltas.has('agent.message') ? { delta: previews.delta } : {}),
+      ...(deltas.size ? { delta: previews.delta } : {}),
     });
     const keepalive = setInterval(() => res.write(`event: ping\ndata: {}\n\n`), KEEPALIVE_MS);
     // A Work token's stream lives only as long as its lease: after Stop, expiry or a reclaim it ends

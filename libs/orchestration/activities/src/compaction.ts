@@ -4,17 +4,27 @@ import {
   addUsage,
   COMPACTED,
   compactionPlan,
+  compactionThreshold,
+  type ModelProfileOverrides,
+  profileOf,
   PriceTable,
   SessionUsage,
   transcript,
 } from '@mango/domain-sessions';
 import type { SessionLog, SessionLogReader } from '@mango/persistence';
 import type { MangoMetrics } from '@mango/platform-metrics';
-import { countUsage, internal, MAX_TOKENS } from './step-events';
+import { countUsage, internal, SUMMARY_MAX_TOKENS } from './step-events';
+
+/** When to compact: `MANGO_COMPACT_AT_TOKENS` if set, else a share of the model profile's window. */
+export interface CompactionSettings {
+  compactAtTokens?: number;
+  profiles?: ModelProfileOverrides;
+}
 
 /**
  * Compaction near the model window (`agent.thread_context_compacted`): before a turn's first request,
- * when the previous prompt reached the threshold, the model summarizes every completed turn; the event
+ * when the next prompt's usage-based estimate reaches the threshold (80% of the model profile's window,
+ * or `MANGO_COMPACT_AT_TOKENS`), the model summarizes every completed turn; the event
  * keeps the summary in internal fields (never rendered) and later transcripts start from it. Idempotent
  * per turn; the summarizing request's usage is counted like any other.
  */
@@ -24,7 +34,7 @@ export async function compactIfNeeded(
   model: ModelClient,
   sessionId: string,
   turn: number,
-  threshold: number,
+  settings: CompactionSettings,
   prices: PriceTable,
   metrics?: MangoMetrics,
 ): Promise<void> {
@@ -34,10 +44,24 @@ export async function compactIfNeeded(
     // the Session's row lock deadlocks the pool once as many steps start at once as it has connections.
     const events = await reader.read(tx);
     if (events.some((e) => e.idempotencyKey === key)) return undefined;
-    const planned = compactionPlan(events, threshold);
+    const agent = s.agent as unknown as AgentDefinition;
+    const profile = profileOf(agent.model.id, settings.profiles);
+    const planned = compactionPlan(events, compactionThreshold(profile, settings.compactAtTokens));
     if (!planned) return undefined;
     const covered = events.filter((e) => Number(e.seq) <= planned.throughSeq);
-    return { ...planned, messages: transcript(covered), agent: s.agent as unknown as AgentDefinition };
+    // The summarizing request runs without thinking, so the covered turns go without their thinking blocks.
+    const messages = transcript(covered)
+      .map((m) => ({
+        ...m,
+        content: m.content.filter((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking'),
+      }))
+      .filter((m) => m.content.length > 0);
+    return {
+      ...planned,
+      messages,
+      agent,
+      maxTokens: Math.min(SUMMARY_MAX_TOKENS, profile.max_output_tokens),
+    };
   });
   if (!plan) return;
   const requested = process.hrtime.bigint();
@@ -49,7 +73,7 @@ export async function compactIfNeeded(
   const response = await model
     .createMessage({
       model: plan.agent.model.id,
-      max_tokens: MAX_TOKENS,
+      max_tokens: plan.maxTokens,
       system:
         'You compact conversations between a user and an AI agent. Write a faithful, complete summary of the conversation below that the agent can continue from: the user goals, decisions, facts learned, files and commands involved, tool results that matter, and open tasks. Do not address the user.',
       messages: [

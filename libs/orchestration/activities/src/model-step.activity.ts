@@ -7,7 +7,14 @@ import {
   budgetReached,
   composeModelRequest,
   isActivation,
+  CHARS_PER_TOKEN,
+  estimateFromUsage,
+  MAX_TOKENS_CONTINUATIONS,
+  type ModelProfileOverrides,
   openCalls,
+  profileOf,
+  requestParameters,
+  withContinuation,
   PriceTable,
   SessionUsage,
   stepOutcome,
@@ -29,7 +36,7 @@ import { compactIfNeeded } from './compaction';
 import type { McpRuntime } from './mcp.activities';
 import { previewPublisher } from './preview-publisher';
 import { answerActivation, failureMessage, loadPromptInputs, serverToolEvents } from './session-prompt';
-import { countUsage, internal, MAX_TOKENS, StoredEvent, turnTraceparent } from './step-events';
+import { countUsage, internal, StoredEvent, turnTraceparent } from './step-events';
 
 /** What a model step needs: the model endpoint, MCP, the compaction threshold, prices and metrics. */
 export interface ModelStepDeps {
@@ -37,8 +44,13 @@ export interface ModelStepDeps {
   model: ModelClient | { unavailable: string } | null;
   /** Remote MCP (tool listing and journaled calls); absent: MCP servers are not offered to the model. */
   mcp?: McpRuntime;
-  /** Prompt size (tokens) at which completed turns are summarized before the next turn (default 160,000). */
+  /**
+   * Prompt size (tokens) at which completed turns are summarized before the next turn
+   * (`MANGO_COMPACT_AT_TOKENS`); unset: 80% of the model profile's context window.
+   */
   compactAtTokens?: number;
+  /** Operator model profiles (`MANGO_MODEL_PROFILES`) over the built-in ones. */
+  profiles?: ModelProfileOverrides;
   /** Operator list prices (`MANGO_MODEL_PRICES`) over the built-in ones. */
   prices?: PriceTable;
   /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */
@@ -55,7 +67,7 @@ export function createModelStep(
   deps: ModelStepDeps,
   log: SessionLog,
 ): (ref: ModelStepRef) => Promise<StepOutcome> {
-  const compactAt = deps.compactAtTokens ?? 160_000;
+  const compaction = { compactAtTokens: deps.compactAtTokens, profiles: deps.profiles };
   return async function modelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
     if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
     if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
@@ -65,7 +77,7 @@ export function createModelStep(
     // later look reads only what was appended since.
     const reader = log.reader(sessionId);
     if (step === 0)
-      await compactIfNeeded(log, reader, model, sessionId, turn, compactAt, deps.prices ?? {}, deps.metrics);
+      await compactIfNeeded(log, reader, model, sessionId, turn, compaction, deps.prices ?? {}, deps.metrics);
     const prepared = await log.withOpenSession(sessionId, async (tx, s) => {
       const events = await reader.read(tx);
       // Calls still open come first: the model is asked again only when every call is answered.
@@ -95,12 +107,16 @@ export function createModelStep(
         startId,
         traceparent: turnTraceparent(events),
         prompt: await loadPromptInputs(tx, sessionId, s.agent as unknown as AgentDefinition),
+        usageEstimate: estimateFromUsage(events),
+        // Replies of this turn cut at max_tokens and continued so far.
+        continuations: events.filter(
+          (e) => e.idempotencyKey?.startsWith(`turn:${turn}:`) && e.body._stop_reason === 'max_tokens',
+        ).length,
       };
     });
     if (!prepared) return { stopReason: 'end_turn' };
     if ('pending' in prepared) return prepared.pending!;
-    if ('done' in prepared)
-      return outcomeOf(prepared.done!.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)));
+    if ('done' in prepared) return doneOutcome(prepared.done!, key, turn);
     const { agent, startId, failures } = prepared;
     const context = Context.current();
     const custom = agent.tools.filter((t): t is CustomTool => t.type === 'custom');
@@ -151,8 +167,29 @@ export function createModelStep(
         input_schema: t.input_schema,
       })),
     });
-    // The reply's agent.message id is chosen now, so that its previews name the event they precede.
+    // Request admission (docs/api-guide.md "What the model is sent"): the next prompt estimated from the
+    // last usage plus what was appended since (else from the request text) must leave the profile's
+    // window room for output; max_tokens, thinking, effort and speed come from the profile.
+    const profile = profileOf(agent.model.id, deps.profiles);
+    const messages = withContinuation(prepared.messages!);
+    const estimate =
+      prepared.usageEstimate ??
+      Math.ceil(JSON.stringify({ system, tools, messages }).length / CHARS_PER_TOKEN);
+    const params = requestParameters(profile, agent.model, estimate);
+    if ('refused' in params)
+      throw await recordFailure(
+        log,
+        sessionId,
+        key,
+        failures,
+        startId,
+        new ModelRequestError(params.refused, null, false),
+        true,
+        tools,
+      );
+    // The reply's agent.message and agent.thinking ids are chosen now, so that previews name the events they precede.
     const messageId = newId('sessionEvent');
+    const thinkingId = newId('sessionEvent');
     const previews = previewPublisher(log, sessionId, messageId);
     let response: ModelResponse;
     const requested = process.hrtime.bigint();
@@ -167,7 +204,7 @@ export function createModelStep(
           'gen_ai.system': 'anthropic',
           'gen_ai.provider.name': 'anthropic',
           'gen_ai.request.model': agent.model.id,
-          'gen_ai.request.max_tokens': MAX_TOKENS,
+          'gen_ai.request.max_tokens': params.max_tokens,
           'mango.session.id': sessionId,
           'mango.turn': turn,
           'mango.model_request.attempt': failures + 1,
@@ -190,14 +227,15 @@ export function createModelStep(
       response = await model.createMessage(
         {
           model: agent.model.id,
-          max_tokens: MAX_TOKENS,
+          ...params,
           ...(system ? { system } : {}),
           ...(tools.length ? { tools } : {}),
-          messages: prepared.messages!,
+          messages,
         },
         {
           signal: context.cancellationSignal,
           onText: (index, text) => previews.onText(index, text),
+          onThinking: () => previews.onThinking(thinkingId),
           ...(betas.length ? { betas } : {}),
         },
       );
@@ -242,12 +280,19 @@ export function createModelStep(
     } finally {
       await previews.close();
     }
-    const text = response.content
+    // A reply cut at max_tokens: a tool call it was still writing is incomplete and dropped; the text so
+    // far is recorded and, with no complete call to run, the turn continues with another request
+    // (at most MAX_TOKENS_CONTINUATIONS times a turn).
+    const cut = response.stop_reason === 'max_tokens';
+    const content =
+      cut && response.content.at(-1)?.type === 'tool_use' ? response.content.slice(0, -1) : response.content;
+    const text = content
       .filter((b) => b.type === 'text')
       .map((b) => ({ type: 'text', text: (b as { text: string }).text }));
-    const uses = response.content.filter(
-      (b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use',
-    );
+    const uses = content.filter((b): b is Extract<typeof b, { type: 'tool_use' }> => b.type === 'tool_use');
+    // Thinking blocks are kept exactly as returned (signatures intact): the transcript sends them back.
+    const thinking = content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+    const continues = cut && uses.length === 0 && prepared.continuations! < MAX_TOKENS_CONTINUATIONS;
     const isCustom = (name: string) => custom.some((t) => t.name === name);
     // `auto` calls are judged before their events exist (docs/api-guide.md "The auto permission policy").
     const judged = await autoEvaluations(
@@ -268,6 +313,9 @@ export function createModelStep(
         if (isActivation(u.name, agent, prompt.skills.length > 0))
           activations.set(i, await answerActivation(tx, prompt.skills, u.input));
       const planned: StoredEvent[] = [
+        ...(thinking.length
+          ? [{ ...internal('agent.thinking', { _blocks: thinking }, `${key}:thinking`), id: thinkingId }]
+          : []),
         // Web tools the endpoint ran, before the reply's text (their blocks precede it in the transcript).
         ...serverToolEvents(response.content, key),
         ...(text.length
@@ -339,6 +387,7 @@ export function createModelStep(
           {
             model_request_start_id: startId,
             is_error: false,
+            ...(cut ? { _stop_reason: 'max_tokens' } : {}),
             model_usage: {
               input_tokens: response.usage.input_tokens,
               output_tokens: response.usage.output_tokens,
@@ -362,6 +411,8 @@ export function createModelStep(
     // Counted once the usage is committed (a retried activity that recorded nothing counts nothing).
     if (recorded && deps.metrics) countUsage(deps.metrics, agent.model.id, response.usage, recorded);
     const outcome = outcomeOf(appended ?? []);
+    // A cut reply continues the turn the way a step of only denied calls does: the model is asked again.
+    if (continues) return { stopReason: 'tool_use', toolUseIds: [] };
     // A long-running web tool paused the reply (`pause_turn`): the next request continues it.
     if (response.stop_reason === 'pause_turn' && outcome.stopReason === 'end_turn')
       return { stopReason: 'tool_use', toolUseIds: [] };
@@ -426,4 +477,23 @@ async function recordFailure(
 /** What a model step asks for: the pure decision (libs/domain/sessions `stepOutcome`) over its tool calls. */
 function outcomeOf(uses: SessionEventEntity[]): StepOutcome {
   return stepOutcome(uses);
+}
+
+/**
+ * A step already recorded (a retried activity): the same answer as the first time — a continuation when
+ * its reply was cut at max_tokens with no complete call and the turn had continuations left.
+ */
+function doneOutcome(events: SessionEventEntity[], key: string, turn: number): StepOutcome {
+  const uses = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`));
+  const end = events.find((e) => e.idempotencyKey === `${key}:model_end`);
+  if (end?.body._stop_reason === 'max_tokens' && uses.length === 0) {
+    const before = events.filter(
+      (e) =>
+        e.idempotencyKey?.startsWith(`turn:${turn}:`) &&
+        e.body._stop_reason === 'max_tokens' &&
+        Number(e.seq) < Number(end.seq),
+    ).length;
+    if (before < MAX_TOKENS_CONTINUATIONS) return { stopReason: 'tool_use', toolUseIds: [] };
+  }
+  return outcomeOf(uses);
 }

@@ -5,12 +5,13 @@ const DELTA_FLUSH_MS = 50;
 
 /**
  * Relays text deltas of the reply being generated as previews of the agent.message that will carry
- * `eventId`, batched per block. Best effort: previews are never persisted and a lost one is not resent.
+ * `eventId`, batched per block, and the start of its thinking as a preview of its agent.thinking event. Best effort: previews are never persisted and a lost one is not resent.
  */
 export function previewPublisher(log: SessionLog, sessionId: string, eventId: string) {
   const pending = new Map<number, string>();
   let timer: NodeJS.Timeout | undefined;
   let chain: Promise<void> = Promise.resolve();
+  let thinkingStarted = false;
   const flush = () => {
     timer = undefined;
     const batch = [...pending.entries()];
@@ -24,6 +25,16 @@ export function previewPublisher(log: SessionLog, sessionId: string, eventId: st
     onText(index: number, text: string) {
       pending.set(index, (pending.get(index) ?? '') + text);
       timer ??= setTimeout(flush, DELTA_FLUSH_MS);
+    },
+    /** Announces the reply's agent.thinking event (`thinkingId`) once, when its first thinking block starts. */
+    onThinking(thinkingId: string) {
+      if (thinkingStarted) return;
+      thinkingStarted = true;
+      chain = chain.then(() =>
+        log
+          .publishDelta({ sessionId, eventId: thinkingId, index: 0, text: '', eventType: 'agent.thinking' })
+          .catch(() => undefined),
+      );
     },
     /** Sends what is buffered; resolves when every preview was published (before the event is appended). */
     async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { ModelClient } from '@mango/adapter-model';
-import type { PriceTable } from '@mango/domain-sessions';
+import type { ModelProfileOverrides, PriceTable } from '@mango/domain-sessions';
 import { SessionLog } from '@mango/persistence';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import type { ModelStepRef, SessionActivities, StepOutcome } from '@mango/workflows';
@@ -26,8 +26,10 @@ export function createSessionActivities(deps: {
   model: ModelClient | { unavailable: string } | null;
   /** Remote MCP (tool listing and journaled calls); absent: MCP servers are not offered to the model. */
   mcp?: McpRuntime;
-  /** Prompt size (tokens) at which completed turns are summarized before the next turn (default 160,000). */
+  /** Prompt size (tokens) at which completed turns are summarized; unset: 80% of the profile's window. */
   compactAtTokens?: number;
+  /** Operator model profiles (`MANGO_MODEL_PROFILES`) over the built-in ones. */
+  profiles?: ModelProfileOverrides;
   /** Operator list prices (`MANGO_MODEL_PRICES`) over the built-in ones. */
   prices?: PriceTable;
   /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */

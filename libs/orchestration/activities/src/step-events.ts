@@ -5,8 +5,14 @@ import type { MangoMetrics } from '@mango/platform-metrics';
 
 /** Shared by the Session activities: how they shape their events, count usage and find a turn's trace. */
 
-/** Output tokens per model request. */
+/**
+ * Output tokens of a request that is not an Agent's own step (kept for auxiliary requests). The Agent's
+ * steps take `max_tokens` from the model profile (libs/domain/sessions `model-profiles.ts`).
+ */
 export const MAX_TOKENS = 4096;
+
+/** Output tokens of a compaction summary (at most the profile's output limit). */
+export const SUMMARY_MAX_TOKENS = 8192;
 
 export type StoredEvent = NewSessionEvent;
 export const internal = (

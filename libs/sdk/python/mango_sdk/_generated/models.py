@@ -1024,6 +1024,7 @@ class SessionEvent6(TypedDict, closed=True):
         "session.status_terminated",
         "span.model_request_start",
         "agent.thread_context_compacted",
+        "agent.thinking",
     ]
     processed_at: NullableTimestamp
 

@@ -2963,7 +2963,7 @@ export interface components {
         } | {
             id: string;
             /** @enum {unknown} */
-            type: "session.status_running" | "session.status_rescheduled" | "session.status_terminated" | "span.model_request_start" | "agent.thread_context_compacted";
+            type: "session.status_running" | "session.status_rescheduled" | "session.status_terminated" | "span.model_request_start" | "agent.thread_context_compacted" | "agent.thinking";
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;

@@ -1,5 +1,6 @@
 export * from './event-kinds';
 export * from './model-step';
+export * from './outcome';
 export * from './session-status.state';
 export * from './pricing';
 export * from './session-input';

@@ -7,6 +7,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DataSource } from 'typeorm';
 import type { McpRuntime } from './mcp.activities';
 import { createModelStep } from './model-step.activity';
+import { createOutcomeGrader } from './outcome-grader.activity';
 import { createTurnActivities } from './turn.activities';
 
 /** A model step heartbeats this often (its heartbeat timeout is 10 s) for as long as it runs. */
@@ -32,11 +33,14 @@ export function createSessionActivities(deps: {
   prices?: PriceTable;
   /** Turn, model request, token and list-cost metrics (the orchestrator's registry). */
   metrics?: MangoMetrics;
+  /** How often a running grader appends `span.outcome_evaluation_ongoing` (default 10 s). */
+  outcomeOngoingMs?: number;
 }): SessionActivities {
   const log = deps.sessionLog ?? new SessionLog(deps.dataSource);
   const modelStep = createModelStep(deps, log);
   return {
     ...createTurnActivities(log, deps.metrics),
+    ...createOutcomeGrader({ ...deps, ongoingMs: deps.outcomeOngoingMs }, log),
 
     async runModelStep(ref: ModelStepRef): Promise<StepOutcome> {
       // The step heartbeats for its whole life, not only across the model request: a step queued for a

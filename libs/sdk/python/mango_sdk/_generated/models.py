@@ -839,6 +839,52 @@ UserContentBlock: TypeAlias = TextBlock | TextDocumentBlock
 UserContentBlockParam: TypeAlias = TextBlock | TextDocumentBlock | FileDocumentBlock
 
 
+OutcomeId: TypeAlias = str
+
+
+class Rubric(TypedDict, closed=True):
+    type: Literal["text"]
+    content: str
+
+
+class Rubric1(TypedDict, closed=True):
+    type: Literal["file"]
+    file_id: str
+
+
+class UserDefineOutcomeParams(TypedDict, closed=True):
+    """
+    Starts work on receipt: the agent works on the outcome, a grader model request judges the transcript
+    against the rubric, and `needs_revision` loops with the grader's feedback (docs/api-guide.md
+    "Outcomes"). One outcome at a time: another while one is active is 409. A File rubric is read as
+    bounded UTF-8 text at admission (an image, PDF, non-UTF-8 or oversized File is 400).
+
+    """
+
+    type: Literal["user.define_outcome"]
+    description: str
+    rubric: Rubric | Rubric1
+    max_iterations: NotRequired[int | None]
+
+
+class OutcomeEvaluation(TypedDict, closed=True):
+    type: Literal["outcome_evaluation"]
+    outcome_id: OutcomeId
+    description: str
+    iteration: int
+    result: Literal[
+        "pending",
+        "running",
+        "evaluating",
+        "satisfied",
+        "max_iterations_reached",
+        "failed",
+        "interrupted",
+    ]
+    explanation: str | None
+    completed_at: NullableTimestamp
+
+
 class UserMessageParams(TypedDict, closed=True):
     type: Literal["user.message"]
     content: list[UserContentBlockParam]
@@ -917,6 +963,7 @@ class SessionEventsSendRequest(TypedDict, closed=True):
         | UserToolResultParams
         | UserToolConfirmationParams
         | UserCustomToolResultParams
+        | UserDefineOutcomeParams
         | SystemMessageParams
     ]
 
@@ -1151,6 +1198,70 @@ class SessionEvent17(TypedDict, closed=True):
     mcp_tool_use_id: str
     content: list[TextBlock]
     is_error: bool
+    processed_at: NullableTimestamp
+
+
+class Rubric2(TypedDict, closed=True):
+    """
+    The rubric as text (a File rubric is echoed as the text read at admission).
+    """
+
+    type: Literal["text"]
+    content: str
+
+
+class SessionEvent18(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["user.define_outcome"]
+    description: str
+    rubric: Rubric2
+    max_iterations: int
+    outcome_id: OutcomeId
+    processed_at: NullableTimestamp
+
+
+class SessionEvent19(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["span.outcome_evaluation_start", "span.outcome_evaluation_ongoing"]
+    outcome_id: OutcomeId
+    iteration: int
+    processed_at: NullableTimestamp
+
+
+class Usage(TypedDict, closed=True):
+    """
+    The grader request's tokens (zero when none was made).
+    """
+
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+
+
+class SessionEvent20(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["span.outcome_evaluation_end"]
+    outcome_evaluation_start_id: str
+    outcome_id: OutcomeId
+    iteration: int
+    result: Literal[
+        "satisfied", "needs_revision", "max_iterations_reached", "failed", "interrupted"
+    ]
+    explanation: str
+    usage: Usage
     processed_at: NullableTimestamp
 
 
@@ -1870,7 +1981,7 @@ class Session(TypedDict, closed=True):
     deployment_id: str | None
     usage: SessionUsage
     stats: Stats
-    outcome_evaluations: list[Any]
+    outcome_evaluations: list[OutcomeEvaluation]
     created_at: Timestamp
     updated_at: Timestamp
     archived_at: NullableTimestamp
@@ -1886,7 +1997,7 @@ class SessionCreateRequest(TypedDict, closed=True):
     agent: AgentSelectionParams
     environment_id: EnvironmentId
     title: NotRequired[str | None]
-    initial_events: NotRequired[list[UserMessageParams]]
+    initial_events: NotRequired[list[UserMessageParams | UserDefineOutcomeParams]]
     budget: NotRequired[Budget | None]
     metadata: NotRequired[Metadata]
     resources: NotRequired[list[SessionMemoryStoreResourceParams]]
@@ -1925,6 +2036,9 @@ SessionEvent: TypeAlias = (
     | SessionEvent15
     | SessionEvent16
     | SessionEvent17
+    | SessionEvent18
+    | SessionEvent19
+    | SessionEvent20
 )
 
 

@@ -308,6 +308,25 @@ describe('outcome evaluation loop (real API, orchestrator, Temporal, S3, scripte
     expect(list.some((e) => e.type === 'span.outcome_evaluation_start')).toBe(false);
   }, 180_000);
 
+  it('the budget gate is checked before the grader request: a spent budget ends the turn budget_reached, ungraded', async () => {
+    const before = model.requests.length;
+    model.script(reply('an expensive draft', { input_tokens: 2000, output_tokens: 400 }));
+    const res = await ws.post('/v1/sessions', {
+      agent,
+      environment_id: envId,
+      initial_events: [outcome(textRubric)],
+      budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } },
+    });
+    expect(res.status).toBe(201);
+    const list = await until(res.body.id, idle);
+    expect(list.at(-1)!.stop_reason).toEqual({ type: 'budget_reached' });
+    expect(list.some((e) => e.type === 'span.outcome_evaluation_start')).toBe(false);
+    const session = (await ws.get(`/v1/sessions/${res.body.id}`)).body;
+    expect(session.usage.list_cost).toEqual({ amount: '2', currency: 'USD' });
+    expect(session.outcome_evaluations[0]).toMatchObject({ result: 'pending', iteration: 0 });
+    expect(since(before).filter(isGrader)).toHaveLength(0);
+  }, 180_000);
+
   it('a File rubric is read as text at admission and is what the grader sees', async () => {
     const form = new FormData();
     form.append('file', new Blob(['Must mention the moon.'], { type: 'text/markdown' }), 'rubric.md');

@@ -8,6 +8,7 @@ export const ID_PREFIXES = {
   session: 'sesn_',
   sessionEvent: 'sevt_',
   sessionThread: 'sthr_',
+  outcome: 'outc_',
   environment: 'env_',
   work: 'work_',
   file: 'file_',

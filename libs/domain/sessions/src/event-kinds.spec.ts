@@ -16,6 +16,7 @@ const TABLE: Record<string, [boolean, WorkflowWake | undefined, boolean, boolean
   'user.tool_result': [false, 'tool_result', true, false],
   'user.tool_confirmation': [true, 'turn', true, false],
   'user.custom_tool_result': [true, 'turn', true, false],
+  'user.define_outcome': [true, 'outcome', false, false],
   'agent.message': [false, undefined, false, false],
   'agent.tool_use': [false, undefined, false, false],
   'agent.tool_result': [false, undefined, false, false],
@@ -33,6 +34,9 @@ const TABLE: Record<string, [boolean, WorkflowWake | undefined, boolean, boolean
   'session.usage': [false, undefined, false, false],
   'span.model_request_start': [false, undefined, false, false],
   'span.model_request_end': [false, undefined, false, false],
+  'span.outcome_evaluation_start': [false, undefined, false, false],
+  'span.outcome_evaluation_ongoing': [false, undefined, false, false],
+  'span.outcome_evaluation_end': [false, undefined, false, false],
   [BUDGET_CHANGED]: [false, 'budget', false, true],
 };
 

@@ -12,6 +12,7 @@ export const SESSION_EVENT_TYPES = [
   'user.tool_result',
   'user.tool_confirmation',
   'user.custom_tool_result',
+  'user.define_outcome',
   'agent.message',
   'agent.tool_use',
   'agent.tool_result',
@@ -29,6 +30,9 @@ export const SESSION_EVENT_TYPES = [
   'session.usage',
   'span.model_request_start',
   'span.model_request_end',
+  'span.outcome_evaluation_start',
+  'span.outcome_evaluation_ongoing',
+  'span.outcome_evaluation_end',
 ] as const;
 
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
@@ -44,10 +48,15 @@ export const SESSION_EVENT_KINDS: readonly string[] = [...SESSION_EVENT_TYPES, B
 
 /**
  * Client input that lets the agent continue, and so needs the Session's worker and starts a turn:
- * messages, tool confirmations, custom tool results.
+ * messages, tool confirmations, custom tool results, a defined outcome (work starts on receipt).
  */
 export function isRunnableKind(kind: string): boolean {
-  return kind === 'user.message' || kind === 'user.tool_confirmation' || kind === 'user.custom_tool_result';
+  return (
+    kind === 'user.message' ||
+    kind === 'user.tool_confirmation' ||
+    kind === 'user.custom_tool_result' ||
+    kind === 'user.define_outcome'
+  );
 }
 
 /**
@@ -72,6 +81,8 @@ export function changesBudget(kind: string): boolean {
 export type WorkflowWake =
   /** Starts (or queues) the next turn. */
   | 'turn'
+  /** Starts (or queues) the next turn, and turns on the outcome loop (`user.define_outcome`). */
+  | 'outcome'
   /** Answers a sandbox tool call the turn waits on. */
   | 'tool_result'
   /** Cancels the running turn. */
@@ -83,6 +94,7 @@ export type WorkflowWake =
 
 /** How a kind wakes the Session workflow, or `undefined` when it does not (no outbox row, no signal). */
 export function workflowWake(kind: string): WorkflowWake | undefined {
+  if (kind === 'user.define_outcome') return 'outcome';
   if (isRunnableKind(kind)) return 'turn';
   switch (kind) {
     case 'user.tool_result':

@@ -2,6 +2,7 @@ export * from './event-kinds';
 export * from './model-request';
 export * from './model-step';
 export * from './skill-activation';
+export * from './outcome';
 export * from './session-status.state';
 export * from './pricing';
 export * from './model-profiles';

@@ -3,6 +3,11 @@ import { freezeAgent, parseAgentSelection, parseEventsBody, parseSessionCreate }
 
 const AGENT = 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AB';
 const ENV = 'env_01JD2Y3QX9V5M8K7R6T4W2P0AB';
+const OUTCOME = {
+  type: 'user.define_outcome',
+  description: 'A haiku',
+  rubric: { type: 'text', content: '5-7-5' },
+};
 
 describe('session create input', () => {
   it('accepts vault_ids in order (absent or null: none)', () => {
@@ -29,6 +34,11 @@ describe('session create input', () => {
     expect(o.agent.overrides).toEqual({ system: 'short', model: { id: 'm2' } });
   });
 
+  it('keeps an initial user.define_outcome (with the default max_iterations)', () => {
+    const input = parseSessionCreate({ agent: AGENT, environment_id: ENV, initial_events: [OUTCOME] });
+    expect(input.initialEvents).toEqual([{ ...OUTCOME, max_iterations: 3 }]);
+  });
+
   it('keeps initial user messages, a budget and metadata', () => {
     const input = parseSessionCreate({
       agent: AGENT,
@@ -49,6 +59,15 @@ describe('session create input', () => {
       'an interrupt as an initial event',
       { agent: AGENT, environment_id: ENV, initial_events: [{ type: 'user.interrupt' }] },
       /only user.message/,
+    ],
+    [
+      'two outcomes as initial events',
+      {
+        agent: AGENT,
+        environment_id: ENV,
+        initial_events: [OUTCOME, OUTCOME],
+      },
+      /at most one user.define_outcome/,
     ],
     [
       '51 initial events',
@@ -201,9 +220,9 @@ describe('client events', () => {
       /result must be one of/,
     ],
     [
-      'an outcome before outcomes exist',
+      'an outcome without a rubric',
       { events: [{ type: 'user.define_outcome', description: 'x' }] },
-      /not accepted yet/,
+      /events\[0\]\.rubric must be an object/,
     ],
     [
       'a non-text tool result block',

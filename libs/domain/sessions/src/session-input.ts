@@ -26,6 +26,7 @@ import {
   readString,
 } from '@mango/domain-kernel';
 import { isRunnableKind } from './event-kinds';
+import { DefineOutcome, parseDefineOutcome } from './outcome';
 
 /** Rules for Session creation input (openapi.yaml `SessionCreateRequest`; docs/api-guide.md "Sessions — choices"): pure, no I/O. */
 export const SESSION_LIMITS = {
@@ -84,7 +85,8 @@ export type ClientEvent =
       custom_tool_use_id: string;
       content: Array<{ type: 'text'; text: string }>;
       is_error: boolean;
-    };
+    }
+  | DefineOutcome;
 
 export interface SessionCreateInput {
   agent: AgentSelection;
@@ -192,7 +194,6 @@ function parseContent(v: unknown, path: string): ContentBlock[] {
 const THREAD_ID = idPattern('sessionThread');
 const FILE_ID = idPattern('file');
 const SEVT_ID = idPattern('sessionEvent');
-const LATER = ['user.define_outcome'];
 /** The events a `system.message` may immediately follow in the same request (openapi.yaml `SessionEventsSendRequest`). */
 const SYSTEM_MESSAGE_FOLLOWS = ['user.message', 'user.tool_result', 'user.custom_tool_result'];
 
@@ -220,12 +221,9 @@ function readIsError(v: unknown, path: string): boolean {
   return v === true;
 }
 
-/** One client event (openapi.yaml `SessionEventsSendRequest`): `user.message`, `user.interrupt` and (from a Work token) `user.tool_result`. */
+/** One client event (openapi.yaml `SessionEventsSendRequest`): messages, interrupts, answers, `user.define_outcome`, and (from a Work token) `user.tool_result`. */
 export function parseClientEvent(v: unknown, path: string): ClientEvent {
   const o = readObject(v, path);
-  if (typeof o.type === 'string' && LATER.includes(o.type)) {
-    throw invalidRequest(`${path}.type: "${o.type}" is not accepted yet (it arrives with the agent loop)`);
-  }
   if (o.type === 'system.message')
     throw invalidRequest(
       `${path}: system.message is only sent in POST /v1/sessions/{id}/events, last, right after a user.message, user.tool_result or user.custom_tool_result`,
@@ -236,8 +234,11 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
     'user.tool_result',
     'user.tool_confirmation',
     'user.custom_tool_result',
+    'user.define_outcome',
   ] as const);
   switch (type) {
+    case 'user.define_outcome':
+      return parseDefineOutcome(v, path);
     case 'user.message':
       readObject(v, path, ['type', 'content']);
       return { type, content: parseContent(o.content, `${path}.content`) };
@@ -296,7 +297,10 @@ export function parseEventsBody(body: unknown): ClientEvent[] {
       { reason: 'model_does_not_support_mid_conversation_system' },
     );
   }
-  return raw.map((e, i) => parseClientEvent(e, `events[${i}]`));
+  const events = raw.map((e, i) => parseClientEvent(e, `events[${i}]`));
+  if (events.filter((e) => e.type === 'user.define_outcome').length > 1)
+    throw invalidRequest('events: at most one user.define_outcome per request');
+  return events;
 }
 
 /**
@@ -342,10 +346,14 @@ export function parseSessionCreate(body: unknown): SessionCreateInput {
       : readArray(o.initial_events, 'initial_events', { max: SESSION_LIMITS.initialEvents });
   const initialEvents = initial.map((e, i) => {
     const parsed = parseClientEvent(e, `initial_events[${i}]`);
-    if (parsed.type !== 'user.message')
-      throw invalidRequest(`initial_events[${i}]: only user.message is allowed at creation`);
+    if (parsed.type !== 'user.message' && parsed.type !== 'user.define_outcome')
+      throw invalidRequest(
+        `initial_events[${i}]: only user.message and user.define_outcome are allowed at creation`,
+      );
     return parsed;
   });
+  if (initialEvents.filter((e) => e.type === 'user.define_outcome').length > 1)
+    throw invalidRequest('initial_events: at most one user.define_outcome');
   return {
     agent: parseAgentSelection(o.agent),
     environmentId,

@@ -5,6 +5,7 @@ import {
   INTERRUPTED_TOOL_MESSAGE,
   LogEvent,
 } from './tool-calls';
+import { outcomeTaskText, revisesAfter, revisionText, type EvaluationResult } from './outcome';
 
 /** Messages API shapes the transcript produces (structurally the model adapter's request types). */
 export type TranscriptBlock =
@@ -72,6 +73,14 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
       })),
     );
   };
+  const userInput = (e: LogEvent) => {
+    if (e.type === 'user.define_outcome') {
+      const rubric = e.body.rubric as { content?: string } | undefined;
+      push('user', [
+        { type: 'text', text: outcomeTaskText(String(e.body.description), rubric?.content ?? '') },
+      ]);
+    } else userMessage(e);
+  };
   for (const e of events) {
     const content = (e.body.content ?? []) as Content;
     switch (e.type) {
@@ -82,13 +91,26 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
         inTurn = false;
         break;
       case 'user.message':
+      case 'user.define_outcome':
         if (inTurn) deferred.push(e);
-        else userMessage(e);
+        else userInput(e);
         break;
       case 'agent.thinking':
         // The reply's thinking blocks, exactly as returned (signatures intact), lead its assistant content.
         push('assistant', (e.body._blocks ?? []) as TranscriptBlock[]);
         break;
+      case 'span.outcome_evaluation_end': {
+        // The grader's feedback is the input of the revision turn that follows it.
+        const result = e.body.result as EvaluationResult;
+        if (revisesAfter(result))
+          push('user', [
+            {
+              type: 'text',
+              text: revisionText(result, Number(e.body.iteration), String(e.body.explanation ?? '')),
+            },
+          ]);
+        break;
+      }
       case 'agent.message':
         push(
           'assistant',
@@ -194,7 +216,7 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
       open.clear();
     }
     if (e.type === 'session.status_idle') {
-      for (const m of deferred) userMessage(m);
+      for (const m of deferred) userInput(m);
       deferred = [];
     }
   }

@@ -1,3 +1,4 @@
+import type { OutcomeEvaluation } from '@mango/domain-sessions';
 import type { SessionEntity, SessionEventEntity, SessionMemoryResource } from '@mango/persistence';
 
 /** The wire form of a Session (openapi.yaml `Session`). */
@@ -22,7 +23,8 @@ export function renderSession(s: SessionEntity) {
       active_seconds: Number((s.usage as { active_seconds?: number }).active_seconds ?? 0),
       duration_seconds: Math.max(0, Math.round((Date.now() - s.createdAt.getTime()) / 1000)),
     },
-    outcome_evaluations: [] as unknown[],
+    /** One per `user.define_outcome`: create, get and list fill them in from the log. */
+    outcome_evaluations: [] as OutcomeEvaluation[],
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
     archived_at: s.archivedAt ? s.archivedAt.toISOString() : null,

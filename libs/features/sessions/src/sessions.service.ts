@@ -26,7 +26,12 @@ import {
   priceOf,
   SessionAgent,
   isRunnable,
+  activeOutcome,
+  OUTCOME_EVENT_TYPES,
+  OutcomeEvaluation,
+  outcomeEvaluations,
   parseBudget,
+  resolvedFileRubric,
   parseEventsBody,
   parseSessionCreate,
   SESSION_LIMITS,
@@ -76,14 +81,16 @@ type Query = Record<string, unknown>;
 export const MODEL_PRICES = Symbol.for('mango.ModelPrices');
 
 const toStored = (e: ClientEvent) => {
-  const { type, ...body } = e;
+  const { type, ...fields } = e;
+  // A defined outcome is echoed with its server id (`outc_`), and processed on receipt.
+  const body = type === 'user.define_outcome' ? { ...fields, outcome_id: newId('outcome') } : fields;
   // A message or interrupt keeps the request's trace context (an internal `_` field, never rendered):
   // the orchestrator continues that trace for the turn it starts. No trace context while tracing is off.
   const traceparent = type === 'user.message' || type === 'user.interrupt' ? currentTraceparent() : undefined;
   return {
     type,
     body: (traceparent ? { ...body, _traceparent: traceparent } : body) as Record<string, unknown>,
-    processed: false,
+    processed: type === 'user.define_outcome',
     runnable: isRunnable(e),
   };
 };
@@ -123,8 +130,27 @@ export class SessionsService {
    * the event keeps the text, so deleting the File later changes nothing. Refusals are the reader's
    * (404 another Workspace's or unknown File, 400 image/PDF/too large/not UTF-8).
    */
-  private async admitFileDocuments(workspaceId: string, events: ClientEvent[]): Promise<void> {
-    for (const e of events) {
+  private async admitFileDocuments(
+    workspaceId: string,
+    events: ClientEvent[],
+    field = 'events',
+  ): Promise<void> {
+    for (const [n, e] of events.entries()) {
+      if (e.type === 'user.define_outcome' && e.rubric.type === 'file') {
+        // A File rubric is read like a File document (bounded UTF-8 text) and kept as text on the event.
+        const path = `${field}[${n}]`;
+        if (!this.files)
+          throw invalidRequest(
+            `${path}.rubric: File rubrics need object storage configured on the API (MANGO_S3_ENDPOINT); send the rubric as text`,
+          );
+        const fileId = e.rubric.file_id;
+        const file = await this.files.readText(workspaceId, fileId).catch((err: unknown) => {
+          if (err instanceof DomainError && err.code === ErrorCode.NotFound)
+            throw invalidRequest(`${path}.rubric: file ${fileId} not found`);
+          throw err;
+        });
+        e.rubric = resolvedFileRubric(path, fileId, file.text);
+      }
       if (e.type !== 'user.message') continue;
       for (const [i, block] of e.content.entries()) {
         if (block.type !== 'document' || block.source.type !== 'file') continue;
@@ -162,7 +188,7 @@ export class SessionsService {
   ): Promise<SessionView> {
     const input = parseSessionCreate(body);
     checkEventCount(input.initialEvents, 'initial_events', this.limits.eventsPerRequest);
-    await this.admitFileDocuments(workspaceId, input.initialEvents);
+    await this.admitFileDocuments(workspaceId, input.initialEvents, 'initial_events');
     return this.dataSource.transaction(async (tx) => {
       const env = await tx.findOne(EnvironmentEntity, {
         where: { id: input.environmentId, workspaceId, deletedAt: IsNull() },
@@ -230,7 +256,8 @@ export class SessionsService {
         await this.log.append(tx, session, input.initialEvents.map(toStored), now);
       const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
       if (options.withinTransaction) await options.withinTransaction(tx, session);
-      return { ...renderSession(session), resources };
+      const outcomes = await this.outcomesOf(tx, [session.id]);
+      return { ...renderSession(session), resources, outcome_evaluations: outcomes.get(session.id) ?? [] };
     });
   }
 
@@ -289,7 +316,30 @@ export class SessionsService {
       em,
       sessions.map((s) => s.id),
     );
-    return sessions.map((s) => ({ ...renderSession(s), resources: resources.get(s.id) ?? [] }));
+    const outcomes = await this.outcomesOf(
+      em,
+      sessions.map((s) => s.id),
+    );
+    return sessions.map((s) => ({
+      ...renderSession(s),
+      resources: resources.get(s.id) ?? [],
+      outcome_evaluations: outcomes.get(s.id) ?? [],
+    }));
+  }
+
+  /** `session.outcome_evaluations`, folded from each Session's outcome events (one query). */
+  private async outcomesOf(em: EntityManager, ids: string[]): Promise<Map<string, OutcomeEvaluation[]>> {
+    const out = new Map<string, OutcomeEvaluation[]>();
+    if (ids.length === 0) return out;
+    const rows = await em.find(SessionEventEntity, {
+      where: { sessionId: In(ids), type: In([...OUTCOME_EVENT_TYPES]) },
+      order: { seq: 'ASC' },
+    });
+    for (const id of ids) {
+      const mine = rows.filter((r) => r.sessionId === id);
+      if (mine.length) out.set(id, outcomeEvaluations(mine));
+    }
+    return out;
   }
 
   async list(workspaceId: string, query: Query): Promise<Page<SessionView> & { prev_page: string | null }> {
@@ -486,6 +536,19 @@ export class SessionsService {
       if (p.kind === 'work') await requireLiveLease(tx, p, session.id);
       const paused = await this.pausedAtBudget(tx, session);
       checkBudgetPause(paused, events);
+      // One outcome at a time: a new one is accepted once the current one ended.
+      if (events.some((e) => e.type === 'user.define_outcome')) {
+        const current = activeOutcome(
+          await tx.find(SessionEventEntity, {
+            where: { sessionId: session.id, type: In([...OUTCOME_EVENT_TYPES]) },
+            order: { seq: 'ASC' },
+          }),
+        );
+        if (current)
+          throw conflict(
+            `session ${session.id} is still working on outcome ${current.outcome_id} (${current.result}); define the next outcome once it ends`,
+          );
+      }
       const now = new Date();
       const stored: EventView[] = [];
       const fresh: Array<ReturnType<typeof toStored>> = [];

@@ -7,6 +7,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DataSource } from 'typeorm';
 import type { McpRuntime } from './mcp.activities';
 import { createModelStep } from './model-step.activity';
+import { createOutcomeGrader } from './outcome-grader.activity';
 import { createTurnActivities } from './turn.activities';
 
 /** A model step heartbeats this often (its heartbeat timeout is 10 s) for as long as it runs. */
@@ -36,11 +37,14 @@ export function createSessionActivities(deps: {
   metrics?: MangoMetrics;
   /** Bounds of the `auto` policy's judgement request (MANGO_AUTO_PERMISSION_TIMEOUT_MS). */
   autoJudge?: { timeoutMs?: number };
+  /** How often a running grader appends `span.outcome_evaluation_ongoing` (default 10 s). */
+  outcomeOngoingMs?: number;
 }): SessionActivities {
   const log = deps.sessionLog ?? new SessionLog(deps.dataSource);
   const modelStep = createModelStep(deps, log);
   return {
     ...createTurnActivities(log, deps.metrics),
+    ...createOutcomeGrader({ ...deps, ongoingMs: deps.outcomeOngoingMs }, log),
 
     async runModelStep(ref: ModelStepRef): Promise<StepOutcome> {
       // The step heartbeats for its whole life, not only across the model request: a step queued for a

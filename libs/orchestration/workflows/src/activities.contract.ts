@@ -33,7 +33,7 @@ export const MODEL_REQUEST_ATTEMPTS = 5;
 /** The ApplicationFailure type of a model request that will not be retried (its session.error is recorded). */
 export const MODEL_REQUEST_EXHAUSTED = 'ModelRequestExhausted';
 
-export interface SessionActivities {
+export interface SessionActivities extends OutcomeActivities {
   /** Appends `session.status_running` (once per turn) and sets the projection to running. */
   beginTurn(ref: TurnRef): Promise<void>;
   /** Builds the transcript from the event log, calls the model, appends its events once. */
@@ -55,6 +55,26 @@ export interface SessionActivities {
   endTurn(
     ref: TurnRef & { stopReason: string; eventIds?: string[]; unrecordedError?: string },
   ): Promise<void>;
+}
+
+/**
+ * What one grading came to (`gradeOutcome`): no outcome to grade, the budget gate closed before the
+ * grader request, or the evaluation's result (libs/domain/sessions outcome.ts).
+ */
+export type GradeOutcome =
+  'none' | 'budget_reached' | 'satisfied' | 'needs_revision' | 'failed' | 'max_iterations_reached';
+
+/** The outcome loop's activities (libs/orchestration/activities outcome-grader.activity.ts). */
+export interface OutcomeActivities {
+  /**
+   * Grades the Session's active outcome once (`round`: gradings so far in this turn): appends
+   * `span.outcome_evaluation_start`, `_ongoing` heartbeats while the grader model request runs, and
+   * `span.outcome_evaluation_end {result}`; the grader's usage counts against the Session budget.
+   * Idempotent per turn and round (a retry returns the recorded result).
+   */
+  gradeOutcome(ref: TurnRef & { round: number }): Promise<GradeOutcome>;
+  /** An interrupt ended the turn: the active outcome, if any, ends `interrupted` (once per turn). */
+  interruptOutcome(ref: TurnRef): Promise<void>;
 }
 
 /** What one webhook delivery attempt came to. */

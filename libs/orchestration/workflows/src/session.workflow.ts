@@ -16,6 +16,7 @@ import {
   type SessionActivities,
 } from './activities.contract';
 import { workflowWake } from '@mango/domain-sessions';
+import { runOutcomeLoop } from './outcome-loop';
 
 /** The outbox relay signals each event that can move the Session (kind and sequence), at least once; duplicates are ignored. */
 export const sessionInputSignal =
@@ -61,6 +62,8 @@ export interface SessionWorkflowState {
   resume?: boolean;
   /** Turns per run before continuing as new (default 100; the relay passes its configuration). */
   turnsPerRun?: number;
+  /** A `user.define_outcome` was signalled: turns end through the outcome loop (outcome-loop.ts). */
+  outcomes?: boolean;
 }
 
 /** Turns per workflow run before continuing as new, to bound history size for long Sessions. */
@@ -88,13 +91,17 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
   let turn = state.turn ?? 0;
   let running: { scope: CancellationScope; since: number } | undefined;
   let terminated = false;
+  let outcomes = state.outcomes ?? false;
   // Budget changes seen when the last turn began: a change during or after a paused turn resumes it.
   let changesBefore = 0;
   setHandler(sessionInputSignal, ({ seq, kind, toolUseId }) => {
     // What the kind does is the event-kind vocabulary's (libs/domain/sessions/src/event-kinds.ts); a
     // signal without a kind (older relays) is input that starts a turn.
     const wake = kind === undefined ? 'turn' : workflowWake(kind);
-    if (wake === 'tool_result') {
+    if (wake === 'outcome') {
+      outcomes = true;
+      if (seq > pendingInput) pendingInput = seq;
+    } else if (wake === 'tool_result') {
       if (toolUseId) answered.add(toolUseId);
     } else if (wake === 'budget') budgetChanges += 1;
     else if (wake === 'terminate') {
@@ -122,27 +129,37 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     try {
       await scope.run(async () => {
         await local.beginTurn({ sessionId, turn });
-        for (let step = 0; step < STEPS_PER_TURN; step++) {
-          const outcome = await activities.runModelStep({ sessionId, turn, step });
-          if (outcome.stopReason === 'end_turn') return;
-          if (outcome.stopReason === 'budget_reached' || outcome.stopReason === 'requires_action') {
-            stopReason = outcome.stopReason;
-            if (outcome.stopReason === 'requires_action') eventIds = outcome.eventIds;
-            return;
+        let step = 0;
+        // Model steps until the model ends its turn (true), or stops for an action or the budget (false).
+        const runSteps = async (): Promise<boolean> => {
+          for (let n = 0; n < STEPS_PER_TURN; n++) {
+            const outcome = await activities.runModelStep({ sessionId, turn, step: step++ });
+            if (outcome.stopReason === 'end_turn') return true;
+            if (outcome.stopReason === 'budget_reached' || outcome.stopReason === 'requires_action') {
+              stopReason = outcome.stopReason;
+              if (outcome.stopReason === 'requires_action') eventIds = outcome.eventIds;
+              return false;
+            }
+            // MCP calls are made here, one at a time, each journaled by the activity.
+            for (const mcpToolUseId of outcome.mcpToolUseIds ?? [])
+              await activities.runMcpCall({ sessionId, mcpToolUseId });
+            // Wait until every tool call of this step has its result: one look at the log (results that
+            // landed before this run saw their signals), then the signals alone.
+            const ids = outcome.toolUseIds;
+            if (!(await local.toolResultsReady({ sessionId, toolUseIds: ids })))
+              await condition(() => ids.every((id) => answered.has(id)));
           }
-          // MCP calls are made here, one at a time, each journaled by the activity.
-          for (const mcpToolUseId of outcome.mcpToolUseIds ?? [])
-            await activities.runMcpCall({ sessionId, mcpToolUseId });
-          // Wait until every tool call of this step has its result: one look at the log (results that
-          // landed before this run saw their signals), then the signals alone.
-          const ids = outcome.toolUseIds;
-          if (!(await local.toolResultsReady({ sessionId, toolUseIds: ids })))
-            await condition(() => ids.every((id) => answered.has(id)));
-        }
+          return true;
+        };
+        if (!(await runSteps()) || !outcomes) return;
+        // Outcomes: grade, revise, grade again (outcome-loop.ts).
+        stopReason = (await runOutcomeLoop({ sessionId, turn }, runSteps)) ?? stopReason;
       });
     } catch (err) {
-      if (isCancellation(err)) stopReason = 'end_turn';
-      else if (err instanceof Error) {
+      if (isCancellation(err)) {
+        stopReason = 'end_turn';
+        if (outcomes && !terminated) await local.interruptOutcome({ sessionId, turn });
+      } else if (err instanceof Error) {
         stopReason = 'retries_exhausted';
         const failure = (err as { cause?: unknown }).cause;
         // The activity's own message (e.g. which variable to set), not Temporal's "Activity task failed".
@@ -167,5 +184,6 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     pending: pendingInput,
     resume: paused && budgetChanges > changesBefore,
     turnsPerRun,
+    ...(outcomes ? { outcomes } : {}),
   });
 }

@@ -18,27 +18,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for AutoEvaluationEvaluatedPermission1ReasonCode.
-const (
-	JudgeFailed     AutoEvaluationEvaluatedPermission1ReasonCode = "judge_failed"
-	JudgeUnparsable AutoEvaluationEvaluatedPermission1ReasonCode = "judge_unparsable"
-	JudgedAsk       AutoEvaluationEvaluatedPermission1ReasonCode = "judged_ask"
-)
-
-// Valid indicates whether the value is a known member of the AutoEvaluationEvaluatedPermission1ReasonCode enum.
-func (e AutoEvaluationEvaluatedPermission1ReasonCode) Valid() bool {
-	switch e {
-	case JudgeFailed:
-		return true
-	case JudgeUnparsable:
-		return true
-	case JudgedAsk:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for DeploymentStatus.
 const (
 	DeploymentStatusActive DeploymentStatus = "active"
@@ -291,11 +270,43 @@ func (e ModelConfigParamsSpeed) Valid() bool {
 	}
 }
 
+// Defines values for OutcomeEvaluationResult.
+const (
+	OutcomeEvaluationResultEvaluating           OutcomeEvaluationResult = "evaluating"
+	OutcomeEvaluationResultFailed               OutcomeEvaluationResult = "failed"
+	OutcomeEvaluationResultInterrupted          OutcomeEvaluationResult = "interrupted"
+	OutcomeEvaluationResultMaxIterationsReached OutcomeEvaluationResult = "max_iterations_reached"
+	OutcomeEvaluationResultPending              OutcomeEvaluationResult = "pending"
+	OutcomeEvaluationResultRunning              OutcomeEvaluationResult = "running"
+	OutcomeEvaluationResultSatisfied            OutcomeEvaluationResult = "satisfied"
+)
+
+// Valid indicates whether the value is a known member of the OutcomeEvaluationResult enum.
+func (e OutcomeEvaluationResult) Valid() bool {
+	switch e {
+	case OutcomeEvaluationResultEvaluating:
+		return true
+	case OutcomeEvaluationResultFailed:
+		return true
+	case OutcomeEvaluationResultInterrupted:
+		return true
+	case OutcomeEvaluationResultMaxIterationsReached:
+		return true
+	case OutcomeEvaluationResultPending:
+		return true
+	case OutcomeEvaluationResultRunning:
+		return true
+	case OutcomeEvaluationResultSatisfied:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PermissionPolicyType.
 const (
 	PermissionPolicyTypeAlwaysAllow PermissionPolicyType = "always_allow"
 	PermissionPolicyTypeAlwaysAsk   PermissionPolicyType = "always_ask"
-	PermissionPolicyTypeAuto        PermissionPolicyType = "auto"
 	PermissionPolicyTypeDeny        PermissionPolicyType = "deny"
 )
 
@@ -305,8 +316,6 @@ func (e PermissionPolicyType) Valid() bool {
 	case PermissionPolicyTypeAlwaysAllow:
 		return true
 	case PermissionPolicyTypeAlwaysAsk:
-		return true
-	case PermissionPolicyTypeAuto:
 		return true
 	case PermissionPolicyTypeDeny:
 		return true
@@ -546,6 +555,33 @@ func (e SessionEvent15EvaluatedPermission) Valid() bool {
 	case SessionEvent15EvaluatedPermissionAsk:
 		return true
 	case SessionEvent15EvaluatedPermissionDeny:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionEvent19Result.
+const (
+	SessionEvent19ResultFailed               SessionEvent19Result = "failed"
+	SessionEvent19ResultInterrupted          SessionEvent19Result = "interrupted"
+	SessionEvent19ResultMaxIterationsReached SessionEvent19Result = "max_iterations_reached"
+	SessionEvent19ResultNeedsRevision        SessionEvent19Result = "needs_revision"
+	SessionEvent19ResultSatisfied            SessionEvent19Result = "satisfied"
+)
+
+// Valid indicates whether the value is a known member of the SessionEvent19Result enum.
+func (e SessionEvent19Result) Valid() bool {
+	switch e {
+	case SessionEvent19ResultFailed:
+		return true
+	case SessionEvent19ResultInterrupted:
+		return true
+	case SessionEvent19ResultMaxIterationsReached:
+		return true
+	case SessionEvent19ResultNeedsRevision:
+		return true
+	case SessionEvent19ResultSatisfied:
 		return true
 	default:
 		return false
@@ -1340,35 +1376,6 @@ type AlwaysAllowPolicy struct {
 	Type string `json:"type"`
 }
 
-// AutoEvaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
-// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
-// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
-// why there was no usable judgement (at most 500 characters).
-type AutoEvaluation struct {
-	EvaluatedPermission AutoEvaluation_EvaluatedPermission `json:"evaluated_permission"`
-	Reason              string                             `json:"reason"`
-	Type                string                             `json:"type"`
-}
-
-// AutoEvaluationEvaluatedPermission0 defines model for AutoEvaluation.EvaluatedPermission.0.
-type AutoEvaluationEvaluatedPermission0 struct {
-	Type string `json:"type"`
-}
-
-// AutoEvaluationEvaluatedPermission1 defines model for AutoEvaluation.EvaluatedPermission.1.
-type AutoEvaluationEvaluatedPermission1 struct {
-	ReasonCode AutoEvaluationEvaluatedPermission1ReasonCode `json:"reason_code"`
-	Type       string                                       `json:"type"`
-}
-
-// AutoEvaluationEvaluatedPermission1ReasonCode defines model for AutoEvaluation.EvaluatedPermission.1.ReasonCode.
-type AutoEvaluationEvaluatedPermission1ReasonCode string
-
-// AutoEvaluation_EvaluatedPermission defines model for AutoEvaluation.EvaluatedPermission.
-type AutoEvaluation_EvaluatedPermission struct {
-	union json.RawMessage
-}
-
 // Budget defines model for Budget.
 type Budget struct {
 	MaxListCost MonetaryAmount `json:"max_list_cost"`
@@ -1861,11 +1868,8 @@ type McpToolConfig struct {
 	Enabled bool   `json:"enabled"`
 	Name    string `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-	// web tools accept only `always_allow`.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+	// Applies to built-in and MCP tools, never to custom tools.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 }
 
@@ -2155,11 +2159,34 @@ type NextPage = string
 // NullableTimestamp RFC 3339 timestamp in UTC with milliseconds, or null.
 type NullableTimestamp = time.Time
 
-// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-// web tools accept only `always_allow`.
+// OutcomeEvaluation defines model for OutcomeEvaluation.
+type OutcomeEvaluation struct {
+	// CompletedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	CompletedAt *NullableTimestamp `json:"completed_at"`
+	Description string             `json:"description"`
+
+	// Explanation The latest grader explanation (null before the first grading).
+	Explanation *string `json:"explanation"`
+
+	// Iteration The current (or, once ended, the last graded) evaluation, 0-based.
+	Iteration int       `json:"iteration"`
+	OutcomeId OutcomeId `json:"outcome_id"`
+
+	// Result `pending` until the first grading starts, `evaluating` while the grader runs, `running` during a
+	// revision, then one of the terminal results.
+	Result OutcomeEvaluationResult `json:"result"`
+	Type   string                  `json:"type"`
+}
+
+// OutcomeEvaluationResult `pending` until the first grading starts, `evaluating` while the grader runs, `running` during a
+// revision, then one of the terminal results.
+type OutcomeEvaluationResult string
+
+// OutcomeId defines model for OutcomeId.
+type OutcomeId = string
+
+// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+// Applies to built-in and MCP tools, never to custom tools.
 type PermissionPolicy struct {
 	Type PermissionPolicyType `json:"type"`
 }
@@ -2312,11 +2339,8 @@ type SandboxToolConfig struct {
 	Enabled bool            `json:"enabled"`
 	Name    SandboxToolName `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-	// web tools accept only `always_allow`.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+	// Applies to built-in and MCP tools, never to custom tools.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             SandboxToolName  `json:"type"`
 }
@@ -2361,8 +2385,10 @@ type Session struct {
 	Id SessionId `json:"id"`
 
 	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
-	Metadata           Metadata      `json:"metadata"`
-	OutcomeEvaluations []interface{} `json:"outcome_evaluations"`
+	Metadata Metadata `json:"metadata"`
+
+	// OutcomeEvaluations One per `user.define_outcome`, in order (docs/api-guide.md "Outcomes").
+	OutcomeEvaluations []OutcomeEvaluation `json:"outcome_evaluations"`
 
 	// Resources Memory Store attachments (create-time only).
 	Resources []SessionMemoryStoreResource `json:"resources"`
@@ -2414,8 +2440,10 @@ type SessionCreateRequest struct {
 	Budget *Budget              `json:"budget,omitempty"`
 
 	// EnvironmentId Example: env_01JD2Y3QX9V5M8K7R6T4W2P0AB
-	EnvironmentId EnvironmentId        `json:"environment_id"`
-	InitialEvents *[]UserMessageParams `json:"initial_events,omitempty"`
+	EnvironmentId EnvironmentId `json:"environment_id"`
+
+	// InitialEvents `user.message` and at most one `user.define_outcome` (more than one is 400).
+	InitialEvents *[]SessionCreateRequest_InitialEvents_Item `json:"initial_events,omitempty"`
 
 	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -2429,6 +2457,11 @@ type SessionCreateRequest struct {
 	// An unknown, foreign or archived Vault is 400. Fixed for the Session's life (Session update
 	// refuses `vault_ids`).
 	VaultIds *[]string `json:"vault_ids,omitempty"`
+}
+
+// SessionCreateRequest_InitialEvents_Item defines model for SessionCreateRequest.initial_events.Item.
+type SessionCreateRequest_InitialEvents_Item struct {
+	union json.RawMessage
 }
 
 // SessionDeleted defines model for SessionDeleted.
@@ -2484,15 +2517,9 @@ type SessionEvent2 struct {
 // SessionEvent3 defines model for SessionEvent.3.
 type SessionEvent3 struct {
 	EvaluatedPermission SessionEvent3EvaluatedPermission `json:"evaluated_permission"`
-
-	// Evaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
-	// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
-	// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
-	// why there was no usable judgement (at most 500 characters).
-	Evaluation *AutoEvaluation        `json:"evaluation,omitempty"`
-	Id         string                 `json:"id"`
-	Input      map[string]interface{} `json:"input"`
-	Name       string                 `json:"name"`
+	Id                  string                           `json:"id"`
+	Input               map[string]interface{}           `json:"input"`
+	Name                string                           `json:"name"`
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
@@ -2657,15 +2684,9 @@ type SessionEvent14 struct {
 // SessionEvent15 defines model for SessionEvent.15.
 type SessionEvent15 struct {
 	EvaluatedPermission SessionEvent15EvaluatedPermission `json:"evaluated_permission"`
-
-	// Evaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
-	// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
-	// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
-	// why there was no usable judgement (at most 500 characters).
-	Evaluation    *AutoEvaluation        `json:"evaluation,omitempty"`
-	Id            string                 `json:"id"`
-	Input         map[string]interface{} `json:"input"`
-	McpServerName string                 `json:"mcp_server_name"`
+	Id                  string                            `json:"id"`
+	Input               map[string]interface{}            `json:"input"`
+	McpServerName       string                            `json:"mcp_server_name"`
 
 	// Name The tool's name on its MCP server.
 	Name string `json:"name"`
@@ -2690,17 +2711,61 @@ type SessionEvent16 struct {
 	Type        string             `json:"type"`
 }
 
-// SessionEvent17 The result of a call Mango or the model endpoint ran (a Skill activation, web_search, web_fetch): docs/api-guide.md "What the model sees".
+// SessionEvent17 defines model for SessionEvent.17.
 type SessionEvent17 struct {
-	Content []TextBlock `json:"content"`
-	Id      string      `json:"id"`
-	IsError bool        `json:"is_error"`
+	Description   string    `json:"description"`
+	Id            string    `json:"id"`
+	MaxIterations int       `json:"max_iterations"`
+	OutcomeId     OutcomeId `json:"outcome_id"`
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	ToolUseId   string             `json:"tool_use_id"`
-	Type        string             `json:"type"`
+
+	// Rubric The rubric as text (a File rubric is echoed as the text read at admission).
+	Rubric struct {
+		Content string `json:"content"`
+		Type    string `json:"type"`
+	} `json:"rubric"`
+	Type string `json:"type"`
 }
+
+// SessionEvent18 defines model for SessionEvent.18.
+type SessionEvent18 struct {
+	Id        string    `json:"id"`
+	Iteration int       `json:"iteration"`
+	OutcomeId OutcomeId `json:"outcome_id"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt *NullableTimestamp `json:"processed_at"`
+	Type        interface{}        `json:"type"`
+}
+
+// SessionEvent19 defines model for SessionEvent.19.
+type SessionEvent19 struct {
+	Explanation string `json:"explanation"`
+	Id          string `json:"id"`
+	Iteration   int    `json:"iteration"`
+
+	// OutcomeEvaluationStartId The evaluation's start event, or "" when it was interrupted before a grading started.
+	OutcomeEvaluationStartId string    `json:"outcome_evaluation_start_id"`
+	OutcomeId                OutcomeId `json:"outcome_id"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt *NullableTimestamp   `json:"processed_at"`
+	Result      SessionEvent19Result `json:"result"`
+	Type        string               `json:"type"`
+
+	// Usage The grader request's tokens (zero when none was made).
+	Usage struct {
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+// SessionEvent19Result defines model for SessionEvent.19.Result.
+type SessionEvent19Result string
 
 // SessionEventsSendRequest defines model for SessionEventsSendRequest.
 type SessionEventsSendRequest struct {
@@ -3025,11 +3090,8 @@ type TokenEndpointAuthRequest struct {
 type ToolDefaultConfig struct {
 	Enabled bool `json:"enabled"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-	// web tools accept only `always_allow`.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+	// Applies to built-in and MCP tools, never to custom tools.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 }
 
@@ -3059,6 +3121,36 @@ type UserCustomToolResultParams struct {
 	IsError         *bool        `json:"is_error,omitempty"`
 	SessionThreadId *string      `json:"session_thread_id,omitempty"`
 	Type            string       `json:"type"`
+}
+
+// UserDefineOutcomeParams Starts work on receipt: the agent works on the outcome, a grader model request judges the transcript
+// against the rubric, and `needs_revision` loops with the grader's feedback (docs/api-guide.md
+// "Outcomes"). One outcome at a time: another while one is active is 409. A File rubric is read as
+// bounded UTF-8 text at admission (an image, PDF, non-UTF-8 or oversized File is 400).
+type UserDefineOutcomeParams struct {
+	Description string `json:"description"`
+
+	// MaxIterations Gradings at most (default 3).
+	MaxIterations *int                           `json:"max_iterations,omitempty"`
+	Rubric        UserDefineOutcomeParams_Rubric `json:"rubric"`
+	Type          string                         `json:"type"`
+}
+
+// UserDefineOutcomeParamsRubric0 defines model for UserDefineOutcomeParams.Rubric.0.
+type UserDefineOutcomeParamsRubric0 struct {
+	Content string `json:"content"`
+	Type    string `json:"type"`
+}
+
+// UserDefineOutcomeParamsRubric1 defines model for UserDefineOutcomeParams.Rubric.1.
+type UserDefineOutcomeParamsRubric1 struct {
+	FileId string `json:"file_id"`
+	Type   string `json:"type"`
+}
+
+// UserDefineOutcomeParams_Rubric defines model for UserDefineOutcomeParams.Rubric.
+type UserDefineOutcomeParams_Rubric struct {
+	union json.RawMessage
 }
 
 // UserInterruptParams defines model for UserInterruptParams.
@@ -3291,11 +3383,8 @@ type WebFetchToolConfig struct {
 	MaxContentTokens *int        `json:"max_content_tokens,omitempty"`
 	Name             string      `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-	// web tools accept only `always_allow`.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+	// Applies to built-in and MCP tools, never to custom tools.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             string           `json:"type"`
 }
@@ -3321,11 +3410,8 @@ type WebSearchToolConfig struct {
 	Enabled        bool        `json:"enabled"`
 	Name           string      `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-	// web tools accept only `always_allow`.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+	// Applies to built-in and MCP tools, never to custom tools.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             string           `json:"type"`
 	UserLocation     *UserLocation    `json:"user_location,omitempty"`
@@ -5009,68 +5095,6 @@ func (t *AgentToolsetParams_Configs_Item) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsAutoEvaluationEvaluatedPermission0 returns the union data inside the AutoEvaluation_EvaluatedPermission as a AutoEvaluationEvaluatedPermission0
-func (t AutoEvaluation_EvaluatedPermission) AsAutoEvaluationEvaluatedPermission0() (AutoEvaluationEvaluatedPermission0, error) {
-	var body AutoEvaluationEvaluatedPermission0
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromAutoEvaluationEvaluatedPermission0 overwrites any union data inside the AutoEvaluation_EvaluatedPermission as the provided AutoEvaluationEvaluatedPermission0
-func (t *AutoEvaluation_EvaluatedPermission) FromAutoEvaluationEvaluatedPermission0(v AutoEvaluationEvaluatedPermission0) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeAutoEvaluationEvaluatedPermission0 performs a merge with any union data inside the AutoEvaluation_EvaluatedPermission, using the provided AutoEvaluationEvaluatedPermission0
-func (t *AutoEvaluation_EvaluatedPermission) MergeAutoEvaluationEvaluatedPermission0(v AutoEvaluationEvaluatedPermission0) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsAutoEvaluationEvaluatedPermission1 returns the union data inside the AutoEvaluation_EvaluatedPermission as a AutoEvaluationEvaluatedPermission1
-func (t AutoEvaluation_EvaluatedPermission) AsAutoEvaluationEvaluatedPermission1() (AutoEvaluationEvaluatedPermission1, error) {
-	var body AutoEvaluationEvaluatedPermission1
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromAutoEvaluationEvaluatedPermission1 overwrites any union data inside the AutoEvaluation_EvaluatedPermission as the provided AutoEvaluationEvaluatedPermission1
-func (t *AutoEvaluation_EvaluatedPermission) FromAutoEvaluationEvaluatedPermission1(v AutoEvaluationEvaluatedPermission1) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeAutoEvaluationEvaluatedPermission1 performs a merge with any union data inside the AutoEvaluation_EvaluatedPermission, using the provided AutoEvaluationEvaluatedPermission1
-func (t *AutoEvaluation_EvaluatedPermission) MergeAutoEvaluationEvaluatedPermission1(v AutoEvaluationEvaluatedPermission1) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t AutoEvaluation_EvaluatedPermission) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *AutoEvaluation_EvaluatedPermission) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
 // AsDeploymentPausedReason0 returns the union data inside the Deployment_PausedReason as a DeploymentPausedReason0
 func (t Deployment_PausedReason) AsDeploymentPausedReason0() (DeploymentPausedReason0, error) {
 	var body DeploymentPausedReason0
@@ -5769,6 +5793,68 @@ func (t *RosterEntryParams) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsUserMessageParams returns the union data inside the SessionCreateRequest_InitialEvents_Item as a UserMessageParams
+func (t SessionCreateRequest_InitialEvents_Item) AsUserMessageParams() (UserMessageParams, error) {
+	var body UserMessageParams
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUserMessageParams overwrites any union data inside the SessionCreateRequest_InitialEvents_Item as the provided UserMessageParams
+func (t *SessionCreateRequest_InitialEvents_Item) FromUserMessageParams(v UserMessageParams) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUserMessageParams performs a merge with any union data inside the SessionCreateRequest_InitialEvents_Item, using the provided UserMessageParams
+func (t *SessionCreateRequest_InitialEvents_Item) MergeUserMessageParams(v UserMessageParams) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUserDefineOutcomeParams returns the union data inside the SessionCreateRequest_InitialEvents_Item as a UserDefineOutcomeParams
+func (t SessionCreateRequest_InitialEvents_Item) AsUserDefineOutcomeParams() (UserDefineOutcomeParams, error) {
+	var body UserDefineOutcomeParams
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUserDefineOutcomeParams overwrites any union data inside the SessionCreateRequest_InitialEvents_Item as the provided UserDefineOutcomeParams
+func (t *SessionCreateRequest_InitialEvents_Item) FromUserDefineOutcomeParams(v UserDefineOutcomeParams) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUserDefineOutcomeParams performs a merge with any union data inside the SessionCreateRequest_InitialEvents_Item, using the provided UserDefineOutcomeParams
+func (t *SessionCreateRequest_InitialEvents_Item) MergeUserDefineOutcomeParams(v UserDefineOutcomeParams) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SessionCreateRequest_InitialEvents_Item) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SessionCreateRequest_InitialEvents_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsSessionEvent0 returns the union data inside the SessionEvent as a SessionEvent0
 func (t SessionEvent) AsSessionEvent0() (SessionEvent0, error) {
 	var body SessionEvent0
@@ -6237,6 +6323,58 @@ func (t *SessionEvent) MergeSessionEvent17(v SessionEvent17) error {
 	return err
 }
 
+// AsSessionEvent18 returns the union data inside the SessionEvent as a SessionEvent18
+func (t SessionEvent) AsSessionEvent18() (SessionEvent18, error) {
+	var body SessionEvent18
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent18 overwrites any union data inside the SessionEvent as the provided SessionEvent18
+func (t *SessionEvent) FromSessionEvent18(v SessionEvent18) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent18 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent18
+func (t *SessionEvent) MergeSessionEvent18(v SessionEvent18) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionEvent19 returns the union data inside the SessionEvent as a SessionEvent19
+func (t SessionEvent) AsSessionEvent19() (SessionEvent19, error) {
+	var body SessionEvent19
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent19 overwrites any union data inside the SessionEvent as the provided SessionEvent19
+func (t *SessionEvent) FromSessionEvent19(v SessionEvent19) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent19 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent19
+func (t *SessionEvent) MergeSessionEvent19(v SessionEvent19) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SessionEvent) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -6367,6 +6505,32 @@ func (t *SessionEventsSendRequest_Events_Item) FromUserCustomToolResultParams(v 
 
 // MergeUserCustomToolResultParams performs a merge with any union data inside the SessionEventsSendRequest_Events_Item, using the provided UserCustomToolResultParams
 func (t *SessionEventsSendRequest_Events_Item) MergeUserCustomToolResultParams(v UserCustomToolResultParams) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUserDefineOutcomeParams returns the union data inside the SessionEventsSendRequest_Events_Item as a UserDefineOutcomeParams
+func (t SessionEventsSendRequest_Events_Item) AsUserDefineOutcomeParams() (UserDefineOutcomeParams, error) {
+	var body UserDefineOutcomeParams
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUserDefineOutcomeParams overwrites any union data inside the SessionEventsSendRequest_Events_Item as the provided UserDefineOutcomeParams
+func (t *SessionEventsSendRequest_Events_Item) FromUserDefineOutcomeParams(v UserDefineOutcomeParams) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUserDefineOutcomeParams performs a merge with any union data inside the SessionEventsSendRequest_Events_Item, using the provided UserDefineOutcomeParams
+func (t *SessionEventsSendRequest_Events_Item) MergeUserDefineOutcomeParams(v UserDefineOutcomeParams) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -6621,6 +6785,68 @@ func (t UserContentBlockParam) MarshalJSON() ([]byte, error) {
 }
 
 func (t *UserContentBlockParam) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsUserDefineOutcomeParamsRubric0 returns the union data inside the UserDefineOutcomeParams_Rubric as a UserDefineOutcomeParamsRubric0
+func (t UserDefineOutcomeParams_Rubric) AsUserDefineOutcomeParamsRubric0() (UserDefineOutcomeParamsRubric0, error) {
+	var body UserDefineOutcomeParamsRubric0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUserDefineOutcomeParamsRubric0 overwrites any union data inside the UserDefineOutcomeParams_Rubric as the provided UserDefineOutcomeParamsRubric0
+func (t *UserDefineOutcomeParams_Rubric) FromUserDefineOutcomeParamsRubric0(v UserDefineOutcomeParamsRubric0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUserDefineOutcomeParamsRubric0 performs a merge with any union data inside the UserDefineOutcomeParams_Rubric, using the provided UserDefineOutcomeParamsRubric0
+func (t *UserDefineOutcomeParams_Rubric) MergeUserDefineOutcomeParamsRubric0(v UserDefineOutcomeParamsRubric0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUserDefineOutcomeParamsRubric1 returns the union data inside the UserDefineOutcomeParams_Rubric as a UserDefineOutcomeParamsRubric1
+func (t UserDefineOutcomeParams_Rubric) AsUserDefineOutcomeParamsRubric1() (UserDefineOutcomeParamsRubric1, error) {
+	var body UserDefineOutcomeParamsRubric1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUserDefineOutcomeParamsRubric1 overwrites any union data inside the UserDefineOutcomeParams_Rubric as the provided UserDefineOutcomeParamsRubric1
+func (t *UserDefineOutcomeParams_Rubric) FromUserDefineOutcomeParamsRubric1(v UserDefineOutcomeParamsRubric1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUserDefineOutcomeParamsRubric1 performs a merge with any union data inside the UserDefineOutcomeParams_Rubric, using the provided UserDefineOutcomeParamsRubric1
+func (t *UserDefineOutcomeParams_Rubric) MergeUserDefineOutcomeParamsRubric1(v UserDefineOutcomeParamsRubric1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t UserDefineOutcomeParams_Rubric) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *UserDefineOutcomeParams_Rubric) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7849,7 +8075,7 @@ type ClientInterface interface {
 	// SessionsCreateWithBody Create a Session
 	//
 	// Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-	// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+	// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 	// outbox rows commit in one transaction. Workspace API key.
 	//
 	// Takes any type of body and a specified content type.
@@ -7860,7 +8086,7 @@ type ClientInterface interface {
 	// SessionsCreate Create a Session
 	//
 	// Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-	// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+	// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 	// outbox rows commit in one transaction. Workspace API key.
 	//
 	// Takes a body of the `application/json` content type.
@@ -10016,7 +10242,7 @@ func (c *Client) SessionsList(ctx context.Context, params *SessionsListParams, r
 // SessionsCreateWithBody Create a Session
 //
 // Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 // outbox rows commit in one transaction. Workspace API key.
 //
 // Takes any type of body and a specified content type.
@@ -10037,7 +10263,7 @@ func (c *Client) SessionsCreateWithBody(ctx context.Context, contentType string,
 // SessionsCreate Create a Session
 //
 // Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 // outbox rows commit in one transaction. Workspace API key.
 //
 // Takes a body of the `application/json` content type.
@@ -17586,7 +17812,7 @@ type ClientWithResponsesInterface interface {
 	// SessionsCreateWithBodyWithResponse Create a Session
 	//
 	// Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-	// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+	// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 	// outbox rows commit in one transaction. Workspace API key.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -17597,7 +17823,7 @@ type ClientWithResponsesInterface interface {
 	// SessionsCreateWithResponse Create a Session
 	//
 	// Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-	// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+	// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 	// outbox rows commit in one transaction. Workspace API key.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -30882,7 +31108,7 @@ func (c *ClientWithResponses) SessionsListWithResponse(ctx context.Context, para
 // SessionsCreateWithBodyWithResponse Create a Session
 //
 // Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 // outbox rows commit in one transaction. Workspace API key.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -30899,7 +31125,7 @@ func (c *ClientWithResponses) SessionsCreateWithBodyWithResponse(ctx context.Con
 // SessionsCreateWithResponse Create a Session
 //
 // Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-// `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+// `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
 // outbox rows commit in one transaction. Workspace API key.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

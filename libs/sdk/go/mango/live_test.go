@@ -263,7 +263,11 @@ func TestLiveSessionEventsListAndStreamWithResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	title := "go sdk"
-	initial := []generated.UserMessageParams{userMessage(t, "hello")}
+	var first generated.SessionCreateRequest_InitialEvents_Item
+	if err := first.FromUserMessageParams(userMessage(t, "hello")); err != nil {
+		t.Fatal(err)
+	}
+	initial := []generated.SessionCreateRequest_InitialEvents_Item{first}
 	session := must(Decode[generated.Session](c.SessionsCreate(ctx, generated.SessionCreateRequest{
 		Agent: sel, EnvironmentId: env.Id, Title: &title, InitialEvents: &initial,
 	})))

@@ -95,38 +95,12 @@ class ReadinessUnavailable(TypedDict, closed=True):
 
 class PermissionPolicy(TypedDict, closed=True):
     """
-    `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-    `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-    deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-    needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-    web tools accept only `always_allow`.
+    `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+    Applies to built-in and MCP tools, never to custom tools.
 
     """
 
-    type: Literal["always_allow", "always_ask", "deny", "auto"]
-
-
-class EvaluatedPermission(TypedDict, closed=True):
-    type: Literal["allow"]
-
-
-class EvaluatedPermission1(TypedDict, closed=True):
-    type: Literal["ask"]
-    reason_code: Literal["judged_ask", "judge_failed", "judge_unparsable"]
-
-
-class AutoEvaluation(TypedDict, closed=True):
-    """
-    Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
-    `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
-    out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
-    why there was no usable judgement (at most 500 characters).
-
-    """
-
-    type: Literal["auto"]
-    evaluated_permission: EvaluatedPermission | EvaluatedPermission1
-    reason: str
+    type: Literal["always_allow", "always_ask", "deny"]
 
 
 class AlwaysAllowPolicy(TypedDict, closed=True):
@@ -865,6 +839,52 @@ UserContentBlock: TypeAlias = TextBlock | TextDocumentBlock
 UserContentBlockParam: TypeAlias = TextBlock | TextDocumentBlock | FileDocumentBlock
 
 
+OutcomeId: TypeAlias = str
+
+
+class Rubric(TypedDict, closed=True):
+    type: Literal["text"]
+    content: str
+
+
+class Rubric1(TypedDict, closed=True):
+    type: Literal["file"]
+    file_id: str
+
+
+class UserDefineOutcomeParams(TypedDict, closed=True):
+    """
+    Starts work on receipt: the agent works on the outcome, a grader model request judges the transcript
+    against the rubric, and `needs_revision` loops with the grader's feedback (docs/api-guide.md
+    "Outcomes"). One outcome at a time: another while one is active is 409. A File rubric is read as
+    bounded UTF-8 text at admission (an image, PDF, non-UTF-8 or oversized File is 400).
+
+    """
+
+    type: Literal["user.define_outcome"]
+    description: str
+    rubric: Rubric | Rubric1
+    max_iterations: NotRequired[int | None]
+
+
+class OutcomeEvaluation(TypedDict, closed=True):
+    type: Literal["outcome_evaluation"]
+    outcome_id: OutcomeId
+    description: str
+    iteration: int
+    result: Literal[
+        "pending",
+        "running",
+        "evaluating",
+        "satisfied",
+        "max_iterations_reached",
+        "failed",
+        "interrupted",
+    ]
+    explanation: str | None
+    completed_at: NullableTimestamp
+
+
 class UserMessageParams(TypedDict, closed=True):
     type: Literal["user.message"]
     content: list[UserContentBlockParam]
@@ -943,6 +963,7 @@ class SessionEventsSendRequest(TypedDict, closed=True):
         | UserToolResultParams
         | UserToolConfirmationParams
         | UserCustomToolResultParams
+        | UserDefineOutcomeParams
         | SystemMessageParams
     ]
 
@@ -995,7 +1016,6 @@ class SessionEvent4(TypedDict, closed=True):
     name: str
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
-    evaluation: NotRequired[AutoEvaluation]
     processed_at: NullableTimestamp
 
 
@@ -1024,7 +1044,6 @@ class SessionEvent6(TypedDict, closed=True):
         "session.status_terminated",
         "span.model_request_start",
         "agent.thread_context_compacted",
-        "agent.thinking",
     ]
     processed_at: NullableTimestamp
 
@@ -1166,7 +1185,6 @@ class SessionEvent16(TypedDict, closed=True):
     mcp_server_name: str
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
-    evaluation: NotRequired[AutoEvaluation]
     processed_at: NullableTimestamp
 
 
@@ -1183,16 +1201,67 @@ class SessionEvent17(TypedDict, closed=True):
     processed_at: NullableTimestamp
 
 
+class Rubric2(TypedDict, closed=True):
+    """
+    The rubric as text (a File rubric is echoed as the text read at admission).
+    """
+
+    type: Literal["text"]
+    content: str
+
+
 class SessionEvent18(TypedDict, closed=True):
     """
-    The result of a call Mango or the model endpoint ran (a Skill activation, web_search, web_fetch): docs/api-guide.md "What the model sees".
+    A persisted Session event (the variants emitted so far).
     """
 
     id: str
-    type: Literal["agent.tool_result"]
-    tool_use_id: str
-    content: list[TextBlock]
-    is_error: bool
+    type: Literal["user.define_outcome"]
+    description: str
+    rubric: Rubric2
+    max_iterations: int
+    outcome_id: OutcomeId
+    processed_at: NullableTimestamp
+
+
+class SessionEvent19(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["span.outcome_evaluation_start", "span.outcome_evaluation_ongoing"]
+    outcome_id: OutcomeId
+    iteration: int
+    processed_at: NullableTimestamp
+
+
+class Usage(TypedDict, closed=True):
+    """
+    The grader request's tokens (zero when none was made).
+    """
+
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+
+
+class SessionEvent20(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["span.outcome_evaluation_end"]
+    outcome_evaluation_start_id: str
+    outcome_id: OutcomeId
+    iteration: int
+    result: Literal[
+        "satisfied", "needs_revision", "max_iterations_reached", "failed", "interrupted"
+    ]
+    explanation: str
+    usage: Usage
     processed_at: NullableTimestamp
 
 
@@ -1912,7 +1981,7 @@ class Session(TypedDict, closed=True):
     deployment_id: str | None
     usage: SessionUsage
     stats: Stats
-    outcome_evaluations: list[Any]
+    outcome_evaluations: list[OutcomeEvaluation]
     created_at: Timestamp
     updated_at: Timestamp
     archived_at: NullableTimestamp
@@ -1928,7 +1997,7 @@ class SessionCreateRequest(TypedDict, closed=True):
     agent: AgentSelectionParams
     environment_id: EnvironmentId
     title: NotRequired[str | None]
-    initial_events: NotRequired[list[UserMessageParams]]
+    initial_events: NotRequired[list[UserMessageParams | UserDefineOutcomeParams]]
     budget: NotRequired[Budget | None]
     metadata: NotRequired[Metadata]
     resources: NotRequired[list[SessionMemoryStoreResourceParams]]
@@ -1968,6 +2037,8 @@ SessionEvent: TypeAlias = (
     | SessionEvent16
     | SessionEvent17
     | SessionEvent18
+    | SessionEvent19
+    | SessionEvent20
 )
 
 

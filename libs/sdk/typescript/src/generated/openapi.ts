@@ -868,7 +868,7 @@ export interface paths {
         /**
          * Create a Session
          * @description Freezes the chosen Agent version (plus `agent_with_overrides`) into the Session. With non-empty
-         *     `initial_events` (only `user.message`) the Session starts `running`, and its Work item, events and
+         *     `initial_events` (`user.message`, at most one `user.define_outcome`) the Session starts `running`, and its Work item, events and
          *     outbox rows commit in one transaction. Workspace API key.
          */
         post: operations["sessions.create"];
@@ -2075,35 +2075,12 @@ export interface components {
             };
         };
         /**
-         * @description `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
-         *     `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
-         *     deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
-         *     needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
-         *     web tools accept only `always_allow`.
+         * @description `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
+         *     Applies to built-in and MCP tools, never to custom tools.
          */
         PermissionPolicy: {
             /** @enum {string} */
-            type: "always_allow" | "always_ask" | "deny" | "auto";
-        };
-        /**
-         * @description Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
-         *     `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
-         *     out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
-         *     why there was no usable judgement (at most 500 characters).
-         */
-        AutoEvaluation: {
-            /** @constant */
-            type: "auto";
-            evaluated_permission: {
-                /** @constant */
-                type: "allow";
-            } | {
-                /** @constant */
-                type: "ask";
-                /** @enum {string} */
-                reason_code: "judged_ask" | "judge_failed" | "judge_unparsable";
-            };
-            reason: string;
+            type: "always_allow" | "always_ask" | "deny";
         };
         /** @description The only policy a web tool accepts. */
         AlwaysAllowPolicy: {
@@ -2777,7 +2754,8 @@ export interface components {
                 active_seconds?: number;
                 duration_seconds?: number;
             };
-            outcome_evaluations: unknown[];
+            /** @description One per `user.define_outcome`, in order (docs/api-guide.md "Outcomes"). */
+            outcome_evaluations: components["schemas"]["OutcomeEvaluation"][];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             archived_at: components["schemas"]["NullableTimestamp"];
@@ -2840,6 +2818,46 @@ export interface components {
         };
         UserContentBlock: components["schemas"]["TextBlock"] | components["schemas"]["TextDocumentBlock"];
         UserContentBlockParam: components["schemas"]["TextBlock"] | components["schemas"]["TextDocumentBlock"] | components["schemas"]["FileDocumentBlock"];
+        OutcomeId: string;
+        /**
+         * @description Starts work on receipt: the agent works on the outcome, a grader model request judges the transcript
+         *     against the rubric, and `needs_revision` loops with the grader's feedback (docs/api-guide.md
+         *     "Outcomes"). One outcome at a time: another while one is active is 409. A File rubric is read as
+         *     bounded UTF-8 text at admission (an image, PDF, non-UTF-8 or oversized File is 400).
+         */
+        UserDefineOutcomeParams: {
+            /** @constant */
+            type: "user.define_outcome";
+            description: string;
+            rubric: {
+                /** @constant */
+                type: "text";
+                content: string;
+            } | {
+                /** @constant */
+                type: "file";
+                file_id: string;
+            };
+            /** @description Gradings at most (default 3). */
+            max_iterations?: number | null;
+        };
+        OutcomeEvaluation: {
+            /** @constant */
+            type: "outcome_evaluation";
+            outcome_id: components["schemas"]["OutcomeId"];
+            description: string;
+            /** @description The current (or, once ended, the last graded) evaluation, 0-based. */
+            iteration: number;
+            /**
+             * @description `pending` until the first grading starts, `evaluating` while the grader runs, `running` during a
+             *     revision, then one of the terminal results.
+             * @enum {string}
+             */
+            result: "pending" | "running" | "evaluating" | "satisfied" | "max_iterations_reached" | "failed" | "interrupted";
+            /** @description The latest grader explanation (null before the first grading). */
+            explanation: string | null;
+            completed_at: components["schemas"]["NullableTimestamp"];
+        };
         UserMessageParams: {
             /** @constant */
             type: "user.message";
@@ -2889,7 +2907,8 @@ export interface components {
             agent: components["schemas"]["AgentSelectionParams"];
             environment_id: components["schemas"]["EnvironmentId"];
             title?: string | null;
-            initial_events?: components["schemas"]["UserMessageParams"][];
+            /** @description `user.message` and at most one `user.define_outcome` (more than one is 400). */
+            initial_events?: (components["schemas"]["UserMessageParams"] | components["schemas"]["UserDefineOutcomeParams"])[];
             budget?: components["schemas"]["Budget"] | null;
             metadata?: components["schemas"]["Metadata"];
             /**
@@ -2915,7 +2934,7 @@ export interface components {
             };
         };
         SessionEventsSendRequest: {
-            events: (components["schemas"]["UserMessageParams"] | components["schemas"]["UserInterruptParams"] | components["schemas"]["UserToolResultParams"] | components["schemas"]["UserToolConfirmationParams"] | components["schemas"]["UserCustomToolResultParams"] | components["schemas"]["SystemMessageParams"])[];
+            events: (components["schemas"]["UserMessageParams"] | components["schemas"]["UserInterruptParams"] | components["schemas"]["UserToolResultParams"] | components["schemas"]["UserToolConfirmationParams"] | components["schemas"]["UserCustomToolResultParams"] | components["schemas"]["UserDefineOutcomeParams"] | components["schemas"]["SystemMessageParams"])[];
         };
         /** @description A persisted Session event (the variants emitted so far). */
         SessionEvent: {
@@ -2950,7 +2969,6 @@ export interface components {
             input: Record<string, never>;
             /** @enum {string} */
             evaluated_permission: "allow" | "ask" | "deny";
-            evaluation?: components["schemas"]["AutoEvaluation"];
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -2963,7 +2981,7 @@ export interface components {
         } | {
             id: string;
             /** @enum {unknown} */
-            type: "session.status_running" | "session.status_rescheduled" | "session.status_terminated" | "span.model_request_start" | "agent.thread_context_compacted" | "agent.thinking";
+            type: "session.status_running" | "session.status_rescheduled" | "session.status_terminated" | "span.model_request_start" | "agent.thread_context_compacted";
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3059,7 +3077,6 @@ export interface components {
             input: Record<string, never>;
             /** @enum {string} */
             evaluated_permission: "allow" | "ask" | "deny";
-            evaluation?: components["schemas"]["AutoEvaluation"];
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3072,10 +3089,42 @@ export interface components {
         } | {
             id: string;
             /** @constant */
-            type: "agent.tool_result";
-            tool_use_id: string;
-            content: components["schemas"]["TextBlock"][];
-            is_error: boolean;
+            type: "user.define_outcome";
+            description: string;
+            /** @description The rubric as text (a File rubric is echoed as the text read at admission). */
+            rubric: {
+                /** @constant */
+                type: "text";
+                content: string;
+            };
+            max_iterations: number;
+            outcome_id: components["schemas"]["OutcomeId"];
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @enum {unknown} */
+            type: "span.outcome_evaluation_start" | "span.outcome_evaluation_ongoing";
+            outcome_id: components["schemas"]["OutcomeId"];
+            iteration: number;
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "span.outcome_evaluation_end";
+            /** @description The evaluation's start event, or "" when it was interrupted before a grading started. */
+            outcome_evaluation_start_id: string;
+            outcome_id: components["schemas"]["OutcomeId"];
+            iteration: number;
+            /** @enum {string} */
+            result: "satisfied" | "needs_revision" | "max_iterations_reached" | "failed" | "interrupted";
+            explanation: string;
+            /** @description The grader request's tokens (zero when none was made). */
+            usage: {
+                input_tokens: number;
+                output_tokens: number;
+                cache_creation_input_tokens: number;
+                cache_read_input_tokens: number;
+            };
             processed_at: components["schemas"]["NullableTimestamp"];
         };
         MemoryActor: {

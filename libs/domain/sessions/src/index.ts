@@ -5,3 +5,4 @@ export * from './pricing';
 export * from './session-input';
 export * from './tool-calls';
 export * from './transcript';
+export * from './session-resume';

@@ -7,6 +7,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DataSource } from 'typeorm';
 import type { McpRuntime } from './mcp.activities';
 import { createModelStep } from './model-step.activity';
+import { createResumeActivities } from './resume.activities';
 import { createTurnActivities } from './turn.activities';
 
 /** A model step heartbeats this often (its heartbeat timeout is 10 s) for as long as it runs. */
@@ -37,6 +38,7 @@ export function createSessionActivities(deps: {
   const modelStep = createModelStep(deps, log);
   return {
     ...createTurnActivities(log, deps.metrics),
+    ...createResumeActivities(deps.dataSource),
 
     async runModelStep(ref: ModelStepRef): Promise<StepOutcome> {
       // The step heartbeats for its whole life, not only across the model request: a step queued for a

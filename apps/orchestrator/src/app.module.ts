@@ -5,6 +5,7 @@ import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import { DeploymentReconcileService } from './deployment-reconcile.service';
 import { OrchestratorEnv } from './orchestrator.env';
 import { OutboxRelayService } from './outbox-relay.service';
+import { SessionSweeperService } from './session-sweeper.service';
 import { WebhookRelayService } from './webhook-relay.service';
 import { LOGGER, ORCHESTRATOR_ENV, TemporalWorkerService } from './temporal-worker.service';
 
@@ -31,6 +32,7 @@ export class AppModule {
         OutboxRelayService,
         WebhookRelayService,
         DeploymentReconcileService,
+        SessionSweeperService,
       ],
     };
   }

@@ -141,6 +141,17 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Max(86_400)
   MANGO_DEPLOYMENT_RECONCILE_SECONDS: number = 60;
 
+  /**
+   * Seconds between passes of the Session sweeper, which restarts the workflow of a Session that is
+   * `running`/`rescheduling` with no live workflow in Temporal (lost state, terminated); the workflow
+   * resumes the turn from the Session log. 0 turns the sweeper off.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  MANGO_SESSION_SWEEP_SECONDS: number = 15;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 

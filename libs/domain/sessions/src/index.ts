@@ -9,3 +9,4 @@ export * from './model-profiles';
 export * from './session-input';
 export * from './tool-calls';
 export * from './transcript';
+export * from './session-resume';

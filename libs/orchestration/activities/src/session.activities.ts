@@ -8,6 +8,7 @@ import type { DataSource } from 'typeorm';
 import type { McpRuntime } from './mcp.activities';
 import { createModelStep } from './model-step.activity';
 import { createOutcomeGrader } from './outcome-grader.activity';
+import { createResumeActivities } from './resume.activities';
 import { createTurnActivities } from './turn.activities';
 
 /** A model step heartbeats this often (its heartbeat timeout is 10 s) for as long as it runs. */
@@ -45,6 +46,7 @@ export function createSessionActivities(deps: {
   return {
     ...createTurnActivities(log, deps.metrics),
     ...createOutcomeGrader({ ...deps, ongoingMs: deps.outcomeOngoingMs }, log),
+    ...createResumeActivities(deps.dataSource),
 
     async runModelStep(ref: ModelStepRef): Promise<StepOutcome> {
       // The step heartbeats for its whole life, not only across the model request: a step queued for a

@@ -1,3 +1,5 @@
+import type { SessionResumeState } from '@mango/domain-sessions';
+
 /** Activity signatures the workflows call. Implementations live in @mango/activities. */
 export interface ProbeActivities {
   /** PostgreSQL's now(), as RFC 3339. */
@@ -34,6 +36,11 @@ export const MODEL_REQUEST_ATTEMPTS = 5;
 export const MODEL_REQUEST_EXHAUSTED = 'ModelRequestExhausted';
 
 export interface SessionActivities extends OutcomeActivities {
+  /**
+   * The workflow state the Session's log implies (`resumeStateFromLog`, libs/domain/sessions): read once
+   * by a workflow that starts without state, so a lost or terminated workflow resumes a mid-turn Session.
+   */
+  resumeState(ref: { sessionId: string }): Promise<SessionResumeState>;
   /** Appends `session.status_running` (once per turn) and sets the projection to running. */
   beginTurn(ref: TurnRef): Promise<void>;
   /** Builds the transcript from the event log, calls the model, appends its events once. */

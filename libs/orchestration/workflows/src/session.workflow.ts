@@ -6,6 +6,7 @@ import {
   continueAsNew,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -66,6 +67,9 @@ export interface SessionWorkflowState {
   outcomes?: boolean;
 }
 
+/** The patch marker of the start-from-log read: histories recorded before it replay without it. */
+export const START_FROM_LOG_PATCH = 'mango-start-from-log';
+
 /** Turns per workflow run before continuing as new, to bound history size for long Sessions. */
 const DEFAULT_TURNS_PER_RUN = 100;
 /** Model calls per turn (tool round trips) before the turn is stopped. */
@@ -114,13 +118,37 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
       if (running && seq > running.since) running.scope.cancel();
     } else if (wake === 'turn' && seq > pendingInput) pendingInput = seq;
   });
-  for (let i = 0; i < turnsPerRun; i++) {
-    await condition(() => terminated || pendingInput > consumed || (paused && budgetChanges > changesBefore));
+  // A start without state (no `turn`: not a continue-as-new) rebuilds it from the Session log, and a
+  // turn the log shows begun and not ended is continued, not waited for (ADR 0016).
+  let open: { step: number; interrupted: boolean } | undefined;
+  if (state.turn === undefined && patched(START_FROM_LOG_PATCH)) {
+    const fromLog = await local.resumeState({ sessionId });
+    if (fromLog.stopped) return;
+    consumed = fromLog.consumed;
+    turn = fromLog.turn;
+    pendingInput = Math.max(pendingInput, fromLog.pending, consumed);
+    interrupted = Math.max(interrupted, fromLog.interrupted);
+    paused = fromLog.paused;
+    if (fromLog.resume) budgetChanges += 1;
+    if (fromLog.outcomes) outcomes = true;
+    open = fromLog.openTurn;
+    // Signals that arrived during the read: a Fail stops; an interrupt after the open turn's input ends it.
     if (terminated) return;
-    changesBefore = budgetChanges;
-    paused = false;
-    consumed = pendingInput;
-    turn += 1;
+    if (open && interrupted > consumed) open = { ...open, interrupted: true };
+  }
+  for (let i = 0; i < turnsPerRun; i++) {
+    const resumed = open;
+    open = undefined;
+    if (!resumed) {
+      await condition(
+        () => terminated || pendingInput > consumed || (paused && budgetChanges > changesBefore),
+      );
+      if (terminated) return;
+      changesBefore = budgetChanges;
+      paused = false;
+      consumed = pendingInput;
+      turn += 1;
+    }
     let stopReason = 'end_turn';
     let eventIds: string[] | undefined;
     let unrecordedError: string | undefined;
@@ -128,8 +156,10 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     running = { scope, since: consumed };
     try {
       await scope.run(async () => {
+        // A resumed turn that an interrupt already stopped only ends.
+        if (resumed?.interrupted) return;
         await local.beginTurn({ sessionId, turn });
-        let step = 0;
+        let step = resumed?.step ?? 0;
         // Model steps until the model ends its turn (true), or stops for an action or the budget (false).
         const runSteps = async (): Promise<boolean> => {
           for (let n = 0; n < STEPS_PER_TURN; n++) {

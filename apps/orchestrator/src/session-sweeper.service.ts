@@ -1,0 +1,133 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { sessionWorkflow } from '@mango/workflows';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { Counter } from 'prom-client';
+import { MangoMetrics } from '@mango/platform-metrics';
+import { DataSource } from 'typeorm';
+import { OrchestratorEnv } from './orchestrator.env';
+import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
+
+/** Sessions looked at per pass (the oldest-updated first); the rest wait for the next pass. */
+const BATCH = 200;
+/**
+ * A Session updated this recently is left alone: the outbox relay is likely signal-with-starting its
+ * workflow right now (the first message of a Session is `running` before its workflow exists).
+ */
+const GRACE_SECONDS = 5;
+
+/**
+ * The Session sweeper (docs/adr/0016-session-workflow-rebuilt-from-the-log.md): every
+ * `MANGO_SESSION_SWEEP_SECONDS` it finds Sessions whose status says a turn is under way (`running`,
+ * `rescheduling`) but whose workflow is not running in Temporal (not found: Temporal lost its state;
+ * terminated, failed, timed out or completed) and starts it again. The workflow rebuilds its state from
+ * the Session log and continues the open turn, so nothing but the user's patience is lost. Each restart
+ * holds the Session's row lock (FOR UPDATE SKIP LOCKED): two orchestrators never restart one Session at
+ * once, and a Session being appended to right now is skipped (it is alive). Starting is idempotent
+ * (`USE_EXISTING`): a workflow that came back in between is left as it is.
+ */
+@Injectable()
+export class SessionSweeperService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private connection?: Connection;
+  private client?: Client;
+  private timer?: NodeJS.Timeout;
+  private pass?: Promise<void>;
+  private stopped = false;
+  private failing = false;
+  private readonly restarts: Counter<'reason'>;
+
+  constructor(
+    @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
+    @Inject(LOGGER) private readonly log: Logger,
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(MangoMetrics) metrics: MangoMetrics,
+  ) {
+    this.restarts = new Counter({
+      name: 'mango_session_sweeper_restarts_total',
+      help: 'Session workflows the sweeper started again for a running/rescheduling Session, by what it found (not_found, or the closed status, e.g. terminated).',
+      labelNames: ['reason'] as const,
+      registers: [metrics.registry],
+    });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const seconds = this.env.MANGO_SESSION_SWEEP_SECONDS;
+    if (seconds === 0) return;
+    this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
+    this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
+    this.log.info({ every_seconds: seconds }, 'session sweeper running');
+    const tick = () => {
+      this.pass = this.sweepOnce()
+        .then(() => {
+          if (this.failing) this.log.info('session sweeper recovered');
+          this.failing = false;
+        })
+        .catch((err: unknown) => {
+          // A PostgreSQL or Temporal restart fails passes until it is back: said once, then on recovery.
+          if (!this.failing) this.log.warn({ err: String(err) }, 'session sweep failed; retrying next pass');
+          this.failing = true;
+        })
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, seconds * 1000);
+        });
+    };
+    tick();
+  }
+
+  /** One pass: the candidates, then each restart under its Session's row lock. Returns how many it restarted. */
+  async sweepOnce(): Promise<number> {
+    const candidates: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT id FROM sessions
+        WHERE status IN ('running', 'rescheduling') AND deleted_at IS NULL
+          AND updated_at < now() - make_interval(secs => $1)
+        ORDER BY updated_at LIMIT $2`,
+      [GRACE_SECONDS, BATCH],
+    );
+    let restarted = 0;
+    for (const { id } of candidates) {
+      if (this.stopped) break;
+      const done = await this.dataSource.transaction(async (tx) => {
+        const [row]: Array<{ id: string }> = await tx.query(
+          `SELECT id FROM sessions WHERE id = $1 AND status IN ('running', 'rescheduling') AND deleted_at IS NULL
+              FOR UPDATE SKIP LOCKED`,
+          [id],
+        );
+        if (!row) return false; // another orchestrator has it, an append holds it, or it moved on
+        const found = await this.workflowStatus(id);
+        if (found === 'RUNNING') return false;
+        await this.client!.workflow.start(sessionWorkflow, {
+          workflowId: id,
+          taskQueue: this.env.MANGO_TASK_QUEUE,
+          args: [{ sessionId: id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        });
+        const reason = found.toLowerCase();
+        this.restarts.inc({ reason });
+        this.log.warn(
+          { session_id: id, found: reason },
+          'session sweeper restarted a workflow: the Session was running with no live workflow',
+        );
+        return true;
+      });
+      if (done) restarted += 1;
+    }
+    return restarted;
+  }
+
+  /** The Session workflow's status in Temporal (`RUNNING`, a closed status), or `NOT_FOUND`. */
+  private async workflowStatus(id: string): Promise<string> {
+    try {
+      return (await this.client!.workflow.getHandle(id).describe()).status.name;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+      throw err;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.pass;
+    await this.connection?.close();
+  }
+}

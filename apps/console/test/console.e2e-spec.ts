@@ -467,6 +467,12 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     expect(text).toContain(run.body.session_id);
     await noSecret();
     await shot('13-deployments');
+    // Archived (which also removes its Temporal Schedule), it is still listed, marked archived.
+    expect((await ws.post(`/v1/deployments/${deployment.id}/archive`)).status).toBe(200);
+    await page.reload({ waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=deployment]');
+    text = await textUntil(has('archived'), 'archived deployment');
+    expect(text).toContain(deployment.id);
 
     await page.goto(`${origin}/console/memory_stores`, { waitUntil: 'networkidle2' });
     await page.waitForSelector('[data-testid=memory-store]');

@@ -1,4 +1,4 @@
-import { MangoClient } from '@mango/sdk';
+import { MangoClient, MangoError } from '@mango/sdk';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 
@@ -24,8 +24,15 @@ export function clientFor(apiKey: string): MangoClient {
   return new MangoClient({ baseUrl: window.location.origin, apiKey, maxRetries: 2 });
 }
 
-/** An error's message for the page (the API's envelope message when there is one). */
+/**
+ * An error for the page: the API's envelope (`error.type`, HTTP status, `error.message`, `request-id`)
+ * when there is one, e.g. `not_found_error (404): no such Vault · request req_…`.
+ */
 export function messageOf(e: unknown): string {
+  if (e instanceof MangoError) {
+    const head = [e.type, e.status ? `(${e.status})` : ''].filter(Boolean).join(' ');
+    return `${head ? `${head}: ` : ''}${e.message}${e.requestId ? ` · request ${e.requestId}` : ''}`;
+  }
   return e instanceof Error ? e.message : String(e);
 }
 

@@ -9,6 +9,11 @@ import { SessionsPage } from './pages/sessions';
 import { SessionPage } from './pages/session';
 import { EnvironmentsPage } from './pages/environments';
 import { AgentsPage } from './pages/agents';
+import { FilesPage } from './pages/files';
+import { VaultsPage } from './pages/vaults';
+import { WebhooksPage } from './pages/webhooks';
+import { DeploymentsPage } from './pages/deployments';
+import { MemoryStoresPage } from './pages/memory-stores';
 import './styles.css';
 
 export const BASE = '/console';
@@ -32,6 +37,11 @@ function App() {
             <a href={`${BASE}/`}>Sessions</a>
             <a href={`${BASE}/environments`}>Environments</a>
             <a href={`${BASE}/agents`}>Agents</a>
+            <a href={`${BASE}/deployments`}>Deployments</a>
+            <a href={`${BASE}/files`}>Files</a>
+            <a href={`${BASE}/memory_stores`}>Memory Stores</a>
+            <a href={`${BASE}/vaults`}>Vaults</a>
+            <a href={`${BASE}/webhooks`}>Webhooks</a>
           </nav>
           <span class="who" data-testid="key-hint">
             key {keyHint(key)}
@@ -45,6 +55,11 @@ function App() {
             <Route path={`${BASE}/sessions/:id`} component={SessionPage} />
             <Route path={`${BASE}/environments`} component={EnvironmentsPage} />
             <Route path={`${BASE}/agents`} component={AgentsPage} />
+            <Route path={`${BASE}/deployments`} component={DeploymentsPage} />
+            <Route path={`${BASE}/files`} component={FilesPage} />
+            <Route path={`${BASE}/memory_stores`} component={MemoryStoresPage} />
+            <Route path={`${BASE}/vaults`} component={VaultsPage} />
+            <Route path={`${BASE}/webhooks`} component={WebhooksPage} />
             <Route default component={SessionsPage} />
           </Router>
         </main>

@@ -1,16 +1,22 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { Browser, Page } from 'puppeteer-core';
 import {
   ApiUnderTest,
   AppProcess,
+  dropBucket,
+  freshBucketEnv,
   httpClient,
   HttpClient,
   logged,
   ScriptedModelServer,
   startApi,
   startApp,
+  startFilesApp,
+  startIngress,
   startScriptedModel,
+  WebhookReceiver,
 } from '@mango/testing';
 
 const ROOT = join(__dirname, '../../..');
@@ -19,17 +25,36 @@ const ARTIFACTS = process.env.MANGO_CONSOLE_ARTIFACTS ?? join(ROOT, 'tmp/artifac
 const CHROMIUM = process.env.MANGO_CHROMIUM_BIN ?? '/usr/bin/chromium';
 const BUILT = join(ROOT, 'dist/apps/console/index.html');
 const PRICES = JSON.stringify({ m: { input: 3, output: 15 } });
+const VAULT_KEYRING = `kA:${randomBytes(32).toString('base64')}`;
+const WEBHOOK_KEY = randomBytes(32).toString('hex');
+/** Secret values given to the API; none may ever appear in a page's HTML. */
+const SECRETS = {
+  bearer: 'console-bearer-token-8c1f42ad',
+  access: 'console-oauth-access-51be90',
+  refresh: 'console-oauth-refresh-0d7e33',
+  client: 'console-client-secret-a4c2f1',
+};
 
 /**
  * The web console in a real headless browser (Debian's Chromium driven by puppeteer-core) against real
  * apps/api (serving the built console at /console), apps/orchestrator, Temporal, PostgreSQL and the
  * scripted model: sign in with a Workspace key, the Sessions list, a Session's transcript updating live,
  * a message sent from the page, an approval answered there, an interrupt, a deep link to an event, and the
- * Environments and Agents pages. Screenshots of each step go to tmp/artifacts/console/.
+ * Environments and Agents pages; the Files, Vaults, Webhooks, Deployments and Memory Stores pages through
+ * the deployment's one base URL (an ingress in this process routes Files and Memory to a real apps/files on
+ * S3), webhook deliveries to a Standard Webhooks receiver on 127.0.0.1. Screenshots of each step go to
+ * tmp/artifacts/console/.
  */
 describe('web console in headless Chromium (real API, orchestrator, Temporal, scripted model)', () => {
   let api: ApiUnderTest;
   let orchestrator: AppProcess;
+  let files: { url: string; app: AppProcess };
+  let ingress: Awaited<ReturnType<typeof startIngress>>;
+  let receiver: WebhookReceiver;
+  /** The base URL the browser uses: apps/api and apps/files behind one origin, as in `npm run up`. */
+  let origin: string;
+  const s3 = freshBucketEnv('console');
+  const taskQueue = `console-${Date.now()}`;
   let model: ScriptedModelServer;
   let ws: HttpClient;
   let key: string;
@@ -43,24 +68,40 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
       throw new Error(`${CHROMIUM} is missing: bash tools/ci/services.sh start obstools`);
     mkdirSync(ARTIFACTS, { recursive: true });
     // Priced model `m`: the list cost and the budget are real numbers on the page.
-    api = await startApi('console', { MANGO_MODEL_PRICES: PRICES });
+    api = await startApi('console', {
+      MANGO_MODEL_PRICES: PRICES,
+      MANGO_VAULT_KEYRING: VAULT_KEYRING,
+      MANGO_WEBHOOK_SECRETS_KEY: WEBHOOK_KEY,
+      MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+      // Deployments' schedules live in Temporal, on the orchestrator's task queue.
+      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+      MANGO_TASK_QUEUE: taskQueue,
+      ...s3,
+    });
+    files = await startFilesApp(api.db.url, s3);
+    ingress = await startIngress({ apiUrl: api.url, filesUrl: files.url });
+    origin = ingress.url;
+    receiver = await new WebhookReceiver().start();
     model = await startScriptedModel();
     orchestrator = await startApp(
       'apps/orchestrator/src/main.ts',
       {
         MANGO_DATABASE_URL: api.db.url,
         MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `console-${Date.now()}`,
+        MANGO_TASK_QUEUE: taskQueue,
         MANGO_MODEL_BASE_URL: model.url,
         MANGO_MODEL_API_KEY: 'sk-scripted-model-key',
         MANGO_MODEL_PRICES: PRICES,
+        MANGO_VAULT_KEYRING: VAULT_KEYRING,
+        MANGO_WEBHOOK_SECRETS_KEY: WEBHOOK_KEY,
+        MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
         MANGO_LOG_LEVEL: 'info',
       },
       logged('temporal worker running'),
       90_000,
     );
     key = (await api.issueKey('wrkspc_default')).api_key;
-    ws = httpClient(api.url, key);
+    ws = httpClient(origin, key);
     envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
@@ -75,7 +116,11 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     await browser?.close();
     await orchestrator?.stop();
     await model?.close();
+    await receiver?.close();
+    await ingress?.close();
+    await files?.app.stop();
     await api?.close();
+    await dropBucket(s3);
   });
 
   const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -148,7 +193,7 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     await waitForEvents(s.id, (l) => l.some((e) => e.type === 'session.status_idle'));
 
     // Sign-in: a wrong key is refused on the page and nothing is stored.
-    await page.goto(`${api.url}/console/`, { waitUntil: 'networkidle0' });
+    await page.goto(`${origin}/console/`, { waitUntil: 'networkidle0' });
     await page.type('input[name=api_key]', 'mango_ak_not-a-real-key');
     await page.click('button[type=submit]');
     await page.waitForSelector('[role=alert]');
@@ -253,13 +298,13 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
 
     // A deep link to one event scrolls to it and marks it.
     const answer = (await events(s.id)).find((e) => e.type === 'agent.message')!;
-    await page.goto(`${api.url}/console/sessions/${s.id}#${answer.id}`, { waitUntil: 'networkidle2' });
+    await page.goto(`${origin}/console/sessions/${s.id}#${answer.id}`, { waitUntil: 'networkidle2' });
     await page.waitForSelector(`[id="${answer.id}"].linked`, { timeout: 30_000 });
     await shot('07-deep-link');
   }, 300_000);
 
   it('shows Environments with queue stats and healthchecks, and Agents with their versions', async () => {
-    await page.goto(`${api.url}/console/environments`, { waitUntil: 'networkidle2' });
+    await page.goto(`${origin}/console/environments`, { waitUntil: 'networkidle2' });
     await page.waitForSelector('[data-testid=queue-stats]');
     let text = await textUntil(has('pool'), 'environments');
     expect(text).toContain('workers polling');
@@ -278,7 +323,7 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
       version: 1,
       description: 'second version',
     });
-    await page.goto(`${api.url}/console/agents`, { waitUntil: 'networkidle2' });
+    await page.goto(`${origin}/console/agents`, { waitUntil: 'networkidle2' });
     await page.waitForSelector('[data-testid=agent]');
     await page.click('[data-testid=agent] button');
     await page.waitForSelector('[data-testid=versions]');
@@ -287,4 +332,172 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     expect(await page.$$('[data-testid=versions] tbody tr')).toHaveLength(2);
     await shot('09-agents');
   }, 120_000);
+
+  it('shows Files, Vaults, Webhooks, Deployments and Memory Stores with their details, never a secret', async () => {
+    const noSecret = async (extra: string[] = []) => {
+      const html = await page.content();
+      for (const secret of [...Object.values(SECRETS), ...extra, key]) expect(html).not.toContain(secret);
+    };
+    // Empty states, before anything exists.
+    for (const [path, empty] of [
+      ['files', 'No Files yet.'],
+      ['vaults', 'No Vaults yet.'],
+      ['webhooks', 'No webhook endpoints yet.'],
+      ['deployments', 'No Deployments yet.'],
+      ['memory_stores', 'No Memory Stores yet.'],
+    ]) {
+      await page.goto(`${origin}/console/${path}`, { waitUntil: 'networkidle2' });
+      await page.waitForSelector('[data-testid=empty]');
+      expect(await page.$eval('[data-testid=empty]', (el) => el.textContent)).toBe(empty);
+    }
+
+    // One of each, through the public API on the one base URL.
+    const hook = await ws.post('/v1/webhooks', {
+      url: `${receiver.url}/console`,
+      event_types: ['vault.created'],
+      description: 'console hook',
+    });
+    expect(hook.status).toBe(201);
+    const signingSecret: string = hook.body.secret;
+    expect(signingSecret).toMatch(/^whsec_/);
+    receiver.trust(signingSecret);
+    const form = new FormData();
+    form.append(
+      'file',
+      new Blob(['hello from the console test\n'], { type: 'text/plain' }),
+      'console-notes.txt',
+    );
+    const upload = await fetch(`${origin}/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    expect(upload.status).toBe(201);
+    const file = (await upload.json()) as { id: string };
+    const vault = (await ws.post('/v1/vaults', { display_name: 'console vault' })).body;
+    const bearer = await ws.post(`/v1/vaults/${vault.id}/credentials`, {
+      display_name: 'github bearer',
+      auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp', token: SECRETS.bearer },
+    });
+    expect(bearer.status).toBe(201);
+    const oauth = await ws.post(`/v1/vaults/${vault.id}/credentials`, {
+      display_name: 'linear oauth',
+      auth: {
+        type: 'mcp_oauth',
+        mcp_server_url: 'https://oauth.example.com/mcp',
+        access_token: SECRETS.access,
+        expires_at: '2026-12-31T13:00:00Z',
+        refresh: {
+          client_id: 'console-client',
+          refresh_token: SECRETS.refresh,
+          token_endpoint: 'https://auth.example.com/oauth/token',
+          token_endpoint_auth: { type: 'client_secret_post', client_secret: SECRETS.client },
+        },
+      },
+    });
+    expect(oauth.status).toBe(201);
+    const store = (await ws.post('/v1/memory_stores', { name: 'console store', description: 'team notes' }))
+      .body;
+    const memory = await ws.post(`/v1/memory_stores/${store.id}/memories`, {
+      path: '/notes/todo.md',
+      content: 'buy milk',
+    });
+    expect(memory.status).toBe(201);
+    const agent = (await ws.post('/v1/agents', { name: 'reporter', model: 'm' })).body.id;
+    model.script({ content: [{ type: 'text', text: 'Report written.' }] });
+    const created = await ws.post('/v1/deployments', {
+      name: 'nightly console report',
+      agent,
+      environment_id: envId,
+      schedule: { type: 'cron', expression: '0 9 * * *', timezone: 'UTC' },
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Write the report' }] }],
+    });
+    expect(created.body).toMatchObject({ id: expect.stringMatching(/^depl_/), status: 'active' });
+    const deployment = created.body;
+    const run = await ws.post(`/v1/deployments/${deployment.id}/run`);
+    expect(run.status).toBe(201);
+    // The vault.created event reached the receiver, verified with the signing secret.
+    const got = await receiver.waitFor('/console', (g) => g.some((r) => r.verifiedWith.length > 0));
+    expect(got[0].event?.data.type).toBe('vault.created');
+
+    await page.goto(`${origin}/console/files`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=files]');
+    let text = await textUntil(has(file.id), 'files');
+    expect(text).toContain('console-notes.txt');
+    expect(text).toContain('text/plain');
+    await noSecret();
+    await shot('10-files');
+
+    await page.goto(`${origin}/console/vaults`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=vault]');
+    await page.click('[data-testid=vault] button.toggle');
+    await page.waitForSelector('[data-testid=credentials]');
+    text = await textUntil(has(oauth.body.id), 'credentials');
+    expect(text).toContain('console vault');
+    expect(text).toContain(vault.id);
+    expect(text).toContain(bearer.body.id);
+    expect(text).toContain('github bearer');
+    expect(text).toContain('https://oauth.example.com/mcp');
+    expect(text).toContain('client console-client');
+    await noSecret();
+    await shot('11-vaults');
+
+    await page.goto(`${origin}/console/webhooks`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=webhook]');
+    await page.click('[data-testid=webhook] button.toggle');
+    const delivery = (await ws.get(`/v1/webhooks/${hook.body.id}/deliveries`)).body.data[0];
+    expect(delivery).toBeTruthy();
+    text = await textUntil((t) => t.includes(delivery.id) && t.includes('succeeded'), 'deliveries', 30_000);
+    expect(text).toContain(hook.body.id);
+    expect(text).toContain(`${receiver.url}/console`);
+    expect(text).toContain('vault.created');
+    expect(text).toContain('#1 200');
+    await noSecret([signingSecret]);
+    await shot('12-webhooks');
+
+    await page.goto(`${origin}/console/deployments`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=deployment]');
+    await page.click('[data-testid=deployment] button.toggle');
+    await page.waitForSelector('[data-testid=runs]');
+    text = await textUntil(has(run.body.id), 'deployment runs');
+    expect(text).toContain('nightly console report');
+    expect(text).toContain(deployment.id);
+    expect(text).toContain('cron 0 9 * * * (UTC)');
+    expect(text).toContain('manual');
+    expect(text).toContain(run.body.session_id);
+    await noSecret();
+    await shot('13-deployments');
+    // Archived (which also removes its Temporal Schedule), it is still listed, marked archived.
+    expect((await ws.post(`/v1/deployments/${deployment.id}/archive`)).status).toBe(200);
+    await page.reload({ waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=deployment]');
+    text = await textUntil(has('archived'), 'archived deployment');
+    expect(text).toContain(deployment.id);
+
+    await page.goto(`${origin}/console/memory_stores`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=memory-store]');
+    await page.click('[data-testid=memory-store] button.toggle');
+    await page.waitForSelector('[data-testid=memories]');
+    text = await textUntil(has('/notes/todo.md'), 'memories');
+    expect(text).toContain('console store');
+    expect(text).toContain(store.id);
+    expect(text).toContain(memory.body.id);
+    expect(text).toContain('8 B');
+    await noSecret();
+    await shot('14-memory-stores');
+
+    // A failing read shows the API's error envelope: a key revoked while the tab holds it.
+    const doomed = await api.issueKey('wrkspc_default');
+    await page.evaluate((k) => sessionStorage.setItem('mango.console.api_key', k), doomed.api_key);
+    await api.revokeKey(doomed.id);
+    for (const path of ['files', 'vaults', 'webhooks', 'deployments', 'memory_stores']) {
+      await page.goto(`${origin}/console/${path}`, { waitUntil: 'networkidle2' });
+      await page.waitForSelector('[data-testid=error]');
+      expect(await page.$eval('[data-testid=error]', (el) => el.textContent)).toMatch(
+        /^authentication_error \(401\): .+ · request \S+/,
+      );
+    }
+    await shot('15-error-envelope');
+    await page.evaluate((k) => sessionStorage.setItem('mango.console.api_key', k), key);
+  }, 180_000);
 });

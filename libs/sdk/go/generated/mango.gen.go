@@ -18,6 +18,27 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AutoEvaluationEvaluatedPermission1ReasonCode.
+const (
+	JudgeFailed     AutoEvaluationEvaluatedPermission1ReasonCode = "judge_failed"
+	JudgeUnparsable AutoEvaluationEvaluatedPermission1ReasonCode = "judge_unparsable"
+	JudgedAsk       AutoEvaluationEvaluatedPermission1ReasonCode = "judged_ask"
+)
+
+// Valid indicates whether the value is a known member of the AutoEvaluationEvaluatedPermission1ReasonCode enum.
+func (e AutoEvaluationEvaluatedPermission1ReasonCode) Valid() bool {
+	switch e {
+	case JudgeFailed:
+		return true
+	case JudgeUnparsable:
+		return true
+	case JudgedAsk:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeploymentStatus.
 const (
 	DeploymentStatusActive DeploymentStatus = "active"
@@ -307,6 +328,7 @@ func (e OutcomeEvaluationResult) Valid() bool {
 const (
 	PermissionPolicyTypeAlwaysAllow PermissionPolicyType = "always_allow"
 	PermissionPolicyTypeAlwaysAsk   PermissionPolicyType = "always_ask"
+	PermissionPolicyTypeAuto        PermissionPolicyType = "auto"
 	PermissionPolicyTypeDeny        PermissionPolicyType = "deny"
 )
 
@@ -316,6 +338,8 @@ func (e PermissionPolicyType) Valid() bool {
 	case PermissionPolicyTypeAlwaysAllow:
 		return true
 	case PermissionPolicyTypeAlwaysAsk:
+		return true
+	case PermissionPolicyTypeAuto:
 		return true
 	case PermissionPolicyTypeDeny:
 		return true
@@ -561,27 +585,27 @@ func (e SessionEvent15EvaluatedPermission) Valid() bool {
 	}
 }
 
-// Defines values for SessionEvent19Result.
+// Defines values for SessionEvent20Result.
 const (
-	SessionEvent19ResultFailed               SessionEvent19Result = "failed"
-	SessionEvent19ResultInterrupted          SessionEvent19Result = "interrupted"
-	SessionEvent19ResultMaxIterationsReached SessionEvent19Result = "max_iterations_reached"
-	SessionEvent19ResultNeedsRevision        SessionEvent19Result = "needs_revision"
-	SessionEvent19ResultSatisfied            SessionEvent19Result = "satisfied"
+	SessionEvent20ResultFailed               SessionEvent20Result = "failed"
+	SessionEvent20ResultInterrupted          SessionEvent20Result = "interrupted"
+	SessionEvent20ResultMaxIterationsReached SessionEvent20Result = "max_iterations_reached"
+	SessionEvent20ResultNeedsRevision        SessionEvent20Result = "needs_revision"
+	SessionEvent20ResultSatisfied            SessionEvent20Result = "satisfied"
 )
 
-// Valid indicates whether the value is a known member of the SessionEvent19Result enum.
-func (e SessionEvent19Result) Valid() bool {
+// Valid indicates whether the value is a known member of the SessionEvent20Result enum.
+func (e SessionEvent20Result) Valid() bool {
 	switch e {
-	case SessionEvent19ResultFailed:
+	case SessionEvent20ResultFailed:
 		return true
-	case SessionEvent19ResultInterrupted:
+	case SessionEvent20ResultInterrupted:
 		return true
-	case SessionEvent19ResultMaxIterationsReached:
+	case SessionEvent20ResultMaxIterationsReached:
 		return true
-	case SessionEvent19ResultNeedsRevision:
+	case SessionEvent20ResultNeedsRevision:
 		return true
-	case SessionEvent19ResultSatisfied:
+	case SessionEvent20ResultSatisfied:
 		return true
 	default:
 		return false
@@ -1376,6 +1400,35 @@ type AlwaysAllowPolicy struct {
 	Type string `json:"type"`
 }
 
+// AutoEvaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+// why there was no usable judgement (at most 500 characters).
+type AutoEvaluation struct {
+	EvaluatedPermission AutoEvaluation_EvaluatedPermission `json:"evaluated_permission"`
+	Reason              string                             `json:"reason"`
+	Type                string                             `json:"type"`
+}
+
+// AutoEvaluationEvaluatedPermission0 defines model for AutoEvaluation.EvaluatedPermission.0.
+type AutoEvaluationEvaluatedPermission0 struct {
+	Type string `json:"type"`
+}
+
+// AutoEvaluationEvaluatedPermission1 defines model for AutoEvaluation.EvaluatedPermission.1.
+type AutoEvaluationEvaluatedPermission1 struct {
+	ReasonCode AutoEvaluationEvaluatedPermission1ReasonCode `json:"reason_code"`
+	Type       string                                       `json:"type"`
+}
+
+// AutoEvaluationEvaluatedPermission1ReasonCode defines model for AutoEvaluation.EvaluatedPermission.1.ReasonCode.
+type AutoEvaluationEvaluatedPermission1ReasonCode string
+
+// AutoEvaluation_EvaluatedPermission defines model for AutoEvaluation.EvaluatedPermission.
+type AutoEvaluation_EvaluatedPermission struct {
+	union json.RawMessage
+}
+
 // Budget defines model for Budget.
 type Budget struct {
 	MaxListCost MonetaryAmount `json:"max_list_cost"`
@@ -1868,8 +1921,11 @@ type McpToolConfig struct {
 	Enabled bool   `json:"enabled"`
 	Name    string `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 }
 
@@ -2185,8 +2241,11 @@ type OutcomeEvaluationResult string
 // OutcomeId defines model for OutcomeId.
 type OutcomeId = string
 
-// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-// Applies to built-in and MCP tools, never to custom tools.
+// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+// web tools accept only `always_allow`.
 type PermissionPolicy struct {
 	Type PermissionPolicyType `json:"type"`
 }
@@ -2339,8 +2398,11 @@ type SandboxToolConfig struct {
 	Enabled bool            `json:"enabled"`
 	Name    SandboxToolName `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             SandboxToolName  `json:"type"`
 }
@@ -2517,9 +2579,15 @@ type SessionEvent2 struct {
 // SessionEvent3 defines model for SessionEvent.3.
 type SessionEvent3 struct {
 	EvaluatedPermission SessionEvent3EvaluatedPermission `json:"evaluated_permission"`
-	Id                  string                           `json:"id"`
-	Input               map[string]interface{}           `json:"input"`
-	Name                string                           `json:"name"`
+
+	// Evaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+	// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+	// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+	// why there was no usable judgement (at most 500 characters).
+	Evaluation *AutoEvaluation        `json:"evaluation,omitempty"`
+	Id         string                 `json:"id"`
+	Input      map[string]interface{} `json:"input"`
+	Name       string                 `json:"name"`
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
@@ -2684,9 +2752,15 @@ type SessionEvent14 struct {
 // SessionEvent15 defines model for SessionEvent.15.
 type SessionEvent15 struct {
 	EvaluatedPermission SessionEvent15EvaluatedPermission `json:"evaluated_permission"`
-	Id                  string                            `json:"id"`
-	Input               map[string]interface{}            `json:"input"`
-	McpServerName       string                            `json:"mcp_server_name"`
+
+	// Evaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+	// `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+	// out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+	// why there was no usable judgement (at most 500 characters).
+	Evaluation    *AutoEvaluation        `json:"evaluation,omitempty"`
+	Id            string                 `json:"id"`
+	Input         map[string]interface{} `json:"input"`
+	McpServerName string                 `json:"mcp_server_name"`
 
 	// Name The tool's name on its MCP server.
 	Name string `json:"name"`
@@ -2711,8 +2785,20 @@ type SessionEvent16 struct {
 	Type        string             `json:"type"`
 }
 
-// SessionEvent17 defines model for SessionEvent.17.
+// SessionEvent17 The result of a call Mango or the model endpoint ran (a Skill activation, web_search, web_fetch): docs/api-guide.md "What the model sees".
 type SessionEvent17 struct {
+	Content []TextBlock `json:"content"`
+	Id      string      `json:"id"`
+	IsError bool        `json:"is_error"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt *NullableTimestamp `json:"processed_at"`
+	ToolUseId   string             `json:"tool_use_id"`
+	Type        string             `json:"type"`
+}
+
+// SessionEvent18 defines model for SessionEvent.18.
+type SessionEvent18 struct {
 	Description   string    `json:"description"`
 	Id            string    `json:"id"`
 	MaxIterations int       `json:"max_iterations"`
@@ -2729,8 +2815,8 @@ type SessionEvent17 struct {
 	Type string `json:"type"`
 }
 
-// SessionEvent18 defines model for SessionEvent.18.
-type SessionEvent18 struct {
+// SessionEvent19 defines model for SessionEvent.19.
+type SessionEvent19 struct {
 	Id        string    `json:"id"`
 	Iteration int       `json:"iteration"`
 	OutcomeId OutcomeId `json:"outcome_id"`
@@ -2740,8 +2826,8 @@ type SessionEvent18 struct {
 	Type        interface{}        `json:"type"`
 }
 
-// SessionEvent19 defines model for SessionEvent.19.
-type SessionEvent19 struct {
+// SessionEvent20 defines model for SessionEvent.20.
+type SessionEvent20 struct {
 	Explanation string `json:"explanation"`
 	Id          string `json:"id"`
 	Iteration   int    `json:"iteration"`
@@ -2752,7 +2838,7 @@ type SessionEvent19 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp   `json:"processed_at"`
-	Result      SessionEvent19Result `json:"result"`
+	Result      SessionEvent20Result `json:"result"`
 	Type        string               `json:"type"`
 
 	// Usage The grader request's tokens (zero when none was made).
@@ -2764,8 +2850,8 @@ type SessionEvent19 struct {
 	} `json:"usage"`
 }
 
-// SessionEvent19Result defines model for SessionEvent.19.Result.
-type SessionEvent19Result string
+// SessionEvent20Result defines model for SessionEvent.20.Result.
+type SessionEvent20Result string
 
 // SessionEventsSendRequest defines model for SessionEventsSendRequest.
 type SessionEventsSendRequest struct {
@@ -3090,8 +3176,11 @@ type TokenEndpointAuthRequest struct {
 type ToolDefaultConfig struct {
 	Enabled bool `json:"enabled"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 }
 
@@ -3383,8 +3472,11 @@ type WebFetchToolConfig struct {
 	MaxContentTokens *int        `json:"max_content_tokens,omitempty"`
 	Name             string      `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             string           `json:"type"`
 }
@@ -3410,8 +3502,11 @@ type WebSearchToolConfig struct {
 	Enabled        bool        `json:"enabled"`
 	Name           string      `json:"name"`
 
-	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-	// Applies to built-in and MCP tools, never to custom tools.
+	// PermissionPolicy `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+	// `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+	// deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+	// needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+	// web tools accept only `always_allow`.
 	PermissionPolicy PermissionPolicy `json:"permission_policy"`
 	Type             string           `json:"type"`
 	UserLocation     *UserLocation    `json:"user_location,omitempty"`
@@ -5095,6 +5190,68 @@ func (t *AgentToolsetParams_Configs_Item) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsAutoEvaluationEvaluatedPermission0 returns the union data inside the AutoEvaluation_EvaluatedPermission as a AutoEvaluationEvaluatedPermission0
+func (t AutoEvaluation_EvaluatedPermission) AsAutoEvaluationEvaluatedPermission0() (AutoEvaluationEvaluatedPermission0, error) {
+	var body AutoEvaluationEvaluatedPermission0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAutoEvaluationEvaluatedPermission0 overwrites any union data inside the AutoEvaluation_EvaluatedPermission as the provided AutoEvaluationEvaluatedPermission0
+func (t *AutoEvaluation_EvaluatedPermission) FromAutoEvaluationEvaluatedPermission0(v AutoEvaluationEvaluatedPermission0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAutoEvaluationEvaluatedPermission0 performs a merge with any union data inside the AutoEvaluation_EvaluatedPermission, using the provided AutoEvaluationEvaluatedPermission0
+func (t *AutoEvaluation_EvaluatedPermission) MergeAutoEvaluationEvaluatedPermission0(v AutoEvaluationEvaluatedPermission0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAutoEvaluationEvaluatedPermission1 returns the union data inside the AutoEvaluation_EvaluatedPermission as a AutoEvaluationEvaluatedPermission1
+func (t AutoEvaluation_EvaluatedPermission) AsAutoEvaluationEvaluatedPermission1() (AutoEvaluationEvaluatedPermission1, error) {
+	var body AutoEvaluationEvaluatedPermission1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAutoEvaluationEvaluatedPermission1 overwrites any union data inside the AutoEvaluation_EvaluatedPermission as the provided AutoEvaluationEvaluatedPermission1
+func (t *AutoEvaluation_EvaluatedPermission) FromAutoEvaluationEvaluatedPermission1(v AutoEvaluationEvaluatedPermission1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAutoEvaluationEvaluatedPermission1 performs a merge with any union data inside the AutoEvaluation_EvaluatedPermission, using the provided AutoEvaluationEvaluatedPermission1
+func (t *AutoEvaluation_EvaluatedPermission) MergeAutoEvaluationEvaluatedPermission1(v AutoEvaluationEvaluatedPermission1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AutoEvaluation_EvaluatedPermission) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AutoEvaluation_EvaluatedPermission) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsDeploymentPausedReason0 returns the union data inside the Deployment_PausedReason as a DeploymentPausedReason0
 func (t Deployment_PausedReason) AsDeploymentPausedReason0() (DeploymentPausedReason0, error) {
 	var body DeploymentPausedReason0
@@ -6365,6 +6522,32 @@ func (t *SessionEvent) FromSessionEvent19(v SessionEvent19) error {
 
 // MergeSessionEvent19 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent19
 func (t *SessionEvent) MergeSessionEvent19(v SessionEvent19) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionEvent20 returns the union data inside the SessionEvent as a SessionEvent20
+func (t SessionEvent) AsSessionEvent20() (SessionEvent20, error) {
+	var body SessionEvent20
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent20 overwrites any union data inside the SessionEvent as the provided SessionEvent20
+func (t *SessionEvent) FromSessionEvent20(v SessionEvent20) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent20 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent20
+func (t *SessionEvent) MergeSessionEvent20(v SessionEvent20) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -95,12 +95,38 @@ class ReadinessUnavailable(TypedDict, closed=True):
 
 class PermissionPolicy(TypedDict, closed=True):
     """
-    `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-    Applies to built-in and MCP tools, never to custom tools.
+    `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+    `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+    deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+    needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+    web tools accept only `always_allow`.
 
     """
 
-    type: Literal["always_allow", "always_ask", "deny"]
+    type: Literal["always_allow", "always_ask", "deny", "auto"]
+
+
+class EvaluatedPermission(TypedDict, closed=True):
+    type: Literal["allow"]
+
+
+class EvaluatedPermission1(TypedDict, closed=True):
+    type: Literal["ask"]
+    reason_code: Literal["judged_ask", "judge_failed", "judge_unparsable"]
+
+
+class AutoEvaluation(TypedDict, closed=True):
+    """
+    Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+    `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+    out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+    why there was no usable judgement (at most 500 characters).
+
+    """
+
+    type: Literal["auto"]
+    evaluated_permission: EvaluatedPermission | EvaluatedPermission1
+    reason: str
 
 
 class AlwaysAllowPolicy(TypedDict, closed=True):
@@ -1016,6 +1042,7 @@ class SessionEvent4(TypedDict, closed=True):
     name: str
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
+    evaluation: NotRequired[AutoEvaluation]
     processed_at: NullableTimestamp
 
 
@@ -1044,6 +1071,7 @@ class SessionEvent6(TypedDict, closed=True):
         "session.status_terminated",
         "span.model_request_start",
         "agent.thread_context_compacted",
+        "agent.thinking",
     ]
     processed_at: NullableTimestamp
 
@@ -1185,6 +1213,7 @@ class SessionEvent16(TypedDict, closed=True):
     mcp_server_name: str
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
+    evaluation: NotRequired[AutoEvaluation]
     processed_at: NullableTimestamp
 
 
@@ -1201,6 +1230,19 @@ class SessionEvent17(TypedDict, closed=True):
     processed_at: NullableTimestamp
 
 
+class SessionEvent18(TypedDict, closed=True):
+    """
+    The result of a call Mango or the model endpoint ran (a Skill activation, web_search, web_fetch): docs/api-guide.md "What the model sees".
+    """
+
+    id: str
+    type: Literal["agent.tool_result"]
+    tool_use_id: str
+    content: list[TextBlock]
+    is_error: bool
+    processed_at: NullableTimestamp
+
+
 class Rubric2(TypedDict, closed=True):
     """
     The rubric as text (a File rubric is echoed as the text read at admission).
@@ -1210,7 +1252,7 @@ class Rubric2(TypedDict, closed=True):
     content: str
 
 
-class SessionEvent18(TypedDict, closed=True):
+class SessionEvent19(TypedDict, closed=True):
     """
     A persisted Session event (the variants emitted so far).
     """
@@ -1224,7 +1266,7 @@ class SessionEvent18(TypedDict, closed=True):
     processed_at: NullableTimestamp
 
 
-class SessionEvent19(TypedDict, closed=True):
+class SessionEvent20(TypedDict, closed=True):
     """
     A persisted Session event (the variants emitted so far).
     """
@@ -1247,7 +1289,7 @@ class Usage(TypedDict, closed=True):
     cache_read_input_tokens: int
 
 
-class SessionEvent20(TypedDict, closed=True):
+class SessionEvent21(TypedDict, closed=True):
     """
     A persisted Session event (the variants emitted so far).
     """
@@ -2039,6 +2081,7 @@ SessionEvent: TypeAlias = (
     | SessionEvent18
     | SessionEvent19
     | SessionEvent20
+    | SessionEvent21
 )
 
 

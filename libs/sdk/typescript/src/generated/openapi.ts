@@ -2075,12 +2075,35 @@ export interface components {
             };
         };
         /**
-         * @description `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it.
-         *     Applies to built-in and MCP tools, never to custom tools.
+         * @description `always_allow` runs the tool; `always_ask` waits for a `user.tool_confirmation`; `deny` never runs it;
+         *     `auto` has a bounded model request judge each call before it runs — allow or ask, never a silent
+         *     deny; a failed, slow or unparsable judgement is ask (docs/api-guide.md "The auto permission policy";
+         *     needs workload qualification). Applies to the six sandbox tools and MCP tools, never to custom tools;
+         *     web tools accept only `always_allow`.
          */
         PermissionPolicy: {
             /** @enum {string} */
-            type: "always_allow" | "always_ask" | "deny";
+            type: "always_allow" | "always_ask" | "deny" | "auto";
+        };
+        /**
+         * @description Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
+         *     `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
+         *     out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
+         *     why there was no usable judgement (at most 500 characters).
+         */
+        AutoEvaluation: {
+            /** @constant */
+            type: "auto";
+            evaluated_permission: {
+                /** @constant */
+                type: "allow";
+            } | {
+                /** @constant */
+                type: "ask";
+                /** @enum {string} */
+                reason_code: "judged_ask" | "judge_failed" | "judge_unparsable";
+            };
+            reason: string;
         };
         /** @description The only policy a web tool accepts. */
         AlwaysAllowPolicy: {
@@ -2969,6 +2992,7 @@ export interface components {
             input: Record<string, never>;
             /** @enum {string} */
             evaluated_permission: "allow" | "ask" | "deny";
+            evaluation?: components["schemas"]["AutoEvaluation"];
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -2981,7 +3005,7 @@ export interface components {
         } | {
             id: string;
             /** @enum {unknown} */
-            type: "session.status_running" | "session.status_rescheduled" | "session.status_terminated" | "span.model_request_start" | "agent.thread_context_compacted";
+            type: "session.status_running" | "session.status_rescheduled" | "session.status_terminated" | "span.model_request_start" | "agent.thread_context_compacted" | "agent.thinking";
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3077,12 +3101,21 @@ export interface components {
             input: Record<string, never>;
             /** @enum {string} */
             evaluated_permission: "allow" | "ask" | "deny";
+            evaluation?: components["schemas"]["AutoEvaluation"];
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
             /** @constant */
             type: "agent.mcp_tool_result";
             mcp_tool_use_id: string;
+            content: components["schemas"]["TextBlock"][];
+            is_error: boolean;
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent.tool_result";
+            tool_use_id: string;
             content: components["schemas"]["TextBlock"][];
             is_error: boolean;
             processed_at: components["schemas"]["NullableTimestamp"];

@@ -1,18 +1,9 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import { MODEL_REQUEST_ATTEMPTS, type OutcomeActivities, type TurnRef } from './activities.contract';
+import { proxyActivities } from '@temporalio/workflow';
+import type { OutcomeActivities, TurnRef } from './activities.contract';
+import { MODEL_ACTIVITY_OPTIONS } from './activity-options';
 
 /** The grader request heartbeats like a model step (an interrupt's cancellation arrives that way). */
-const outcomeActivities = proxyActivities<OutcomeActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: MODEL_REQUEST_ATTEMPTS,
-  },
-});
+const outcomeActivities = proxyActivities<OutcomeActivities>(MODEL_ACTIVITY_OPTIONS);
 
 /**
  * The outcome loop (docs/api-guide.md "Outcomes"), run at the end of a turn whose model steps ended:

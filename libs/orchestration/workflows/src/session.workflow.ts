@@ -1,5 +1,4 @@
 import {
-  ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -11,11 +10,8 @@ import {
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
-import {
-  MODEL_REQUEST_ATTEMPTS,
-  MODEL_REQUEST_EXHAUSTED,
-  type SessionActivities,
-} from './activities.contract';
+import { MODEL_REQUEST_EXHAUSTED, type SessionActivities } from './activities.contract';
+import { MODEL_ACTIVITY_OPTIONS } from './activity-options';
 import { workflowWake } from '@mango/domain-sessions';
 import { runOutcomeLoop } from './outcome-loop';
 
@@ -23,21 +19,7 @@ import { runOutcomeLoop } from './outcome-loop';
 export const sessionInputSignal =
   defineSignal<[{ seq: number; kind?: string; toolUseId?: string | null }]>('input');
 
-const activities = proxyActivities<SessionActivities>({
-  startToCloseTimeout: '10 minutes',
-  // Activities heartbeat while they wait on the model: a worker that dies mid-turn is noticed in seconds
-  // and the activity is retried elsewhere (its events are idempotent). Heartbeats also deliver an
-  // interrupt's cancellation, and the turn waits for the activity to stop before it goes idle, so no
-  // event of the interrupted step can land after the idle.
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: MODEL_REQUEST_ATTEMPTS,
-  },
-});
+const activities = proxyActivities<SessionActivities>(MODEL_ACTIVITY_OPTIONS);
 
 /**
  * Short database steps (turn bookkeeping, result checks) run as local activities: no round trip through

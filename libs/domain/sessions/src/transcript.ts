@@ -56,6 +56,16 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
   const errorResult = (id: string, text: string) =>
     push('user', [{ type: 'tool_result', tool_use_id: id, content: text, is_error: true }]);
   const open = new Set<string>();
+  // A result event answers its open call once: the model sees the result as the next user content.
+  const answer = (id: string, e: LogEvent) =>
+    push('user', [
+      {
+        type: 'tool_result',
+        tool_use_id: id,
+        content: resultContent((e.body.content ?? []) as Content),
+        is_error: e.body.is_error === true,
+      },
+    ]);
   // A message sent while a turn runs is input for the next turn: it joins the transcript after the
   // turn's idle, not between the turn's own model calls (where it sits in the log).
   let inTurn = false;
@@ -160,14 +170,7 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
       case 'agent.mcp_tool_result': {
         const id = e.body.mcp_tool_use_id as string;
         if (!open.delete(id)) break;
-        push('user', [
-          {
-            type: 'tool_result',
-            tool_use_id: id,
-            content: resultContent(content),
-            is_error: e.body.is_error === true,
-          },
-        ]);
+        answer(id, e);
         break;
       }
       case 'agent.tool_result': {
@@ -179,14 +182,7 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
         // Answered by Mango (a Skill activation).
         const id = e.body.tool_use_id as string;
         if (!open.delete(id)) break;
-        push('user', [
-          {
-            type: 'tool_result',
-            tool_use_id: id,
-            content: resultContent(content),
-            is_error: e.body.is_error === true,
-          },
-        ]);
+        answer(id, e);
         break;
       }
       case 'user.tool_confirmation':
@@ -200,14 +196,7 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
       case 'user.tool_result': {
         const id = (e.toolUseId ?? e.body.tool_use_id ?? e.body.custom_tool_use_id) as string;
         if (!open.delete(id)) break; // answers a closed call: the model already saw it interrupted
-        push('user', [
-          {
-            type: 'tool_result',
-            tool_use_id: id,
-            content: resultContent(content),
-            is_error: e.body.is_error === true,
-          },
-        ]);
+        answer(id, e);
         break;
       }
     }

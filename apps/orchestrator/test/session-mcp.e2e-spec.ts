@@ -36,6 +36,9 @@ describe('remote MCP tools with Vault credentials (real API, orchestrator, Tempo
     MANGO_VAULT_KEYRING: KEYRING,
     MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32',
     MANGO_MCP_TIMEOUT_MS: '20000',
+    // The test model 'm' is unknown to the built-in profiles; their conservative default window (32,000
+    // tokens) cannot take the 100 KB result below, so this suite gives it a standard window.
+    MANGO_MODEL_PROFILES: JSON.stringify({ m: { context_window: 200_000 } }),
   };
 
   beforeAll(async () => {
@@ -271,6 +274,8 @@ describe('remote MCP tools with Vault credentials (real API, orchestrator, Tempo
     expect(big.is_error).toBe(false);
     expect(big.content[0].text.startsWith('x'.repeat(100_000))).toBe(true);
     expect(big.content[0].text).toMatch(/100000 of 150000 bytes shown\. Files storage is not configured/);
+    // The turn goes on with the bounded result: the model's next reply is recorded.
+    expect(list.filter((e) => e.type === 'agent.message').map((e) => e.content[0].text)).toEqual(['ok']);
 
     model.script(callTool('mcp__tickets__image', {}), { content: [{ type: 'text', text: 'ok' }] });
     const s2 = await session(await agentWith(mcp.url), 'image');

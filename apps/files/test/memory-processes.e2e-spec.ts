@@ -77,4 +77,34 @@ describe('Memory across apps/files processes (real PostgreSQL, S3)', () => {
     expect((await memoryFixtures(files).memoryState()).cleanups).toBe(0);
     await sweeper.app.stop();
   });
+
+  it('a write that waits longer than its lease (a busy Store) keeps its object and commits', async () => {
+    const key = (await files.issueKey('wrkspc_default')).api_key;
+    const sweeper = await files.startProcess({
+      MANGO_FILES_SWEEP_INTERVAL_MS: '100',
+      MANGO_FILES_SWEEP_GRACE_MS: '0',
+    });
+    const a = httpClient(files.url, key);
+    const store = (await a.post('/v1/memory_stores', { name: 'locked' })).body.id;
+    const memory = (await a.post(`/v1/memory_stores/${store}/memories`, { path: '/m', content: 'v0' })).body;
+
+    // Another writer holds the Store row for three lease periods while this update waits for it.
+    const runner = files.ds.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    await runner.query('SELECT id FROM memory_stores WHERE id = $1 FOR UPDATE', [store]);
+    const pending = a.post(`/v1/memory_stores/${store}/memories/${memory.id}`, { content: 'v1 waited' });
+    await new Promise((r) => setTimeout(r, 3_000));
+    await runner.commitTransaction();
+    await runner.release();
+
+    const updated = await pending;
+    expect(updated.status).toBe(200);
+    const b = httpClient(sweeper.url, key);
+    expect((await b.get(`/v1/memory_stores/${store}/memories/${memory.id}`)).body.content).toBe('v1 waited');
+    await new Promise((r) => setTimeout(r, 500)); // sweeps run every 100 ms: none may take the object
+    expect((await b.get(`/v1/memory_stores/${store}/memories/${memory.id}`)).body.content).toBe('v1 waited');
+    expect((await memoryFixtures(files).memoryState()).cleanups).toBe(0);
+    await sweeper.app.stop();
+  });
 });

@@ -13,7 +13,7 @@ export interface ClaimedCleanup {
   lease: CleanupLease;
   objectKey: string;
   reason: 'upload' | 'delete';
-  /** A File or Skill version row still names the key (never expected): the object must be kept. */
+  /** A File, Skill version or Memory version row still names the key (never expected): the object must be kept. */
   inUse: boolean;
 }
 
@@ -92,7 +92,8 @@ export class ObjectCleanupRepository {
              FROM due WHERE c.id = due.id
            RETURNING c.id, c.object_key, c.reason)
          SELECT claimed.*, (EXISTS (SELECT 1 FROM files f WHERE f.object_key = claimed.object_key)
-                 OR EXISTS (SELECT 1 FROM skill_versions v WHERE v.object_key = claimed.object_key)) AS in_use
+                 OR EXISTS (SELECT 1 FROM skill_versions v WHERE v.object_key = claimed.object_key)
+                 OR EXISTS (SELECT 1 FROM memory_versions m WHERE m.object_key = claimed.object_key)) AS in_use
            FROM claimed`,
         [owner, input.leaseMs, input.graceMs, input.limit],
       );

@@ -3,7 +3,13 @@ import { createHash } from 'node:crypto';
 import { ancestorPaths, normalizeMemoryPath, normalizePathPrefix, readSha256 } from '@mango/domain-memory';
 import { conflict, invalidRequest, notFound, readObject } from '@mango/domain-kernel';
 import type { Principal } from '@mango/feature-auth';
-import { CleanupLease, isMissingObject, LeaseLostError, ObjectCleanupRepository } from '@mango/feature-files';
+import {
+  CleanupLease,
+  CleanupLeaseKeeper,
+  isMissingObject,
+  LeaseLostError,
+  ObjectCleanupRepository,
+} from '@mango/feature-files';
 import { isId, newId } from '@mango/platform-ids';
 import { Page, parseLimit, rejectUnknownQuery } from '@mango/platform-pagination';
 import { insertRow, MemoryEntity, MemoryStoreEntity, MemoryVersionEntity } from '@mango/persistence';
@@ -351,18 +357,24 @@ export class MemoriesService {
       reason: 'upload',
       leaseMs: this.settings.leaseMs,
     });
+    // Renewed until the commit: a write that waits (object store, the Store's row lock under
+    // concurrent writers) stays live for sweepers in every process.
+    const keeper = new CleanupLeaseKeeper(this.cleanups, lease, this.settings.leaseMs, this.log);
     let outcome: Outcome<T>;
     try {
       await this.objects.put(staged.objectKey, content);
+      if (keeper.signal.aborted) throw keeper.signal.reason;
       outcome = await this.dataSource.transaction(async (tx) => {
         const out = await apply(tx, staged);
         if (out.used && !(await this.cleanups.release(lease, tx))) throw new LeaseLostError(lease);
         return out;
       });
     } catch (err) {
+      await keeper.stop();
       await this.abandon(staged.objectKey, lease);
       throw err;
     }
+    await keeper.stop();
     if (!outcome.used) await this.abandon(staged.objectKey, lease);
     return outcome.value;
   }

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
+import { parseCustomTools } from '@mango/worker-runtime';
 
 /**
  * The Helm chart and the Compose stack, rendered and validated by the real tools (helm built from the Go
@@ -11,7 +12,7 @@ import { parseAllDocuments, parse } from 'yaml';
 const ROOT = join(__dirname, '../..');
 const helm = process.env.MANGO_HELM_BIN ?? 'helm';
 
-function render(set: Record<string, string>): any[] {
+function render(set: Record<string, unknown>): any[] {
   const args = [
     'template',
     't',
@@ -113,6 +114,45 @@ describe('Helm chart (helm lint + template)', () => {
     expect(
       orch.spec.template.spec.containers[0].env.find((e: any) => e.name === 'MANGO_MODEL_PROFILES').value,
     ).toBe('{"m":{"context_window":8000}}');
+  });
+
+  it('operator custom tools: a ConfigMap the supervisor reads with --custom-tools, valid for its own parser', () => {
+    const SUP = {
+      'supervisor.enabled': 'true',
+      'supervisor.environmentId': 'env_x',
+      'supervisor.existingSecret': 'sup',
+      publicBaseUrl: 'https://mango.example',
+    };
+    const supervisor = (docs: any[]) =>
+      docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 't-mango-supervisor').spec.template
+        .spec;
+    const none = render({ ...BASE, ...SUP });
+    expect(none.some((d) => d.kind === 'ConfigMap')).toBe(false);
+    expect(JSON.stringify(supervisor(none))).not.toContain('MANGO_WORKER_CUSTOM_TOOLS');
+
+    const tools = [
+      {
+        name: 'lookup_order',
+        description: 'Look up an order',
+        input_schema: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+        command: ['/opt/tools/lookup-order', '--json'],
+        timeout_ms: 30000,
+      },
+    ];
+    const docs = render({ ...BASE, ...SUP, 'supervisor.customTools': tools });
+    const map = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 't-mango-custom-tools');
+    // The worker's own validator accepts the rendered file and reads back exactly the tools given.
+    expect(parseCustomTools(map.data['custom-tools.yaml'], 'rendered ConfigMap')).toEqual(
+      tools.map((t) => expect.objectContaining({ name: t.name, command: t.command, timeout_ms: 30000 })),
+    );
+    const spec = supervisor(docs);
+    const env = spec.containers[0].env;
+    const path = env.find((e: any) => e.name === 'MANGO_WORKER_CUSTOM_TOOLS').value;
+    const mount = spec.containers[0].volumeMounts.find((m: any) => m.name === 'custom-tools');
+    expect(mount).toMatchObject({ mountPath: path, subPath: 'custom-tools.yaml', readOnly: true });
+    expect(spec.volumes.find((v: any) => v.name === 'custom-tools').configMap.name).toBe(
+      't-mango-custom-tools',
+    );
   });
 
   it('metrics: off by default; when on, every process gets an internal metrics port, a headless Service and an optional ServiceMonitor, never an ingress route', () => {

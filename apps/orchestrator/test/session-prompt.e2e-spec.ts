@@ -231,6 +231,11 @@ describe('what the model sees (real API, files, orchestrator, Temporal, S3, scri
       type: 'end_turn',
     });
     expect(model.requests).toHaveLength(2);
+    // The endpoint reported the search in its usage: the Session counts it and prices it (1 cent).
+    const usage = (await ws.get(`/v1/sessions/${sid}`)).body.usage;
+    expect(usage.server_tool_use).toEqual({ web_search_requests: 1, web_fetch_requests: 0 });
+    // 20 input + 10 output tokens at $3/$15 per million round up to 1 cent, plus the search's cent.
+    expect(usage.list_cost).toEqual({ amount: '2', currency: 'USD' });
 
     // …and the next request carries its blocks back exactly as the endpoint sent them.
     expect((await ws.post(`/v1/sessions/${sid}/events`, { events: [say('and again')] })).status).toBe(200);

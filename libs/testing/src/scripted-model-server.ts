@@ -8,7 +8,12 @@ export type ScriptedReply =
   | {
       content: Array<Record<string, unknown>>;
       stop_reason?: string;
-      usage?: { input_tokens: number; output_tokens: number };
+      usage?: {
+        input_tokens: number;
+        output_tokens: number;
+        /** Server tools the endpoint ran (`web_search_requests`, `web_fetch_requests`). */
+        server_tool_use?: Record<string, number>;
+      };
       /** Answer only after this long (to crash a caller mid-request). */
       delayMs?: number;
       /** Streaming requests: text is sent in deltas of this many characters (default: one delta per block)… */
@@ -83,7 +88,7 @@ async function streamReply(
   message: {
     content: Array<Record<string, unknown>>;
     stop_reason: string;
-    usage: { input_tokens: number; output_tokens: number };
+    usage: { input_tokens: number; output_tokens: number; server_tool_use?: Record<string, number> };
   } & Record<string, unknown>,
   reply: { chunkChars?: number; chunkDelayMs?: number },
 ): Promise<void> {
@@ -146,7 +151,11 @@ async function streamReply(
   }
   send('message_delta', {
     delta: { stop_reason: message.stop_reason, stop_sequence: null },
-    usage: { output_tokens: message.usage.output_tokens },
+    // The final usage: the endpoint reports the server tools it ran here (as the Messages API does).
+    usage: {
+      output_tokens: message.usage.output_tokens,
+      ...(message.usage.server_tool_use ? { server_tool_use: message.usage.server_tool_use } : {}),
+    },
   });
   send('message_stop', {});
   res.end();
@@ -178,5 +187,6 @@ export function webSearchReply(
       },
       { type: 'text', text },
     ],
+    usage: { input_tokens: 10, output_tokens: 5, server_tool_use: { web_search_requests: 1 } },
   };
 }

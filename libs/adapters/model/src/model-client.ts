@@ -49,6 +49,13 @@ export interface ModelUsage {
   output_tokens: number;
   cache_creation_input_tokens?: number;
   cache_read_input_tokens?: number;
+  /** The server tools (web search, web fetch) the endpoint ran for this response. */
+  server_tool_use?: ServerToolUsage;
+}
+
+export interface ServerToolUsage {
+  web_search_requests?: number;
+  web_fetch_requests?: number;
 }
 
 export interface ModelResponse {
@@ -137,6 +144,7 @@ export class ModelClient {
           output_tokens: message.usage.output_tokens,
           cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
           cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
+          ...serverToolUsage(message.usage.server_tool_use),
         },
       };
     } catch (err) {
@@ -149,4 +157,17 @@ export class ModelClient {
       throw new ModelRequestError(`model endpoint unreachable: ${(err as Error).message}`, null, true);
     }
   }
+}
+
+/** The endpoint's `usage.server_tool_use` counts (absent when it ran none or reports none). */
+function serverToolUsage(raw: unknown): { server_tool_use?: ServerToolUsage } {
+  if (!raw || typeof raw !== 'object') return {};
+  const r = raw as Record<string, unknown>;
+  const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+  const out: ServerToolUsage = {};
+  const search = count(r.web_search_requests);
+  const fetch = count(r.web_fetch_requests);
+  if (search) out.web_search_requests = search;
+  if (fetch) out.web_fetch_requests = fetch;
+  return Object.keys(out).length ? { server_tool_use: out } : {};
 }

@@ -62,6 +62,33 @@ describe('addUsage (cumulative usage and list cost)', () => {
     expect(addedListCostUsd({}, after)).toBe(0);
   });
 
+  it('counts the server tools the endpoint ran and prices web searches at 1 cent each', () => {
+    const one = addUsage(
+      'claude-sonnet-4-6',
+      {},
+      { input_tokens: 0, output_tokens: 0, server_tool_use: { web_search_requests: 2 } },
+      {},
+    );
+    expect(one.server_tool_use).toEqual({ web_search_requests: 2, web_fetch_requests: 0 });
+    expect(one.list_cost).toEqual({ amount: '2', currency: 'USD' });
+    const two = addUsage(
+      'claude-sonnet-4-6',
+      one,
+      { input_tokens: 0, output_tokens: 0, server_tool_use: { web_fetch_requests: 3 } },
+      {},
+    );
+    expect(two.server_tool_use).toEqual({ web_search_requests: 2, web_fetch_requests: 3 });
+    expect(two.list_cost).toEqual({ amount: '2', currency: 'USD' }); // fetches have no request price
+    // A response without server tools keeps the counts; a Session that never ran one has no key.
+    expect(
+      addUsage('claude-sonnet-4-6', two, { input_tokens: 1, output_tokens: 1 }, {}).server_tool_use,
+    ).toEqual({
+      web_search_requests: 2,
+      web_fetch_requests: 3,
+    });
+    expect('server_tool_use' in addUsage('m', {}, { input_tokens: 1, output_tokens: 1 }, {})).toBe(false);
+  });
+
   it('operator prices apply', () => {
     const after = addUsage(
       'm',

@@ -28,8 +28,22 @@ export function addUsage(
     cache_creation_input_tokens:
       (usage.cache_creation_input_tokens ?? 0) + (add.cache_creation_input_tokens ?? 0),
   };
+  const tools = addServerToolUse(usage.server_tool_use, add.server_tool_use);
+  if (tools) next.server_tool_use = tools;
   next.list_cost = listCost(model, next, prices);
   return next;
+}
+
+/** Sums the server tool counts; undefined while neither side has any (the key stays absent). */
+function addServerToolUse(
+  a: TokenUsage['server_tool_use'],
+  b: TokenUsage['server_tool_use'],
+): TokenUsage['server_tool_use'] {
+  if (!a && !b) return a;
+  return {
+    web_search_requests: (a?.web_search_requests ?? 0) + (b?.web_search_requests ?? 0),
+    web_fetch_requests: (a?.web_fetch_requests ?? 0) + (b?.web_fetch_requests ?? 0),
+  };
 }
 
 /** The list cost a response added, in USD (the change in the cumulative cost; 0 when unpriced). */

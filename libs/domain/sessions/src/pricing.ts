@@ -62,7 +62,12 @@ export interface TokenUsage {
   output_tokens?: number;
   cache_creation_input_tokens?: number;
   cache_read_input_tokens?: number;
+  /** Server tools the endpoint ran: web searches are priced per request, web fetches are not. */
+  server_tool_use?: { web_search_requests?: number; web_fetch_requests?: number } | null;
 }
+
+/** The list price of one web search: $10 per 1,000 requests = 1 cent each, in units of 1e-8 USD. */
+export const WEB_SEARCH_UNITS = 1_000_000;
 
 export interface MonetaryAmount {
   /** Integer minor units (cents), no leading zeros. */
@@ -82,7 +87,8 @@ export function listCost(model: string, usage: TokenUsage, table: PriceTable = {
     (usage.input_tokens ?? 0) * perToken(price.input) +
     (usage.output_tokens ?? 0) * perToken(price.output) +
     (usage.cache_creation_input_tokens ?? 0) * perToken(price.input * 1.25) +
-    (usage.cache_read_input_tokens ?? 0) * perToken(price.input * 0.1);
+    (usage.cache_read_input_tokens ?? 0) * perToken(price.input * 0.1) +
+    (usage.server_tool_use?.web_search_requests ?? 0) * WEB_SEARCH_UNITS;
   return { amount: String(Math.ceil(units / 1_000_000)), currency: 'USD' };
 }
 

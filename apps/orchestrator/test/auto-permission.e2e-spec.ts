@@ -158,6 +158,11 @@ describe('the auto permission policy (real API, orchestrator, Temporal, scripted
         reason: 'Deleting everything contradicts the instructions.',
       },
     });
+    // The judgement's tokens count in the Session's usage with the reply's (10 + 5 each, scripted).
+    expect((await ws.get(`/v1/sessions/${s.id}`)).body.usage).toMatchObject({
+      input_tokens: 20,
+      output_tokens: 10,
+    });
     expect(idle.at(-1)!.stop_reason).toEqual({ type: 'requires_action', event_ids: [use.id] });
     // The confirmation path is the usual one: a deny ends the call.
     model.script({ content: [{ type: 'text', text: 'Understood.' }] });

@@ -1,4 +1,4 @@
-import type { ModelClient, ModelContentBlock } from '@mango/adapter-model';
+import type { ModelClient, ModelContentBlock, ModelUsage } from '@mango/adapter-model';
 import {
   AgentDefinition,
   AUTO_JUDGE_LIMITS,
@@ -13,8 +13,9 @@ import {
 import type { DeclaredMcpTool } from '@mango/domain-mcp';
 
 /**
- * The `auto` calls among one reply's tool uses, judged: index in `uses` → evaluation. Sandbox calls whose
- * toolset policy is `auto` and MCP calls whose tool is `auto`; custom tools have no policy.
+ * The `auto` calls among one reply's tool uses, judged: index in `uses` → evaluation, and the tokens the
+ * judgements used (null when none answered). Sandbox calls whose toolset policy is `auto` and MCP calls
+ * whose tool is `auto`; custom tools have no policy.
  */
 export async function autoEvaluations(
   model: ModelClient,
@@ -24,7 +25,7 @@ export async function autoEvaluations(
   mcpTools: DeclaredMcpTool[],
   settings: AutoJudgeSettings,
   signal: AbortSignal,
-): Promise<Map<number, AutoEvaluation>> {
+): Promise<{ evaluations: Map<number, AutoEvaluation>; usage: ModelUsage | null }> {
   const picked: Array<{ index: number; call: AutoCall }> = [];
   uses.forEach((u, index) => {
     if (isCustom(u.name)) return;
@@ -38,7 +39,7 @@ export async function autoEvaluations(
     } else if (isAutoPolicy(agent, u.name))
       picked.push({ index, call: { kind: 'sandbox', name: u.name, input: u.input } });
   });
-  if (!picked.length) return new Map();
+  if (!picked.length) return { evaluations: new Map(), usage: null };
   const judged = await judgeAutoCalls(
     model,
     agent,
@@ -46,7 +47,16 @@ export async function autoEvaluations(
     settings,
     signal,
   );
-  return new Map(picked.map((p, i) => [p.index, judged[i]!]));
+  const used = judged.flatMap((j) => (j.usage ? [j.usage] : []));
+  return {
+    evaluations: new Map(picked.map((p, i) => [p.index, judged[i]!.evaluation])),
+    usage: used.length
+      ? {
+          input_tokens: used.reduce((n, u) => n + u.input_tokens, 0),
+          output_tokens: used.reduce((n, u) => n + u.output_tokens, 0),
+        }
+      : null,
+  };
 }
 
 /** How the `auto` judgement is bounded (MANGO_AUTO_PERMISSION_TIMEOUT_MS shortens or lengthens the timeout). */
@@ -61,8 +71,8 @@ export interface AutoJudgeSettings {
  * as its only message, no tools, a short timeout and a small `max_tokens`, on the Agent's model. A failed,
  * slow or unparsable judgement is `ask`, never a deny. Runs inside the model step, before its events are
  * appended; the decision and its reason go on the call's event, so a retried step that recorded its
- * events never judges again (its events are found by key). The judgement's tokens are not added to the
- * Session's usage.
+ * events never judges again (its events are found by key). Each answered judgement reports its tokens:
+ * the model step adds them to the Session's usage (and so to its list cost and budget) with the reply's.
  */
 export async function judgeAutoCalls(
   model: ModelClient,
@@ -70,7 +80,7 @@ export async function judgeAutoCalls(
   calls: AutoCall[],
   settings: AutoJudgeSettings,
   signal: AbortSignal,
-): Promise<AutoEvaluation[]> {
+): Promise<Array<{ evaluation: AutoEvaluation; usage?: ModelUsage }>> {
   const timeoutMs = settings.timeoutMs ?? AUTO_JUDGE_LIMITS.timeoutMs;
   return Promise.all(
     calls.map(async (call) => {
@@ -89,16 +99,19 @@ export async function judgeAutoCalls(
           .filter((b) => b.type === 'text')
           .map((b) => (b as { text: string }).text)
           .join('');
-        return parseAutoJudgement(text);
+        return { evaluation: parseAutoJudgement(text), usage: reply.usage };
       } catch (err) {
         // An interrupt during the judgement: the reply's events are still recorded (the calls as ask), and
         // the interrupt then closes them like any open call.
-        if (signal.aborted) return failedAutoJudgement('the turn was interrupted during the judgement');
-        return failedAutoJudgement(
-          bounded.aborted
-            ? `the judgement did not finish within ${timeoutMs} ms`
-            : `the judgement request failed: ${(err as Error).message ?? String(err)}`,
-        );
+        if (signal.aborted)
+          return { evaluation: failedAutoJudgement('the turn was interrupted during the judgement') };
+        return {
+          evaluation: failedAutoJudgement(
+            bounded.aborted
+              ? `the judgement did not finish within ${timeoutMs} ms`
+              : `the judgement request failed: ${(err as Error).message ?? String(err)}`,
+          ),
+        };
       }
     }),
   );

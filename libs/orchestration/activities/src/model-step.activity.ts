@@ -295,7 +295,7 @@ export function createModelStep(
     const continues = cut && uses.length === 0 && prepared.continuations! < MAX_TOKENS_CONTINUATIONS;
     const isCustom = (name: string) => custom.some((t) => t.name === name);
     // `auto` calls are judged before their events exist (docs/api-guide.md "The auto permission policy").
-    const judged = await autoEvaluations(
+    const { evaluations: judged, usage: judgedUsage } = await autoEvaluations(
       model,
       agent,
       uses,
@@ -401,7 +401,11 @@ export function createModelStep(
       const inserted = await log.append(tx, s, planned, new Date());
       if (inserted.length) {
         const before = s.usage as SessionUsage;
-        const usage = addUsage(agent.model.id, before, response.usage, deps.prices ?? {});
+        const replied = addUsage(agent.model.id, before, response.usage, deps.prices ?? {});
+        // The `auto` judgements' tokens count like the reply's (list cost, budget).
+        const usage = judgedUsage
+          ? addUsage(agent.model.id, replied, judgedUsage, deps.prices ?? {})
+          : replied;
         await log.saveUsage(tx, s, usage);
         recorded = { before, after: usage };
       }

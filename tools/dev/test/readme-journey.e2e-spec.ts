@@ -315,6 +315,30 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(await healthcheck()).toBe('succeeded');
   }, 1_800_000);
 
+  it('Skills and Memory, as the README shows: the model is told of both, the sandbox has both', async () => {
+    const readme = readFileSync(join(checkout, 'README.md'), 'utf8');
+    const block = /## Skills and Memory[\s\S]*?```bash\n([\s\S]*?)```/.exec(readme)![1]!;
+    const seen = model.requests.length;
+    const out = await run(block, 300_000);
+    expect(out).toMatch(/^\{"path":"\/style\.md","content_size_bytes":23\}$/m);
+    expect(out).toMatch(/^\{"mount_path":"\/mnt\/memory\/team-notes","access":"read_only"\}$/m);
+    // The tool result: the staged SKILL.md, then the mounted Memory.
+    expect(out).toMatch(/^name: release-notes$/m);
+    expect(out).toMatch(/^Group the changes under Added, Fixed and Removed\.$/m);
+    expect(out).toMatch(/Write in plain English\./);
+    // What the model was told, on the turn's first request.
+    const request = model.requests.slice(seen).find((r) => JSON.stringify(r.body).includes('release-notes'));
+    expect(request).toBeDefined();
+    const system = JSON.stringify(request!.body.system);
+    expect(system).toContain('<skill name=\\"release-notes\\" path=\\"skills/release-notes/\\">');
+    expect(system).toContain('Write release notes from a list of changes.');
+    expect(system).toContain(
+      '<memory_store name=\\"Team notes\\" path=\\"/mnt/memory/team-notes\\" access=\\"read_only\\">',
+    );
+    expect(system).toContain('Follow the style guide.');
+    expect(request!.body.tools.map((t: { name: string }) => t.name)).toContain('activate_skill');
+  }, 300_000);
+
   it('webhooks and a scheduled agent, as the README shows: a verified delivery for every run, manual and on the cron', async () => {
     const readme = readFileSync(join(checkout, 'README.md'), 'utf8');
     const block = /## Webhooks and scheduled agents[\s\S]*?```bash\n([\s\S]*?)```/.exec(readme)![1]!;

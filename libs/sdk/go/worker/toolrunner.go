@@ -47,10 +47,15 @@ const (
 // stream, resuming with Last-Event-ID after a drop. A call whose evaluated_permission is "ask" waits
 // for a persisted user.tool_confirmation "allow"; "deny" is never run. Calls for tools it does not
 // have are left to other clients. Each result is posted as user.tool_result.
+//
+// CustomTools are the operator's custom tools (docs/operator-guide.md "Operator custom tools"): an
+// agent.custom_tool_use whose name is one of theirs runs here and is answered with
+// user.custom_tool_result; any other custom call stays with the application (requires_action).
 type SessionToolRunner struct {
-	Client    *mango.Client // bound to the Work token
-	SessionID string
-	Tools     []Tool
+	Client      *mango.Client // bound to the Work token
+	SessionID   string
+	Tools       []Tool
+	CustomTools []Tool
 	// MaxIdle stops the runner after the Session has been idle this long with nothing to run (0: 60 s).
 	MaxIdle time.Duration
 	// ToolTimeout bounds one call (0: 120 s).
@@ -81,6 +86,7 @@ type runnerEvent struct {
 	Name                string         `json:"name"`
 	Input               map[string]any `json:"input"`
 	ToolUseID           string         `json:"tool_use_id"`
+	CustomToolUseID     string         `json:"custom_tool_use_id"`
 	Result              string         `json:"result"`
 	EvaluatedPermission *string        `json:"evaluated_permission"`
 	SessionThreadID     string         `json:"session_thread_id"`
@@ -202,11 +208,11 @@ func (r *SessionToolRunner) reconcile(ctx context.Context) error {
 	for _, e := range history {
 		r.handled[e.ID] = true
 		switch e.Type {
-		case "agent.tool_use":
+		case "agent.tool_use", "agent.custom_tool_use":
 			open[e.ID] = true
 		case "user.tool_result", "user.custom_tool_result":
-			r.answered[e.ToolUseID] = true
-			delete(open, e.ToolUseID)
+			r.answered[e.answeredID()] = true
+			delete(open, e.answeredID())
 		case "user.tool_confirmation":
 			r.verdicts[e.ToolUseID] = e.Result
 		}
@@ -220,7 +226,7 @@ func (r *SessionToolRunner) reconcile(ctx context.Context) error {
 	r.mu.Unlock()
 	for _, e := range history {
 		switch e.Type {
-		case "agent.tool_use":
+		case "agent.tool_use", "agent.custom_tool_use":
 			r.see(e)
 		case "session.status_terminated":
 			r.setStop(StopTerminated)
@@ -255,12 +261,12 @@ func (r *SessionToolRunner) handle(e runnerEvent) {
 			}
 		}
 	case "user.tool_result", "user.custom_tool_result":
-		r.answered[e.ToolUseID] = true
-		delete(r.held, e.ToolUseID)
+		r.answered[e.answeredID()] = true
+		delete(r.held, e.answeredID())
 	}
 	r.mu.Unlock()
 	switch e.Type {
-	case "agent.tool_use":
+	case "agent.tool_use", "agent.custom_tool_use":
 		r.see(e)
 	case "session.status_terminated":
 		r.setStop(StopTerminated)
@@ -308,17 +314,30 @@ func (r *SessionToolRunner) see(e runnerEvent) {
 	}
 }
 
-func (r *SessionToolRunner) tool(name string) Tool {
-	for _, t := range r.Tools {
-		if t.Name() == name {
+// tool is the local handler of a call: custom calls only from CustomTools, the others only from Tools.
+func (r *SessionToolRunner) tool(e runnerEvent) Tool {
+	tools := r.Tools
+	if e.Type == "agent.custom_tool_use" {
+		tools = r.CustomTools
+	}
+	for _, t := range tools {
+		if t.Name() == e.Name {
 			return t
 		}
 	}
 	return nil
 }
 
+// answeredID is the call a result answers.
+func (e runnerEvent) answeredID() string {
+	if e.Type == "user.custom_tool_result" {
+		return e.CustomToolUseID
+	}
+	return e.ToolUseID
+}
+
 func (r *SessionToolRunner) enqueue(e runnerEvent) {
-	if r.tool(e.Name) == nil {
+	if r.tool(e) == nil {
 		return // another client owns it
 	}
 	r.mu.Lock()
@@ -376,7 +395,7 @@ func (r *SessionToolRunner) execute(ctx context.Context, e runnerEvent) {
 	if input == nil {
 		input = map[string]any{}
 	}
-	text, err := r.tool(e.Name).Run(callCtx, input)
+	text, err := r.tool(e).Run(callCtx, input)
 	isError := err != nil
 	if err != nil {
 		text = "Error: " + err.Error()
@@ -397,6 +416,11 @@ func (r *SessionToolRunner) send(ctx context.Context, e runnerEvent, text string
 		"tool_use_id": e.ID,
 		"is_error":    isError,
 		"content":     []map[string]any{{"type": "text", "text": resultText(text)}},
+	}
+	if e.Type == "agent.custom_tool_use" {
+		delete(result, "tool_use_id")
+		result["type"] = "user.custom_tool_result"
+		result["custom_tool_use_id"] = e.ID
 	}
 	if e.SessionThreadID != "" {
 		result["session_thread_id"] = e.SessionThreadID

@@ -37,6 +37,8 @@ type EnvironmentWorker struct {
 	Healthcheck func(ctx context.Context) error
 	// Tools run Session tool calls (SessionToolRunner).
 	Tools []Tool
+	// CustomTools answer the Agent's custom tool calls this operator serves (SessionToolRunner.CustomTools).
+	CustomTools []Tool
 	// LeaseTTL is desired_ttl_seconds (1–300; 0: 60 s). The lease is renewed every third of it.
 	LeaseTTL time.Duration
 	// MaxIdle is passed to SessionToolRunner.
@@ -111,7 +113,7 @@ func (w *EnvironmentWorker) HandleItem(ctx context.Context, item Item, drain <-c
 	case TypeHealthcheck:
 		return w.healthcheck(itemCtx, token, item)
 	case TypeSession:
-		runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: w.Tools, MaxIdle: w.MaxIdle, OnError: w.OnError}
+		runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: w.Tools, CustomTools: w.CustomTools, MaxIdle: w.MaxIdle, OnError: w.OnError}
 		reason, err := runner.Run(itemCtx, drain)
 		if err != nil {
 			return err

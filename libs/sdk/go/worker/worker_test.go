@@ -419,3 +419,57 @@ func TestItemFromEnvReadsTheNarrowIdentity(t *testing.T) {
 		t.Fatal("a missing secret must be rejected")
 	}
 }
+
+func TestSessionToolRunnerAnswersOnlyItsOwnCustomToolsWithCustomToolResult(t *testing.T) {
+	f := newFake(t)
+	// History: an answered custom call (never run again) and a sandbox call named like the custom tool.
+	f.history = []map[string]any{
+		{"id": "sevt_1", "type": "user.message", "seq": 1},
+		{"id": "sevt_2", "type": "agent.custom_tool_use", "name": "lookup_order", "input": map[string]any{"order": "old"}, "seq": 2},
+		{"id": "sevt_3", "type": "user.custom_tool_result", "custom_tool_use_id": "sevt_2", "seq": 3},
+	}
+	var mu sync.Mutex
+	var orders []any
+	lookup := ToolFunc{ToolName: "lookup_order", Fn: func(_ context.Context, in map[string]any) (string, error) {
+		mu.Lock()
+		orders = append(orders, in["order"])
+		mu.Unlock()
+		return "shipped", nil
+	}}
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, CustomTools: []Tool{lookup}, LeaseTTL: 3 * time.Second, MaxIdle: 1500 * time.Millisecond}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		f.stream <- map[string]any{"seq": 4, "id": "sevt_4", "type": "agent.custom_tool_use", "name": "lookup_order", "input": map[string]any{"order": "A-1"}}
+		f.stream <- map[string]any{"seq": 5, "id": "sevt_5", "type": "agent.custom_tool_use", "name": "the_apps_tool", "input": map[string]any{}}
+		// A sandbox call with the custom tool's name is not a custom call: CustomTools never run it.
+		f.stream <- map[string]any{"seq": 6, "id": "sevt_6", "type": "agent.tool_use", "name": "lookup_order", "input": map[string]any{"order": "B-2"}, "evaluated_permission": "allow"}
+		f.stream <- map[string]any{"seq": 7, "id": "sevt_7", "type": "session.status_idle", "stop_reason": map[string]any{"type": "requires_action"}}
+		time.Sleep(500 * time.Millisecond)
+		f.stream <- map[string]any{"seq": 8, "id": "sevt_8", "type": "session.status_idle", "stop_reason": map[string]any{"type": "end_turn"}}
+		f.mu.Lock()
+		f.status = "idle"
+		f.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := w.HandleItem(ctx, item, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := f.snapshot()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(orders) != 1 || orders[0] != "A-1" {
+		t.Fatalf("custom calls run %v (the answered one, the application's and the sandbox one must not run)", orders)
+	}
+	if len(s.posted) != 1 {
+		t.Fatalf("posted %v", s.posted)
+	}
+	p := s.posted[0]
+	if p["type"] != "user.custom_tool_result" || p["custom_tool_use_id"] != "sevt_4" || p["is_error"] != false || p["tool_use_id"] != nil {
+		t.Fatalf("posted %v", p)
+	}
+	if text := p["content"].([]any)[0].(map[string]any)["text"]; text != "shipped" {
+		t.Fatalf("content %v", text)
+	}
+}

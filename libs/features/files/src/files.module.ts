@@ -8,6 +8,7 @@ import { FILES_SETTINGS, FilesSettings } from './files.settings';
 import { ObjectCleanupRepository } from './object-cleanup.repository';
 import { ObjectCleanupSweeper } from './object-cleanup.sweeper';
 import { SkillsController } from './skills/skills.controller';
+import { SkillTextsBackfill } from './skills/skill-texts-backfill';
 import { SkillsService } from './skills/skills.service';
 import { DEFAULT_SKILLS_SETTINGS, SKILLS_SETTINGS, SkillsSettings } from './skills/skills.settings';
 import { UploadSkill } from './skills/upload-skill.usecase';
@@ -38,6 +39,7 @@ export class FilesModule {
         FilesService,
         UploadSkill,
         SkillsService,
+        SkillTextsBackfill,
         ObjectCleanupSweeper,
       ],
       exports: [ObjectCleanupSweeper],

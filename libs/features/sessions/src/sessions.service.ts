@@ -48,7 +48,10 @@ import {
 import {
   AgentEntity,
   AgentVersionEntity,
-  attachSessionMemoryStores,
+  insertSessionMemoryStores,
+  memoryMounts,
+  planSessionMemoryStores,
+  renderSessionMemoryResource,
   requireLiveLease,
   EnvironmentEntity,
   insertRow,
@@ -211,7 +214,7 @@ export class SessionsService {
           freezeAgent(agent.id, version, row.definition as AgentDefinition, input.agent.overrides),
         ),
       );
-      await checkSkillListings(tx, [
+      const [skills] = await checkSkillListings(tx, [
         { label: 'agent.skills', skills: agentSnapshot.skills },
         ...(agentSnapshot.multiagent?.agents ?? []).flatMap((a, i) =>
           'skills' in a
@@ -225,8 +228,12 @@ export class SessionsService {
           `a budget needs a priced model; ${agentSnapshot.model.id} has no list price in this deployment`,
         );
       const now = new Date();
+      const sessionId = newId('session', now.getTime());
+      // Memory attachments are checked and mounted before the Session row is written: the prompt
+      // inputs frozen on it name their mounts.
+      const memory = await planSessionMemoryStores(tx, workspaceId, sessionId, input.resources);
       const session = tx.create(SessionEntity, {
-        id: newId('session', now.getTime()),
+        id: sessionId,
         workspaceId,
         environmentId: env.id,
         agentId: agent.id,
@@ -238,6 +245,10 @@ export class SessionsService {
         metadata: input.metadata,
         budget: input.budget,
         vaultIds,
+        promptInputs: {
+          skills: skills ?? [],
+          memoryStores: memoryMounts(memory.map(renderSessionMemoryResource)),
+        },
         usage: {
           input_tokens: 0,
           output_tokens: 0,
@@ -254,7 +265,7 @@ export class SessionsService {
       await recordWebhookEvents(tx, workspaceId, [{ type: 'session.created', id: session.id }], now);
       if (input.initialEvents.length)
         await this.log.append(tx, session, input.initialEvents.map(toStored), now);
-      const resources = await attachSessionMemoryStores(tx, workspaceId, session.id, input.resources);
+      const resources = await insertSessionMemoryStores(tx, memory);
       if (options.withinTransaction) await options.withinTransaction(tx, session);
       const outcomes = await this.outcomesOf(tx, [session.id]);
       return { ...renderSession(session), resources, outcome_evaluations: outcomes.get(session.id) ?? [] };

@@ -4,7 +4,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { DataSource } from 'typeorm';
+import { SessionRepository } from '@mango/persistence';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
@@ -39,7 +39,7 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(SessionRepository) private readonly sessions: SessionRepository,
     @Inject(MangoMetrics) metrics: MangoMetrics,
   ) {
     this.restarts = new Counter({
@@ -76,23 +76,13 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
 
   /** One pass: the candidates, then each restart under its Session's row lock. Returns how many it restarted. */
   async sweepOnce(): Promise<number> {
-    const candidates: Array<{ id: string }> = await this.dataSource.query(
-      `SELECT id FROM sessions
-        WHERE status IN ('running', 'rescheduling') AND deleted_at IS NULL
-          AND updated_at < now() - make_interval(secs => $1)
-        ORDER BY updated_at LIMIT $2`,
-      [GRACE_SECONDS, BATCH],
-    );
+    const candidates = await this.sessions.staleRunningIds(GRACE_SECONDS, BATCH);
     let restarted = 0;
-    for (const { id } of candidates) {
+    for (const id of candidates) {
       if (this.stopped) break;
-      const done = await this.dataSource.transaction(async (tx) => {
-        const [row]: Array<{ id: string }> = await tx.query(
-          `SELECT id FROM sessions WHERE id = $1 AND status IN ('running', 'rescheduling') AND deleted_at IS NULL
-              FOR UPDATE SKIP LOCKED`,
-          [id],
-        );
-        if (!row) return false; // another orchestrator has it, an append holds it, or it moved on
+      // Under the row lock (SKIP LOCKED): undefined when another orchestrator has it, an append holds
+      // it, or it moved on.
+      const done = await this.sessions.withRunningLock(id, async () => {
         const found = await this.workflowStatus(id);
         if (found === 'RUNNING') return false;
         await this.client!.workflow.start(sessionWorkflow, {

@@ -16,8 +16,8 @@ import { AppProcess } from '@mango/testing';
 import { lastResult, Stack, startStack, toolCall } from './support';
 
 /**
- * `mango-worker docker --workspace-root DIR` (seed 004: the operator stages File and Git inputs in the
- * worker workspace): a Session's workspace is the host directory DIR/<session id>, bind-mounted at
+ * `mango-worker docker --workspace-root DIR` (docs/operator-guide.md "`--workspace-root`": the operator stages
+ * File and Git inputs in the worker workspace): a Session's workspace is the host directory DIR/<session id>, bind-mounted at
  * /workspace, instead of a named volume. What the operator staged is there for the tools, what the tools
  * write lands on the host, a missing directory is created for the sandbox user (uid 1000, mode 0700), and a
  * symlink in the Session's place is refused.

@@ -7,6 +7,8 @@ export * from './insert-row';
 export * from './pg-listener';
 export * from './wake-loop';
 export * from './session-log.repository';
+export * from './session.repository';
+export * from './prompt-inputs';
 export * from './session-work.port';
 export * from './outbox';
 export * from './session-memory-attachments';

@@ -2,11 +2,12 @@ import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@n
 import { DataSource } from 'typeorm';
 import { createDataSource, DatabaseSettings } from './data-source';
 import { SessionLog } from './session-log.repository';
+import { SessionRepository } from './session.repository';
 import { SESSION_WORK, workItemSessionWork, SessionWorkPort } from './session-work.port';
 
 /**
  * Provides the app's single initialized DataSource (closed on shutdown) and the aggregate repositories
- * built on it: the Session log, with the Work it needs behind `SESSION_WORK` (ADR 0005).
+ * built on it: the Session log and the Session repository, with the Work it needs behind `SESSION_WORK` (ADR 0005).
  */
 @Global()
 @Module({})
@@ -27,8 +28,13 @@ export class PersistenceModule implements OnApplicationShutdown {
           useFactory: (ds: DataSource, work: SessionWorkPort) => new SessionLog(ds, work),
           inject: [DataSource, SESSION_WORK],
         },
+        {
+          provide: SessionRepository,
+          useFactory: (ds: DataSource) => new SessionRepository(ds),
+          inject: [DataSource],
+        },
       ],
-      exports: [DataSource, SessionLog, SESSION_WORK],
+      exports: [DataSource, SessionLog, SessionRepository, SESSION_WORK],
     };
   }
 

@@ -1,4 +1,4 @@
-import { projectSessionStatus, wakesWorkflow } from '@mango/domain-sessions';
+import { projectSessionStatus, type ResumeLogEvent, wakesWorkflow } from '@mango/domain-sessions';
 import { newId } from '@mango/platform-ids';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
@@ -259,6 +259,49 @@ export class SessionLog {
       .where('e.session_id = :sessionId AND starts_with(e.idempotency_key, :prefix)', { sessionId, prefix })
       .orderBy('e.seq', 'ASC')
       .getMany();
+  }
+
+  /**
+   * What a Session workflow's start-from-log read needs (docs/adr/0016-session-workflow-rebuilt-from-the-log.md):
+   * the Session's status and whether it is deleted (null when there is no such Session), and the few
+   * columns of the log events that say where its workflow stands — turn keys, turn-starting input,
+   * interrupts, budget changes and the terminal events, never bodies — in sequence order.
+   */
+  async resumeLog(sessionId: string): Promise<{
+    session: { status: string; deleted: boolean } | null;
+    events: ResumeLogEvent[];
+  }> {
+    const [session]: Array<{ status: string; deleted: boolean }> = await this.ds().query(
+      'SELECT status, deleted_at IS NOT NULL AS deleted FROM sessions WHERE id = $1',
+      [sessionId],
+    );
+    const rows: Array<{
+      seq: string;
+      type: string;
+      idempotency_key: string | null;
+      stop_reason: string | null;
+      budget_changed: boolean;
+    }> = await this.ds().query(
+      `SELECT seq, type, idempotency_key, body->'stop_reason'->>'type' AS stop_reason,
+              (type = 'session.updated' AND body ? 'budget') AS budget_changed
+         FROM session_events
+        WHERE session_id = $1
+          AND (starts_with(idempotency_key, 'turn:')
+               OR type IN ('user.message', 'user.tool_confirmation', 'user.custom_tool_result',
+                           'user.interrupt', 'session.updated', 'session.status_terminated', 'session.deleted'))
+        ORDER BY seq`,
+      [sessionId],
+    );
+    return {
+      session: session ?? null,
+      events: rows.map((r) => ({
+        seq: r.seq,
+        type: r.type,
+        idempotencyKey: r.idempotency_key,
+        stopReason: r.stop_reason,
+        budgetChanged: r.budget_changed,
+      })),
+    };
   }
 
   /** How many of the listed tool calls have their user.tool_result in the log. */

@@ -42,6 +42,19 @@ export async function attachSessionMemoryStores(
   sessionId: string,
   inputs: MemoryAttachmentInput[],
 ): Promise<SessionMemoryResource[]> {
+  return insertSessionMemoryStores(tx, await planSessionMemoryStores(tx, workspaceId, sessionId, inputs));
+}
+
+/**
+ * The checks and mounts of {@link attachSessionMemoryStores} without the writes: the attachment rows
+ * (Stores locked FOR SHARE), for a create that needs the resources before the Session row is inserted.
+ */
+export async function planSessionMemoryStores(
+  tx: EntityManager,
+  workspaceId: string,
+  sessionId: string,
+  inputs: MemoryAttachmentInput[],
+): Promise<SessionMemoryStoreEntity[]> {
   if (inputs.length === 0) return [];
   const stores = await tx.find(MemoryStoreEntity, {
     where: { id: In(inputs.map((i) => i.memoryStoreId)), workspaceId },
@@ -68,6 +81,14 @@ export async function attachSessionMemoryStores(
       mountPath: mount,
     });
   });
+  return rows;
+}
+
+/** Inserts planned attachment rows (after their Session's row) and answers the resources they show. */
+export async function insertSessionMemoryStores(
+  tx: EntityManager,
+  rows: SessionMemoryStoreEntity[],
+): Promise<SessionMemoryResource[]> {
   for (const row of rows) await insertRow(tx, SessionMemoryStoreEntity, row);
   return rows.map(renderSessionMemoryResource);
 }

@@ -1,6 +1,6 @@
 import Docker from 'dockerode';
 
-/** Every Docker API request Mango makes is bounded (seed 003: separate 15-second request bounds). */
+/** Every Docker API request Mango makes is bounded (each its own 15-second bound: docs/operator-guide.md "The Docker supervisor"). */
 export const DOCKER_REQUEST_TIMEOUT_MS = 15_000;
 
 export interface DockerEngineInfo {

@@ -95,7 +95,7 @@ const NO_COPY = { NoCopy: true } as NonNullable<Docker.MountSettings['VolumeOpti
 
 /** /tmp allows exec: the runtime materializes its native addon there (and tools run scripts anyway). */
 const TMP = 'rw,exec,nosuid,nodev,size=256m,uid=1000,gid=1000';
-/** `/mnt/memory` for Session items: Memory Store mounts (seed 002), not executable, owned by the runner. */
+/** `/mnt/memory` for Session items: Memory Store mounts (docs/api-guide.md "Memory on the worker"), not executable, owned by the runner. */
 const MEMORY_TMPFS = 'rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=0700';
 export const ITEM_COMMAND = [
   'node',
@@ -105,7 +105,7 @@ export const ITEM_COMMAND = [
 ];
 
 /**
- * Runs one hardened container per acknowledged Work item (seed 002 "First-party Docker worker"): non-root
+ * Runs one hardened container per acknowledged Work item (docs/operator-guide.md "The Docker supervisor"): non-root
  * uid, read-only root, all capabilities dropped, no-new-privileges, pids/memory/CPU limits, the
  * configured network, a tmpfs workspace for healthchecks (a per-Session named volume for Session Work),
  * the Work secret over a one-shot attached stdin, and removal after the activation. Docker control

@@ -5,7 +5,7 @@ import { ClientEvent, settlesPendingAction } from '@mango/domain-sessions';
  * The event admission rules of `POST /v1/sessions/{id}/events` and `initial_events` that need no
  * database (docs/api-guide.md "Sessions — choices"): how many events a request may carry, who may post
  * what, what a budget pause accepts, and what an answering event answers. The rules that read the log
- * (answered once, closed calls, permissions) run in `SessionsService.sendEvents` on the locked Session.
+ * (answered once, closed calls, permissions) run in `SendEvents` (send-events.usecase.ts) on the locked Session.
  */
 
 /** 413 for a request carrying more events than this server admits at once (after the shape checks). */

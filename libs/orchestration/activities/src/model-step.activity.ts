@@ -20,7 +20,7 @@ import {
   stepOutcome,
   transcript,
 } from '@mango/domain-sessions';
-import { SessionEventEntity, type SessionLog } from '@mango/persistence';
+import { SessionEventEntity, type SessionLog, SessionRepository } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
@@ -35,7 +35,7 @@ import { AutoJudgeSettings, autoEvaluations } from './auto-permission';
 import { compactIfNeeded } from './compaction';
 import type { McpRuntime } from './mcp.activities';
 import { previewPublisher } from './preview-publisher';
-import { answerActivation, failureMessage, loadPromptInputs, serverToolEvents } from './session-prompt';
+import { answerActivation, failureMessage, serverToolEvents } from './session-prompt';
 import { countUsage, internal, StoredEvent, turnTraceparent } from './step-events';
 
 /** What a model step needs: the model endpoint, MCP, the compaction threshold, prices and metrics. */
@@ -66,6 +66,7 @@ export interface ModelStepDeps {
 export function createModelStep(
   deps: ModelStepDeps,
   log: SessionLog,
+  sessions: SessionRepository = new SessionRepository(),
 ): (ref: ModelStepRef) => Promise<StepOutcome> {
   const compaction = { compactAtTokens: deps.compactAtTokens, profiles: deps.profiles };
   return async function modelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
@@ -106,7 +107,8 @@ export function createModelStep(
         failures,
         startId,
         traceparent: turnTraceparent(events),
-        prompt: await loadPromptInputs(tx, sessionId, s.agent as unknown as AgentDefinition),
+        // Frozen on the Session at create: no query (a Session from before the freeze reads them).
+        prompt: await sessions.promptInputs(tx, s),
         usageEstimate: estimateFromUsage(events),
         // Replies of this turn cut at max_tokens and continued so far.
         continuations: events.filter(

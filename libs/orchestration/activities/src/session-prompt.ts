@@ -1,65 +1,21 @@
 import type { ModelContentBlock, ModelRequestError } from '@mango/adapter-model';
-import type { AgentDefinition } from '@mango/domain-agents';
 import {
   activationResult,
   type ActivationResult,
-  type PromptMemoryStore,
-  type PromptSkill,
   type ServerToolDeclaration,
   type ToolDeclaration,
 } from '@mango/domain-sessions';
-import { sessionMemoryResources, SkillVersionFileEntity } from '@mango/persistence';
+import { type FrozenSkill, SkillVersionFileEntity } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { EntityManager } from 'typeorm';
 import { internal, type StoredEvent } from './step-events';
 
 /**
- * The I/O around the pure request composition (libs/domain/sessions `composeModelRequest`): what the
- * Session has — its frozen Skills and attached Memory Stores — read in the model step's transaction,
- * Skill activations answered from Mango's kept copy, and the web tools' blocks recorded as events.
+ * The I/O around the pure request composition (libs/domain/sessions `composeModelRequest`): Skill
+ * activations answered from Mango's kept copy, and the web tools' blocks recorded as events. What the
+ * Session has — its frozen Skills and attached Memory Stores — comes from `SessionRepository.promptInputs`
+ * (frozen on the Session at create, libs/persistence/src/prompt-inputs.ts).
  */
-
-export interface FrozenSkill extends PromptSkill {
-  skillId: string;
-  version: number;
-}
-
-export interface PromptInputs {
-  skills: FrozenSkill[];
-  memoryStores: PromptMemoryStore[];
-}
-
-/** The Session's frozen Skills (pin order; a deleted version is left out) and Memory attachments. */
-export async function loadPromptInputs(
-  tx: EntityManager,
-  sessionId: string,
-  agent: Pick<AgentDefinition, 'skills'>,
-): Promise<PromptInputs> {
-  const pins = (agent.skills ?? []).map((p) => ({ skillId: p.skill_id, version: Number(p.version) }));
-  const rows: Array<{ skill_id: string; version: number; name: string; description: string }> = pins.length
-    ? await tx.query(
-        `SELECT v.skill_id, v.version, v.name, v.description
-           FROM skill_versions v
-           JOIN unnest($1::text[], $2::int[]) AS p(skill_id, version)
-             ON p.skill_id = v.skill_id AND p.version = v.version`,
-        [pins.map((p) => p.skillId), pins.map((p) => p.version)],
-      )
-    : [];
-  const skills = pins.flatMap((p) => {
-    const r = rows.find((x) => x.skill_id === p.skillId && Number(x.version) === p.version);
-    return r ? [{ ...p, name: r.name, description: r.description, path: `skills/${r.name}/` }] : [];
-  });
-  const memory = (await sessionMemoryResources(tx, [sessionId])).get(sessionId) ?? [];
-  return {
-    skills,
-    memoryStores: memory.map((m) => ({
-      name: m.name,
-      mount_path: m.mount_path,
-      access: m.access,
-      instructions: m.instructions,
-    })),
-  };
-}
 
 /** The answer to one `activate_skill` call, from the kept copy of the named Skill's version. */
 export async function answerActivation(

@@ -46,7 +46,7 @@ export function createSessionActivities(deps: {
   return {
     ...createTurnActivities(log, deps.metrics),
     ...createOutcomeGrader({ ...deps, ongoingMs: deps.outcomeOngoingMs }, log),
-    ...createResumeActivities(deps.dataSource),
+    ...createResumeActivities(log),
 
     async runModelStep(ref: ModelStepRef): Promise<StepOutcome> {
       // The step heartbeats for its whole life, not only across the model request: a step queued for a

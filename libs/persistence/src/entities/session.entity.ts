@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import type { PromptInputs } from '../prompt-inputs';
 import { EnvironmentEntity } from './environment.entity';
 import { WorkspaceEntity } from './workspace.entity';
 
@@ -49,6 +50,13 @@ export class SessionEntity {
   /** Vaults attached at creation (`vault_ids`, in request order); their credentials authenticate MCP calls. */
   @Column({ name: 'vault_ids', type: 'jsonb', default: () => "'[]'" })
   vaultIds!: string[];
+
+  /**
+   * What the model requests show of the frozen Skills and the attached Memory Stores, frozen at create
+   * (libs/persistence/src/prompt-inputs.ts). Null on Sessions created before the column existed.
+   */
+  @Column({ name: 'prompt_inputs', type: 'jsonb', nullable: true })
+  promptInputs!: PromptInputs | null;
 
   @Column({ type: 'jsonb' })
   usage!: Record<string, unknown>;

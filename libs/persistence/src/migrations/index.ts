@@ -11,6 +11,7 @@ import { CreateDeployments1796126714105 } from './1796126714105-CreateDeployment
 import { CreateMcpCalls1796126929314 } from './1796126929314-CreateMcpCalls';
 import { AddDeploymentVaults1796135262423 } from './1796135262423-AddDeploymentVaults';
 import { CreateSkillVersionFiles1796143000000 } from './1796143000000-CreateSkillVersionFiles';
+import { AddSessionPromptInputs1796150000000 } from './1796150000000-AddSessionPromptInputs';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -26,4 +27,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateMcpCalls1796126929314,
   AddDeploymentVaults1796135262423,
   CreateSkillVersionFiles1796143000000,
+  AddSessionPromptInputs1796150000000,
 ];

@@ -1,0 +1,111 @@
+import { invalidRequest } from '@mango/domain-kernel';
+import { Principal } from '@mango/feature-auth';
+import { isId } from '@mango/platform-ids';
+import {
+  decodeCursor,
+  Page,
+  parseBooleanQuery,
+  parseLimit,
+  rejectUnknownQuery,
+  toPage,
+} from '@mango/platform-pagination';
+import { SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { DataSource } from 'typeorm';
+import { asList, EVENT_TYPE, parseOrder, STATUSES, whereCreatedAt } from './session-list-query';
+import { EventView, renderEvent, renderSession, SessionView } from './session.view';
+import { findSession, renderSessions, sessionIdFor, Query } from './session-reads';
+
+/** Reading Sessions: one, a page of them, and a page of one Session's events. */
+export class SessionQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async get(p: Principal, id: string): Promise<SessionView> {
+    const session = await findSession(this.dataSource.manager, p.workspaceId, sessionIdFor(p, id));
+    return (await renderSessions(this.dataSource.manager, [session]))[0]!;
+  }
+
+  async list(workspaceId: string, query: Query): Promise<Page<SessionView> & { prev_page: string | null }> {
+    rejectUnknownQuery(query, [
+      'limit',
+      'page',
+      'order',
+      'agent_id',
+      'agent_version',
+      'deployment_id',
+      'statuses',
+      'statuses[]',
+      'include_archived',
+      'created_at',
+    ]);
+    const limit = parseLimit(query.limit);
+    const order = parseOrder(query.order, 'desc');
+    const statuses = [...asList(query.statuses), ...asList(query['statuses[]'])];
+    for (const s of statuses)
+      if (!STATUSES.includes(s)) throw invalidRequest(`statuses: unknown status "${s}"`);
+    const qb = this.dataSource.manager
+      .createQueryBuilder(SessionEntity, 's')
+      .where('s.workspace_id = :workspaceId AND s.deleted_at IS NULL', { workspaceId })
+      .orderBy('s.id', order === 'asc' ? 'ASC' : 'DESC')
+      .limit(limit + 1);
+    if (!parseBooleanQuery(query.include_archived, 'include_archived')) qb.andWhere('s.archived_at IS NULL');
+    if (query.agent_id !== undefined) {
+      if (!isId('agent', query.agent_id)) throw invalidRequest('agent_id must be an agent_ id');
+      qb.andWhere('s.agent_id = :agentId', { agentId: query.agent_id });
+    }
+    if (query.agent_version !== undefined) {
+      if (typeof query.agent_version !== 'string' || !/^[1-9]\d{0,8}$/.test(query.agent_version))
+        throw invalidRequest('agent_version must be an integer ≥ 1');
+      qb.andWhere('s.agent_version = :v', { v: Number(query.agent_version) });
+    }
+    if (query.deployment_id !== undefined) {
+      if (!isId('deployment', query.deployment_id)) throw invalidRequest('deployment_id must be a depl_ id');
+      qb.andWhere('s.deployment_id = :deploymentId', { deploymentId: query.deployment_id });
+    }
+    if (statuses.length) qb.andWhere('s.status IN (:...statuses)', { statuses });
+    whereCreatedAt(qb, 's', query.created_at);
+    let first = true;
+    if (typeof query.page === 'string') {
+      const after = decodeCursor(query.page, { scope: 'sessions', order }).after;
+      qb.andWhere(order === 'asc' ? 's.id > :after' : 's.id < :after', { after });
+      first = false;
+    } else if (query.page !== undefined) throw invalidRequest('page must be a string');
+    const rows = await qb.getMany();
+    const page = toPage(rows, limit, (s) => s.id, renderSession, { scope: 'sessions', order });
+    // prev_page pages back towards the start in the opposite order; null on the first page.
+    const prev =
+      !first && rows.length
+        ? toPage([rows[0]!, rows[0]!], 1, (s) => s.id, renderSession, {
+            scope: 'sessions',
+            order: order === 'asc' ? 'desc' : 'asc',
+          }).next_page
+        : null;
+    const rendered = new Map(
+      (await renderSessions(this.dataSource.manager, rows.slice(0, limit))).map((v) => [v.id, v]),
+    );
+    return { ...page, data: page.data.map((v) => rendered.get(v.id) ?? v), prev_page: prev };
+  }
+
+  async listEvents(p: Principal, id: string, query: Query): Promise<Page<EventView>> {
+    rejectUnknownQuery(query, ['limit', 'page', 'order', 'types', 'types[]', 'created_at']);
+    const session = await findSession(this.dataSource.manager, p.workspaceId, sessionIdFor(p, id));
+    const limit = parseLimit(query.limit);
+    const order = parseOrder(query.order, 'asc');
+    const types = [...asList(query.types), ...asList(query['types[]'])];
+    for (const t of types)
+      if (!EVENT_TYPE.test(t)) throw invalidRequest(`types: "${t}" is not an event type`);
+    const scope = `events:${session.id}`;
+    const qb = this.dataSource.manager
+      .createQueryBuilder(SessionEventEntity, 'e')
+      .where('e.session_id = :id', { id: session.id })
+      .orderBy('e.seq', order === 'asc' ? 'ASC' : 'DESC')
+      .limit(limit + 1);
+    if (types.length) qb.andWhere('e.type IN (:...types)', { types });
+    whereCreatedAt(qb, 'e', query.created_at);
+    if (typeof query.page === 'string') {
+      const after = decodeCursor(query.page, { scope, order }).after;
+      if (!/^\d+$/.test(after)) throw invalidRequest('page is not a valid page cursor');
+      qb.andWhere(order === 'asc' ? 'e.seq > :after' : 'e.seq < :after', { after });
+    } else if (query.page !== undefined) throw invalidRequest('page must be a string');
+    return toPage(await qb.getMany(), limit, (e) => e.seq, renderEvent, { scope, order });
+  }
+}

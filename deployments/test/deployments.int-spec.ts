@@ -100,6 +100,15 @@ describe('Helm chart (helm lint + template)', () => {
       'secretKey',
     );
     expect(apiEnv.find((e: any) => e.name === 'MANGO_S3_ENDPOINT').value).toBeTruthy();
+    // The orchestrator keeps large MCP results as Files: object storage by reference too.
+    const orchestrator = docs.find(
+      (d) => d.kind === 'Deployment' && d.metadata.name === 't-mango-orchestrator',
+    );
+    const orchEnv = orchestrator.spec.template.spec.containers[0].env;
+    expect(orchEnv.find((e: any) => e.name === 'MANGO_S3_SECRET_KEY').valueFrom.secretKeyRef.key).toBe(
+      'secretKey',
+    );
+    expect(orchEnv.find((e: any) => e.name === 'MANGO_S3_ENDPOINT').value).toBeTruthy();
     // Operator prices reach both processes that use them.
     const priced = render({ ...BASE, 'model.prices': '{"m":{"input":1,"output":2}}' });
     for (const name of ['t-mango-api', 't-mango-orchestrator']) {

@@ -65,7 +65,7 @@ MANGO_FILES_PORT=$FILES_PORT MANGO_METRICS_PORT=$M_FILES MANGO_S3_BUCKET=mango s
 # The orchestrator resolves them itself; here they are only printed. Empty ones are not passed on.
 MODEL_URL=${MANGO_MODEL_BASE_URL:-${ANTHROPIC_BASE_URL:-}}; MODEL_KEY=${MANGO_MODEL_API_KEY:-${ANTHROPIC_API_KEY:-}}
 for v in MANGO_MODEL_BASE_URL MANGO_MODEL_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_API_KEY; do [ -n "${!v:-}" ] || unset "$v"; done
-stop_bg orchestrator; MANGO_METRICS_PORT=$M_ORCH start_app orchestrator apps/orchestrator/src/main.ts   # restarted: picks up model settings
+stop_bg orchestrator; MANGO_S3_BUCKET=mango MANGO_METRICS_PORT=$M_ORCH start_app orchestrator apps/orchestrator/src/main.ts   # restarted: picks up model settings
 wait_tcp "$API_PORT" 60 api; wait_tcp "$FILES_PORT" 60 files
 # The orchestrator validates its configuration at boot: a refusal is reported here, never a silent "up".
 for _ in $(seq 1 600); do grep -q 'temporal worker running' "$RUN/log/orchestrator.log" 2>/dev/null && break; running orchestrator || break; sleep 0.2; done

@@ -1,5 +1,16 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 /** Every variable (metrics and tracing: ObservabilityEnv) apps/orchestrator reads, validated once at boot. */
@@ -174,4 +185,30 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Min(100)
   @Max(600_000)
   MANGO_MCP_TIMEOUT_MS: number = 60_000;
+
+  // Object storage (the same store and bucket as apps/files): optional. With it, an MCP tool's textual
+  // result larger than the inline bound is kept whole as a File of the Session's Workspace; without it,
+  // the model gets the bounded part and a note that the rest was not kept.
+
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  MANGO_S3_ENDPOINT?: string;
+
+  @ValidateIf((e: OrchestratorEnv) => e.MANGO_S3_ENDPOINT !== undefined)
+  @IsString()
+  @MinLength(1)
+  MANGO_S3_ACCESS_KEY?: string;
+
+  @ValidateIf((e: OrchestratorEnv) => e.MANGO_S3_ENDPOINT !== undefined)
+  @IsString()
+  @MinLength(1)
+  MANGO_S3_SECRET_KEY?: string;
+
+  @IsString()
+  MANGO_S3_REGION: string = 'us-east-1';
+
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+    message: 'MANGO_S3_BUCKET must be a valid S3 bucket name',
+  })
+  MANGO_S3_BUCKET: string = 'mango';
 }

@@ -21,6 +21,8 @@ import { MangoMetrics } from '@mango/platform-metrics';
 import { DataSource } from 'typeorm';
 import { workflowBundlerOptions, WORKFLOWS_PATH } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
+import { ObjectStore } from '@mango/adapter-object-store';
+import { McpResultFileStore } from './mcp-result-files';
 
 export const ORCHESTRATOR_ENV = Symbol('ORCHESTRATOR_ENV');
 export const LOGGER = Symbol('LOGGER');
@@ -52,6 +54,23 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     );
   }
 
+  /** Large MCP results become Files when object storage is configured (the bucket of apps/files). */
+  private mcpResultFiles(): McpResultFileStore | undefined {
+    const env = this.env;
+    if (!env.MANGO_S3_ENDPOINT) {
+      this.log.info('no object storage (MANGO_S3_ENDPOINT): large MCP results are cut at the inline bound');
+      return undefined;
+    }
+    const store = new ObjectStore({
+      endpoint: env.MANGO_S3_ENDPOINT,
+      accessKey: env.MANGO_S3_ACCESS_KEY!,
+      secretKey: env.MANGO_S3_SECRET_KEY!,
+      region: env.MANGO_S3_REGION,
+      bucket: env.MANGO_S3_BUCKET,
+    });
+    return new McpResultFileStore(this.dataSource, store);
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     installRuntimeLogger(this.log);
     // Model profiles and prices are validated first: a bad one stops the orchestrator with its message.
@@ -70,6 +89,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         ? new OAuthRefresher({ dataSource: this.dataSource, keyring, allowlist })
         : undefined,
       connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
+      resultFiles: this.mcpResultFiles(),
     });
     this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
     const endpoint = resolveModelEndpoint(this.env);

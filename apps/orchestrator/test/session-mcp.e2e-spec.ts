@@ -4,11 +4,15 @@ import { recordHistory, startOrchestrator } from './support';
 import {
   ApiUnderTest,
   AppProcess,
+  dropBucket,
+  freshBucketEnv,
   httpClient,
   HttpClient,
   McpTestServer,
   ScriptedModelServer,
+  numberedText,
   startApi,
+  startFilesApp,
   startMcpTestServer,
   startScriptedModel,
 } from '@mango/testing';
@@ -28,11 +32,15 @@ describe('remote MCP tools with Vault credentials (real API, orchestrator, Tempo
   let model: ScriptedModelServer;
   let mcp: McpTestServer;
   let orchestrator: AppProcess | undefined;
+  let files: { url: string; app: AppProcess } | undefined;
   let ws: HttpClient;
   let envId: string;
   let vaultId: string;
   const queue = `mcp-${Date.now()}`;
+  // Files storage: the orchestrator keeps large MCP results as Files in apps/files' bucket.
+  const s3 = freshBucketEnv('mcp');
   const orchestratorEnv = {
+    ...s3,
     MANGO_VAULT_KEYRING: KEYRING,
     MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32',
     MANGO_MCP_TIMEOUT_MS: '20000',
@@ -45,6 +53,7 @@ describe('remote MCP tools with Vault credentials (real API, orchestrator, Tempo
     api = await startApi('mcp', { MANGO_VAULT_KEYRING: KEYRING });
     model = await startScriptedModel();
     mcp = await startMcpTestServer([TOKEN]);
+    files = await startFilesApp(api.db.url, s3);
     orchestrator = await startOrchestrator(api.db.url, {
       taskQueue: queue,
       modelUrl: model.url,
@@ -61,6 +70,8 @@ describe('remote MCP tools with Vault credentials (real API, orchestrator, Tempo
 
   afterAll(async () => {
     await orchestrator?.stop();
+    await files?.app.stop();
+    await dropBucket(s3).catch(() => undefined);
     await mcp?.stop();
     await model?.close();
     await api?.close();
@@ -264,16 +275,37 @@ describe('remote MCP tools with Vault credentials (real API, orchestrator, Tempo
     ).toEqual(['echo']);
   }, 180_000);
 
-  it('a large text result is bounded with a note; a binary result is refused with an explicit error', async () => {
-    model.script(callTool('mcp__tickets__big', { bytes: 150_000 }), {
-      content: [{ type: 'text', text: 'ok' }],
+  it('a large text result is kept whole as a File (the model gets the bound and the File id); a binary result is refused', async () => {
+    let seen: any;
+    model.script(callTool('mcp__tickets__big', { bytes: 300_000, numbered: true }), (body) => {
+      seen = lastToolResult(body);
+      return { content: [{ type: 'text', text: 'ok' }] };
     });
     const s = await session(await agentWith(mcp.url), 'big');
     const list = await until(s, (l) => idleCount(l) > 0);
+    const use = list.find((e) => e.type === 'agent.mcp_tool_use')!;
     const big = list.find((e) => e.type === 'agent.mcp_tool_result')!;
+    const whole = numberedText(300_000);
     expect(big.is_error).toBe(false);
-    expect(big.content[0].text.startsWith('x'.repeat(100_000))).toBe(true);
-    expect(big.content[0].text).toMatch(/100000 of 150000 bytes shown\. Files storage is not configured/);
+    // The File id is derived from the call (a retried call never makes a second File).
+    expect(big.file_id).toBe(`file_${use.id.slice('sevt_'.length)}`);
+    expect(big.content[0].text.startsWith(whole.slice(0, 100_000))).toBe(true);
+    expect(big.content[0].text).toContain(
+      `[Result truncated: 100000 of 300000 bytes shown. The complete result is File ${big.file_id}.]`,
+    );
+    // The model got the same bounded text with the File id.
+    expect(seen.content[0].text).toBe(big.content[0].text);
+    // The File is the Workspace's: listed and downloadable through apps/files with the Workspace key.
+    const key = (await api.issueKey('wrkspc_default')).api_key;
+    const filesWs = httpClient(files!.url, key);
+    const meta = await filesWs.get(`/v1/files/${big.file_id}`);
+    expect(meta.status).toBe(200);
+    expect(meta.body).toMatchObject({ id: big.file_id, size_bytes: 300_000, mime_type: 'text/plain' });
+    const download = await fetch(`${files!.url}/v1/files/${big.file_id}/content`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(whole, 'utf8'))).toBe(true);
     // The turn goes on with the bounded result: the model's next reply is recorded.
     expect(list.filter((e) => e.type === 'agent.message').map((e) => e.content[0].text)).toEqual(['ok']);
 

@@ -44,10 +44,13 @@ export function createMcpTestServer(opts: {
     );
     server.registerTool(
       'big',
-      { description: 'Return this many bytes of text.', inputSchema: { bytes: z.number().int() } },
-      async ({ bytes }) => {
+      {
+        description: 'Return this many bytes of text (x…, or numbered lines with numbered: true).',
+        inputSchema: { bytes: z.number().int(), numbered: z.boolean().optional() },
+      },
+      async ({ bytes, numbered }) => {
         seen('big', { bytes }, token);
-        return { content: [{ type: 'text', text: 'x'.repeat(bytes) }] };
+        return { content: [{ type: 'text', text: numbered ? numberedText(bytes) : 'x'.repeat(bytes) }] };
       },
     );
     server.registerTool('image', { description: 'Return a PNG.' }, async () => {
@@ -111,4 +114,15 @@ if (require.main === module) {
     process.stdout.write('mcp test server listening\n'),
   );
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+/** `bytes` bytes of numbered lines (`line 000001\n` …): text whose every part differs, for byte equality. */
+export function numberedText(bytes: number): string {
+  const lines: string[] = [];
+  for (let i = 1, n = 0; n < bytes; i++) {
+    const l = `line ${String(i).padStart(6, '0')}\n`;
+    lines.push(l);
+    n += l.length;
+  }
+  return lines.join('').slice(0, bytes);
 }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startScriptedModel, ScriptedModelServer } from '@mango/testing';
+import { createHash, randomBytes } from 'node:crypto';
+import { startMcpTestServer, startScriptedModel, ScriptedModelServer } from '@mango/testing';
 
 /**
  * The README, walked as a new user walks it: a clean checkout of this tree, `npm run up` under a
@@ -45,6 +46,20 @@ function agentReply(body: any) {
     return { content: [{ type: 'text', text: `The sandbox said:\n${text}` }] };
   }
   const said: string = blocks.find((b: any) => b.type === 'text')?.text ?? '';
+  // docs/api-guide.md "Try it: your MCP server with a Vault credential": a call of a remote MCP tool.
+  const mcp = /Use the (\w+) tool (\w+) to say: (.*)$/s.exec(said);
+  if (mcp)
+    return {
+      content: [
+        {
+          type: 'tool_use',
+          id: `toolu_${Date.now()}`,
+          name: `mcp__${mcp[1]}__${mcp[2]}`,
+          input: { text: mcp[3] },
+        },
+      ],
+      stop_reason: 'tool_use',
+    };
   const asked = /Run this in bash: (.*)$/s.exec(said);
   if (asked)
     return {
@@ -363,4 +378,34 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(announced.sort()).toEqual(runs.map((r) => r[1]).sort());
     expect(out).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/m); // archived
   }, 400_000);
+
+  it('remote MCP as docs/api-guide.md shows it: a Vault credential, an Agent with an MCP toolset, the server sees the token', async () => {
+    const guide = readFileSync(join(checkout, 'docs/api-guide.md'), 'utf8');
+    const block = /### Try it: your MCP server with a Vault credential[\s\S]*?```bash\n([\s\S]*?)```/.exec(
+      guide,
+    )![1]!;
+    const token = `journey-mcp-${randomBytes(8).toString('hex')}`;
+    // A real MCP server (the official SDK's server class over Streamable HTTP, bearer required) on 127.0.0.1.
+    const server = await startMcpTestServer([token]);
+    try {
+      const out = await sh(checkout, { ...env, MCP_URL: server.url, MCP_TOKEN: token }, block, 180_000);
+      // The credential is shown without its token.
+      const shown = out.split('\n').find((l) => l.startsWith('{') && l.includes('static_bearer'))!;
+      expect(JSON.parse(shown)).toEqual({ type: 'static_bearer', mcp_server_url: server.url });
+      expect(out).not.toContain(token);
+      expect(out).toMatch(/^agent\.mcp_tool_use\tallow$/m);
+      expect(out).toMatch(/^agent\.mcp_tool_result\techo: hello from Mango$/m);
+      // The server ran the call once, with the Vault's token.
+      const calls = server.calls().filter((c) => c.mcp_call === 'echo');
+      expect(calls).toEqual([
+        {
+          mcp_call: 'echo',
+          args: { text: 'hello from Mango' },
+          token_sha256: createHash('sha256').update(token).digest('hex'),
+        },
+      ]);
+    } finally {
+      await server.stop();
+    }
+  }, 300_000);
 });

@@ -56,10 +56,16 @@ export class UploadFile {
     }
   }
 
-  /** Step 1: mint the File id and commit a leased cleanup intent for its object key. */
-  async begin(workspaceId: string, input: { filename: string; mimeType: string }): Promise<PendingUpload> {
+  /**
+   * Step 1: mint the File id (or take the caller's, for a File whose id is derived from what it stores,
+   * e.g. an MCP call's result) and commit a leased cleanup intent for its object key.
+   */
+  async begin(
+    workspaceId: string,
+    input: { filename: string; mimeType: string; id?: string },
+  ): Promise<PendingUpload> {
     const createdAt = new Date();
-    const id = newId('file', createdAt.getTime());
+    const id = input.id ?? newId('file', createdAt.getTime());
     const file = this.dataSource.manager.create(FileEntity, {
       id,
       workspaceId,

@@ -10,14 +10,19 @@ import {
 } from '@mango/domain-mcp';
 import { mcpUrlKey } from '@mango/domain-vaults';
 import { OAuthRefresher, openSecrets } from '@mango/feature-vaults';
-import { appendEvents, McpCallEntity, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import {
+  McpCallEntity,
+  NewSessionEvent,
+  SessionEntity,
+  SessionEventEntity,
+  SessionLog,
+} from '@mango/persistence';
 import type { Keyring } from '@mango/platform-secrets';
 import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
-import { CancelledFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, Context, log } from '@temporalio/activity';
 import { LessThan, type DataSource, type EntityManager } from 'typeorm';
 
-type StoredEvent = Parameters<typeof appendEvents>[2][number];
-const internal = (type: string, body: Record<string, unknown>, idempotencyKey: string): StoredEvent => ({
+const internal = (type: string, body: Record<string, unknown>, idempotencyKey: string): NewSessionEvent => ({
   type,
   body,
   processed: true,
@@ -27,11 +32,32 @@ const internal = (type: string, body: Record<string, unknown>, idempotencyKey: s
 
 export interface McpRuntimeDeps {
   dataSource: DataSource;
+  /** The Session log repository (default: one on `dataSource`); every event is appended through it. */
+  sessionLog?: SessionLog;
   connector: McpConnector;
   /** Null: no credential can be opened (servers are called without one). */
   keyring: Keyring | null;
   /** Refreshes `mcp_oauth` credentials (before expiry and once after a 401). */
   refresher?: OAuthRefresher;
+  /**
+   * Files storage for results larger than the inline bound (absent: the model gets the bounded part and
+   * a note that the rest was not kept).
+   */
+  resultFiles?: McpResultFiles;
+}
+
+/** Where a large textual MCP result is kept: a File of the Session's Workspace (apps/files serves it). */
+export interface McpResultFiles {
+  /**
+   * Stores `text` as the File `fileId` in `workspaceId`. Idempotent: when that File already exists it is
+   * kept as it is (the id is derived from the call, so a retried call never makes a second File).
+   */
+  store(file: { workspaceId: string; fileId: string; filename: string; text: string }): Promise<void>;
+}
+
+/** The File id of an MCP call's large result: derived from the `agent.mcp_tool_use` event id. */
+export function mcpResultFileId(mcpToolUseId: string): string {
+  return `file_${mcpToolUseId.slice(mcpToolUseId.indexOf('_') + 1)}`;
 }
 
 interface ResolvedCredential {
@@ -60,8 +86,11 @@ const LISTING_CACHE_MAX = 256;
  */
 export class McpRuntime {
   private readonly listings = new Map<string, Promise<DeclaredMcpTool[]>>();
+  private readonly sessionLog: SessionLog;
 
-  constructor(private readonly deps: McpRuntimeDeps) {}
+  constructor(private readonly deps: McpRuntimeDeps) {
+    this.sessionLog = deps.sessionLog ?? new SessionLog(deps.dataSource);
+  }
 
   /** The credential for `serverUrl` from the Session's Vaults (first Vault in `vault_ids` order with a match). */
   async credentialFor(
@@ -178,13 +207,7 @@ export class McpRuntime {
    * outcome-unknown error result.
    */
   async call(sessionId: string, mcpToolUseId: string): Promise<void> {
-    const ds = this.deps.dataSource;
-    const plan = await ds.transaction(async (tx) => {
-      const s = await tx.findOne(SessionEntity, {
-        where: { id: sessionId },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!s || s.deletedAt || s.status === 'terminated') return undefined;
+    const plan = await this.sessionLog.withOpenSession(sessionId, async (tx, s) => {
       const use = await tx.findOne(SessionEventEntity, {
         where: { id: mcpToolUseId, sessionId, type: 'agent.mcp_tool_use' },
       });
@@ -224,6 +247,7 @@ export class McpRuntime {
       return {
         server,
         vaultIds: s.vaultIds ?? [],
+        workspaceId: s.workspaceId,
         name: use.body.name as string,
         input: use.body.input as Record<string, unknown>,
         traceparent: typeof tp === 'string' ? tp : undefined,
@@ -234,6 +258,7 @@ export class McpRuntime {
     const heartbeat = setInterval(() => context.heartbeat(), 1000);
     let text: string;
     let isError: boolean;
+    let fileId: string | undefined;
     // `mango.mcp_tool_use <tool>`: the call to the MCP server, in the turn's trace (ids, names and the
     // outcome only — never the input, the result, the server's URL or the credential).
     const span = tracer().startSpan(
@@ -267,8 +292,10 @@ export class McpRuntime {
       );
       const bounded = boundMcpResult(r.content, r.isError);
       if (bounded.kind === 'inline') [text, isError] = [bounded.text, bounded.isError];
-      else if (bounded.kind === 'large') [text, isError] = [largeResultText(bounded, null), bounded.isError];
-      else [text, isError] = [bounded.text, true];
+      else if (bounded.kind === 'large') {
+        fileId = await this.storeLarge(plan.workspaceId, mcpToolUseId, plan.name, bounded.text);
+        [text, isError] = [largeResultText(bounded, fileId ?? null), bounded.isError];
+      } else [text, isError] = [bounded.text, true];
     } catch (err) {
       if (context.cancellationSignal.aborted) {
         endSpan('interrupted');
@@ -290,18 +317,45 @@ export class McpRuntime {
       clearInterval(heartbeat);
     }
     endSpan(isError ? 'error' : 'ok');
-    await this.finish(sessionId, mcpToolUseId, text, isError);
+    await this.finish(sessionId, mcpToolUseId, text, isError, fileId);
   }
 
-  private async finish(sessionId: string, id: string, text: string, isError: boolean): Promise<void> {
-    await this.deps.dataSource.transaction(async (tx) => {
-      const s = await tx.findOne(SessionEntity, {
-        where: { id: sessionId },
-        lock: { mode: 'pessimistic_write' },
+  /**
+   * Keeps a large textual result as a File of the Session's Workspace; undefined when Files storage is
+   * not configured or storing failed (the model then gets the bounded part with a note saying so).
+   */
+  private async storeLarge(
+    workspaceId: string,
+    mcpToolUseId: string,
+    toolName: string,
+    text: string,
+  ): Promise<string | undefined> {
+    if (!this.deps.resultFiles) return undefined;
+    const fileId = mcpResultFileId(mcpToolUseId);
+    try {
+      await this.deps.resultFiles.store({
+        workspaceId,
+        fileId,
+        filename: `mcp-result-${toolName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100)}.txt`,
+        text,
       });
-      if (!s || s.deletedAt || s.status === 'terminated') return;
-      await this.recordResult(tx, s, id, text, isError);
-    });
+      return fileId;
+    } catch (err) {
+      log.warn(`the large result of ${mcpToolUseId} was not stored as a File: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  private async finish(
+    sessionId: string,
+    id: string,
+    text: string,
+    isError: boolean,
+    fileId?: string,
+  ): Promise<void> {
+    await this.sessionLog.withOpenSession(sessionId, (tx, s) =>
+      this.recordResult(tx, s, id, text, isError, fileId),
+    );
   }
 
   /** Appends the call's one result (idempotency key per call) and closes its journal row. */
@@ -311,14 +365,20 @@ export class McpRuntime {
     id: string,
     text: string,
     isError: boolean,
+    fileId?: string,
   ) {
-    await appendEvents(
+    await this.sessionLog.append(
       tx,
       s,
       [
         internal(
           'agent.mcp_tool_result',
-          { mcp_tool_use_id: id, content: text ? [{ type: 'text', text }] : [], is_error: isError },
+          {
+            mcp_tool_use_id: id,
+            content: text ? [{ type: 'text', text }] : [],
+            is_error: isError,
+            ...(fileId ? { file_id: fileId } : {}),
+          },
           `mcp:${id}:result`,
         ),
       ],

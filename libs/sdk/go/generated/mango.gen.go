@@ -2775,10 +2775,13 @@ type SessionEvent15EvaluatedPermission string
 
 // SessionEvent16 defines model for SessionEvent.16.
 type SessionEvent16 struct {
-	Content      []TextBlock `json:"content"`
-	Id           string      `json:"id"`
-	IsError      bool        `json:"is_error"`
-	McpToolUseId string      `json:"mcp_tool_use_id"`
+	Content []TextBlock `json:"content"`
+
+	// FileId Mango addition: present when the textual result was larger than the inline bound (100,000 UTF-8 bytes) and was kept whole as this File of the Session's Workspace; `content` then holds the bounded part and a note naming the File (docs/api-guide.md "Remote MCP").
+	FileId       *string `json:"file_id,omitempty"`
+	Id           string  `json:"id"`
+	IsError      bool    `json:"is_error"`
+	McpToolUseId string  `json:"mcp_tool_use_id"`
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`

@@ -1227,6 +1227,7 @@ class SessionEvent17(TypedDict, closed=True):
     mcp_tool_use_id: str
     content: list[TextBlock]
     is_error: bool
+    file_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 

@@ -3110,6 +3110,8 @@ export interface components {
             mcp_tool_use_id: string;
             content: components["schemas"]["TextBlock"][];
             is_error: boolean;
+            /** @description Mango addition: present when the textual result was larger than the inline bound (100,000 UTF-8 bytes) and was kept whole as this File of the Session's Workspace; `content` then holds the bounded part and a note naming the File (docs/api-guide.md "Remote MCP"). */
+            file_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;

@@ -109,6 +109,23 @@ describe('Helm chart (helm lint + template)', () => {
       'secretKey',
     );
     expect(orchEnv.find((e: any) => e.name === 'MANGO_S3_ENDPOINT').value).toBeTruthy();
+    // Vaults and remote MCP: the keyring by Secret reference and the MCP allowlist reach api and orchestrator.
+    const vaulted = render({
+      ...BASE,
+      'vaults.existingSecret': 'mango-vault',
+      'mcp.allowedAddresses': '10.0.0.0/8',
+    });
+    for (const name of ['t-mango-api', 't-mango-orchestrator']) {
+      const e = vaulted.find((x) => x.kind === 'Deployment' && x.metadata.name === name).spec.template.spec
+        .containers[0].env;
+      expect(e.find((v: any) => v.name === 'MANGO_VAULT_KEYRING').valueFrom.secretKeyRef).toEqual({
+        name: 'mango-vault',
+        key: 'keyring',
+      });
+      expect(e.find((v: any) => v.name === 'MANGO_MCP_ALLOWED_ADDRESSES').value).toBe('10.0.0.0/8');
+    }
+    // Without them neither is set (production refuses private MCP addresses by default).
+    expect(JSON.stringify(docs)).not.toMatch(/MANGO_VAULT_KEYRING|MANGO_MCP_ALLOWED_ADDRESSES/);
     // Operator prices reach both processes that use them.
     const priced = render({ ...BASE, 'model.prices': '{"m":{"input":1,"output":2}}' });
     for (const name of ['t-mango-api', 't-mango-orchestrator']) {

@@ -160,6 +160,15 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
       type: 'failed',
       message: 'the token endpoint answered HTTP 400',
     });
+    // The credential GET shows the failure (non-secret: kind, fixed message, when), never a token.
+    const shown = await creds.get('wrkspc_default', vaultId, id);
+    expect(shown.refresh_failure).toEqual({
+      type: 'failed',
+      message: 'the token endpoint answered HTTP 400',
+      at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    for (const s of [grant.access_token, grant.refresh_token, oauth.clientSecret])
+      expect(JSON.stringify(shown)).not.toContain(s);
     const announced: Array<{ data: Record<string, unknown> }> = await ds.query(
       `SELECT data FROM webhook_events WHERE type = 'vault_credential.refresh_failed' AND data->>'id' = $1`,
       [id],
@@ -195,5 +204,7 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
       expect(text).not.toContain(s);
     const again = await creds.validate('wrkspc_default', vaultId, id);
     expect(again).toMatchObject({ status: 'valid', refresh: null });
+    // A healthy mcp_oauth credential shows no refresh failure.
+    expect((await creds.get('wrkspc_default', vaultId, id)).refresh_failure).toBeNull();
   });
 });

@@ -15,7 +15,11 @@ export function renderVault(v: VaultEntity) {
   };
 }
 
-/** Only the public `auth` (stored apart from the sealed secrets) is ever rendered. */
+/**
+ * Only the public `auth` (stored apart from the sealed secrets) is ever rendered. `mcp_oauth` credentials
+ * also show `refresh_failure` (a Mango addition): the last failed refresh (its kind, a fixed message that
+ * never carries a token, and when), or null; a successful refresh or a secret update clears it.
+ */
 export function renderCredential(c: VaultCredentialEntity) {
   return {
     id: c.id,
@@ -27,6 +31,7 @@ export function renderCredential(c: VaultCredentialEntity) {
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
     archived_at: iso(c.archivedAt),
+    ...(c.kind === 'mcp_oauth' ? { refresh_failure: c.refreshFailure ?? null } : {}),
   };
 }
 

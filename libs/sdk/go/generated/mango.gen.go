@@ -3337,7 +3337,17 @@ type VaultCredential struct {
 
 	// Metadata Up to 16 string key/value pairs; keys 1–64 characters, values ≤ 512 characters.
 	Metadata Metadata `json:"metadata"`
-	Type     string   `json:"type"`
+
+	// RefreshFailure Mango addition, on `mcp_oauth` credentials only: the last failed OAuth refresh (cleared by a successful refresh or a secret update), or null. Calls with the credential then fail with `mcp_authentication_failed_error`.
+	RefreshFailure *struct {
+		// At RFC 3339 timestamp in UTC with milliseconds.
+		//
+		// Example: 2026-01-02T03:04:05.678Z
+		At      Timestamp   `json:"at"`
+		Message string      `json:"message"`
+		Type    interface{} `json:"type"`
+	} `json:"refresh_failure,omitempty"`
+	Type string `json:"type"`
 
 	// UpdatedAt RFC 3339 timestamp in UTC with milliseconds.
 	//

@@ -57,6 +57,15 @@ export interface VaultCredential {
   created_at: Timestamp;
   updated_at: Timestamp;
   archived_at: Timestamp | null;
+  /**
+   * Mango addition, `mcp_oauth` credentials only: the last failed OAuth refresh (cleared by a successful
+   * refresh or a secret update), or null.
+   */
+  refresh_failure?: {
+    type: 'failed' | 'connect_error' | 'no_refresh_token';
+    message: string;
+    at: Timestamp;
+  } | null;
 }
 
 export interface McpOAuthRefreshParams {

@@ -1790,6 +1790,16 @@ class VaultUpdateRequest(TypedDict, closed=True):
     metadata: NotRequired[MetadataPatch]
 
 
+class RefreshFailure(TypedDict, closed=True):
+    """
+    Mango addition, on `mcp_oauth` credentials only: the last failed OAuth refresh (cleared by a successful refresh or a secret update), or null. Calls with the credential then fail with `mcp_authentication_failed_error`.
+    """
+
+    type: Literal["failed", "connect_error", "no_refresh_token"]
+    message: str
+    at: Timestamp
+
+
 class VaultCredentialDeleted(TypedDict, closed=True):
     id: str
     type: Literal["vault_credential_deleted"]
@@ -2103,6 +2113,7 @@ class VaultCredential(TypedDict, closed=True):
     created_at: Timestamp
     updated_at: Timestamp
     archived_at: NullableTimestamp
+    refresh_failure: NotRequired[RefreshFailure | None]
 
 
 class VaultCredentialList(TypedDict, closed=True):

@@ -3604,6 +3604,13 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             archived_at: components["schemas"]["NullableTimestamp"];
+            /** @description Mango addition, on `mcp_oauth` credentials only: the last failed OAuth refresh (cleared by a successful refresh or a secret update), or null. Calls with the credential then fail with `mcp_authentication_failed_error`. */
+            refresh_failure?: null | {
+                /** @enum {unknown} */
+                type: "failed" | "connect_error" | "no_refresh_token";
+                message: string;
+                at: components["schemas"]["Timestamp"];
+            };
         };
         VaultCredentialList: {
             data: components["schemas"]["VaultCredential"][];

@@ -18,6 +18,7 @@ import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
+import { SessionRepository } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { workflowBundlerOptions, WORKFLOWS_PATH } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -45,12 +46,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       'mango_session_turns_running',
       'Sessions whose turn is running now (cluster-wide; aggregate replicas with max).',
       [],
-      async () => {
-        const [row] = await dataSource.query(
-          `SELECT count(*)::int AS n FROM sessions WHERE status = 'running' AND deleted_at IS NULL`,
-        );
-        return [{ value: Number(row.n) }];
-      },
+      async () => [{ value: await new SessionRepository(dataSource).countRunning() }],
     );
   }
 

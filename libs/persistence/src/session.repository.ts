@@ -33,6 +33,14 @@ export class SessionRepository {
     return rows.map((r) => r.id);
   }
 
+  /** How many Sessions have a turn running now (not deleted): the `mango_session_turns_running` gauge. */
+  async countRunning(): Promise<number> {
+    const [row]: Array<{ n: number }> = await this.ds().query(
+      `SELECT count(*)::int AS n FROM sessions WHERE status = 'running' AND deleted_at IS NULL`,
+    );
+    return Number(row!.n);
+  }
+
   /**
    * Runs `fn` in a transaction holding the Session's row lock (FOR UPDATE SKIP LOCKED) while it is still
    * `running`/`rescheduling` and not deleted; answers undefined without calling `fn` when another

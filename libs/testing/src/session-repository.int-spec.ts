@@ -82,6 +82,8 @@ describe('SessionRepository (real PostgreSQL)', () => {
     await ds.query('UPDATE sessions SET deleted_at = now() WHERE id = $1', [deleted]);
     expect(await sessions.staleRunningIds(5, 10)).toEqual([older, old]);
     expect(await sessions.staleRunningIds(5, 1)).toEqual([older]);
+    // The turns-running gauge counts running (not rescheduling), undeleted Sessions, whatever their age.
+    expect(await sessions.countRunning()).toBe(2);
   });
 
   it('the running lock skips a Session another transaction holds and one that moved on', async () => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds every image deployments/compose/compose.yaml needs without a registry, each tagged by a content key
 # (the sha256 of its inputs) and skipped when the daemon already has that tag, so a warm run builds nothing:
-#   tools/docker/compose-images.sh            (DOCKER_HOST selects the daemon)
+#   tools/docker/compose-images.sh            (DOCKER_HOST selects the daemon; MANGO_IMAGE: see step 5)
 # prints the image variables compose.yaml reads, one `NAME=tag` a line:
 #   MANGO_IMAGE           the Mango apps and the worker (tools/docker/build-worker-image.sh on mango-sandbox)
 #   MANGO_POSTGRES_IMAGE  Debian bookworm's postgresql-15 with an entrypoint that honours the official
@@ -94,15 +94,21 @@ printf 'FROM %s\nCOPY versitygw /usr/local/bin/versitygw\nENTRYPOINT ["/usr/loca
 temporal=$(build_image mango-compose-temporal "$work/temporal")
 s3=$(build_image mango-compose-versitygw "$work/s3")
 
-# 5. Mango: keyed by the tracked files (index and working tree), the lock file, Node and the base image.
+# 5. Mango: keyed by what the image runs — the tracked files (index and working tree) less docs, deployment
+# files and tests — the lock file, Node and the base image. MANGO_IMAGE, when set to an image the daemon
+# has, is used as it is (an image you built yourself).
 eval "$($SERVICES env)"
 $SERVICES start image >&2
-mkey=$( {
-  git -C "$ROOT" ls-files -s; git -C "$ROOT" diff HEAD --binary; node -p process.versions.node
-  docker image inspect -f '{{.Id}}' "$MANGO_BASE_IMAGE"; sha256sum "$ROOT/tools/docker/build-worker-image.sh"
-} | sha256sum | cut -c1-16)
-mango=mango-self-hosted-worker:$mkey
-have "$mango" || { log "building $mango"; bash "$ROOT/tools/docker/build-worker-image.sh" "$mango" >/dev/null; }
+if [ -n "${MANGO_IMAGE:-}" ] && have "$MANGO_IMAGE"; then mango=$MANGO_IMAGE; else
+  runtime=(. ':!docs' ':!*.md' ':!deployments' ':!*.spec.ts' ':!*.int-spec.ts' ':!*.e2e-spec.ts')
+  mkey=$( {
+    git -C "$ROOT" ls-files -s -- "${runtime[@]}"; git -C "$ROOT" diff HEAD --binary -- "${runtime[@]}"
+    node -p process.versions.node; docker image inspect -f '{{.Id}}' "$MANGO_BASE_IMAGE"
+    sha256sum "$ROOT/tools/docker/build-worker-image.sh"
+  } | sha256sum | cut -c1-16)
+  mango=mango-self-hosted-worker:$mkey
+  have "$mango" || { log "building $mango"; bash "$ROOT/tools/docker/build-worker-image.sh" "$mango" >/dev/null; }
+fi
 
 printf 'MANGO_IMAGE=%s\nMANGO_POSTGRES_IMAGE=%s\nMANGO_NGINX_IMAGE=%s\nMANGO_TEMPORAL_IMAGE=%s\nMANGO_S3_IMAGE=%s\n' \
   "$mango" "$pg" "$nginx" "$temporal" "$s3"

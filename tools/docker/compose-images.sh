@@ -94,17 +94,18 @@ printf 'FROM %s\nCOPY versitygw /usr/local/bin/versitygw\nENTRYPOINT ["/usr/loca
 temporal=$(build_image mango-compose-temporal "$work/temporal")
 s3=$(build_image mango-compose-versitygw "$work/s3")
 
-# 5. Mango: keyed by what the image runs — the tracked files (index and working tree) less docs, deployment
-# files and tests — the lock file, Node and the base image. MANGO_IMAGE, when set to an image the daemon
-# has, is used as it is (an image you built yourself).
+# 5. Mango: keyed by what the image runs — the contents of the tracked files in the working tree, less docs,
+# deployment files, these image scripts and tests — Node, the base image and build-worker-image.sh. A commit
+# of the same contents keeps the key. MANGO_IMAGE, when set to an image the daemon has, is used as it is
+# (an image you built yourself).
 eval "$($SERVICES env)"
 $SERVICES start image >&2
 if [ -n "${MANGO_IMAGE:-}" ] && have "$MANGO_IMAGE"; then mango=$MANGO_IMAGE; else
-  runtime=(. ':!docs' ':!*.md' ':!deployments' ':!*.spec.ts' ':!*.int-spec.ts' ':!*.e2e-spec.ts')
+  runtime=(. ':!docs' ':!*.md' ':!deployments' ':!tools/docker' ':!*.spec.ts' ':!*.int-spec.ts' ':!*.e2e-spec.ts')
   mkey=$( {
-    git -C "$ROOT" ls-files -s -- "${runtime[@]}"; git -C "$ROOT" diff HEAD --binary -- "${runtime[@]}"
+    (cd "$ROOT" && git ls-files -z -- "${runtime[@]}" | xargs -0 sha256sum 2>/dev/null || true)
     node -p process.versions.node; docker image inspect -f '{{.Id}}' "$MANGO_BASE_IMAGE"
-    sha256sum "$ROOT/tools/docker/build-worker-image.sh"
+    sha256sum <"$ROOT/tools/docker/build-worker-image.sh"
   } | sha256sum | cut -c1-16)
   mango=mango-self-hosted-worker:$mkey
   if ! have "$mango"; then log "building $mango"; bash "$ROOT/tools/docker/build-worker-image.sh" "$mango" >/dev/null

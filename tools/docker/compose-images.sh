@@ -109,7 +109,7 @@ if [ -n "${MANGO_IMAGE:-}" ] && have "$MANGO_IMAGE"; then mango=$MANGO_IMAGE; el
   } | sha256sum | cut -c1-16)
   mango=mango-self-hosted-worker:$mkey
   if ! have "$mango"; then log "building $mango"; bash "$ROOT/tools/docker/build-worker-image.sh" "$mango" >/dev/null
-    # Older content-keyed builds (~1.5 GB each) are removed; one a container still uses stays (rmi refuses).
+    # Older content-keyed builds (~1 GB each) are removed; one a container still uses stays (rmi refuses).
     docker image ls --format '{{.Repository}}:{{.Tag}}' mango-self-hosted-worker |
       grep -E ':[0-9a-f]{16}$' | grep -vx "$mango" | xargs -r docker rmi >/dev/null 2>&1 || true
   fi

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Builds every image deployments/compose/compose.yaml needs without a registry, each tagged by a content key
+# (the sha256 of its inputs) and skipped when the daemon already has that tag, so a warm run builds nothing:
+#   tools/docker/compose-images.sh            (DOCKER_HOST selects the daemon; MANGO_IMAGE: see step 5)
+# prints the image variables compose.yaml reads, one `NAME=tag` a line:
+#   MANGO_IMAGE           the Mango apps and the worker (tools/docker/build-worker-image.sh on mango-sandbox)
+#   MANGO_POSTGRES_IMAGE  Debian bookworm's postgresql-15 with an entrypoint that honours the official
+#                         image's POSTGRES_USER / POSTGRES_PASSWORD / POSTGRES_DB and `postgres <args>`
+#   MANGO_NGINX_IMAGE     Debian's nginx-light
+#   MANGO_TEMPORAL_IMAGE  the temporal CLI (dev server) that tools/ci/services.sh builds from the Go module proxy
+#   MANGO_S3_IMAGE        versitygw, likewise
+# The Debian userland of the last four is one mmdebstrap root filesystem (Debian's own packages), cached as a
+# tarball under $MANGO_SERVICES_CACHE/images like the sandbox image's; the first build downloads ~60 MB.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}
+log() { printf '[compose-images] %s\n' "$*" >&2; }
+have() { docker image inspect "$1" >/dev/null 2>&1; }
+SERVICES="bash $ROOT/tools/ci/services.sh"
+
+# The cached Go binaries (built once from the Go module proxy; nothing is rebuilt when they exist).
+$SERVICES install temporal >&2
+$SERVICES install s3 >&2
+BIN=$CACHE/bin
+TEMPORAL_BIN=$(readlink -f "$BIN/temporal"); VERSITYGW_BIN=$(readlink -f "$BIN/versitygw")
+
+# 1. The services' Debian root filesystem.
+PACKAGES=bash,coreutils,procps,ca-certificates,postgresql-15,nginx-light
+key=$( { echo "$PACKAGES"; sed -n '/^build_rootfs()/,/^}/p' "$0"; } | sha256sum | cut -c1-16)
+TARBALL=$CACHE/images/compose-services-$key.tar
+BASE=mango-compose-base:$key
+build_rootfs() {
+  command -v mmdebstrap >/dev/null || {
+    log "apt-get install mmdebstrap"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null; }
+  }
+  mkdir -p "$CACHE/images"; local tmp=$TARBALL.tmp-$$
+  log "building the Compose services' root filesystem from Debian bookworm (cached in $CACHE/images)"
+  mmdebstrap --variant=essential --mode=auto --format=tar --include="$PACKAGES" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --dpkgopt='path-exclude=/usr/share/info/*' \
+    --customize-hook='rm -rf "$1/var/lib/postgresql/15/main" "$1/etc/postgresql/15/main"' \
+    --customize-hook='mkdir -p "$1/var/run/postgresql" "$1/var/lib/postgresql/data" "$1/data" "$1/meta" && chown -R postgres:postgres "$1/var/run/postgresql" "$1/var/lib/postgresql" && chmod 1777 "$1/tmp"' \
+    --customize-hook='rm -f "$1/etc/nginx/sites-enabled/default"' \
+    --customize-hook='rm -rf "$1/var/cache/apt/archives"/*.deb "$1/var/lib/apt/lists"/*' \
+    bookworm "$tmp" >"$CACHE/images/build-compose-$key.log" 2>&1 ||
+    { log "mmdebstrap failed: $CACHE/images/build-compose-$key.log"; rm -rf "$tmp"; return 1; }
+  mv "$tmp" "$TARBALL"
+}
+if ! have "$BASE"; then
+  [ -s "$TARBALL" ] || build_rootfs
+  log "importing $BASE"
+  docker import -c 'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8' \
+    "$TARBALL" "$BASE" >/dev/null
+fi
+
+# build_image <repository> <context dir>: tags <repository>:<key of the base, the context's files>.
+build_image() {
+  local repo=$1 ctx=$2 k tag
+  k=$( { echo "$BASE"; (cd "$ctx" && find . -type f -print0 | sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-16)
+  tag=$repo:$k
+  if ! have "$tag"; then log "building $tag"
+    DOCKER_BUILDKIT=0 docker build -q -t "$tag" "$ctx" >/dev/null 2>&1 || DOCKER_BUILDKIT=0 docker build -q -t "$tag" "$ctx" >&2; fi
+  echo "$tag"
+}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+
+# 2. PostgreSQL.
+mkdir -p "$work/postgres"; cp "$ROOT/tools/docker/compose/postgres-entrypoint.sh" "$work/postgres/entrypoint.sh"
+cat >"$work/postgres/Dockerfile" <<DOCKERFILE
+FROM $BASE
+COPY entrypoint.sh /usr/local/bin/docker-entrypoint.sh
+ENV PGDATA=/var/lib/postgresql/data
+ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]
+CMD ["postgres"]
+DOCKERFILE
+pg=$(build_image mango-compose-postgres "$work/postgres")
+
+# 3. nginx (the configuration is mounted by compose.yaml).
+mkdir -p "$work/nginx"
+cat >"$work/nginx/Dockerfile" <<DOCKERFILE
+FROM $BASE
+CMD ["nginx", "-g", "daemon off; error_log stderr warn;"]
+DOCKERFILE
+nginx=$(build_image mango-compose-nginx "$work/nginx")
+
+# 4. Temporal and versitygw: the cached binaries on the same base (the binary's version names its file).
+mkdir -p "$work/temporal" "$work/s3"
+cp "$TEMPORAL_BIN" "$work/temporal/temporal"; cp "$VERSITYGW_BIN" "$work/s3/versitygw"
+printf 'FROM %s\nCOPY temporal /usr/local/bin/temporal\nENTRYPOINT ["/usr/local/bin/temporal"]\n' "$BASE" >"$work/temporal/Dockerfile"
+printf 'FROM %s\nCOPY versitygw /usr/local/bin/versitygw\nENTRYPOINT ["/usr/local/bin/versitygw"]\n' "$BASE" >"$work/s3/Dockerfile"
+temporal=$(build_image mango-compose-temporal "$work/temporal")
+s3=$(build_image mango-compose-versitygw "$work/s3")
+
+# 5. Mango: keyed by what the image runs — the contents of the tracked files in the working tree, less docs,
+# deployment files, these image scripts and tests — Node, the base image and build-worker-image.sh. A commit
+# of the same contents keeps the key. MANGO_IMAGE, when set to an image the daemon has, is used as it is
+# (an image you built yourself).
+eval "$($SERVICES env)"
+$SERVICES start image >&2
+if [ -n "${MANGO_IMAGE:-}" ] && have "$MANGO_IMAGE"; then mango=$MANGO_IMAGE; else
+  runtime=(. ':!docs' ':!*.md' ':!deployments' ':!tools/docker' ':!*.spec.ts' ':!*.int-spec.ts' ':!*.e2e-spec.ts')
+  mkey=$( {
+    (cd "$ROOT" && git ls-files -z -- "${runtime[@]}" | xargs -0 sha256sum 2>/dev/null || true)
+    node -p process.versions.node; docker image inspect -f '{{.Id}}' "$MANGO_BASE_IMAGE"
+    sha256sum <"$ROOT/tools/docker/build-worker-image.sh"
+  } | sha256sum | cut -c1-16)
+  mango=mango-self-hosted-worker:$mkey
+  if ! have "$mango"; then log "building $mango"; bash "$ROOT/tools/docker/build-worker-image.sh" "$mango" >/dev/null
+    # Older content-keyed builds (~1 GB each) are removed; one a container still uses stays (rmi refuses).
+    docker image ls --format '{{.Repository}}:{{.Tag}}' mango-self-hosted-worker |
+      grep -E ':[0-9a-f]{16}$' | grep -vx "$mango" | xargs -r docker rmi >/dev/null 2>&1 || true
+  fi
+fi
+
+printf 'MANGO_IMAGE=%s\nMANGO_POSTGRES_IMAGE=%s\nMANGO_NGINX_IMAGE=%s\nMANGO_TEMPORAL_IMAGE=%s\nMANGO_S3_IMAGE=%s\n' \
+  "$mango" "$pg" "$nginx" "$temporal" "$s3"

@@ -1,5 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { request, IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -181,6 +184,71 @@ class OwnTemporal {
   }
 }
 
+/**
+ * A PostgreSQL cluster of our own (a temporary data directory, a free port): the matrix stops and starts
+ * it, so it must never be the shared one other suites use. Runs as the `postgres` user like
+ * tools/ci/services.sh, without fsync (a test database).
+ */
+class OwnPostgres {
+  private readonly bin = '/usr/lib/postgresql/15/bin';
+  private dir = '';
+  constructor(readonly port: number) {}
+  get adminUrl(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+  private async ctl(...args: string[]): Promise<void> {
+    await run('runuser', ['-u', 'postgres', '--', `${this.bin}/pg_ctl`, '-D', `${this.dir}/data`, ...args]);
+  }
+  async init(): Promise<void> {
+    this.dir = await mkdtemp(join(tmpdir(), 'mango-faults-pg-'));
+    await chmod(this.dir, 0o755);
+    await mkdir(`${this.dir}/sock`);
+    await chown(this.dir, ...(await postgresIds()));
+    await chown(`${this.dir}/sock`, ...(await postgresIds()));
+    await run('runuser', [
+      '-u',
+      'postgres',
+      '--',
+      `${this.bin}/initdb`,
+      '-D',
+      `${this.dir}/data`,
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '-E',
+      'UTF8',
+      '--locale=C.UTF-8',
+      '--no-sync',
+    ]);
+    await this.start();
+  }
+  async start(): Promise<void> {
+    const opts = `-c listen_addresses=127.0.0.1 -p ${this.port} -k ${this.dir}/sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+    await this.ctl('-l', `${this.dir}/postgres.log`, '-w', '-t', '60', '-o', opts, 'start');
+  }
+  /** A fast shutdown: every client connection is closed, new ones are refused until start(). */
+  async stop(): Promise<void> {
+    await this.ctl('-m', 'fast', '-w', '-t', '60', 'stop');
+  }
+  async destroy(): Promise<void> {
+    if (!this.dir) return;
+    await this.stop().catch(() => undefined);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+const execFileAsync = promisify(execFile);
+async function run(cmd: string, args: string[]): Promise<string> {
+  // postgres may not be able to enter the caller's directory.
+  return (await execFileAsync(cmd, args, { cwd: '/' })).stdout;
+}
+async function postgresIds(): Promise<[number, number]> {
+  const uid = Number((await run('id', ['-u', 'postgres'])).trim());
+  const gid = Number((await run('id', ['-g', 'postgres'])).trim());
+  return [uid, gid];
+}
+
 interface Row {
   fault: string;
   lost: number;
@@ -196,6 +264,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   let apiEnv: Record<string, string>;
   let model: ScriptedModelServer;
   let temporal: OwnTemporal;
+  let postgres: OwnPostgres;
+  let docker: Docker;
   let orchestrator: AppProcess;
   let orchestratorEnv: Record<string, string>;
   let supervisor: AppProcess;
@@ -226,6 +296,10 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     startApp('apps/api/src/main.ts', apiEnv, answers(`${api.url}/healthz`), 60_000);
 
   beforeAll(async () => {
+    // Our own PostgreSQL: the matrix restarts and stops it (never the shared one of other suites).
+    postgres = new OwnPostgres(await freePort());
+    await postgres.init();
+    process.env.MANGO_PG_ADMIN_URL = postgres.adminUrl;
     temporal = new OwnTemporal(await freePort());
     await temporal.start();
     model = await startScriptedModel();
@@ -248,7 +322,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
               id: `toolu_${++n}`,
               name: 'bash',
               input: {
-                command: `echo run >> /workspace/runs-${tag}; sleep ${TOOL_SECONDS}; echo "runs=$(wc -l < /workspace/runs-${tag})"`,
+                // Counts its starts and its finishes in the Session workspace (which outlives containers).
+                command: `echo run >> /workspace/runs-${tag}; sleep ${TOOL_SECONDS}; echo done >> /workspace/done-${tag}; echo "runs=$(wc -l < /workspace/runs-${tag}) finished=$(wc -l < /workspace/done-${tag})"`,
               },
             },
           ],
@@ -312,6 +387,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       MANGO_MODEL_API_KEY: modelKey,
     };
     supervisor = await startSupervisor();
+    docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
 
     // The second Session, streamed over SSE for the whole matrix (straight to the API: it lives through
     // every API kill by resuming with Last-Event-ID).
@@ -332,9 +408,9 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     if (apiProc && apiProc !== api?.app) await apiProc.stop();
     await api?.close();
     await temporal?.kill();
+    await postgres?.destroy();
     // Item containers and Session workspace volumes of this run's supervisor (they outlive it by design).
-    if (supervisorEnv) {
-      const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+    if (supervisorEnv && docker) {
       const label = [`dev.mango.supervisor=${supervisorEnv.MANGO_SUPERVISOR_ID}`];
       for (const c of await docker.listContainers({ all: true, filters: { label } }))
         await docker
@@ -405,6 +481,13 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
      * lease TTL + 10 s, unless the fault is documented not to meet that bar (docs/testing.md).
      */
     boundSeconds?: number;
+    /**
+     * How often the tool starts (default 1). A call whose container died mid-command is started again by
+     * the next activation (documented: docs/operator-guide.md, The Docker supervisor); it finishes once.
+     */
+    starts?: number;
+    /** Log lines a process must write (again) between the fault and the turn's end: it says it recovered. */
+    says?: Array<['orchestrator' | 'supervisor', string]>;
     /** Injects the fault; resolves when it has ended (the replaced process is ready, the link is back). */
     inject: (sessionId: string) => Promise<void>;
   }> = [
@@ -485,6 +568,51 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         supervisor = await startSupervisor();
       },
     },
+    {
+      name: 'kill -9 the item container',
+      note: 'docker kill while the command runs: the supervisor stops the Work, the next activation re-runs the call',
+      starts: 2,
+      says: [['supervisor', 'item container was killed mid-activation']],
+      inject: async (sessionId) => {
+        const [c] = await docker.listContainers({
+          filters: { label: [`dev.mango.session_id=${sessionId}`], status: ['running'] },
+        });
+        if (!c) throw new Error(`no running container for ${sessionId}`);
+        const container = docker.getContainer(c.Id);
+        // Killed while the command runs (its `sleep` is a process in the container), not before it started.
+        const deadline = Date.now() + 30_000;
+        while (!JSON.stringify((await container.top()).Processes).includes(`sleep ${TOOL_SECONDS}`)) {
+          if (Date.now() > deadline) throw new Error('the tool never started in its container');
+          await sleep(100);
+        }
+        await container.kill({ signal: 'SIGKILL' });
+      },
+    },
+    {
+      name: 'PostgreSQL restart',
+      note: 'pg_ctl stop -m fast (every connection closed), then start',
+      says: [['orchestrator', 'outbox listener reconnected']],
+      inject: async () => {
+        await postgres.stop();
+        await sleep(1000);
+        await postgres.start();
+      },
+    },
+    {
+      name: 'PostgreSQL unreachable 30 s',
+      note: 'stopped for 30 s (connections closed, new ones refused), then started',
+      says: [
+        ['orchestrator', 'outbox listener reconnected'],
+        ['orchestrator', 'outbox relay recovered'],
+        ['orchestrator', 'webhook relay recovered'],
+        ['orchestrator', 'session sweeper recovered'],
+      ],
+      inject: async () => {
+        await postgres.stop();
+        await sleep(30_000);
+        await postgres.start();
+      },
+    },
   ];
 
   it.each(FAULTS.map((f) => [f.name, f] as const))(
@@ -508,6 +636,10 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       // The tool has started in its container when the item has posted nothing yet but is active: give it a moment.
       const toolStartedAt = Date.now();
       await sleep(1500);
+      const logsOf = (proc: 'orchestrator' | 'supervisor') =>
+        (proc === 'orchestrator' ? orchestrator : supervisor).logs();
+      const count = (text: string, line: string) => text.split(line).length - 1;
+      const saidBefore = (fault.says ?? []).map(([proc, line]) => count(logsOf(proc), line));
       await fault.inject(s);
       const faultEndedAt = Date.now();
       await ws.post(`/v1/sessions/${streamed.id}/events`, {
@@ -521,6 +653,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       const uses = done.filter((e) => e.type === 'agent.tool_use');
       const results = done.filter((e) => e.type === 'user.tool_result');
       const runs = results.map((r) => Number(/runs=(\d+)/.exec(JSON.stringify(r.content))?.[1] ?? 0));
+      const finished = results.map((r) => Number(/finished=(\d+)/.exec(JSON.stringify(r.content))?.[1] ?? 0));
       const tallyA = await sseTally(s, client);
       const logA = await logOf(s);
       const extraIdles = logA.filter((e) => e.type === 'session.status_idle').length - 1;
@@ -529,7 +662,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         fault: fault.name,
         lost: tallyA.lost,
         duplicated: tallyA.duplicated + Math.max(0, extraIdles) + Math.max(0, extraResults),
-        toolsRunTwice: runs.filter((n) => n > 1).length,
+        toolsRunTwice: finished.filter((n) => n > 1).length,
         recoverySeconds: Math.max(
           0,
           (idleAt - Math.max(faultEndedAt, toolStartedAt + TOOL_SECONDS * 1000)) / 1000,
@@ -551,14 +684,23 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
       expect(uses).toHaveLength(1);
       expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
-      expect(runs).toEqual([1]);
-      expect(done.find((e) => e.type === 'agent.message')?.content[0].text).toMatch(/^tool said: .*runs=1/s);
+      expect({ runs, finished }).toEqual({ runs: [fault.starts ?? 1], finished: [1] });
+      expect(done.find((e) => e.type === 'agent.message')?.content[0].text).toMatch(
+        new RegExp(`^tool said: .*runs=${fault.starts ?? 1} finished=1`, 's'),
+      );
       expect({ ...row, a: tallyA.detail, b: tallyB.detail }).toMatchObject({
         lost: 0,
         duplicated: 0,
         toolsRunTwice: 0,
       });
       expect(idleAt).toBeLessThanOrEqual(bound);
+      // Every background loop that lost its dependency says it is back.
+      const said = (fault.says ?? []).map(([proc, line], i) => ({
+        proc,
+        line,
+        written: count(logsOf(proc), line) - saidBefore[i]!,
+      }));
+      expect(said.filter((l) => l.written < 1)).toEqual([]);
     },
     420_000,
   );

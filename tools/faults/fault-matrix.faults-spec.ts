@@ -24,6 +24,7 @@ import {
   Toxiproxy,
   ToxiproxyLink,
 } from '@mango/testing';
+import { ObjectStore } from '@mango/adapter-object-store';
 
 /**
  * The fault matrix (issue #19, docs/testing.md "Fault matrix"): one stack of real processes — apps/api,
@@ -238,6 +239,130 @@ class OwnPostgres {
   }
 }
 
+/** A versitygw S3 gateway of our own (POSIX backend in a temporary directory): kill -9 and start again. */
+class OwnS3 {
+  private child?: ChildProcess;
+  private dir = '';
+  output = '';
+  readonly accessKey = `faults${randomBytes(6).toString('hex')}`;
+  readonly secretKey = `s3-faults-${randomBytes(16).toString('hex')}`;
+  constructor(readonly port: number) {}
+  get endpoint(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+  async start(): Promise<void> {
+    if (!this.dir) {
+      this.dir = await mkdtemp(join(tmpdir(), 'mango-faults-s3-'));
+      await mkdir(`${this.dir}/data`);
+      await mkdir(`${this.dir}/meta`);
+    }
+    const cache =
+      process.env.MANGO_SERVICES_CACHE ?? join(process.env.HOME ?? '/root', '.cache/mango-services');
+    const bin = process.env.MANGO_VERSITYGW_BIN ?? join(cache, 'bin/versitygw');
+    // The secret key goes by environment, not argv (the canary reads no process table, but ps would).
+    this.child = spawn(
+      bin,
+      [
+        '--region',
+        'us-east-1',
+        '--port',
+        `127.0.0.1:${this.port}`,
+        '--health',
+        '/health',
+        '--quiet',
+        'posix',
+        '--sidecar',
+        `${this.dir}/meta`,
+        `${this.dir}/data`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ROOT_ACCESS_KEY: this.accessKey, ROOT_SECRET_KEY: this.secretKey },
+      },
+    );
+    this.child.stdout!.on('data', (d) => (this.output += String(d)));
+    this.child.stderr!.on('data', (d) => (this.output += String(d)));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const up = await fetch(`${this.endpoint}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) return;
+      if (Date.now() > deadline) throw new Error(`versitygw did not start:\n${this.output}`);
+      await sleep(200);
+    }
+  }
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
+  async destroy(): Promise<void> {
+    await this.kill();
+    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A multipart upload of one file sent in pieces with a pause between them (the fault lands mid-body). */
+function slowUpload(
+  url: string,
+  key: string,
+  bytes: Buffer,
+  opts: { pieces: number; delayMs: number; onSent?: (i: number) => Promise<void> | void },
+): Promise<{ status: number; body: any }> {
+  const boundary = `----faults${randomBytes(8).toString('hex')}`;
+  const body = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+    bytes,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const size = Math.ceil(body.length / opts.pieces);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}/v1/files`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: any = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON: kept as text for the failure message
+          }
+          resolve({ status: res.statusCode!, body: parsed });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(60_000, () => req.destroy(new Error('no answer within 60 s')));
+    void (async () => {
+      for (let i = 0; i * size < body.length; i++) {
+        if (req.destroyed) return;
+        if (!req.write(body.subarray(i * size, (i + 1) * size)))
+          await new Promise((r) => req.once('drain', r));
+        await opts.onSent?.(i);
+        if (opts.delayMs) await sleep(opts.delayMs);
+      }
+      req.end();
+    })().catch(reject);
+  });
+}
+
 const execFileAsync = promisify(execFile);
 async function run(cmd: string, args: string[]): Promise<string> {
   // postgres may not be able to enter the caller's directory.
@@ -293,7 +418,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   const startSupervisor = () =>
     startApp('apps/supervisor/src/main.ts', supervisorEnv, logged('docker engine connected'), 120_000);
   const startApiProcess = () =>
-    startApp('apps/api/src/main.ts', apiEnv, answers(`${api.url}/healthz`), 60_000);
+    startApp('apps/api/src/main.ts', apiEnv, answers(`${api.url}/healthz`), 120_000);
 
   beforeAll(async () => {
     // Our own PostgreSQL: the matrix restarts and stops it (never the shared one of other suites).
@@ -705,6 +830,179 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     420_000,
   );
 
+  describe('files: its own S3 (versitygw) and apps/files on the same database', () => {
+    const MIB = 1024 * 1024;
+    const BUCKET = 'faults-files';
+    let s3: OwnS3;
+    let files: AppProcess;
+    let filesEnv: Record<string, string>;
+    let filesUrl: string;
+    let store: ObjectStore;
+    const startFilesProcess = () =>
+      startApp('apps/files/src/main.ts', filesEnv, answers(`${filesUrl}/healthz`), 60_000);
+
+    beforeAll(async () => {
+      s3 = new OwnS3(await freePort());
+      await s3.start();
+      secrets.set('S3 secret key', s3.secretKey);
+      filesUrl = `http://127.0.0.1:${await freePort()}`;
+      filesEnv = {
+        MANGO_DATABASE_URL: api.db.url,
+        MANGO_FILES_PORT: new URL(filesUrl).port,
+        MANGO_S3_ENDPOINT: s3.endpoint,
+        MANGO_S3_ACCESS_KEY: s3.accessKey,
+        MANGO_S3_SECRET_KEY: s3.secretKey,
+        MANGO_S3_REGION: 'us-east-1',
+        MANGO_S3_BUCKET: BUCKET,
+        MANGO_LOG_LEVEL: 'info',
+        // Parts of 5 MiB (S3's minimum), so a 12 MiB upload has a stored part when the fault lands; a short
+        // upload lease and a sweeper every 500 ms without grace, so an abandoned upload is swept at once.
+        MANGO_FILES_PART_BYTES: String(5 * MIB),
+        MANGO_FILES_UPLOAD_LEASE_MS: '3000',
+        MANGO_FILES_SWEEP_INTERVAL_MS: '500',
+        MANGO_FILES_SWEEP_GRACE_MS: '0',
+      };
+      files = await startFilesProcess();
+      store = new ObjectStore({
+        endpoint: s3.endpoint,
+        accessKey: s3.accessKey,
+        secretKey: s3.secretKey,
+        region: 'us-east-1',
+        bucket: BUCKET,
+      });
+    }, 180_000);
+
+    afterAll(async () => {
+      if (files) deadLogs.push(files.logs());
+      await files?.stop().catch(() => undefined);
+      if (s3) deadLogs.push(s3.output);
+      await s3?.destroy();
+    });
+
+    /** Half-stored state: File rows whose object is missing; objects or unfinished uploads no File row names. */
+    async function halfStored(): Promise<{ missing: string[]; orphans: string[] }> {
+      const rows = await api.sql<{ id: string; object_key: string }>('SELECT id, object_key FROM files');
+      const keys = new Set<string>();
+      for await (const o of store.client.listObjectsV2(BUCKET, '', true)) if (o.name) keys.add(o.name);
+      const incomplete: string[] = [];
+      for await (const u of store.client.listIncompleteUploads(BUCKET, '', true)) incomplete.push(u.key);
+      const named = new Set(rows.map((r) => r.object_key));
+      return {
+        missing: rows.filter((r) => !keys.has(r.object_key)).map((r) => r.id),
+        orphans: [...[...keys].filter((k) => !named.has(k)), ...incomplete.map((k) => `unfinished ${k}`)],
+      };
+    }
+    async function untilClean(ms: number): Promise<{ missing: string[]; orphans: string[] }> {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const state = await halfStored();
+        if ((state.missing.length === 0 && state.orphans.length === 0) || Date.now() > deadline) return state;
+        await sleep(250);
+      }
+    }
+    async function untilStoredPart(): Promise<void> {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const parts: string[] = [];
+        for await (const u of store.client.listIncompleteUploads(BUCKET, '', true)) parts.push(u.key);
+        if (parts.length > 0) return;
+        if (Date.now() > deadline) throw new Error('no part of the upload reached S3');
+        await sleep(100);
+      }
+    }
+    const failed = (err: unknown) => ({ status: 0, body: String(err) });
+    /** The first upload that is stored again after a fault, and how long it took to get there. */
+    async function firstStoredUpload(since: number): Promise<{ status: number; body: any; seconds: number }> {
+      for (;;) {
+        const r = await slowUpload(filesUrl, wsKey, randomBytes(64 * 1024), { pieces: 1, delayMs: 0 }).catch(
+          failed,
+        );
+        if (r.status === 201 || Date.now() > since + 90_000)
+          return { ...r, seconds: (Date.now() - since) / 1000 };
+        await sleep(250);
+      }
+    }
+
+    it('S3 down 30 s during an upload: it fails cleanly, nothing half-stored, uploads work again', async () => {
+      let downAt = 0;
+      // 12 MiB in 48 pieces, 100 ms apart: S3 goes down once the first 5 MiB part is stored.
+      const during = await slowUpload(filesUrl, wsKey, randomBytes(12 * MIB), {
+        pieces: 48,
+        delayMs: 100,
+        onSent: async (i) => {
+          if (i !== 28) return;
+          await untilStoredPart();
+          await s3.kill();
+          downAt = Date.now();
+        },
+      }).catch(failed);
+      // An upload started while S3 is down is refused cleanly too.
+      const refused = await slowUpload(filesUrl, wsKey, randomBytes(1024), { pieces: 1, delayMs: 0 }).catch(
+        failed,
+      );
+      await sleep(Math.max(0, downAt + 30_000 - Date.now()));
+      await s3.start();
+      const upAt = Date.now();
+      const after = await firstStoredUpload(upAt);
+      const state = await untilClean(30_000);
+      rows.push({
+        fault: 'S3 down 30 s during an upload',
+        lost: state.missing.length,
+        duplicated: state.orphans.length,
+        toolsRunTwice: 0,
+        recoverySeconds: after.seconds,
+        note: `files: lost = File rows without their object, duplicated = objects no File names after the sweep; the upload in flight answered ${during.status}, one during the outage ${refused.status}`,
+      });
+      process.stdout.write(
+        `[faults] S3 down: in flight ${during.status} ${JSON.stringify(during.body).slice(0, 300)}; during ${refused.status} ${JSON.stringify(refused.body).slice(0, 300)}\n`,
+      );
+
+      // The upload in flight either was stored whole or failed with the error envelope; so did the next.
+      for (const r of [during, refused])
+        if (r.status !== 201) {
+          expect(r.status).toBeGreaterThanOrEqual(500);
+          expect(r.body).toMatchObject({ type: 'error', error: { type: expect.any(String) } });
+        }
+      expect(refused.status).not.toBe(201);
+      expect(after.status).toBe(201);
+      expect(state).toEqual({ missing: [], orphans: [] });
+      if (during.status === 201)
+        expect(await api.sql('SELECT 1 FROM files WHERE id = $1', [during.body.id])).toHaveLength(1);
+      expect(after.seconds).toBeLessThanOrEqual(TTL_SECONDS + 10);
+    }, 240_000);
+
+    it('kill -9 apps/files during an upload: no File without its object, the partial object is swept', async () => {
+      let killedAt = 0;
+      const during = await slowUpload(filesUrl, wsKey, randomBytes(12 * MIB), {
+        pieces: 48,
+        delayMs: 100,
+        onSent: async (i) => {
+          if (i !== 28) return;
+          await untilStoredPart();
+          deadLogs.push(files.logs());
+          await files.stop('SIGKILL');
+          killedAt = Date.now();
+        },
+      }).catch(failed);
+      files = await startFilesProcess();
+      const after = await firstStoredUpload(killedAt);
+      const state = await untilClean(30_000);
+      rows.push({
+        fault: 'kill -9 apps/files during an upload',
+        lost: state.missing.length,
+        duplicated: state.orphans.length,
+        toolsRunTwice: 0,
+        recoverySeconds: after.seconds,
+        note: "restarted at once; its sweeper removes the killed upload's parts when their lease runs out",
+      });
+      // The connection died with the process: no answer, and no File row for it.
+      expect(during.status).toBe(0);
+      expect(after.status).toBe(201);
+      expect(state).toEqual({ missing: [], orphans: [] });
+      expect(after.seconds).toBeLessThanOrEqual(TTL_SECONDS + 10);
+    }, 240_000);
+  });
+
   it('secret canary: no credential the run created is in any process log, Temporal history or event', async () => {
     // Credentials of the other kinds, created through the API like a user would.
     const vault = (await ws.post('/v1/vaults', { display_name: 'canary' })).body.id;
@@ -739,7 +1037,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     await sleep(3000);
 
     const haystacks: Array<[string, string]> = [
-      ['api logs', deadLogs.join('\n') + apiProc.logs()],
+      ['logs of replaced processes (api, orchestrator, supervisor, files, S3)', deadLogs.join('\n')],
+      ['api logs', apiProc.logs()],
       ['orchestrator logs', orchestrator.logs()],
       ['supervisor logs', supervisor.logs()],
       ['temporal logs', temporal.output],

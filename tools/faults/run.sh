@@ -10,8 +10,11 @@ cd "$(dirname "$0")/../.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
 bash tools/ci/ensure-node-deps.sh
 if [ -z "${MANGO_FAULTS_SHARED:-}" ]; then
-  export MANGO_SERVICES_RUN=${MANGO_SERVICES_RUN:-/tmp/mango-faults-$$}
-  export MANGO_DOCKER_DATA_ROOT=${MANGO_DOCKER_DATA_ROOT:-${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}/docker-faults}
+  # Always a run directory and data-root of its own, whatever the caller's environment says: `stop all`
+  # below must never reach another stack's services, and two dockerd on one data-root deadlock.
+  export MANGO_SERVICES_RUN=${MANGO_FAULTS_RUN:-/tmp/mango-faults-$$}
+  export MANGO_SERVICES_DATA=$MANGO_SERVICES_RUN
+  export MANGO_DOCKER_DATA_ROOT=${MANGO_FAULTS_DOCKER_DATA_ROOT:-${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}/docker-faults}
   started=0
   cleanup() {
     if [ "$started" = 1 ] && [ -z "${MANGO_KEEP_SERVICES:-}" ]; then
@@ -23,7 +26,7 @@ if [ -z "${MANGO_FAULTS_SHARED:-}" ]; then
   started=1
   for s in docker image; do bash tools/ci/services.sh start "$s"; done
 fi
-for s in pg temporal toxiproxy; do bash tools/ci/services.sh install "$s"; done
+for s in pg temporal s3 toxiproxy; do bash tools/ci/services.sh install "$s"; done
 eval "$(bash tools/ci/services.sh env)"
 start=$(date +%s)
 status=0

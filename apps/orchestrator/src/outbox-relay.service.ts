@@ -77,7 +77,9 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
       },
       onPassError: (err) =>
         this.log.error({ err: String(err) }, 'outbox relay pass failed; retrying on the next wake-up'),
+      onRecovered: () => this.log.info('outbox relay recovered: passes succeed again'),
       onLost: () => this.log.warn('outbox listener lost; reconnecting (the sweep keeps relaying)'),
+      onReconnected: () => this.log.info('outbox listener reconnected'),
     });
     await this.loop.start();
   }

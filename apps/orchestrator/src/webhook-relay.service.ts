@@ -39,6 +39,7 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
       pass: () => this.drain(),
       onPassError: (err) =>
         this.log.error({ err: String(err) }, 'webhook relay pass failed; retrying on the next wake-up'),
+      onRecovered: () => this.log.info('webhook relay recovered: passes succeed again'),
     });
     await this.loop.start();
   }

@@ -9,7 +9,7 @@ import {
   removeSessionWorkspace,
   sessionWorkspacesOf,
 } from '@mango/adapter-docker';
-import { MangoClient } from '@mango/sdk';
+import { decodeWorkSecret, isRetryableStatus, MangoClient } from '@mango/sdk';
 import { AcknowledgedWork, loadCustomTools, pollWork } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
 import type { Logger } from 'pino';
@@ -185,6 +185,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         },
       });
       log.info({ ...outcome, ms: Date.now() - started }, 'item container finished and was removed');
+      if (workType === 'session' && !outcome.cancelled && !outcome.timedOut && (outcome.exitCode ?? 0) >= 128)
+        await this.stopKilledItem(item, outcome.exitCode!, log);
       if (sessionDeleted) await this.collectWorkspace(sessionId!, log);
       // A cancelled item (drain, Stop) is not a failure; a timeout or a non-zero exit is.
       if (outcome.timedOut) this.metrics.containerFailures.inc({ work_type: workType, reason: 'timeout' });
@@ -195,6 +197,46 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
       log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');
     }
+  }
+
+  /**
+   * The item's container was killed by a signal (docker kill, the OOM killer: exit status 128 + signal)
+   * before its runner could Stop its Work. Its runner can post nothing any more, so the Work is
+   * force-stopped with its own token: a running Session gets its next activation now (which answers the
+   * call in flight by running it again) instead of after the lease TTL. A runner that exits on its own
+   * (0, or 75 to leave its lease to expire) is left alone; a lost lease answers 401 and is ignored.
+   */
+  private async stopKilledItem(item: AcknowledgedWork, exitCode: number, log: Logger): Promise<void> {
+    const client = new MangoClient({
+      baseUrl: this.env.MANGO_BASE_URL,
+      apiKey: decodeWorkSecret(item.secret).sessions_token,
+      maxRetries: 0,
+      timeoutMs: 15_000,
+    });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await client.environments.work.stop(item.work.environment_id, item.work.id, { force: true });
+        log.warn(
+          { exit_code: exitCode },
+          'item container was killed mid-activation: its Work was stopped so the Session is activated again',
+        );
+        return;
+      } catch (err) {
+        const status = (err as { status?: number }).status;
+        if (status !== undefined && !isRetryableStatus(status)) {
+          log.warn(
+            { exit_code: exitCode, status },
+            'item container was killed; its Work was already stopped or reclaimed',
+          );
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+      }
+    }
+    log.warn(
+      { exit_code: exitCode },
+      'item container was killed; could not stop its Work (the lease will expire)',
+    );
   }
 
   /**

@@ -10,6 +10,8 @@ export interface PgListenerOptions {
   onNotify(payload: string, channel: string): void;
   /** The connection was lost: notifications may have been missed, so subscribers must re-read the table. */
   onLost(): void;
+  /** LISTEN works again after a loss (subscribers were already told to re-read by onLost). */
+  onReconnected?(): void;
 }
 
 /**
@@ -38,8 +40,14 @@ export class PgListener {
     });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
-    await client.connect();
-    for (const channel of channels) await client.query(`LISTEN ${channel}`);
+    try {
+      await client.connect();
+      for (const channel of channels) await client.query(`LISTEN ${channel}`);
+    } catch (err) {
+      // A half-open attempt (connected, LISTEN refused) is closed, not left behind beside the retry.
+      await client.end().catch(() => undefined);
+      throw err;
+    }
     this.client = client;
   }
 
@@ -50,7 +58,10 @@ export class PgListener {
     const retry = (delay: number) =>
       setTimeout(() => {
         if (this.closing) return;
-        this.connect().catch(() => retry(Math.min(delay * 2, 5000)));
+        this.connect().then(
+          () => this.options.onReconnected?.(),
+          () => retry(Math.min(delay * 2, 5000)),
+        );
       }, delay).unref();
     retry(100);
   }

@@ -10,8 +10,12 @@ export interface WakeLoopOptions {
   /** One pass over the pending rows; a failed pass is retried on the next wake-up. */
   pass: () => Promise<void>;
   onPassError: (err: unknown) => void;
+  /** Called once when a pass succeeds after one or more failed passes (the dependency is back). */
+  onRecovered?: () => void;
   /** Called when the LISTEN connection was lost (it reconnects; the sweep keeps passing). */
   onLost?: () => void;
+  /** Called when the LISTEN connection works again after a loss. */
+  onReconnected?: () => void;
 }
 
 /**
@@ -24,6 +28,7 @@ export class WakeLoop {
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
+  private failing = false;
 
   constructor(private readonly o: WakeLoopOptions) {}
 
@@ -35,6 +40,10 @@ export class WakeLoop {
       onNotify: () => this.kick(),
       onLost: () => {
         this.o.onLost?.();
+        this.kick();
+      },
+      onReconnected: () => {
+        this.o.onReconnected?.();
         this.kick();
       },
     });
@@ -51,7 +60,16 @@ export class WakeLoop {
     }
     this.running = this.o
       .pass()
-      .catch((err: unknown) => this.o.onPassError(err))
+      .then(
+        () => {
+          if (this.failing) this.o.onRecovered?.();
+          this.failing = false;
+        },
+        (err: unknown) => {
+          this.failing = true;
+          this.o.onPassError(err);
+        },
+      )
       .finally(() => {
         this.running = undefined;
         if (this.again) {

@@ -1,10 +1,12 @@
-// Two files at a time: the longest suites here mostly wait on real clocks (a one-minute cron, lease
-// expiries), so a second worker overlaps that waiting instead of adding to the critical path of npm test.
-// The workflows are bundled once per run (test/global-setup.ts), not by every orchestrator a suite starts.
+// The longest suites here mostly wait on real clocks (a one-minute cron, lease expiries), so two files at a
+// time overlap that waiting. The workflows are bundled once per run (test/global-setup.ts), not by every
+// orchestrator a suite starts.
 //
-// npm test runs this suite as two Nx tasks (project.json test-a / test-b) that Nx schedules beside the
-// other long suites: MANGO_TEST_GROUP=a runs the files in GROUP_A, =b every other file, so a new file is
-// always in one of them. Unset (jest -c apps/orchestrator/jest.config.js): every file.
+// npm test runs this suite as two Nx tasks (project.json test-a / test-b) of one worker each: the same two
+// files at a time as one task of two workers (each file starts three or four processes; more at once on
+// 2 cores pushed set-ups past their bounds), but two shorter tasks Nx can pack beside the other long suites.
+// MANGO_TEST_GROUP=a runs the files in GROUP_A, =b every other file, so a new file is always in one of them.
+// Unset (jest -c apps/orchestrator/jest.config.js): every file, two workers.
 // GROUP_A is balanced by the measured durations of npm test (tmp/test-results/orchestrator-*.json).
 const GROUP_A = [
   'session-turn.e2e-spec.ts',
@@ -22,7 +24,7 @@ module.exports = {
   ...require('../../jest.preset.js'),
   displayName: 'orchestrator',
   rootDir: __dirname,
-  maxWorkers: 2,
+  maxWorkers: group ? 1 : 2,
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   ...(group === 'a' ? { testRegex: inGroupA, testMatch: undefined } : {}),

@@ -1,7 +1,7 @@
 import { AUTO_JUDGE_SYSTEM } from '@mango/domain-agents';
 import { decodeWorkSecret } from '@mango/feature-work';
 import { ApiUnderTest, httpClient, HttpClient, ScriptedModelServer } from '@mango/testing';
-import { SessionStack, startSessionStack, untilEvents } from './support';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack, untilEvents } from './support';
 
 /**
  * The `auto` permission policy (docs/api-guide.md "The auto permission policy") over real processes: the
@@ -39,7 +39,7 @@ describe('the auto permission policy (real API, orchestrator, Temporal, scripted
         ],
       })
     ).body.id;
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(() => stack?.close());
 

@@ -1,7 +1,7 @@
 import { decodeWorkSecret } from '@mango/feature-work';
 import { httpClient, HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 import { Client, Connection } from '@temporalio/client';
-import { recordHistory, SessionStack, startSessionStack } from './support';
+import { recordHistory, SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 
 type Ev = { id: string; type: string; [k: string]: any };
 
@@ -33,7 +33,7 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
       })
     ).body.id;
     chatAgent = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6' })).body.id;
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(() => stack?.close());
 

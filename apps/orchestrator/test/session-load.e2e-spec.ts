@@ -1,4 +1,4 @@
-import { SessionStack, startSessionStack } from './support';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 import { HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 
 /**
@@ -26,7 +26,7 @@ describe('a burst of Sessions against a small orchestrator (real API, Temporal, 
       },
     });
     ({ api, model, ws } = stack);
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(() => stack?.close());
 

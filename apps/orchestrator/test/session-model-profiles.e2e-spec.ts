@@ -1,4 +1,4 @@
-import { SessionStack, startOrchestrator, startSessionStack } from './support';
+import { SessionStack, STACK_TIMEOUT_MS, startOrchestrator, startSessionStack } from './support';
 import { HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 
 /**
@@ -35,7 +35,7 @@ describe('model profiles (real API, orchestrator, Temporal, PostgreSQL; scripted
     });
     ({ api, model, ws, key: apiKey } = stack);
     envId = stack.environmentId!;
-  }, 180_000);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(() => stack?.close());
 

@@ -1,6 +1,6 @@
 import { GRADER_SYSTEM } from '@mango/domain-sessions';
 import { freshBucketEnv, HttpClient, ScriptedModelServer } from '@mango/testing';
-import { recordHistory, SessionStack, startSessionStack } from './support';
+import { recordHistory, SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 
 type Ev = { id: string; type: string; [k: string]: any };
 
@@ -25,7 +25,7 @@ describe('outcome evaluation loop (real API, orchestrator, Temporal, S3, scripte
     filesUrl = stack.files!.url;
     envId = stack.environmentId!;
     agent = (await ws.post('/v1/agents', { name: 'writer', model: 'claude-sonnet-4-6' })).body.id;
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(() => stack?.close());
 

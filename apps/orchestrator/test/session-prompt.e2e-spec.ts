@@ -1,6 +1,6 @@
 import { SANDBOX_TOOL_DEFINITIONS, SANDBOX_TOOL_NAMES } from '@mango/domain-agents';
 import { AppProcess, freshBucketEnv, HttpClient, ScriptedModelServer, webSearchReply } from '@mango/testing';
-import { SessionStack, startSessionStack } from './support';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 
 /**
  * What the model sees (docs/api-guide.md "What the model sees") over real processes — apps/api,
@@ -30,7 +30,7 @@ describe('what the model sees (real API, files, orchestrator, Temporal, S3, scri
     ({ model, ws, key } = stack);
     files = stack.files!;
     envId = stack.environmentId!;
-  }, 180_000);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(() => stack?.close());
 

@@ -1,5 +1,12 @@
 import { decodeWorkSecret } from '@mango/feature-work';
-import { recordHistory, SessionStack, sessionEvents, startSessionStack, untilEvents } from './support';
+import {
+  recordHistory,
+  SessionStack,
+  STACK_TIMEOUT_MS,
+  sessionEvents,
+  startSessionStack,
+  untilEvents,
+} from './support';
 import { httpClient, HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 
 /**
@@ -21,7 +28,7 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
     ({ api, model, ws } = stack);
     envId = stack.environmentId!;
     supervisor = stack.supervisor!;
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(() => stack?.close());
 

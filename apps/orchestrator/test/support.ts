@@ -30,10 +30,6 @@ export function startOrchestrator(
         ? { MANGO_MODEL_BASE_URL: options.modelUrl, MANGO_MODEL_API_KEY: 'sk-scripted-model-key' }
         : {}),
       MANGO_LOG_LEVEL: 'info',
-      // Built once per Jest run by global-setup.ts: the worker skips bundling the workflows at start.
-      ...(process.env.MANGO_TEST_WORKFLOW_BUNDLE
-        ? { MANGO_WORKFLOW_BUNDLE: process.env.MANGO_TEST_WORKFLOW_BUNDLE }
-        : {}),
       ...options.env,
     },
     logged('temporal worker running'),
@@ -101,6 +97,12 @@ export interface SessionStack {
   supervisor?: HttpClient;
   close(): Promise<void>;
 }
+
+/**
+ * The beforeAll bound for startSessionStack: three or four processes that each may take up to two minutes
+ * to start on a loaded 2-core machine (MANGO_TEST_START_TIMEOUT_MS).
+ */
+export const STACK_TIMEOUT_MS = 300_000;
 
 export async function startSessionStack(
   label: string,

@@ -29,6 +29,17 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @MinLength(1)
   MANGO_TASK_QUEUE: string = 'mango';
 
+  /**
+   * A workflow bundle built ahead of time (`bundleWorkflowCode` from `@temporalio/worker`, see
+   * apps/orchestrator/src/workflow-bundle.ts): the worker loads it instead of bundling the workflow sources
+   * with webpack at every start. Unset (the default): bundled at start from the sources. The bundle must
+   * come from the same sources as this process; the orchestrator test suites build one per run.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  MANGO_WORKFLOW_BUNDLE?: string;
+
   /** The Anthropic Messages API endpoint (a scripted server in tests). */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })

@@ -97,8 +97,9 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       connection: this.connection,
       namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
       taskQueue: this.env.MANGO_TASK_QUEUE,
-      workflowsPath: WORKFLOWS_PATH,
-      bundlerOptions: workflowBundlerOptions(),
+      ...(this.env.MANGO_WORKFLOW_BUNDLE
+        ? { workflowBundle: { codePath: this.env.MANGO_WORKFLOW_BUNDLE } }
+        : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions() }),
       // Bounded concurrency with backpressure: a step beyond these slots stays in the task queue (no
       // schedule-to-start timeout), where this or another orchestrator picks it up when a slot frees.
       maxConcurrentActivityTaskExecutions: this.env.MANGO_MAX_CONCURRENT_TURNS,

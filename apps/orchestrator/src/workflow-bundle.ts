@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { BundleOptions } from '@temporalio/worker';
+import { writeFileSync } from 'node:fs';
+import { bundleWorkflowCode, type BundleOptions } from '@temporalio/worker';
 
 const ROOT = join(__dirname, '../../..');
 
@@ -19,4 +20,13 @@ export function workflowBundlerOptions(): Pick<BundleOptions, 'webpackConfigHook
       resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as object), ...alias } },
     }),
   };
+}
+
+/**
+ * Bundles the workflows once and writes the bundle to `path`, for MANGO_WORKFLOW_BUNDLE (orchestrators that
+ * start often, like the test suites', then skip webpack at start).
+ */
+export async function writeWorkflowBundle(path: string): Promise<void> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...workflowBundlerOptions() });
+  writeFileSync(path, code);
 }

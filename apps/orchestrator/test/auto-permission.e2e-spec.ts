@@ -1,15 +1,7 @@
 import { AUTO_JUDGE_SYSTEM } from '@mango/domain-agents';
 import { decodeWorkSecret } from '@mango/feature-work';
-import {
-  ApiUnderTest,
-  AppProcess,
-  httpClient,
-  HttpClient,
-  ScriptedModelServer,
-  startApi,
-  startScriptedModel,
-} from '@mango/testing';
-import { startOrchestrator } from './support';
+import { ApiUnderTest, httpClient, HttpClient, ScriptedModelServer } from '@mango/testing';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack, untilEvents } from './support';
 
 /**
  * The `auto` permission policy (docs/api-guide.md "The auto permission policy") over real processes: the
@@ -19,20 +11,17 @@ import { startOrchestrator } from './support';
  */
 describe('the auto permission policy (real API, orchestrator, Temporal, scripted model)', () => {
   let api: ApiUnderTest;
-  let orchestrator: AppProcess;
   let model: ScriptedModelServer;
   let ws: HttpClient;
   let agent: string;
 
+  let stack: SessionStack;
+
   beforeAll(async () => {
-    api = await startApi('autoperm');
-    model = await startScriptedModel();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `autoperm-${Date.now()}`,
-      modelUrl: model.url,
-      env: { MANGO_AUTO_PERMISSION_TIMEOUT_MS: '1500' },
+    stack = await startSessionStack('autoperm', {
+      orchestratorEnv: { MANGO_AUTO_PERMISSION_TIMEOUT_MS: '1500' },
     });
-    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    ({ api, model, ws } = stack);
     agent = (
       await ws.post('/v1/agents', {
         name: 'judged',
@@ -50,27 +39,11 @@ describe('the auto permission policy (real API, orchestrator, Temporal, scripted
         ],
       })
     ).body.id;
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await api?.close();
-  });
+  afterAll(() => stack?.close());
 
-  const events = async (id: string) =>
-    (await ws.get(`/v1/sessions/${id}/events?limit=1000`)).body.data as Array<{
-      type: string;
-      [k: string]: any;
-    }>;
-  async function until(id: string, predicate: (l: Array<{ type: string; [k: string]: any }>) => boolean) {
-    for (let i = 0; i < 600; i++) {
-      const list = await events(id);
-      if (predicate(list)) return list;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return events(id);
-  }
+  const until = (id: string, predicate: Parameters<typeof untilEvents>[2]) => untilEvents(ws, id, predicate);
   const bash = (id: string, command: string) => ({
     content: [{ type: 'tool_use', id, name: 'bash', input: { command } }],
     stop_reason: 'tool_use',

@@ -1,5 +1,5 @@
 import { decodeWorkSecret } from '@mango/feature-work';
-import { startOrchestrator } from './support';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 import {
   ApiUnderTest,
   AppProcess,
@@ -9,8 +9,6 @@ import {
   MetricsScrape,
   scrapeMetrics,
   ScriptedModelServer,
-  startApi,
-  startScriptedModel,
 } from '@mango/testing';
 
 /**
@@ -28,33 +26,27 @@ describe('Prometheus /metrics across real processes', () => {
   let wsKey: string;
   let envId: string;
   let supervisor: HttpClient;
+  let stack: SessionStack;
 
   beforeAll(async () => {
     const apiPort = await freePort();
-    api = await startApi('metrics', { MANGO_METRICS_PORT: String(apiPort) });
-    apiMetrics = `http://127.0.0.1:${apiPort}/metrics`;
-    model = await startScriptedModel();
     const orchestratorPort = await freePort();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `metrics-${Date.now()}`,
-      modelUrl: model.url,
-      env: {
+    stack = await startSessionStack('metrics', {
+      apiEnv: { MANGO_METRICS_PORT: String(apiPort) },
+      orchestratorEnv: {
         MANGO_METRICS_PORT: String(orchestratorPort),
         MANGO_MODEL_PRICES: JSON.stringify({ m: { input: 3, output: 15 } }),
       },
+      environment: true,
     });
+    ({ api, orchestrator, model, ws, key: wsKey } = stack);
+    apiMetrics = `http://127.0.0.1:${apiPort}/metrics`;
     orchestratorMetrics = `http://127.0.0.1:${orchestratorPort}/metrics`;
-    wsKey = (await api.issueKey('wrkspc_default')).api_key;
-    ws = httpClient(api.url, wsKey);
-    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
-    supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
-  }, 180_000);
+    envId = stack.environmentId!;
+    supervisor = stack.supervisor!;
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await api?.close();
-  });
+  afterAll(() => stack?.close());
 
   async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, label: string): Promise<T> {
     let last: T | undefined;

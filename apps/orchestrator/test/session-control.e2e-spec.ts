@@ -1,15 +1,7 @@
 import { decodeWorkSecret } from '@mango/feature-work';
-import {
-  AppProcess,
-  httpClient,
-  HttpClient,
-  startApi,
-  ApiUnderTest,
-  startScriptedModel,
-  ScriptedModelServer,
-} from '@mango/testing';
+import { httpClient, HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 import { Client, Connection } from '@temporalio/client';
-import { recordHistory, startOrchestrator } from './support';
+import { recordHistory, SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 
 type Ev = { id: string; type: string; [k: string]: any };
 
@@ -19,7 +11,7 @@ type Ev = { id: string; type: string; [k: string]: any };
  */
 describe('interrupts, retries and budgets in the Session loop (real API, orchestrator, Temporal, scripted model)', () => {
   let api: ApiUnderTest;
-  let orchestrator: AppProcess;
+  let stack: SessionStack;
   let model: ScriptedModelServer;
   let ws: HttpClient;
   let apiKey: string;
@@ -29,16 +21,10 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
   let chatAgent: string;
 
   beforeAll(async () => {
-    api = await startApi('control');
-    model = await startScriptedModel();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `control-${Date.now()}`,
-      modelUrl: model.url,
-    });
-    apiKey = (await api.issueKey('wrkspc_default')).api_key;
-    ws = httpClient(api.url, apiKey);
-    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
-    supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
+    stack = await startSessionStack('control', { environment: true });
+    ({ api, model, ws, key: apiKey } = stack);
+    envId = stack.environmentId!;
+    supervisor = stack.supervisor!;
     toolAgent = (
       await ws.post('/v1/agents', {
         name: 'coder',
@@ -47,13 +33,9 @@ describe('interrupts, retries and budgets in the Session loop (real API, orchest
       })
     ).body.id;
     chatAgent = (await ws.post('/v1/agents', { name: 'chat', model: 'claude-sonnet-4-6' })).body.id;
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await api?.close();
-  });
+  afterAll(() => stack?.close());
 
   type Frame = { event: string; id: string | undefined; data: any };
   /** Reads one SSE response until session.status_idle. */

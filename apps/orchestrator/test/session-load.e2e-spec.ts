@@ -1,13 +1,5 @@
-import { startOrchestrator } from './support';
-import {
-  AppProcess,
-  httpClient,
-  HttpClient,
-  startApi,
-  ApiUnderTest,
-  startScriptedModel,
-  ScriptedModelServer,
-} from '@mango/testing';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
+import { HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 
 /**
  * Load never fails a Session: many Sessions sent at once to one orchestrator whose pool and slots are
@@ -20,26 +12,23 @@ const SESSIONS = 100;
 
 describe('a burst of Sessions against a small orchestrator (real API, Temporal, PostgreSQL, scripted model)', () => {
   let api: ApiUnderTest;
-  let orchestrator: AppProcess;
+  let stack: SessionStack;
   let model: ScriptedModelServer;
   let ws: HttpClient;
 
   beforeAll(async () => {
-    api = await startApi('load', { MANGO_DB_POOL_SIZE: '10' });
-    model = await startScriptedModel();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `load-${Date.now()}`,
-      modelUrl: model.url,
-      env: { MANGO_DB_POOL_SIZE: '3', MANGO_MAX_CONCURRENT_TURNS: '4', MANGO_MAX_CONCURRENT_DB_STEPS: '2' },
+    stack = await startSessionStack('load', {
+      apiEnv: { MANGO_DB_POOL_SIZE: '10' },
+      orchestratorEnv: {
+        MANGO_DB_POOL_SIZE: '3',
+        MANGO_MAX_CONCURRENT_TURNS: '4',
+        MANGO_MAX_CONCURRENT_DB_STEPS: '2',
+      },
     });
-    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
-  }, 120_000);
+    ({ api, model, ws } = stack);
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await api?.close();
-  });
+  afterAll(() => stack?.close());
 
   it(`${SESSIONS} Sessions with one message each, sent at once: every one ends idle{end_turn}, none errors`, async () => {
     model.script(

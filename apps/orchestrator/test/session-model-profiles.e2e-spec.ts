@@ -1,13 +1,5 @@
-import { startOrchestrator } from './support';
-import {
-  AppProcess,
-  httpClient,
-  HttpClient,
-  startApi,
-  ApiUnderTest,
-  startScriptedModel,
-  ScriptedModelServer,
-} from '@mango/testing';
+import { SessionStack, STACK_TIMEOUT_MS, startOrchestrator, startSessionStack } from './support';
+import { HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 
 /**
  * Model profiles over real processes (apps/api, apps/orchestrator, Temporal, PostgreSQL) with the scripted
@@ -30,30 +22,22 @@ const PROFILES = JSON.stringify({
 
 describe('model profiles (real API, orchestrator, Temporal, PostgreSQL; scripted model)', () => {
   let api: ApiUnderTest;
-  let orchestrator: AppProcess;
+  let stack: SessionStack;
   let model: ScriptedModelServer;
   let ws: HttpClient;
   let apiKey: string;
   let envId: string;
 
   beforeAll(async () => {
-    api = await startApi('profiles');
-    model = await startScriptedModel();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `profiles-${Date.now()}`,
-      modelUrl: model.url,
-      env: { MANGO_MODEL_PROFILES: PROFILES },
+    stack = await startSessionStack('profiles', {
+      orchestratorEnv: { MANGO_MODEL_PROFILES: PROFILES },
+      environment: true,
     });
-    apiKey = (await api.issueKey('wrkspc_default')).api_key;
-    ws = httpClient(api.url, apiKey);
-    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
-  }, 180_000);
+    ({ api, model, ws, key: apiKey } = stack);
+    envId = stack.environmentId!;
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await api?.close();
-  });
+  afterAll(() => stack?.close());
 
   const agent = async (m: unknown) =>
     (await ws.post('/v1/agents', { name: 'a', model: m, system: 'Be brief.' })).body.id as string;

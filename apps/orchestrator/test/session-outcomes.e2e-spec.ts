@@ -1,17 +1,6 @@
 import { GRADER_SYSTEM } from '@mango/domain-sessions';
-import {
-  ApiUnderTest,
-  AppProcess,
-  dropBucket,
-  freshBucketEnv,
-  httpClient,
-  HttpClient,
-  startApi,
-  startFilesApp,
-  startScriptedModel,
-  ScriptedModelServer,
-} from '@mango/testing';
-import { recordHistory, startOrchestrator } from './support';
+import { freshBucketEnv, HttpClient, ScriptedModelServer } from '@mango/testing';
+import { recordHistory, SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 
 type Ev = { id: string; type: string; [k: string]: any };
 
@@ -21,10 +10,8 @@ type Ev = { id: string; type: string; [k: string]: any };
  * agent's model and the grader.
  */
 describe('outcome evaluation loop (real API, orchestrator, Temporal, S3, scripted model)', () => {
-  let api: ApiUnderTest;
-  let files: AppProcess;
   let filesUrl: string;
-  let orchestrator: AppProcess;
+  let stack: SessionStack;
   let model: ScriptedModelServer;
   let ws: HttpClient;
   let key: string;
@@ -33,28 +20,14 @@ describe('outcome evaluation loop (real API, orchestrator, Temporal, S3, scripte
   const s3 = freshBucketEnv('outcomes');
 
   beforeAll(async () => {
-    api = await startApi('outcomes', { ...s3 });
-    const started = await startFilesApp(api.db.url, s3);
-    files = started.app;
-    filesUrl = started.url;
-    model = await startScriptedModel();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `outcomes-${Date.now()}`,
-      modelUrl: model.url,
-    });
-    key = (await api.issueKey('wrkspc_default')).api_key;
-    ws = httpClient(api.url, key);
-    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    stack = await startSessionStack('outcomes', { apiEnv: s3, files: s3, environment: true });
+    ({ model, ws, key } = stack);
+    filesUrl = stack.files!.url;
+    envId = stack.environmentId!;
     agent = (await ws.post('/v1/agents', { name: 'writer', model: 'claude-sonnet-4-6' })).body.id;
-  }, 120_000);
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await files?.stop();
-    await api?.close();
-    await dropBucket(s3);
-  });
+  afterAll(() => stack?.close());
 
   const events = async (sessionId: string): Promise<Ev[]> =>
     (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data;

@@ -1,18 +1,6 @@
 import { SANDBOX_TOOL_DEFINITIONS, SANDBOX_TOOL_NAMES } from '@mango/domain-agents';
-import {
-  ApiUnderTest,
-  AppProcess,
-  dropBucket,
-  freshBucketEnv,
-  httpClient,
-  HttpClient,
-  ScriptedModelServer,
-  startApi,
-  startFilesApp,
-  startScriptedModel,
-  webSearchReply,
-} from '@mango/testing';
-import { startOrchestrator } from './support';
+import { AppProcess, freshBucketEnv, HttpClient, ScriptedModelServer, webSearchReply } from '@mango/testing';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 
 /**
  * What the model sees (docs/api-guide.md "What the model sees") over real processes — apps/api,
@@ -29,9 +17,8 @@ const SKILL_MD =
   '---\nname: pdf-tools\ndescription: Fill and merge PDF forms.\n---\n\n# PDF tools\n\nRead forms.md first, then run scripts/fill.py.\n';
 
 describe('what the model sees (real API, files, orchestrator, Temporal, S3, scripted model)', () => {
-  let api: ApiUnderTest;
   let files: { url: string; app: AppProcess };
-  let orchestrator: AppProcess;
+  let stack: SessionStack;
   let model: ScriptedModelServer;
   let ws: HttpClient;
   let key: string;
@@ -39,25 +26,13 @@ describe('what the model sees (real API, files, orchestrator, Temporal, S3, scri
   const s3 = freshBucketEnv('prompt');
 
   beforeAll(async () => {
-    api = await startApi('prompt');
-    files = await startFilesApp(api.db.url, s3);
-    model = await startScriptedModel();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `prompt-${Date.now()}`,
-      modelUrl: model.url,
-    });
-    key = (await api.issueKey('wrkspc_default')).api_key;
-    ws = httpClient(api.url, key);
-    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
-  }, 180_000);
+    stack = await startSessionStack('prompt', { files: s3, environment: true });
+    ({ model, ws, key } = stack);
+    files = stack.files!;
+    envId = stack.environmentId!;
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await files?.app.stop();
-    await api?.close();
-    await dropBucket(s3);
-  });
+  afterAll(() => stack?.close());
 
   async function uploadSkill(parts: Array<[string, string | Buffer]>): Promise<string> {
     const form = new FormData();

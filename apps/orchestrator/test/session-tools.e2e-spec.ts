@@ -1,14 +1,13 @@
 import { decodeWorkSecret } from '@mango/feature-work';
-import { recordHistory, startOrchestrator } from './support';
 import {
-  AppProcess,
-  httpClient,
-  HttpClient,
-  startApi,
-  ApiUnderTest,
-  startScriptedModel,
-  ScriptedModelServer,
-} from '@mango/testing';
+  recordHistory,
+  SessionStack,
+  STACK_TIMEOUT_MS,
+  sessionEvents,
+  startSessionStack,
+  untilEvents,
+} from './support';
+import { httpClient, HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
 
 /**
  * The Session path with a sandbox tool (docs/operator-guide.md, The Docker supervisor) over real processes: the model asks for `bash`; a test worker using raw HTTP
@@ -17,49 +16,25 @@ import {
  */
 describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scripted model, raw-HTTP worker)', () => {
   let api: ApiUnderTest;
-  let orchestrator: AppProcess;
   let model: ScriptedModelServer;
   let ws: HttpClient;
   let envId: string;
   let supervisor: HttpClient;
 
+  let stack: SessionStack;
+
   beforeAll(async () => {
-    api = await startApi('tools');
-    model = await startScriptedModel();
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `tools-${Date.now()}`,
-      modelUrl: model.url,
-    });
-    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
-    envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
-    supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
-  }, 120_000);
+    stack = await startSessionStack('tools', { environment: true });
+    ({ api, model, ws } = stack);
+    envId = stack.environmentId!;
+    supervisor = stack.supervisor!;
+  }, STACK_TIMEOUT_MS);
 
-  afterAll(async () => {
-    await orchestrator?.stop();
-    await model?.close();
-    await api?.close();
-  });
+  afterAll(() => stack?.close());
 
-  async function events(sessionId: string) {
-    return (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data as Array<{
-      id: string;
-      type: string;
-      [k: string]: any;
-    }>;
-  }
-
-  async function until(
-    sessionId: string,
-    predicate: (e: Array<{ type: string; [k: string]: any }>) => boolean,
-  ) {
-    for (let i = 0; i < 600; i++) {
-      const list = await events(sessionId);
-      if (predicate(list)) return list;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return events(sessionId);
-  }
+  const events = (sessionId: string) => sessionEvents(ws, sessionId);
+  const until = (sessionId: string, predicate: Parameters<typeof untilEvents>[2]) =>
+    untilEvents(ws, sessionId, predicate);
 
   it('bash: agent.tool_use(allow) → the worker runs it and posts user.tool_result → the model finishes', async () => {
     model.script(

@@ -1,16 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
-import { startOrchestrator } from './support';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 import {
   ApiUnderTest,
-  AppProcess,
   httpClient,
   HttpClient,
   McpTestServer,
   ScriptedModelServer,
-  startApi,
   startMcpTestServer,
-  startScriptedModel,
 } from '@mango/testing';
 
 const KEYRING = `tracing:${randomBytes(32).toString('base64')}`;
@@ -71,33 +68,27 @@ async function startCollector() {
  */
 describe('OpenTelemetry traces across real processes (api, orchestrator, Temporal, scripted model)', () => {
   let api: ApiUnderTest;
-  let orchestrator: AppProcess;
   let model: ScriptedModelServer;
   let collector: Awaited<ReturnType<typeof startCollector>>;
   let ws: HttpClient;
   let key: string;
   let mcp: McpTestServer;
+  let stack: SessionStack;
 
   beforeAll(async () => {
     collector = await startCollector();
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
-    api = await startApi('tracing', { ...otel, MANGO_VAULT_KEYRING: KEYRING });
-    model = await startScriptedModel();
     mcp = await startMcpTestServer([MCP_TOKEN]);
-    orchestrator = await startOrchestrator(api.db.url, {
-      taskQueue: `tracing-${Date.now()}`,
-      modelUrl: model.url,
-      env: { ...otel, MANGO_VAULT_KEYRING: KEYRING, MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32' },
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
+    stack = await startSessionStack('tracing', {
+      apiEnv: { ...otel, MANGO_VAULT_KEYRING: KEYRING },
+      orchestratorEnv: { ...otel, MANGO_VAULT_KEYRING: KEYRING, MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32' },
     });
-    key = (await api.issueKey('wrkspc_default')).api_key;
-    ws = httpClient(api.url, key);
-  }, 180_000);
+    ({ api, model, ws, key } = stack);
+  }, STACK_TIMEOUT_MS);
 
   afterAll(async () => {
-    await orchestrator?.stop();
+    await stack?.close();
     await mcp?.stop();
-    await model?.close();
-    await api?.close();
     await collector?.close();
   });
 

@@ -31,6 +31,16 @@ export interface AppProcess {
 const START_TIMEOUT_MS = Number(process.env.MANGO_TEST_START_TIMEOUT_MS) || 120_000;
 
 /**
+ * A workflow bundle built once per Jest run (apps/orchestrator/test/global-setup.ts, the globalSetup of the
+ * suites that start orchestrators): every orchestrator started here loads it (MANGO_WORKFLOW_BUNDLE) instead
+ * of bundling the same workflow sources with webpack again. A test's own MANGO_WORKFLOW_BUNDLE wins.
+ */
+function workflowBundleEnv(entry: string): Record<string, string> {
+  const bundle = process.env.MANGO_TEST_WORKFLOW_BUNDLE;
+  return bundle && entry === 'apps/orchestrator/src/main.ts' ? { MANGO_WORKFLOW_BUNDLE: bundle } : {};
+}
+
+/**
  * Starts one of Mango's apps as a real child process (`node -r tools/runtime/register.js <entry>`)
  * and waits until `ready()` resolves true.
  */
@@ -42,7 +52,12 @@ export async function startApp(
 ): Promise<AppProcess> {
   const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...workflowBundleEnv(entry),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

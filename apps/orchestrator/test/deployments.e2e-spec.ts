@@ -1,17 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  ApiUnderTest,
-  AppProcess,
-  httpClient,
-  HttpClient,
-  startApi,
-  startScriptedModel,
-  ScriptedModelServer,
-  WebhookReceiver,
-} from '@mango/testing';
+import { HttpClient, ScriptedModelServer, WebhookReceiver } from '@mango/testing';
 import { newId } from '@mango/platform-ids';
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
-import { startOrchestrator } from './support';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 
 /**
  * A Deployment on a one-minute cron over real processes and a real Temporal Schedule: time is short by
@@ -28,8 +19,7 @@ type Run = {
 };
 
 describe('scheduled Deployments (real API, orchestrator, Temporal Schedules, PostgreSQL)', () => {
-  let api: ApiUnderTest;
-  let orchestrator: AppProcess;
+  let stack: SessionStack;
   let model: ScriptedModelServer;
   let receiver: WebhookReceiver;
   let ws: HttpClient;
@@ -37,34 +27,30 @@ describe('scheduled Deployments (real API, orchestrator, Temporal Schedules, Pos
   let temporal: Connection | undefined;
 
   beforeAll(async () => {
-    api = await startApi('deployments-cron', {
-      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-      MANGO_TASK_QUEUE: taskQueue,
-      MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY,
-      MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-    });
-    model = await startScriptedModel();
-    for (let i = 0; i < 20; i++) model.script({ content: [{ type: 'text', text: 'Report written.' }] });
     receiver = await new WebhookReceiver().start();
-    orchestrator = await startOrchestrator(api.db.url, {
+    stack = await startSessionStack('deployments-cron', {
       taskQueue,
-      modelUrl: model.url,
-      env: {
+      apiEnv: {
+        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+        MANGO_TASK_QUEUE: taskQueue,
+        MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY,
+        MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+      },
+      orchestratorEnv: {
         MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY,
         MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
         // One-second reconcile passes (orphans are removed once older than 10 s).
         MANGO_DEPLOYMENT_RECONCILE_SECONDS: '1',
       },
     });
-    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
-  }, 120_000);
+    ({ model, ws } = stack);
+    for (let i = 0; i < 20; i++) model.script({ content: [{ type: 'text', text: 'Report written.' }] });
+  }, STACK_TIMEOUT_MS);
 
   afterAll(async () => {
     await temporal?.close();
-    await orchestrator?.stop();
+    await stack?.close();
     await receiver?.close();
-    await model?.close();
-    await api?.close();
   });
 
   const runs = async (id: string, trigger?: string): Promise<Run[]> =>

@@ -75,6 +75,8 @@ export interface SessionStackOptions {
   files?: Record<string, string>;
   /** Create an Environment ('pool') and a supervisor key scoped to it. */
   environment?: boolean;
+  /** The orchestrator's task queue (when apps/api needs it too); default `<label>-<now>`. */
+  taskQueue?: string;
 }
 
 /**
@@ -108,7 +110,7 @@ export async function startSessionStack(
   label: string,
   options: SessionStackOptions = {},
 ): Promise<SessionStack> {
-  const taskQueue = `${label}-${Date.now()}`;
+  const taskQueue = options.taskQueue ?? `${label}-${Date.now()}`;
   let api: ApiUnderTest | undefined;
   let model: ScriptedModelServer | undefined;
   let files: { url: string; app: AppProcess } | undefined;

@@ -11,12 +11,16 @@ function app(bootMs: number) {
   const script = join(dir, 'app.js');
   writeFileSync(
     script,
+    // 'booting' is printed from start(), which runMain calls after installing its signal handlers: a
+    // signal sent on seeing it can never find the process without them (printed before runMain, it raced).
     `const { runMain } = require(${JSON.stringify(join(__dirname, 'run-main.ts'))});
-     console.log('booting');
-     runMain('test', () => new Promise((resolve) => setTimeout(() => {
-       console.log('up');
-       resolve({ close: async () => console.log('closed') });
-     }, ${bootMs})));`,
+     runMain('test', () => new Promise((resolve) => {
+       console.log('booting');
+       setTimeout(() => {
+         console.log('up');
+         resolve({ close: async () => console.log('closed') });
+       }, ${bootMs});
+     }));`,
   );
   const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), script], {
     stdio: ['ignore', 'pipe', 'pipe'],

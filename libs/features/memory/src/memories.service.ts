@@ -357,20 +357,22 @@ export class MemoriesService {
       reason: 'upload',
       leaseMs: this.settings.leaseMs,
     });
-    // Renewed until the commit: a write that waits (object store, the Store's row lock under
-    // concurrent writers) stays live for sweepers in every process.
-    const keeper = new CleanupLeaseKeeper(this.cleanups, lease, this.settings.leaseMs, this.log);
     let outcome: Outcome<T>;
+    let keeper: CleanupLeaseKeeper | undefined;
     try {
       await this.objects.put(staged.objectKey, content);
-      if (keeper.signal.aborted) throw keeper.signal.reason;
+      // From here the write waits only on PostgreSQL (the Store's row lock, held by each concurrent
+      // writer in turn): the lease is renewed until the commit, so a sweeper in any process sees a live
+      // write however long that queue is. A writer that stalled before this point (the object put) is
+      // not renewed: its lease runs out and a sweeper takes the object, and the commit below refuses.
+      keeper = new CleanupLeaseKeeper(this.cleanups, lease, this.settings.leaseMs, this.log);
       outcome = await this.dataSource.transaction(async (tx) => {
         const out = await apply(tx, staged);
         if (out.used && !(await this.cleanups.release(lease, tx))) throw new LeaseLostError(lease);
         return out;
       });
     } catch (err) {
-      await keeper.stop();
+      await keeper?.stop();
       await this.abandon(staged.objectKey, lease);
       throw err;
     }

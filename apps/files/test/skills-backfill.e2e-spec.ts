@@ -52,7 +52,12 @@ describe('Skill text backfill at start (real apps/files processes, PostgreSQL an
     const next = await files.startProcess({ MANGO_LOG_LEVEL: 'info' });
     await waitFor(async () => (await rows(skillId)).length === uploaded.length, 60_000, 'the backfill');
     expect(await rows(skillId)).toEqual(uploaded);
-    expect(next.app.logs()).toMatch(/kept the text files of 2 earlier Skill version\(s\)/);
+    // It says what it did (logged once the pass ends, just after the last rows commit).
+    await waitFor(
+      async () => /kept the text files of 2 earlier Skill version\(s\)/.test(next.app.logs()),
+      30_000,
+      'the backfill to log what it did',
+    );
 
     // Idempotent: another start finds nothing to do and changes nothing.
     const again = await files.startProcess({ MANGO_LOG_LEVEL: 'info' });

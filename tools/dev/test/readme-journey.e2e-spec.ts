@@ -328,6 +328,10 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(up).toMatch(/the saved Workspace key no longer authenticates \(revoked\?\): issued a new one/);
     expect(up).toMatch(/the saved supervisor key no longer authenticates \(revoked\?\): issued a new one/);
     expect(await healthcheck()).toBe('succeeded');
+    // The model endpoint back for the blocks that follow (Skills and Memory, webhooks, MCP): without it
+    // every turn ends with session.error.
+    up = await sh(checkout, env, 'npm run up', 600_000);
+    expect(up).toMatch(new RegExp(`model: +${model.url.replace(/[.]/g, '\\.')}`));
   }, 1_800_000);
 
   it('Skills and Memory, as the README shows: the model is told of both, the sandbox has both', async () => {

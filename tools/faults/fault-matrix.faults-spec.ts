@@ -607,10 +607,10 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
      */
     boundSeconds?: number;
     /**
-     * How often the tool starts (default 1). A call whose container died mid-command is started again by
-     * the next activation (documented: docs/operator-guide.md, The Docker supervisor); it finishes once.
+     * How often the tool may start (default [1]). A call whose container died mid-command is started again
+     * by the next activation (documented: docs/operator-guide.md, The Docker supervisor); it finishes once.
      */
-    starts?: number;
+    starts?: number[];
     /** Log lines a process must write (again) between the fault and the turn's end: it says it recovered. */
     says?: Array<['orchestrator' | 'supervisor', string]>;
     /** Injects the fault; resolves when it has ended (the replaced process is ready, the link is back). */
@@ -686,6 +686,10 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       // Measured 50–85 s on a loaded 2-core machine: TTL + 10 s is not met yet (docs/testing.md, Fault matrix).
       boundSeconds: 120,
       note: 'a new supervisor (same id) started at once',
+      // The new supervisor removes the containers its predecessor left (docs/operator-guide.md): a command
+      // still running then is started again by the next activation and answered once; one that finished
+      // first is not. Which one happens depends on how long the new supervisor takes to start.
+      starts: [1, 2],
       inject: async () => {
         deadLogs.push(supervisor.logs());
         await supervisor.stop('SIGKILL');
@@ -696,7 +700,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     {
       name: 'kill -9 the item container',
       note: 'docker kill while the command runs: the supervisor stops the Work, the next activation re-runs the call',
-      starts: 2,
+      starts: [2],
       says: [['supervisor', 'item container was killed mid-activation']],
       inject: async (sessionId) => {
         // Killed while the command runs (its `sleep` is a process in the Session's container), not before
@@ -816,9 +820,11 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
       expect(uses).toHaveLength(1);
       expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
-      expect({ runs, finished }).toEqual({ runs: [fault.starts ?? 1], finished: [1] });
+      expect(runs).toHaveLength(1);
+      expect(fault.starts ?? [1]).toContain(runs[0]);
+      expect(finished).toEqual([1]);
       expect(done.find((e) => e.type === 'agent.message')?.content[0].text).toMatch(
-        new RegExp(`^tool said: .*runs=${fault.starts ?? 1} finished=1`, 's'),
+        new RegExp(`^tool said: .*runs=${runs[0]} finished=1`, 's'),
       );
       expect({ ...row, a: tallyA.detail, b: tallyB.detail }).toMatchObject({
         lost: 0,

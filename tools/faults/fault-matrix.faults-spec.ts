@@ -832,6 +832,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         toolsRunTwice: 0,
       });
       expect(idleAt).toBeLessThanOrEqual(bound);
+      // A stream refused during the fault is a 503 with retry-after (the database is unreachable), never a 500.
+      expect([...client.refused, ...streamed.client.refused].filter((status) => status === 500)).toEqual([]);
       // Every background loop that lost its dependency says it is back.
       const said = (fault.says ?? []).map(([proc, line], i) => ({
         proc,

@@ -8,10 +8,13 @@ export interface PgListenerOptions {
   applicationName: string;
   /** A NOTIFY on one of the channels with a non-empty payload. */
   onNotify(payload: string, channel: string): void;
-  /** The connection was lost: notifications may have been missed, so subscribers must re-read the table. */
+  /** The connection was lost (it reconnects). A re-read now may fail, and misses what commits before LISTEN is back. */
   onLost(): void;
-  /** LISTEN works again after a loss (subscribers were already told to re-read by onLost). */
-  onReconnected?(): void;
+  /**
+   * LISTEN works again after a loss. Every NOTIFY sent while it was down is gone, so subscribers must
+   * re-read the table now: a re-read at the loss alone misses what committed between it and this.
+   */
+  onReconnected(): void;
 }
 
 /**
@@ -59,7 +62,7 @@ export class PgListener {
       setTimeout(() => {
         if (this.closing) return;
         this.connect().then(
-          () => this.options.onReconnected?.(),
+          () => this.options.onReconnected(),
           () => retry(Math.min(delay * 2, 5000)),
         );
       }, delay).unref();

@@ -28,12 +28,14 @@ describe('PgListener (real PostgreSQL)', () => {
   it('delivers payloads on its channel only, survives a killed backend, and stays down once closed', async () => {
     const payloads: string[] = [];
     let lost = 0;
+    let reconnected = 0;
     const listener = new PgListener({
       url: db.url,
       channel: 'mango_listener_test',
       applicationName: 'mango-listener-test',
       onNotify: (p) => payloads.push(p),
       onLost: () => lost++,
+      onReconnected: () => reconnected++,
     });
     await listener.start();
     const backends = async () =>
@@ -48,6 +50,7 @@ describe('PgListener (real PostgreSQL)', () => {
       const [first] = await backends();
       await admin.query('SELECT pg_terminate_backend($1)', [first!.pid]);
       await until(() => lost === 1);
+      await until(() => reconnected === 1);
       await until(async () => (await backends()).some((b) => b.pid !== first!.pid));
       // The new connection may not be LISTENing yet: NOTIFY until it hears.
       await until(async () => {
@@ -60,5 +63,6 @@ describe('PgListener (real PostgreSQL)', () => {
     await new Promise((r) => setTimeout(r, 500)); // longer than the first reconnect delay
     expect(await backends()).toEqual([]);
     expect(lost).toBe(1); // closing is not a loss and does not reconnect
+    expect(reconnected).toBe(1);
   });
 });

@@ -136,6 +136,7 @@ describe('SessionLog (real PostgreSQL)', () => {
       applicationName: 'mango-session-log-test',
       onNotify: (p) => notices.push(p),
       onLost: () => undefined,
+      onReconnected: () => undefined,
     });
     await listener.start();
     try {

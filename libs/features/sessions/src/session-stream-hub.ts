@@ -68,7 +68,10 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
         else if (notice?.kind === 'delta')
           for (const s of this.tails.get(notice.sessionId)?.subscribers ?? []) s.delta?.(notice);
       },
-      onLost: () => this.wakeAll(), // re-read from the table
+      // Re-read from the table at the loss (streams end at once if the database is gone too) and again
+      // once LISTEN is back: rows committed between the two were never notified.
+      onLost: () => this.wakeAll(),
+      onReconnected: () => this.wakeAll(),
     });
   }
 

@@ -24,8 +24,10 @@ export class WorkNotifier implements OnModuleInit, OnApplicationShutdown {
       channel: WORK_CHANNEL,
       applicationName: 'mango-work-listener',
       onNotify: (environmentId) => this.wakeAll(environmentId),
-      // Wake everyone: they re-check the table, then wait again on the new connection.
+      // Wake everyone: they re-check the table, then wait again on the new connection; and once more when
+      // LISTEN is back, for Work created while it was down (its NOTIFY was never heard).
       onLost: () => this.wakeEveryone(),
+      onReconnected: () => this.wakeEveryone(),
     });
   }
 

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/co
 import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_S } from './dependency-unavailable';
 import { codeForHttpStatus, ErrorEnvelope, errorTypeOf, httpStatusOf } from './error-mapping';
 
 const FRAMEWORK_MESSAGES: Partial<Record<number, string>> = {
@@ -9,12 +10,15 @@ const FRAMEWORK_MESSAGES: Partial<Record<number, string>> = {
   413: 'request body is too large',
 };
 
-/** Renders every failure as the documented envelope. Unknown errors become a logged 500 `api_error`. */
+/**
+ * Renders every failure as the documented envelope. A dependency that cannot be reached (the database
+ * restarting) is a logged 503 `api_error` with `retry-after`; any other unknown error a logged 500.
+ */
 export function renderError(
   err: unknown,
   req: Request,
   log: Logger,
-): { status: number; body: ErrorEnvelope } {
+): { status: number; body: ErrorEnvelope; headers?: Record<string, string> } {
   const request_id = req.requestId ?? 'req_unknown';
   if (err instanceof DomainError) {
     const status = httpStatusOf(err.code);
@@ -34,6 +38,22 @@ export function renderError(
       body: { type: 'error', error: { type: errorTypeOf(code), message }, request_id },
     };
   }
+  if (isDependencyUnavailable(err)) {
+    log.warn({ err, request_id, method: req.method, path: req.path }, 'dependency unavailable');
+    return {
+      status: 503,
+      headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) },
+      body: {
+        type: 'error',
+        error: {
+          type: errorTypeOf(ErrorCode.Internal),
+          message: 'a service this request needs is unavailable for the moment; retry shortly',
+          details: { error_code: 'dependency_unavailable' },
+        },
+        request_id,
+      },
+    };
+  }
   log.error({ err, request_id, method: req.method, path: req.path }, 'unhandled error');
   return {
     status: 500,
@@ -43,6 +63,12 @@ export function renderError(
       request_id,
     },
   };
+}
+
+/** Writes a rendered error: its status, its headers (`retry-after` on a 503) and the envelope. */
+export function sendError(res: Response, rendered: ReturnType<typeof renderError>): void {
+  for (const [name, value] of Object.entries(rendered.headers ?? {})) res.setHeader(name, value);
+  res.status(rendered.status).json(rendered.body);
 }
 
 function statusOfFrameworkError(err: unknown): number | undefined {
@@ -81,11 +107,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
-    const { status, body } = renderError(exception, req, this.log);
     if (res.headersSent) {
       res.end();
       return;
     }
-    res.status(status).json(body);
+    sendError(res, renderError(exception, req, this.log));
   }
 }

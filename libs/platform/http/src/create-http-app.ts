@@ -6,7 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { context, propagation, SpanKind, SpanStatusCode, trace, tracer } from '@mango/platform-tracing';
-import { ApiExceptionFilter, renderError } from './api-exception.filter';
+import { ApiExceptionFilter, renderError, sendError } from './api-exception.filter';
 import { NestPinoLogger } from './nest-pino-logger';
 import { requestIdMiddleware } from './request-id';
 import { answerMalformedHeadersWithEnvelope, rejectUnstorableText } from './storable-text';
@@ -53,8 +53,7 @@ export async function createHttpApp(
   await app.init();
   express.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const { status, body } = renderError(err, req, options.log);
-    res.status(status).json(body);
+    sendError(res, renderError(err, req, options.log));
   });
   return app;
 }

@@ -82,3 +82,48 @@ describe('renderError', () => {
     });
   });
 });
+
+describe('a dependency that cannot be reached', () => {
+  const pgError = (code: string) => Object.assign(new Error('terminating connection'), { code });
+  it.each<[string, unknown]>([
+    [
+      'connection refused',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    ],
+    ['a backend shut down by the server (57P01)', pgError('57P01')],
+    ['the server starting up (57P03)', pgError('57P03')],
+    ['a connection exception (08006)', pgError('08006')],
+    ['a dropped connection', new Error('Connection terminated unexpectedly')],
+    ['an exhausted pool', new Error('timeout exceeded when trying to connect')],
+    [
+      'TypeORM wrapping the driver',
+      Object.assign(new Error('query failed'), { driverError: pgError('57P01') }),
+    ],
+    [
+      'a connect to several addresses',
+      new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]),
+    ],
+  ])('%s → 503 api_error with retry-after, internals hidden', (_name, err) => {
+    expect(renderError(err, req, silent)).toEqual({
+      status: 503,
+      headers: { 'retry-after': '1' },
+      body: {
+        type: 'error',
+        error: {
+          type: 'api_error',
+          message: 'a service this request needs is unavailable for the moment; retry shortly',
+          details: { error_code: 'dependency_unavailable' },
+        },
+        request_id: 'req_TEST',
+      },
+    });
+  });
+
+  it.each<[string, unknown]>([
+    ['a unique violation', pgError('23505')],
+    ['a syntax error', pgError('42601')],
+    ['a plain bug', new TypeError("Cannot read properties of undefined (reading 'id')")],
+  ])('%s stays a 500', (_name, err) => {
+    expect(renderError(err, req, silent).status).toBe(500);
+  });
+});

@@ -1,5 +1,6 @@
 export * from './api-exception.filter';
 export * from './create-http-app';
+export * from './dependency-unavailable';
 export * from './error-mapping';
 export * from './health.controller';
 export * from './nest-pino-logger';

@@ -125,7 +125,24 @@ describe('Helm chart (helm lint + template)', () => {
       expect(e.find((v: any) => v.name === 'MANGO_MCP_ALLOWED_ADDRESSES').value).toBe('10.0.0.0/8');
     }
     // Without them neither is set (production refuses private MCP addresses by default).
-    expect(JSON.stringify(docs)).not.toMatch(/MANGO_VAULT_KEYRING|MANGO_MCP_ALLOWED_ADDRESSES/);
+    expect(JSON.stringify(docs)).not.toMatch(
+      /MANGO_VAULT_KEYRING|MANGO_MCP_ALLOWED_ADDRESSES|MANGO_WEBHOOK_SECRETS_KEY|MANGO_WEBHOOK_ALLOWED_CIDRS/,
+    );
+    // The webhook secrets key reaches the API (which seals) and the orchestrator (which signs).
+    const hooked = render({
+      ...BASE,
+      'webhooks.existingSecret': 'mango-webhooks',
+      'webhooks.allowedCidrs': '127.0.0.1/32',
+    });
+    for (const name of ['t-mango-api', 't-mango-orchestrator']) {
+      const e = hooked.find((x) => x.kind === 'Deployment' && x.metadata.name === name).spec.template.spec
+        .containers[0].env;
+      expect(e.find((v: any) => v.name === 'MANGO_WEBHOOK_SECRETS_KEY').valueFrom.secretKeyRef).toEqual({
+        name: 'mango-webhooks',
+        key: 'secretsKey',
+      });
+      expect(e.find((v: any) => v.name === 'MANGO_WEBHOOK_ALLOWED_CIDRS').value).toBe('127.0.0.1/32');
+    }
     // Operator prices reach both processes that use them.
     const priced = render({ ...BASE, 'model.prices': '{"m":{"input":1,"output":2}}' });
     for (const name of ['t-mango-api', 't-mango-orchestrator']) {
@@ -260,6 +277,16 @@ describe('Compose stack (docker-compose config)', () => {
     expect(config.services.api.depends_on.migrate.condition).toBe('service_completed_successfully');
     expect(config.services.migrate.command).toEqual(['mango', 'migrate']);
     expect(config.services.supervisor.profiles).toEqual(['supervisor']);
+    // Vaults, remote MCP and webhooks are configurable in both processes that use them.
+    for (const name of ['api', 'orchestrator'])
+      expect(Object.keys(config.services[name].environment)).toEqual(
+        expect.arrayContaining([
+          'MANGO_VAULT_KEYRING',
+          'MANGO_MCP_ALLOWED_ADDRESSES',
+          'MANGO_WEBHOOK_SECRETS_KEY',
+          'MANGO_WEBHOOK_ALLOWED_CIDRS',
+        ]),
+      );
     const nginx = readFileSync(join(ROOT, 'deployments/compose/nginx.conf'), 'utf8');
     expect(nginx).toMatch(
       /location ~ \^\/v1\/\(files\|skills\|memory_stores\)\(\/\|\$\) \{ proxy_pass http:\/\/files:8082; \}/,

@@ -169,6 +169,10 @@ toxiproxy_install() { go_build toxiproxy-server "github.com/Shopify/toxiproxy/v2
 # Tests start their own toxiproxy-server on a free port (MANGO_TOXIPROXY_BIN), so there is nothing to run here.
 toxiproxy_start() { toxiproxy_install; }; toxiproxy_stop() { :; }
 
+# libfaketime (Debian): a process with its wall clock moved (the fault matrix's clock-skew row) ----
+faketime_install() { [ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || apt_ensure libfaketime; }
+faketime_start() { faketime_install; }; faketime_stop() { :; }
+
 # nginx: the local ingress of `npm run up` ------------------------------------------------------------
 nginx_install() { command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_ensure nginx-light; }
 

@@ -417,6 +417,23 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     startApp('apps/orchestrator/src/main.ts', orchestratorEnv, logged('temporal worker running'), 120_000);
   const startSupervisor = () =>
     startApp('apps/supervisor/src/main.ts', supervisorEnv, logged('docker engine connected'), 120_000);
+  /** libfaketime: the wall clock moved, timers (the monotonic clock) real. */
+  const SKEWED_CLOCK = {
+    LD_PRELOAD: '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
+    FAKETIME: '+1h',
+    FAKETIME_DONT_FAKE_MONOTONIC: '1',
+  };
+  /** An orderly restart of an idle supervisor (SIGTERM: it stops its idle activations), with extra env. */
+  const restartSupervisor = async (extra: Record<string, string>) => {
+    deadLogs.push(supervisor.logs());
+    await supervisor.stop('SIGTERM');
+    supervisor = await startApp(
+      'apps/supervisor/src/main.ts',
+      { ...supervisorEnv, ...extra },
+      logged('docker engine connected'),
+      120_000,
+    );
+  };
   const startApiProcess = () =>
     startApp('apps/api/src/main.ts', apiEnv, answers(`${api.url}/healthz`), 120_000);
 
@@ -615,6 +632,9 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     says?: Array<['orchestrator' | 'supervisor', string]>;
     /** Injects the fault; resolves when it has ended (the replaced process is ready, the link is back). */
     inject: (sessionId: string) => Promise<void>;
+    /** A condition set up before the row's Session starts, and undone after it (e.g. a skewed clock). */
+    before?: () => Promise<void>;
+    after?: () => Promise<void>;
   }> = [
     {
       name: 'duplicate delivery of outbox rows and signals',
@@ -722,6 +742,20 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       },
     },
     {
+      name: 'clock skew: the supervisor 1 h ahead of the API',
+      note: 'supervisor restarted idle under libfaketime (+1 h wall clock, real monotonic clock) for the whole turn; the item container shares the host kernel clock',
+      before: async () => {
+        await restartSupervisor(SKEWED_CLOCK);
+        // The skew really took: the supervisor's own log timestamps are an hour ahead.
+        const times = [...supervisor.logs().matchAll(/"time":"([^"]+)"/g)].map((m) => Date.parse(m[1]!));
+        expect(Math.max(...times) - Date.now()).toBeGreaterThan(50 * 60_000);
+      },
+      inject: async () => {
+        await sleep(1000);
+      },
+      after: () => restartSupervisor({}),
+    },
+    {
       name: 'PostgreSQL restart',
       note: 'pg_ctl stop -m fast (every connection closed), then start',
       says: [['orchestrator', 'outbox listener reconnected']],
@@ -755,95 +789,104 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     '%s: nothing lost, nothing duplicated, each tool once, the turn finishes on its own',
     async (_name, fault) => {
       const tag = `f${rows.length}`;
-      const s = (
-        await ws.post('/v1/sessions', {
-          agent: agentId,
-          environment_id: envId,
-          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: `slow ${tag}` }] }],
-        })
-      ).body.id as string;
-      const client = new ResumingClient(() => api.url, `/v1/sessions/${s}/events/stream`, wsKey).start();
-      clients.push(client);
-      // The streamed Session gets a message before the fault.
-      await ws.post(`/v1/sessions/${streamed.id}/events`, {
-        events: [{ type: 'user.message', content: [{ type: 'text', text: `before ${tag}` }] }],
-      });
-      await until(s, (l) => l.some((e) => e.type === 'agent.tool_use'), 180_000);
-      // The tool has started in its container when the item has posted nothing yet but is active: give it a moment.
-      const toolStartedAt = Date.now();
-      await sleep(1500);
-      const logsOf = (proc: 'orchestrator' | 'supervisor') =>
-        (proc === 'orchestrator' ? orchestrator : supervisor).logs();
-      const count = (text: string, line: string) => text.split(line).length - 1;
-      const saidBefore = (fault.says ?? []).map(([proc, line]) => count(logsOf(proc), line));
-      await fault.inject(s);
-      const faultEndedAt = Date.now();
-      await ws.post(`/v1/sessions/${streamed.id}/events`, {
-        events: [{ type: 'user.message', content: [{ type: 'text', text: `after ${tag}` }] }],
-      });
-      const bound =
-        Math.max(faultEndedAt, toolStartedAt + TOOL_SECONDS * 1000) +
-        (fault.boundSeconds ?? TTL_SECONDS + 10) * 1000;
-      const done = await until(s, (l) => l.some((e) => e.type === 'session.status_idle'), 240_000);
-      const idleAt = Date.now();
-      const uses = done.filter((e) => e.type === 'agent.tool_use');
-      const results = done.filter((e) => e.type === 'user.tool_result');
-      const runs = results.map((r) => Number(/runs=(\d+)/.exec(JSON.stringify(r.content))?.[1] ?? 0));
-      const finished = results.map((r) => Number(/finished=(\d+)/.exec(JSON.stringify(r.content))?.[1] ?? 0));
-      const tallyA = await sseTally(s, client);
-      const logA = await logOf(s);
-      const extraIdles = logA.filter((e) => e.type === 'session.status_idle').length - 1;
-      const extraResults = results.length - uses.length;
-      const row: Row = {
-        fault: fault.name,
-        lost: tallyA.lost,
-        duplicated: tallyA.duplicated + Math.max(0, extraIdles) + Math.max(0, extraResults),
-        toolsRunTwice: finished.filter((n) => n > 1).length,
-        recoverySeconds: Math.max(
-          0,
-          (idleAt - Math.max(faultEndedAt, toolStartedAt + TOOL_SECONDS * 1000)) / 1000,
-        ),
-        note: fault.note,
-      };
-      // The streamed Session: both of its messages answered, every event streamed once so far.
-      await until(
-        streamed.id,
-        (l) => l.filter((e) => e.type === 'session.status_idle').length >= 2 * (rows.length + 1),
-        120_000,
-      );
-      const tallyB = await sseTally(streamed.id, streamed.client);
-      row.lost += tallyB.lost;
-      row.duplicated += tallyB.duplicated;
-      rows.push(row);
-      process.stdout.write(`[faults] ${fault.name}: A ${tallyA.detail}; B ${tallyB.detail}\n`);
-
-      expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
-      expect(uses).toHaveLength(1);
-      expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
-      expect(runs).toHaveLength(1);
-      expect(fault.starts ?? [1]).toContain(runs[0]);
-      expect(finished).toEqual([1]);
-      expect(done.find((e) => e.type === 'agent.message')?.content[0].text).toMatch(
-        new RegExp(`^tool said: .*runs=${runs[0]} finished=1`, 's'),
-      );
-      expect({ ...row, a: tallyA.detail, b: tallyB.detail }).toMatchObject({
-        lost: 0,
-        duplicated: 0,
-        toolsRunTwice: 0,
-      });
-      expect(idleAt).toBeLessThanOrEqual(bound);
-      // A stream refused during the fault is a 503 with retry-after (the database is unreachable), never a 500.
-      expect([...client.refused, ...streamed.client.refused].filter((status) => status === 500)).toEqual([]);
-      // Every background loop that lost its dependency says it is back.
-      const said = (fault.says ?? []).map(([proc, line], i) => ({
-        proc,
-        line,
-        written: count(logsOf(proc), line) - saidBefore[i]!,
-      }));
-      expect(said.filter((l) => l.written < 1)).toEqual([]);
+      await fault.before?.();
+      try {
+        await runRow(tag, fault);
+      } finally {
+        await fault.after?.();
+      }
     },
     420_000,
   );
+
+  async function runRow(tag: string, fault: (typeof FAULTS)[number]): Promise<void> {
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: agentId,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: `slow ${tag}` }] }],
+      })
+    ).body.id as string;
+    const client = new ResumingClient(() => api.url, `/v1/sessions/${s}/events/stream`, wsKey).start();
+    clients.push(client);
+    // The streamed Session gets a message before the fault.
+    await ws.post(`/v1/sessions/${streamed.id}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: `before ${tag}` }] }],
+    });
+    await until(s, (l) => l.some((e) => e.type === 'agent.tool_use'), 180_000);
+    // The tool has started in its container when the item has posted nothing yet but is active: give it a moment.
+    const toolStartedAt = Date.now();
+    await sleep(1500);
+    const logsOf = (proc: 'orchestrator' | 'supervisor') =>
+      (proc === 'orchestrator' ? orchestrator : supervisor).logs();
+    const count = (text: string, line: string) => text.split(line).length - 1;
+    const saidBefore = (fault.says ?? []).map(([proc, line]) => count(logsOf(proc), line));
+    await fault.inject(s);
+    const faultEndedAt = Date.now();
+    await ws.post(`/v1/sessions/${streamed.id}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: `after ${tag}` }] }],
+    });
+    const bound =
+      Math.max(faultEndedAt, toolStartedAt + TOOL_SECONDS * 1000) +
+      (fault.boundSeconds ?? TTL_SECONDS + 10) * 1000;
+    const done = await until(s, (l) => l.some((e) => e.type === 'session.status_idle'), 240_000);
+    const idleAt = Date.now();
+    const uses = done.filter((e) => e.type === 'agent.tool_use');
+    const results = done.filter((e) => e.type === 'user.tool_result');
+    const runs = results.map((r) => Number(/runs=(\d+)/.exec(JSON.stringify(r.content))?.[1] ?? 0));
+    const finished = results.map((r) => Number(/finished=(\d+)/.exec(JSON.stringify(r.content))?.[1] ?? 0));
+    const tallyA = await sseTally(s, client);
+    const logA = await logOf(s);
+    const extraIdles = logA.filter((e) => e.type === 'session.status_idle').length - 1;
+    const extraResults = results.length - uses.length;
+    const row: Row = {
+      fault: fault.name,
+      lost: tallyA.lost,
+      duplicated: tallyA.duplicated + Math.max(0, extraIdles) + Math.max(0, extraResults),
+      toolsRunTwice: finished.filter((n) => n > 1).length,
+      recoverySeconds: Math.max(
+        0,
+        (idleAt - Math.max(faultEndedAt, toolStartedAt + TOOL_SECONDS * 1000)) / 1000,
+      ),
+      note: fault.note,
+    };
+    // The streamed Session: both of its messages answered, every event streamed once so far.
+    await until(
+      streamed.id,
+      (l) => l.filter((e) => e.type === 'session.status_idle').length >= 2 * (rows.length + 1),
+      120_000,
+    );
+    const tallyB = await sseTally(streamed.id, streamed.client);
+    row.lost += tallyB.lost;
+    row.duplicated += tallyB.duplicated;
+    rows.push(row);
+    process.stdout.write(`[faults] ${fault.name}: A ${tallyA.detail}; B ${tallyB.detail}\n`);
+
+    expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    expect(uses).toHaveLength(1);
+    expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
+    expect(runs).toHaveLength(1);
+    expect(fault.starts ?? [1]).toContain(runs[0]);
+    expect(finished).toEqual([1]);
+    expect(done.find((e) => e.type === 'agent.message')?.content[0].text).toMatch(
+      new RegExp(`^tool said: .*runs=${runs[0]} finished=1`, 's'),
+    );
+    expect({ ...row, a: tallyA.detail, b: tallyB.detail }).toMatchObject({
+      lost: 0,
+      duplicated: 0,
+      toolsRunTwice: 0,
+    });
+    expect(idleAt).toBeLessThanOrEqual(bound);
+    // A stream refused during the fault is a 503 with retry-after (the database is unreachable), never a 500.
+    expect([...client.refused, ...streamed.client.refused].filter((status) => status === 500)).toEqual([]);
+    // Every background loop that lost its dependency says it is back.
+    const said = (fault.says ?? []).map(([proc, line], i) => ({
+      proc,
+      line,
+      written: count(logsOf(proc), line) - saidBefore[i]!,
+    }));
+    expect(said.filter((l) => l.written < 1)).toEqual([]);
+  }
 
   describe('files: its own S3 (versitygw) and apps/files on the same database', () => {
     const MIB = 1024 * 1024;

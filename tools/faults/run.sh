@@ -26,7 +26,7 @@ if [ -z "${MANGO_FAULTS_SHARED:-}" ]; then
   started=1
   for s in docker image; do bash tools/ci/services.sh start "$s"; done
 fi
-for s in pg temporal s3 toxiproxy; do bash tools/ci/services.sh install "$s"; done
+for s in pg temporal s3 toxiproxy faketime; do bash tools/ci/services.sh install "$s"; done
 eval "$(bash tools/ci/services.sh env)"
 start=$(date +%s)
 status=0

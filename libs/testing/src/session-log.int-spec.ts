@@ -3,11 +3,10 @@ import {
   OUTBOX_CHANNEL,
   PgListener,
   pruneDispatchedOutbox,
-  SessionEntity,
   SessionLog,
 } from '@mango/persistence';
-import { newId } from '@mango/platform-ids';
 import type { DataSource } from 'typeorm';
+import { insertSessionRow, insertWorkspaceAndEnvironment } from './session-rows';
 import { createTestDatabase, TestDatabase } from './test-database';
 
 /**
@@ -18,19 +17,13 @@ describe('SessionLog (real PostgreSQL)', () => {
   let db: TestDatabase;
   let ds: DataSource;
   let log: SessionLog;
-  const workspaceId = newId('workspace');
-  const environmentId = newId('environment');
+  let owner: { workspaceId: string; environmentId: string };
 
   beforeAll(async () => {
     db = await createTestDatabase('sessionlog');
     ds = await createDataSource({ url: db.url, poolSize: 4 }).initialize();
     log = new SessionLog(ds);
-    await ds.query(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, [workspaceId]);
-    await ds.query(
-      `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
-       VALUES ($1, $2, 'e', '{}', '{}', now(), now())`,
-      [environmentId, workspaceId],
-    );
+    owner = await insertWorkspaceAndEnvironment(ds);
   });
 
   afterAll(async () => {
@@ -38,31 +31,7 @@ describe('SessionLog (real PostgreSQL)', () => {
     await db?.drop();
   });
 
-  async function newSession(): Promise<string> {
-    const now = new Date();
-    const id = newId('session');
-    await ds.getRepository(SessionEntity).insert({
-      id,
-      workspaceId,
-      environmentId,
-      agentId: newId('agent'),
-      agentVersion: 1,
-      deploymentId: null,
-      agent: {},
-      title: null,
-      status: 'idle',
-      metadata: {},
-      budget: null,
-      vaultIds: [],
-      usage: {},
-      lastSeq: '0',
-      createdAt: now,
-      updatedAt: now,
-      archivedAt: null,
-      deletedAt: null,
-    });
-    return id;
-  }
+  const newSession = () => insertSessionRow(ds, owner);
 
   const event = (type: string, extra: Record<string, unknown> = {}) => ({
     type,

@@ -7,6 +7,7 @@ import {
 } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { DataSource } from 'typeorm';
+import { insertSessionRow, insertWorkspaceAndEnvironment } from './session-rows';
 import { createTestDatabase, TestDatabase } from './test-database';
 
 /**
@@ -19,20 +20,14 @@ describe('SessionRepository (real PostgreSQL)', () => {
   let ds: DataSource;
   let sessions: SessionRepository;
   let log: SessionLog;
-  const workspaceId = newId('workspace');
-  const environmentId = newId('environment');
+  let owner: { workspaceId: string; environmentId: string };
 
   beforeAll(async () => {
     db = await createTestDatabase('sessionrepo');
     ds = await createDataSource({ url: db.url, poolSize: 4 }).initialize();
     sessions = new SessionRepository(ds);
     log = new SessionLog(ds);
-    await ds.query(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, [workspaceId]);
-    await ds.query(
-      `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
-       VALUES ($1, $2, 'e', '{}', '{}', now(), now())`,
-      [environmentId, workspaceId],
-    );
+    owner = await insertWorkspaceAndEnvironment(ds);
   });
 
   afterAll(async () => {
@@ -46,29 +41,13 @@ describe('SessionRepository (real PostgreSQL)', () => {
     } = {},
   ): Promise<string> {
     const updated = new Date(Date.now() - (fields.updatedSecondsAgo ?? 60) * 1000);
-    const id = newId('session');
-    await ds.getRepository(SessionEntity).insert({
-      id,
-      workspaceId,
-      environmentId,
-      agentId: newId('agent'),
-      agentVersion: 1,
-      deploymentId: null,
-      agent: (fields.agent ?? {}) as never,
-      title: null,
+    return insertSessionRow(ds, owner, {
       status: fields.status ?? 'idle',
-      metadata: {},
-      budget: null,
-      vaultIds: [],
+      agent: (fields.agent ?? {}) as never,
       promptInputs: (fields.promptInputs ?? null) as never,
-      usage: {},
-      lastSeq: '0',
       createdAt: updated,
       updatedAt: updated,
-      archivedAt: null,
-      deletedAt: null,
     });
-    return id;
   }
 
   it('sweeper candidates: running or rescheduling, not deleted, past the grace period, oldest first, bounded', async () => {
@@ -114,7 +93,7 @@ describe('SessionRepository (real PostgreSQL)', () => {
     await ds.query(
       `INSERT INTO skills (id, workspace_id, display_title, latest_version, next_version, created_at, updated_at)
        VALUES ($1, $2, 'pdf', 2, 3, now(), now())`,
-      [skillId, workspaceId],
+      [skillId, owner.workspaceId],
     );
     for (const [version, name] of [
       [1, 'pdf-tools'],
@@ -124,13 +103,13 @@ describe('SessionRepository (real PostgreSQL)', () => {
         `INSERT INTO skill_versions (skill_id, version, workspace_id, name, description, directory, object_key,
                                      archive_size_bytes, archive_sha256, expanded_size_bytes, file_count, created_at)
          VALUES ($1, $2, $3, $4, 'Reads PDFs.', $4, $5, 1, 'x', 1, 1, now())`,
-        [skillId, version, workspaceId, name, `k/${skillId}/${version}`],
+        [skillId, version, owner.workspaceId, name, `k/${skillId}/${version}`],
       );
     const storeId = newId('memoryStore');
     await ds.query(
       `INSERT INTO memory_stores (id, workspace_id, name, description, metadata, created_at, updated_at)
        VALUES ($1, $2, 'Notes', 'team notes', '{}', now(), now())`,
-      [storeId, workspaceId],
+      [storeId, owner.workspaceId],
     );
     const pins = [
       { type: 'custom', skill_id: skillId, version: '2' },
@@ -139,7 +118,7 @@ describe('SessionRepository (real PostgreSQL)', () => {
     ];
     const legacy = await newSession({ agent: { skills: pins } });
     await ds.transaction((tx) =>
-      attachSessionMemoryStores(tx, workspaceId, legacy, [
+      attachSessionMemoryStores(tx, owner.workspaceId, legacy, [
         { memoryStoreId: storeId, access: 'read_only', instructions: 'Look here first.' },
       ]),
     );

@@ -1,8 +1,12 @@
 import { createServer, connect, Server, Socket } from 'node:net';
-import { createDataSource, SessionEntity, SessionLog } from '@mango/persistence';
-import { newId } from '@mango/platform-ids';
+import { createDataSource, SessionLog } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { createTestDatabase, TestDatabase } from '@mango/testing';
+import {
+  createTestDatabase,
+  insertSessionRow,
+  insertWorkspaceAndEnvironment,
+  TestDatabase,
+} from '@mango/testing';
 import type { DataSource } from 'typeorm';
 import { SessionStreamHub } from './session-stream-hub';
 
@@ -90,39 +94,7 @@ describe('SessionStreamHub (real PostgreSQL, LISTEN through a cuttable TCP proxy
     await db?.drop();
   });
 
-  async function newSession(): Promise<string> {
-    const workspaceId = newId('workspace');
-    const environmentId = newId('environment');
-    await ds.query(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, [workspaceId]);
-    await ds.query(
-      `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
-       VALUES ($1, $2, 'e', '{}', '{}', now(), now())`,
-      [environmentId, workspaceId],
-    );
-    const now = new Date();
-    const id = newId('session');
-    await ds.getRepository(SessionEntity).insert({
-      id,
-      workspaceId,
-      environmentId,
-      agentId: newId('agent'),
-      agentVersion: 1,
-      deploymentId: null,
-      agent: {},
-      title: null,
-      status: 'idle',
-      metadata: {},
-      budget: null,
-      vaultIds: [],
-      usage: {},
-      lastSeq: '0',
-      createdAt: now,
-      updatedAt: now,
-      archivedAt: null,
-      deletedAt: null,
-    });
-    return id;
-  }
+  const newSession = async () => insertSessionRow(ds, await insertWorkspaceAndEnvironment(ds));
 
   it('delivers an event committed while LISTEN was down once LISTEN is back, exactly once', async () => {
     const log = new SessionLog(ds);

@@ -1,5 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
@@ -47,6 +48,8 @@ const ROOT = join(__dirname, '../..');
 const TTL_SECONDS = 45;
 const TOOL_SECONDS = 8;
 const SWEEP_SECONDS = 2;
+/** The soak's length (MANGO_SOAK_SECONDS, default 180, at most an hour). */
+const SOAK_SECONDS = Math.min(Number(process.env.MANGO_SOAK_SECONDS) || 180, 3600);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Ev = { id: string; type: string; [k: string]: any };
 
@@ -455,6 +458,14 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         return { content: [{ type: 'text', text: `tool said: ${text}` }] };
       }
       const text: string = block.text ?? '';
+      const quick = /^quick (\S+)/.exec(text)?.[1];
+      if (quick)
+        return {
+          content: [
+            { type: 'tool_use', id: `toolu_${++n}`, name: 'bash', input: { command: `echo quick ${quick}` } },
+          ],
+          stop_reason: 'tool_use',
+        };
       const tag = /^slow (\S+)/.exec(text)?.[1];
       if (tag)
         return {
@@ -473,7 +484,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         };
       return { content: [{ type: 'text', text: `echo: ${text}` }] };
     };
-    model.script(...Array.from({ length: 500 }, () => route));
+    model.script(...Array.from({ length: 5000 }, () => route));
 
     api = await startApi('faults', {
       MANGO_VAULT_KEYRING: vaultKeyring,
@@ -591,6 +602,9 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   }
 
   /** The log straight from PostgreSQL (the API may be down), in sequence order. */
+  /** Waits until the Session has idled `n` times (each turn ends with one `session.status_idle`). */
+  const untilIdle = (id: string, n: number) =>
+    until(id, (l) => l.filter((e) => e.type === 'session.status_idle').length >= n, 120_000);
   const logOf = (id: string) =>
     api.sql<{ seq: string; type: string; id: string; tool_use_id: string | null }>(
       'SELECT seq::text AS seq, type, id, tool_use_id FROM session_events WHERE session_id = $1 ORDER BY session_events.seq',
@@ -1059,6 +1073,113 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       expect(state).toEqual({ missing: [], orphans: [] });
       expect(after.seconds).toBeLessThanOrEqual(TTL_SECONDS + 10);
     }, 240_000);
+
+    it(
+      `soak ${SOAK_SECONDS} s: turns with tool calls, uploads and streams; RSS, PostgreSQL connections and the outbox stay flat`,
+      async () => {
+        const MIB_ = 1024 * 1024;
+        const processes = (): Record<string, AppProcess> => ({
+          api: apiProc,
+          orchestrator,
+          supervisor,
+          files,
+        });
+        const rssOf = (p: AppProcess) =>
+          Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+        type Sample = { rss: Record<string, number>; connections: number; outbox: number };
+        const samples: Sample[] = [];
+        const sample = async () => {
+          const rss = Object.fromEntries(Object.entries(processes()).map(([k, p]) => [k, rssOf(p)]));
+          const [{ n: connections }] = await api.sql<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()',
+          );
+          const [{ n: outbox }] = await api.sql<{ n: number }>(
+            'SELECT count(*)::int AS n FROM outbox WHERE dispatched_at IS NULL',
+          );
+          samples.push({ rss, connections: connections!, outbox: outbox! });
+        };
+        const until = Date.now() + SOAK_SECONDS * 1000;
+        let stopSampling = false;
+        const sampler = (async () => {
+          while (!stopSampling) {
+            await sample();
+            await sleep(5000);
+          }
+        })();
+        // Three Sessions, each streamed, each running turns that call a (quick) bash tool, back to back.
+        const turnsOf = async (i: number) => {
+          const id = (await ws.post('/v1/sessions', { agent: agentId, environment_id: envId })).body
+            .id as string;
+          const stream = new ResumingClient(() => api.url, `/v1/sessions/${id}/events/stream`, wsKey).start();
+          clients.push(stream);
+          let turns = 0;
+          while (Date.now() < until) {
+            const sent = await ws.post(`/v1/sessions/${id}/events`, {
+              events: [{ type: 'user.message', content: [{ type: 'text', text: `quick s${i}t${turns}` }] }],
+            });
+            expect(sent.status).toBe(200);
+            turns++;
+            await untilIdle(id, turns);
+          }
+          return { id, stream, turns };
+        };
+        // Uploads to apps/files, back to back (256 KiB each), every one stored.
+        const uploads = async () => {
+          let n = 0;
+          while (Date.now() < until) {
+            const r = await slowUpload(filesUrl, wsKey, randomBytes(256 * 1024), { pieces: 1, delayMs: 0 });
+            expect(r.status).toBe(201);
+            n++;
+          }
+          return n;
+        };
+        const [sessions, uploaded] = await Promise.all([Promise.all([0, 1, 2].map(turnsOf)), uploads()]);
+        stopSampling = true;
+        await sampler;
+        await sample();
+
+        let lost = 0;
+        let duplicated = 0;
+        for (const s of sessions) {
+          const tally = await sseTally(s.id, s.stream);
+          lost += tally.lost;
+          duplicated += tally.duplicated;
+          const log = await logOf(s.id);
+          expect({
+            uses: log.filter((e) => e.type === 'agent.tool_use').length,
+            results: log.filter((e) => e.type === 'user.tool_result').length,
+            idles: log.filter((e) => e.type === 'session.status_idle').length,
+          }).toEqual({ uses: s.turns, results: s.turns, idles: s.turns });
+        }
+        // Flat: the last third of the run against the first third (after the first sample's warm-up).
+        const third = Math.max(1, Math.floor(samples.length / 3));
+        const early = samples.slice(1, 1 + third);
+        const late = samples.slice(-third);
+        const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+        const growth = Object.keys(processes()).map((name) => {
+          const before = median(early.map((x) => x.rss[name]!));
+          const after = median(late.map((x) => x.rss[name]!));
+          return { name, before: Math.round(before / MIB_), after: Math.round(after / MIB_) };
+        });
+        const connections = {
+          before: Math.max(...early.map((x) => x.connections)),
+          after: Math.max(...late.map((x) => x.connections)),
+        };
+        const outboxMax = Math.max(...samples.map((x) => x.outbox));
+        const turns = sessions.reduce((n, s) => n + s.turns, 0);
+        process.stdout.write(
+          `[faults] soak ${SOAK_SECONDS} s: ${turns} turns with a tool call, ${uploaded} uploads, ${samples.length} samples; RSS MiB ${growth.map((g) => `${g.name} ${g.before}→${g.after}`).join(', ')}; PostgreSQL connections ${connections.before}→${connections.after}; outbox undispatched max ${outboxMax}; lost ${lost}, duplicated ${duplicated}\n`,
+        );
+        expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
+        expect(turns).toBeGreaterThan(10);
+        expect(uploaded).toBeGreaterThan(10);
+        // A leak of well under 1 MiB a turn would show over a few hundred turns; warm-up is excluded above.
+        expect(growth.filter((g) => g.after > g.before * 1.25 + 48)).toEqual([]);
+        expect(connections.after).toBeLessThanOrEqual(connections.before + 3);
+        expect(outboxMax).toBeLessThanOrEqual(20);
+      },
+      (SOAK_SECONDS + 240) * 1000,
+    );
   });
 
   // Its own block, so it runs after the files block too (jest runs a block's tests before its child blocks).

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { Browser, Page } from 'puppeteer-core';
 import {
@@ -499,5 +500,123 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     }
     await shot('15-error-envelope');
     await page.evaluate((k) => sessionStorage.setItem('mango.console.api_key', k), key);
+  }, 180_000);
+
+  it('changes things: uploads and deletes a File, creates an endpoint (its secret shown once), disables and deletes it, runs and pauses a Deployment', async () => {
+    const accept = (d: { accept: () => Promise<void> }) => void d.accept();
+    page.on('dialog', accept); // the confirm() before a delete or a rotation
+    /** Clicks the button `testid` inside the item `item` whose text includes `text`. */
+    const clickIn = (item: string, text: string, testid: string) =>
+      page.evaluate(
+        (item, text, testid) => {
+          const el = [...document.querySelectorAll(`[data-testid=${item}]`)].find((e) =>
+            e.textContent!.includes(text),
+          );
+          const button = el?.querySelector(`[data-testid=${testid}]`) as HTMLButtonElement | null;
+          if (!button) throw new Error(`no ${testid} in a ${item} with ${text}`);
+          button.click();
+        },
+        item,
+        text,
+        testid,
+      );
+    try {
+      // Files: upload from the browser, then delete.
+      const dir = mkdtempSync(join(tmpdir(), 'console-upload-'));
+      const path = join(dir, 'made-in-console.txt');
+      writeFileSync(path, 'uploaded through the console\n');
+      await page.goto(`${origin}/console/files`, { waitUntil: 'networkidle2' });
+      const input = await page.waitForSelector('[data-testid=upload-file] input[type=file]');
+      await (input as any).uploadFile(path);
+      await page.click('[data-testid=upload-file] button[type=submit]');
+      await textUntil(has('made-in-console.txt'), 'uploaded file');
+      const uploaded = (await ws.get('/v1/files?limit=100')).body.data.find(
+        (f: any) => f.filename === 'made-in-console.txt',
+      );
+      expect(uploaded).toMatchObject({ size_bytes: 29, mime_type: expect.stringMatching(/^text\/plain/) });
+      await shot('16-file-uploaded');
+      await clickIn('file', uploaded.id, 'delete-file');
+      await textUntil((t) => !t.includes(uploaded.id), 'deleted file');
+      expect((await ws.get(`/v1/files/${uploaded.id}`)).status).toBe(404);
+
+      // Webhooks: create one; its secret is shown once and verifies a real delivery.
+      await page.goto(`${origin}/console/webhooks`, { waitUntil: 'networkidle2' });
+      await page.type('[data-testid=create-webhook] input[name=url]', `${receiver.url}/made-in-console`);
+      await page.type('[data-testid=create-webhook] input[name=event_types]', 'vault.created');
+      await page.type('[data-testid=create-webhook] input[name=description]', 'console-made');
+      await page.click('[data-testid=create-webhook] button[type=submit]');
+      await page.waitForSelector('[data-testid=webhook-secret] code');
+      const secret = await page.$eval('[data-testid=webhook-secret] code', (el) => el.textContent!);
+      expect(secret).toMatch(/^whsec_/);
+      const made = (await ws.get('/v1/webhooks?limit=100')).body.data.find(
+        (w: any) => w.url === `${receiver.url}/made-in-console`,
+      );
+      expect(made).toMatchObject({
+        event_types: ['vault.created'],
+        description: 'console-made',
+        disabled: false,
+      });
+      await shot('17-webhook-created');
+      receiver.trust(secret);
+      await ws.post('/v1/vaults', { display_name: 'for the console endpoint' });
+      const got = await receiver.waitFor('/made-in-console', (g) => g.some((r) => r.verifiedWith.length > 0));
+      expect(got[0].event?.data.type).toBe('vault.created');
+      // Shown once: a reload has no secret on the page.
+      await page.reload({ waitUntil: 'networkidle2' });
+      await page.waitForSelector('[data-testid=webhook]');
+      expect(await page.content()).not.toContain(secret);
+      await clickIn('webhook', made.id, 'toggle-webhook');
+      await textUntil((t) => /disabled/.test(t), 'disabled endpoint');
+      expect((await ws.get(`/v1/webhooks/${made.id}`)).body.disabled).toBe(true);
+      await clickIn('webhook', made.id, 'delete-webhook');
+      await textUntil((t) => !t.includes(made.id), 'deleted endpoint');
+      expect((await ws.get(`/v1/webhooks/${made.id}`)).status).toBe(404);
+
+      // Deployments: run now, then pause.
+      const agent = (await ws.post('/v1/agents', { name: 'console runner', model: 'm' })).body.id;
+      model.script({ content: [{ type: 'text', text: 'Ran from the console.' }] });
+      const deployment = (
+        await ws.post('/v1/deployments', {
+          name: 'console-run deployment',
+          agent,
+          environment_id: envId,
+          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Go' }] }],
+        })
+      ).body;
+      expect(deployment.status).toBe('active');
+      await page.goto(`${origin}/console/deployments`, { waitUntil: 'networkidle2' });
+      await page.waitForSelector('[data-testid=deployment]');
+      await clickIn('deployment', deployment.id, 'run-deployment');
+      const deadline = Date.now() + 30_000;
+      let runs: any[] = [];
+      while (runs.length === 0 && Date.now() < deadline) {
+        runs = (await ws.get(`/v1/deployment_runs?deployment_id=${deployment.id}`)).body.data ?? [];
+        if (runs.length === 0) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({ session_id: expect.stringMatching(/^sesn_/) });
+      expect(JSON.stringify(runs[0])).toContain('manual');
+      await clickIn('deployment', deployment.id, 'pause-deployment');
+      await textUntil(has('Unpause'), 'paused deployment');
+      expect((await ws.get(`/v1/deployments/${deployment.id}`)).body.status).toBe('paused');
+      await shot('18-deployment-paused');
+
+      // A refused write shows the API's error envelope beside its button: an endpoint deleted behind the
+      // page's back, then disabled from the page.
+      const gone = (
+        await ws.post('/v1/webhooks', { url: `${receiver.url}/gone`, event_types: ['vault.created'] })
+      ).body;
+      await page.goto(`${origin}/console/webhooks`, { waitUntil: 'networkidle2' });
+      await textUntil(has(gone.id), 'endpoint to delete behind the page');
+      expect((await ws.delete(`/v1/webhooks/${gone.id}`)).status).toBe(200);
+      await clickIn('webhook', gone.id, 'toggle-webhook');
+      await page.waitForSelector('[data-testid=webhook] [data-testid=error]');
+      expect(await page.$eval('[data-testid=webhook] [data-testid=error]', (el) => el.textContent)).toMatch(
+        /^not_found_error \(404\): .+ · request \S+/,
+      );
+      await shot('19-write-refused');
+    } finally {
+      page.off('dialog', accept);
+    }
   }, 180_000);
 });

@@ -1,8 +1,8 @@
 import { useClient } from '../api';
 import { useLoad, when } from '../hooks';
-import { ListBody, Toggle } from './parts';
+import { Action, ListBody, Toggle } from './parts';
 
-/** Deployments (Agent pin, Environment, schedule, status) and their runs, newest first. */
+/** Deployments (Agent pin, Environment, schedule, status) and their runs, newest first: run now, pause, unpause. */
 export function DeploymentsPage() {
   const client = useClient();
   const deployments = useLoad(
@@ -35,6 +35,26 @@ export function DeploymentsPage() {
                   ? `cron ${d.schedule.expression} (${d.schedule.timezone}) · last run ${when(d.schedule.last_run_at)} · next ${when(d.schedule.upcoming_runs_at?.[0])}`
                   : 'manual runs only'}
               </p>
+              {!d.archived_at && (
+                <p>
+                  <Action
+                    label="Run now"
+                    testid="run-deployment"
+                    run={() => client.deployments.run(d.id)}
+                    done={deployments.reload}
+                  />{' '}
+                  <Action
+                    label={d.status === 'paused' ? 'Unpause' : 'Pause'}
+                    testid="pause-deployment"
+                    run={() =>
+                      d.status === 'paused'
+                        ? client.deployments.unpause(d.id)
+                        : client.deployments.pause(d.id)
+                    }
+                    done={deployments.reload}
+                  />
+                </p>
+              )}
               <Toggle label="Runs">{() => <Runs deploymentId={d.id} />}</Toggle>
             </article>
           ))

@@ -1,14 +1,16 @@
-import { useClient } from '../api';
+import { useState } from 'preact/hooks';
+import { messageOf, useClient } from '../api';
 import { useLoad, when } from '../hooks';
-import { bytes, ListBody } from './parts';
+import { Action, bytes, Failure, ListBody } from './parts';
 
-/** Files of the Workspace (metadata only: name, type, size, created; the bytes are not fetched). */
+/** Files of the Workspace (metadata only: name, type, size, created; the bytes are not fetched): upload and delete. */
 export function FilesPage() {
   const client = useClient();
   const files = useLoad(() => client.files.list({ limit: 100 }) as Promise<{ data: any[] }>, [client]);
   return (
     <section>
       <h1>Files</h1>
+      <UploadFile done={files.reload} />
       <ListBody loaded={files} empty="No Files yet.">
         {(items: any[]) => (
           <table class="list" data-testid="files">
@@ -19,16 +21,26 @@ export function FilesPage() {
                 <th>Type</th>
                 <th>Size</th>
                 <th>Created</th>
+                <th />
               </tr>
             </thead>
             <tbody>
               {items.map((f) => (
-                <tr key={f.id}>
+                <tr key={f.id} data-testid="file">
                   <td class="mono">{f.id}</td>
                   <td>{f.filename}</td>
                   <td class="mono">{f.mime_type}</td>
                   <td class="num">{bytes(f.size_bytes)}</td>
                   <td>{when(f.created_at)}</td>
+                  <td>
+                    <Action
+                      label="Delete"
+                      testid="delete-file"
+                      confirm={`Delete ${f.filename} (${f.id})? Sessions that mounted it keep their copy.`}
+                      run={() => client.files.delete(f.id)}
+                      done={files.reload}
+                    />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -36,5 +48,44 @@ export function FilesPage() {
         )}
       </ListBody>
     </section>
+  );
+}
+
+/** One file from the browser, uploaded through the API (multipart, the same call as `client.files.upload`). */
+function UploadFile({ done }: { done: () => void }) {
+  const client = useClient();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (form: HTMLFormElement) => {
+    const input = form.elements.namedItem('file') as HTMLInputElement;
+    const file = input.files?.[0];
+    if (!file) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await client.files.upload({ file });
+      form.reset();
+      done();
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      class="inline-form"
+      data-testid="upload-file"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit(e.currentTarget as HTMLFormElement);
+      }}
+    >
+      <input type="file" name="file" required aria-label="File to upload" />{' '}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Uploading…' : 'Upload'}
+      </button>
+      <Failure error={error} />
+    </form>
   );
 }

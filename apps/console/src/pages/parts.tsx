@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { messageOf } from '../api';
 import type { Loaded } from '../hooks';
 
 /** The API's error envelope for a failed read (type, status, message, request id), as an alert. */
@@ -59,4 +60,45 @@ export function bytes(n: number | null | undefined): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * One write call behind a button: asks first when `confirm` is set, is disabled while the call runs, shows
+ * the API's error envelope if it fails, and calls `done` (e.g. the page's reload) when it succeeds.
+ */
+export function Action({
+  label,
+  run,
+  done,
+  confirm,
+  testid,
+}: {
+  label: string;
+  run: () => Promise<unknown>;
+  done?: (result: unknown) => void;
+  confirm?: string;
+  testid?: string;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const click = async () => {
+    if (confirm && !window.confirm(confirm)) return;
+    setBusy(true);
+    setError(null);
+    try {
+      done?.(await run());
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class="action" data-testid={testid} disabled={busy} onClick={() => void click()}>
+        {label}
+      </button>
+      <Failure error={error} />
+    </>
+  );
 }

@@ -1,14 +1,35 @@
-import { useClient } from '../api';
+import { useState } from 'preact/hooks';
+import { messageOf, useClient } from '../api';
 import { useLoad, when } from '../hooks';
-import { ListBody, Toggle } from './parts';
+import { Action, Failure, ListBody, Toggle } from './parts';
 
-/** Webhook endpoints and their recent deliveries with every attempt (the signing secret is shown only once, at create, by the API). */
+/**
+ * Webhook endpoints and their recent deliveries with every attempt: create one (its signing secret is
+ * shown here once, as the API returns it once, and is kept in no storage), rotate its secret, disable or
+ * enable it, delete it, redeliver a delivery.
+ */
 export function WebhooksPage() {
   const client = useClient();
   const hooks = useLoad(() => client.webhooks.list({ limit: 100 }) as Promise<{ data: any[] }>, [client]);
+  const [secret, setSecret] = useState<{ id: string; secret: string } | null>(null);
+  const shown = (r: unknown) => {
+    const { id, secret: s } = r as { id: string; secret: string };
+    setSecret({ id, secret: s });
+    hooks.reload();
+  };
   return (
     <section>
       <h1>Webhooks</h1>
+      <CreateWebhook done={shown} />
+      {secret && (
+        <p class="notice" data-testid="webhook-secret">
+          Signing secret of <span class="mono">{secret.id}</span>, shown this once — store it now:{' '}
+          <code>{secret.secret}</code>{' '}
+          <button type="button" onClick={() => setSecret(null)}>
+            Done
+          </button>
+        </p>
+      )}
       <ListBody loaded={hooks} empty="No webhook endpoints yet.">
         {(items: any[]) =>
           items.map((w) => (
@@ -19,6 +40,28 @@ export function WebhooksPage() {
               </h2>
               {w.description && <p>{w.description}</p>}
               <p class="dim">events {(w.event_types ?? []).join(', ')}</p>
+              <p>
+                <Action
+                  label={w.disabled ? 'Enable' : 'Disable'}
+                  testid="toggle-webhook"
+                  run={() => client.webhooks.update(w.id, { disabled: !w.disabled } as never)}
+                  done={hooks.reload}
+                />{' '}
+                <Action
+                  label="Rotate secret"
+                  testid="rotate-webhook"
+                  confirm="Rotate the signing secret? The old one keeps verifying for the overlap the API documents."
+                  run={() => client.webhooks.rotateSecret(w.id)}
+                  done={shown}
+                />{' '}
+                <Action
+                  label="Delete"
+                  testid="delete-webhook"
+                  confirm={`Delete the endpoint ${w.url}? Deliveries to it stop.`}
+                  run={() => client.webhooks.delete(w.id)}
+                  done={hooks.reload}
+                />
+              </p>
               <Toggle label="Deliveries">{() => <Deliveries webhookId={w.id} />}</Toggle>
             </article>
           ))
@@ -48,6 +91,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
               <th>Attempts</th>
               <th>Created</th>
               <th>Completed</th>
+              <th />
             </tr>
           </thead>
           <tbody>
@@ -71,11 +115,77 @@ function Deliveries({ webhookId }: { webhookId: string }) {
                 </td>
                 <td>{when(d.created_at)}</td>
                 <td>{when(d.completed_at)}</td>
+                <td>
+                  <Action
+                    label="Redeliver"
+                    testid="redeliver"
+                    run={() => client.webhooks.deliveries.redeliver(webhookId, d.id)}
+                    done={deliveries.reload}
+                  />
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
     </ListBody>
+  );
+}
+
+/** A new endpoint: URL and event types (comma-separated `data.type` values), optional description. */
+function CreateWebhook({ done }: { done: (created: unknown) => void }) {
+  const client = useClient();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (form: HTMLFormElement) => {
+    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
+    const description = field('description');
+    setBusy(true);
+    setError(null);
+    try {
+      const created = await client.webhooks.create({
+        url: field('url'),
+        event_types: field('event_types')
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+        ...(description ? { description } : {}),
+      } as never);
+      form.reset();
+      done(created);
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      class="inline-form"
+      data-testid="create-webhook"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit(e.currentTarget as HTMLFormElement);
+      }}
+    >
+      <input
+        name="url"
+        type="url"
+        required
+        placeholder="https://hooks.example.com/mango"
+        aria-label="Endpoint URL"
+      />{' '}
+      <input
+        name="event_types"
+        required
+        placeholder="session.status_idled, deployment_run.succeeded"
+        aria-label="Event types"
+      />{' '}
+      <input name="description" placeholder="description (optional)" aria-label="Description" />{' '}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Creating…' : 'Create endpoint'}
+      </button>
+      <Failure error={error} />
+    </form>
   );
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { FILE_TEXT_READER, FileTextReader } from '@mango/domain-kernel';
 import type { PriceTable } from '@mango/domain-sessions';
 import type { Principal } from '@mango/feature-auth';
-import { SessionLog, type SessionEntity } from '@mango/persistence';
+import { SessionLog, SessionThreadRepository, type SessionEntity } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import type { Page } from '@mango/platform-pagination';
 import { DataSource, EntityManager } from 'typeorm';
@@ -48,8 +48,11 @@ export class SessionsService {
     @Inject(SESSION_SERVICE_LIMITS)
     limits: SessionServiceLimits = DEFAULT_SESSION_SERVICE_LIMITS,
     @Optional() @Inject(SessionLog) log: SessionLog = new SessionLog(dataSource),
+    @Optional()
+    @Inject(SessionThreadRepository)
+    threads: SessionThreadRepository = new SessionThreadRepository(dataSource),
   ) {
-    this.creating = new CreateSession(dataSource, log, limits, prices, files);
+    this.creating = new CreateSession(dataSource, log, threads, limits, prices, files);
     this.sending = new SendEvents(dataSource, log, metrics, limits, files);
     this.control = new SessionControl(dataSource, log);
     this.queries = new SessionQueries(dataSource);

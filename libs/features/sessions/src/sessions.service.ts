@@ -18,6 +18,7 @@ import { SessionControl } from './session-control.usecase';
 import { SessionQueries } from './session-queries';
 import { type Query, sessionIdFor } from './session-reads';
 import type { EventView, SessionView } from './session.view';
+import type { EventFilter } from './session-thread-reads';
 
 export {
   DEFAULT_SESSION_SERVICE_LIMITS,
@@ -101,8 +102,13 @@ export class SessionsService {
     return this.sending.execute(p, id, body);
   }
 
-  listEvents(p: Principal, id: string, query: Query): Promise<Page<EventView>> {
-    return this.queries.listEvents(p, id, query);
+  listEvents(
+    p: Principal,
+    id: string,
+    query: Query,
+    thread?: { id: string; filter: EventFilter },
+  ): Promise<Page<EventView>> {
+    return this.queries.listEvents(p, id, query, thread);
   }
 
   /** A Work token reads and writes only its own Session; anything else is invisible (404). */

@@ -11,13 +11,15 @@ import { ApiUnderTest, startApi } from './support';
 describe('Session Threads (real apps/api process, real PostgreSQL)', () => {
   let api: ApiUnderTest;
   let ws: HttpClient;
+  let key: string;
   let envId: string;
   let memberId: string;
   let coordinatorId: string;
 
   beforeAll(async () => {
     api = await startApi('threads');
-    ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
+    key = (await api.issueKey('wrkspc_default')).api_key;
+    ws = httpClient(api.url, key);
     envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
     memberId = (await ws.post('/v1/agents', { name: 'researcher', model: 'claude-sonnet-4-6' })).body.id;
     coordinatorId = (
@@ -129,6 +131,17 @@ describe('Session Threads (real apps/api process, real PostgreSQL)', () => {
       'agent.tool_use',
       'agent.custom_tool_use',
     ]);
+    // The delegate's stream starts with its own first event (sequence 2), never the primary's message.
+    const res = await fetch(`${api.url}/v1/sessions/${id}/threads/${child}/stream`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('event: agent.custom_tool_use'))
+      text += Buffer.from((await reader.read()).value!).toString('utf8');
+    await reader.cancel();
+    expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([2, 3, 4, 5]);
     // A cursor of one Thread's history does not page another's.
     expect(
       (await ws.get(`/v1/sessions/${id}/threads/${primary}/events?page=${page.body.next_page}`)).status,

@@ -16,3 +16,4 @@ export * from './webhook-outbox';
 export * from './deployment-pause';
 export * from './work-item.mapper';
 export * from './work-item.repository';
+export * from './session-thread.repository';

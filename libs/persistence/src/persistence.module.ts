@@ -3,11 +3,12 @@ import { DataSource } from 'typeorm';
 import { createDataSource, DatabaseSettings } from './data-source';
 import { SessionLog } from './session-log.repository';
 import { SessionRepository } from './session.repository';
+import { SessionThreadRepository } from './session-thread.repository';
 import { SESSION_WORK, workItemSessionWork, SessionWorkPort } from './session-work.port';
 
 /**
  * Provides the app's single initialized DataSource (closed on shutdown) and the aggregate repositories
- * built on it: the Session log and the Session repository, with the Work it needs behind `SESSION_WORK` (ADR 0005).
+ * built on it: the Session log, the Session repository and the Thread repository, with the Work it needs behind `SESSION_WORK` (ADR 0005).
  */
 @Global()
 @Module({})
@@ -33,8 +34,13 @@ export class PersistenceModule implements OnApplicationShutdown {
           useFactory: (ds: DataSource) => new SessionRepository(ds),
           inject: [DataSource],
         },
+        {
+          provide: SessionThreadRepository,
+          useFactory: (ds: DataSource) => new SessionThreadRepository(ds),
+          inject: [DataSource],
+        },
       ],
-      exports: [DataSource, SessionLog, SessionRepository, SESSION_WORK],
+      exports: [DataSource, SessionLog, SessionRepository, SessionThreadRepository, SESSION_WORK],
     };
   }
 

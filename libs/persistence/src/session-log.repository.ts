@@ -3,6 +3,7 @@ import { newId } from '@mango/platform-ids';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
 import { OUTBOX_CHANNEL } from './outbox';
+import { primaryThreadId, SessionThreadRepository } from './session-thread.repository';
 import { SessionWorkPort, workItemSessionWork } from './session-work.port';
 import { recordWebhookEvents, sessionWebhookEvents } from './webhook-outbox';
 
@@ -27,6 +28,8 @@ export interface NewSessionEvent {
   idempotencyKey?: string;
   /** user.tool_result: the agent.tool_use it answers (unique per Session). */
   toolUseId?: string;
+  /** The Thread the event belongs to (`session_events.session_thread_id`); absent for the primary (ADR 0017). */
+  sessionThreadId?: string;
   /** A pre-allocated id (an agent.message whose previews were already published under it). */
   id?: string;
   /** The outbox row's kind when it differs from the event type (e.g. a budget change inside session.updated). */
@@ -104,6 +107,7 @@ export class SessionLog {
   constructor(
     private readonly dataSource?: DataSource,
     private readonly work: SessionWorkPort = workItemSessionWork,
+    private readonly threads: SessionThreadRepository = new SessionThreadRepository(),
   ) {}
 
   /** The Session's row locked FOR UPDATE (appends take the next sequence on it), or null. */
@@ -166,6 +170,7 @@ export class SessionLog {
           seq: seq.toString(),
           type: e.type,
           body: e.body,
+          sessionThreadId: e.sessionThreadId ?? null,
           idempotencyKey: e.idempotencyKey ?? null,
           toolUseId: e.toolUseId ?? null,
           processedAt: e.processed ? now : null,
@@ -182,10 +187,10 @@ export class SessionLog {
       // The events, their outbox rows and (when there are any) the relay's wake-up in one statement.
       await tx.query(
         `WITH e AS (
-           INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at)
-           SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2
-             FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[])
-                  AS t(id, seq, type, body, key, tool_use_id, processed_at)
+           INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at, session_thread_id)
+           SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2, thread_id
+             FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[], $13::text[])
+                  AS t(id, seq, type, body, key, tool_use_id, processed_at, thread_id)
            RETURNING seq),
          o AS (
            INSERT INTO outbox (session_id, event_seq, kind, created_at)
@@ -205,6 +210,7 @@ export class SessionLog {
           outboxSeqs,
           outboxKinds,
           OUTBOX_CHANNEL,
+          rows.map((r) => r.sessionThreadId),
         ],
       );
       // Lifecycle events announce themselves to subscribed webhooks in the same transaction.
@@ -215,6 +221,8 @@ export class SessionLog {
     session.updatedAt = now;
     // The only writer of sessions.status: what the status machine answers for the appended events.
     session.status = projectSessionStatus(session.status, fresh);
+    // Each Thread's status, through the Thread status machine, for the same events (ADR 0017).
+    await this.threads.projectStatus(tx, session.id, fresh, now);
     // The projection and the "look now" notice in one statement.
     await tx.query(
       `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
@@ -316,10 +324,12 @@ export class SessionLog {
   /** The Session's cumulative usage (tokens, list cost, active seconds), in the caller's transaction. */
   async saveUsage(tx: EntityManager, session: SessionEntity, usage: Record<string, unknown>): Promise<void> {
     session.usage = usage;
-    await tx.query('UPDATE sessions SET usage = $2::jsonb WHERE id = $1', [
-      session.id,
-      JSON.stringify(usage),
-    ]);
+    // Until delegate Threads run (ADR 0017 "Budget"), the primary Thread's usage is the Session's.
+    await tx.query(
+      `WITH s AS (UPDATE sessions SET usage = $2::jsonb WHERE id = $1 RETURNING id)
+       UPDATE session_threads SET usage = $2::jsonb WHERE id = $3 AND session_id IN (SELECT id FROM s)`,
+      [session.id, JSON.stringify(usage), primaryThreadId(session.id)],
+    );
   }
 
   /**

@@ -4,6 +4,7 @@ import {
   isRunnableKind,
   SESSION_EVENT_KINDS,
   settlesPendingAction,
+  THREAD_ARCHIVE_REQUESTED,
   wakesWorkflow,
   workflowWake,
   WorkflowWake,
@@ -38,6 +39,7 @@ const TABLE: Record<string, [boolean, WorkflowWake | undefined, boolean, boolean
   'span.outcome_evaluation_ongoing': [false, undefined, false, false],
   'span.outcome_evaluation_end': [false, undefined, false, false],
   [BUDGET_CHANGED]: [false, 'budget', false, true],
+  [THREAD_ARCHIVE_REQUESTED]: [false, undefined, false, false],
 };
 
 describe('event-kind vocabulary', () => {

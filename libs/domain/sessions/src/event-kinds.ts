@@ -38,13 +38,54 @@ export const SESSION_EVENT_TYPES = [
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 
 /**
+ * Thread lifecycle event types (hosted §3.4.3; ADR 0017). Appended by the multi-agent orchestration
+ * with the Thread's `session_thread_id`; they join {@link SESSION_EVENT_TYPES} (and openapi.yaml
+ * `SessionEvent`) when the orchestration appends them.
+ */
+export const THREAD_LIFECYCLE_EVENT_TYPES = [
+  'session.thread_created',
+  'session.thread_status_running',
+  'session.thread_status_idle',
+  'session.thread_status_rescheduled',
+  'session.thread_status_terminated',
+] as const;
+
+/** Cross-thread message event types: the sender's side and the receiver's side (ADR 0017). */
+export const THREAD_MESSAGE_EVENT_TYPES = [
+  'agent.thread_message_sent',
+  'agent.thread_message_received',
+] as const;
+
+export function isThreadLifecycleKind(kind: string): boolean {
+  return (THREAD_LIFECYCLE_EVENT_TYPES as readonly string[]).includes(kind);
+}
+
+export function isThreadMessageKind(kind: string): boolean {
+  return (THREAD_MESSAGE_EVENT_TYPES as readonly string[]).includes(kind);
+}
+
+/**
+ * The outbox kind of a Thread archive request (`POST …/threads/{id}/archive`, ADR 0017): the durable
+ * intent the orchestration finishes. Never an event type, and it wakes no Session workflow (the relay
+ * marks it dispatched without a signal) until the child-Thread workflows exist to receive it.
+ */
+export const THREAD_ARCHIVE_REQUESTED = 'session.thread_archive_requested';
+
+/**
  * The outbox kind of a `session.updated` that changed or removed the budget: it resumes a turn paused
  * at the budget gate. Never an event type of its own.
  */
 export const BUDGET_CHANGED = 'session.budget_changed';
 
-/** Every kind an outbox row or a workflow signal may carry: the event types plus {@link BUDGET_CHANGED}. */
-export const SESSION_EVENT_KINDS: readonly string[] = [...SESSION_EVENT_TYPES, BUDGET_CHANGED];
+/**
+ * Every kind an outbox row or a workflow signal may carry: the event types plus {@link BUDGET_CHANGED} and
+ * {@link THREAD_ARCHIVE_REQUESTED}.
+ */
+export const SESSION_EVENT_KINDS: readonly string[] = [
+  ...SESSION_EVENT_TYPES,
+  BUDGET_CHANGED,
+  THREAD_ARCHIVE_REQUESTED,
+];
 
 /**
  * Client input that lets the agent continue, and so needs the Session's worker and starts a turn:

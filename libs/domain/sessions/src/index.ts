@@ -4,6 +4,8 @@ export * from './model-step';
 export * from './skill-activation';
 export * from './outcome';
 export * from './session-status.state';
+export * from './session-thread.state';
+export * from './thread-visibility';
 export * from './pricing';
 export * from './model-profiles';
 export * from './session-input';

@@ -22,6 +22,7 @@ import {
   recordWebhookEvents,
   SessionEntity,
   SessionLog,
+  SessionThreadRepository,
   VaultEntity,
 } from '@mango/persistence';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
@@ -42,6 +43,7 @@ export class CreateSession {
   constructor(
     private readonly dataSource: DataSource,
     private readonly log: SessionLog,
+    private readonly threads: SessionThreadRepository,
     private readonly limits: SessionServiceLimits,
     private readonly prices: PriceTable,
     private readonly files?: FileTextReader,
@@ -132,6 +134,8 @@ export class CreateSession {
         deletedAt: null,
       });
       await insertRow(tx, SessionEntity, session);
+      // The primary Thread is created with its Session, before the first append moves its status.
+      await this.threads.createPrimary(tx, session);
       await recordWebhookEvents(tx, workspaceId, [{ type: 'session.created', id: session.id }], now);
       if (input.initialEvents.length)
         await this.log.append(tx, session, input.initialEvents.map(toStored), now);

@@ -14,6 +14,7 @@ import { DataSource } from 'typeorm';
 import { asList, EVENT_TYPE, parseOrder, STATUSES, whereCreatedAt } from './session-list-query';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 import { findSession, renderSessions, sessionIdFor, Query } from './session-reads';
+import type { EventFilter } from './session-thread-reads';
 
 /** Reading Sessions: one, a page of them, and a page of one Session's events. */
 export class SessionQueries {
@@ -85,7 +86,13 @@ export class SessionQueries {
     return { ...page, data: page.data.map((v) => rendered.get(v.id) ?? v), prev_page: prev };
   }
 
-  async listEvents(p: Principal, id: string, query: Query): Promise<Page<EventView>> {
+  /** A page of a Session's events; `thread` narrows it to what one Thread's history shows (ADR 0017). */
+  async listEvents(
+    p: Principal,
+    id: string,
+    query: Query,
+    thread?: { id: string; filter: EventFilter },
+  ): Promise<Page<EventView>> {
     rejectUnknownQuery(query, ['limit', 'page', 'order', 'types', 'types[]', 'created_at']);
     const session = await findSession(this.dataSource.manager, p.workspaceId, sessionIdFor(p, id));
     const limit = parseLimit(query.limit);
@@ -93,13 +100,14 @@ export class SessionQueries {
     const types = [...asList(query.types), ...asList(query['types[]'])];
     for (const t of types)
       if (!EVENT_TYPE.test(t)) throw invalidRequest(`types: "${t}" is not an event type`);
-    const scope = `events:${session.id}`;
+    const scope = thread ? `events:${session.id}:${thread.id}` : `events:${session.id}`;
     const qb = this.dataSource.manager
       .createQueryBuilder(SessionEventEntity, 'e')
       .where('e.session_id = :id', { id: session.id })
       .orderBy('e.seq', order === 'asc' ? 'ASC' : 'DESC')
       .limit(limit + 1);
     if (types.length) qb.andWhere('e.type IN (:...types)', { types });
+    if (thread) qb.andWhere(thread.filter.where, thread.filter.params);
     whereCreatedAt(qb, 'e', query.created_at);
     if (typeof query.page === 'string') {
       const after = decodeCursor(query.page, { scope, order }).after;

@@ -128,6 +128,8 @@ export class SessionStreamer {
     lastEventHeader: string | undefined,
     req: Request,
     res: Response,
+    /** A Thread's stream shows only the rows this answers true for (ADR 0017); the Session's shows all. */
+    visible?: (row: SessionEventEntity) => boolean,
   ): Promise<void> {
     rejectUnknownQuery(query, ['last_event_id', 'event_deltas', 'event_deltas[]']);
     const deltas = parseEventDeltas(query);
@@ -173,7 +175,7 @@ export class SessionStreamer {
     const unsubscribe = this.hub.subscribe(sessionId, {
       last: BigInt(raw ?? '0'),
       deliver: (row) => {
-        if (closed) return;
+        if (closed || (visible && !visible(row))) return;
         if (row.type === 'agent.message' || row.type === 'agent.thinking') previews.completed(row.id);
         res.write(frameOf(row));
         if (row.type === 'session.deleted') finish();

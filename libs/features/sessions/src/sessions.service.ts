@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { FILE_TEXT_READER, FileTextReader } from '@mango/domain-kernel';
 import type { PriceTable } from '@mango/domain-sessions';
 import type { Principal } from '@mango/feature-auth';
-import { SessionLog, type SessionEntity } from '@mango/persistence';
+import { SessionLog, SessionThreadRepository, type SessionEntity } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import type { Page } from '@mango/platform-pagination';
 import { DataSource, EntityManager } from 'typeorm';
@@ -18,6 +18,7 @@ import { SessionControl } from './session-control.usecase';
 import { SessionQueries } from './session-queries';
 import { type Query, sessionIdFor } from './session-reads';
 import type { EventView, SessionView } from './session.view';
+import type { EventFilter } from './session-thread-reads';
 
 export {
   DEFAULT_SESSION_SERVICE_LIMITS,
@@ -48,8 +49,11 @@ export class SessionsService {
     @Inject(SESSION_SERVICE_LIMITS)
     limits: SessionServiceLimits = DEFAULT_SESSION_SERVICE_LIMITS,
     @Optional() @Inject(SessionLog) log: SessionLog = new SessionLog(dataSource),
+    @Optional()
+    @Inject(SessionThreadRepository)
+    threads: SessionThreadRepository = new SessionThreadRepository(dataSource),
   ) {
-    this.creating = new CreateSession(dataSource, log, limits, prices, files);
+    this.creating = new CreateSession(dataSource, log, threads, limits, prices, files);
     this.sending = new SendEvents(dataSource, log, metrics, limits, files);
     this.control = new SessionControl(dataSource, log);
     this.queries = new SessionQueries(dataSource);
@@ -98,8 +102,13 @@ export class SessionsService {
     return this.sending.execute(p, id, body);
   }
 
-  listEvents(p: Principal, id: string, query: Query): Promise<Page<EventView>> {
-    return this.queries.listEvents(p, id, query);
+  listEvents(
+    p: Principal,
+    id: string,
+    query: Query,
+    thread?: { id: string; filter: EventFilter },
+  ): Promise<Page<EventView>> {
+    return this.queries.listEvents(p, id, query, thread);
   }
 
   /** A Work token reads and writes only its own Session; anything else is invisible (404). */

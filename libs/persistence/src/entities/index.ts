@@ -12,6 +12,7 @@ import { ObjectCleanupEntity } from './object-cleanup.entity';
 import { OutboxEntity } from './outbox.entity';
 import { SessionEventEntity } from './session-event.entity';
 import { SessionMemoryStoreEntity } from './session-memory-store.entity';
+import { SessionThreadEntity } from './session-thread.entity';
 import { SessionEntity } from './session.entity';
 import { SkillVersionFileEntity } from './skill-version-file.entity';
 import { SkillVersionEntity } from './skill-version.entity';
@@ -46,6 +47,7 @@ export {
   SessionEntity,
   SessionEventEntity,
   SessionMemoryStoreEntity,
+  SessionThreadEntity,
   SkillEntity,
   SkillVersionEntity,
   SkillVersionFileEntity,
@@ -73,6 +75,7 @@ export const ENTITIES = [
   ObjectCleanupEntity,
   SessionEntity,
   SessionEventEntity,
+  SessionThreadEntity,
   OutboxEntity,
   SkillEntity,
   SkillVersionEntity,

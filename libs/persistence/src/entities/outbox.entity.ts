@@ -19,6 +19,10 @@ export class OutboxEntity {
   @Column({ type: 'text' })
   kind!: string;
 
+  /** The Thread the row is for (a child Thread's archive or input, ADR 0017); null for the Session's. */
+  @Column({ name: 'session_thread_id', type: 'text', nullable: true })
+  sessionThreadId!: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt!: Date;
 

@@ -14,6 +14,8 @@ import { SessionEntity } from './session.entity';
   unique: true,
   where: 'idempotency_key IS NOT NULL',
 })
+// A Thread's history is a filtered read of the one log (ADR 0017).
+@Index('session_events_thread_seq_idx', ['sessionId', 'sessionThreadId', 'seq'])
 export class SessionEventEntity {
   @PrimaryColumn({ type: 'text' })
   id!: string;
@@ -34,6 +36,10 @@ export class SessionEventEntity {
   /** Set on user.tool_result events: the agent.tool_use event they answer. */
   @Column({ name: 'tool_use_id', type: 'text', nullable: true })
   toolUseId!: string | null;
+
+  /** The Thread the event belongs to; null for the primary Thread (ADR 0017). */
+  @Column({ name: 'session_thread_id', type: 'text', nullable: true })
+  sessionThreadId!: string | null;
 
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey!: string | null;

@@ -12,6 +12,7 @@ import { CreateMcpCalls1796126929314 } from './1796126929314-CreateMcpCalls';
 import { AddDeploymentVaults1796135262423 } from './1796135262423-AddDeploymentVaults';
 import { CreateSkillVersionFiles1796143000000 } from './1796143000000-CreateSkillVersionFiles';
 import { AddSessionPromptInputs1796150000000 } from './1796150000000-AddSessionPromptInputs';
+import { CreateSessionThreads1796160000000 } from './1796160000000-CreateSessionThreads';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AddDeploymentVaults1796135262423,
   CreateSkillVersionFiles1796143000000,
   AddSessionPromptInputs1796150000000,
+  CreateSessionThreads1796160000000,
 ];

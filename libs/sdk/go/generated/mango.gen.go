@@ -8377,8 +8377,8 @@ type ClientInterface interface {
 	// SessionsThreadsList List a Session's Threads
 	//
 	// Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
-	// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
-	// until then the list has exactly one Thread. Workspace API key.
+	// prefix), listed first; delegate Threads (created by a multi-agent coordinator) follow in creation
+	// order. Workspace API key.
 	//
 	// Corresponds with GET /v1/sessions/{session_id}/threads (the `SessionsThreadsList` operationId).
 	SessionsThreadsList(ctx context.Context, sessionId string, params *SessionsThreadsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8390,14 +8390,22 @@ type ClientInterface interface {
 
 	// SessionsThreadsArchive Archive a Thread
 	//
-	// The primary Thread cannot be archived (400); archive the Session instead.
+	// Archives an idle delegate Thread (`requires_action` counts as idle). The archive is durable intent:
+	// the request records it and answers the Thread; the Thread accepts no more input from then on, and
+	// its `archived_at` is set once the orchestration has stopped it (a restart in between still finishes
+	// it). Asking again answers the Thread and changes nothing. A running or rescheduling Thread is 409
+	// (interrupt it first), and so is a terminated one. The primary Thread cannot be archived (400);
+	// archive the Session instead. Workspace API key.
 	//
 	// Corresponds with POST /v1/sessions/{session_id}/threads/{thread_id}/archive (the `SessionsThreadsArchive` operationId).
 	SessionsThreadsArchive(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SessionsThreadsEventsList List a Thread's events
 	//
-	// The primary Thread's history is the Session's (same parameters as the Session's event list).
+	// A Thread's history: the Session's one log as this Thread sees it (same parameters as the Session's
+	// event list). A delegate Thread shows its own events; the primary shows its own, every Thread's
+	// lifecycle and cross-thread messages, and delegate tool calls that wait on a client (with their
+	// `session_thread_id`). Without delegates the primary's history is the Session's.
 	//
 	// Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/events (the `SessionsThreadsEventsList` operationId).
 	SessionsThreadsEventsList(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10654,8 +10662,8 @@ func (c *Client) SessionsEventsStream(ctx context.Context, sessionId string, par
 // SessionsThreadsList List a Session's Threads
 //
 // Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
-// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
-// until then the list has exactly one Thread. Workspace API key.
+// prefix), listed first; delegate Threads (created by a multi-agent coordinator) follow in creation
+// order. Workspace API key.
 //
 // Corresponds with GET /v1/sessions/{session_id}/threads (the `SessionsThreadsList` operationId).
 func (c *Client) SessionsThreadsList(ctx context.Context, sessionId string, params *SessionsThreadsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10687,7 +10695,12 @@ func (c *Client) SessionsThreadsGet(ctx context.Context, sessionId string, threa
 
 // SessionsThreadsArchive Archive a Thread
 //
-// The primary Thread cannot be archived (400); archive the Session instead.
+// Archives an idle delegate Thread (`requires_action` counts as idle). The archive is durable intent:
+// the request records it and answers the Thread; the Thread accepts no more input from then on, and
+// its `archived_at` is set once the orchestration has stopped it (a restart in between still finishes
+// it). Asking again answers the Thread and changes nothing. A running or rescheduling Thread is 409
+// (interrupt it first), and so is a terminated one. The primary Thread cannot be archived (400);
+// archive the Session instead. Workspace API key.
 //
 // Corresponds with POST /v1/sessions/{session_id}/threads/{thread_id}/archive (the `SessionsThreadsArchive` operationId).
 func (c *Client) SessionsThreadsArchive(ctx context.Context, sessionId string, threadId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10704,7 +10717,10 @@ func (c *Client) SessionsThreadsArchive(ctx context.Context, sessionId string, t
 
 // SessionsThreadsEventsList List a Thread's events
 //
-// The primary Thread's history is the Session's (same parameters as the Session's event list).
+// A Thread's history: the Session's one log as this Thread sees it (same parameters as the Session's
+// event list). A delegate Thread shows its own events; the primary shows its own, every Thread's
+// lifecycle and cross-thread messages, and delegate tool calls that wait on a client (with their
+// `session_thread_id`). Without delegates the primary's history is the Session's.
 //
 // Corresponds with GET /v1/sessions/{session_id}/threads/{thread_id}/events (the `SessionsThreadsEventsList` operationId).
 func (c *Client) SessionsThreadsEventsList(ctx context.Context, sessionId string, threadId string, params *SessionsThreadsEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18124,8 +18140,8 @@ type ClientWithResponsesInterface interface {
 	// SessionsThreadsListWithResponse List a Session's Threads
 	//
 	// Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
-	// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
-	// until then the list has exactly one Thread. Workspace API key.
+	// prefix), listed first; delegate Threads (created by a multi-agent coordinator) follow in creation
+	// order. Workspace API key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18141,7 +18157,12 @@ type ClientWithResponsesInterface interface {
 
 	// SessionsThreadsArchiveWithResponse Archive a Thread
 	//
-	// The primary Thread cannot be archived (400); archive the Session instead.
+	// Archives an idle delegate Thread (`requires_action` counts as idle). The archive is durable intent:
+	// the request records it and answers the Thread; the Thread accepts no more input from then on, and
+	// its `archived_at` is set once the orchestration has stopped it (a restart in between still finishes
+	// it). Asking again answers the Thread and changes nothing. A running or rescheduling Thread is 409
+	// (interrupt it first), and so is a terminated one. The primary Thread cannot be archived (400);
+	// archive the Session instead. Workspace API key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18150,7 +18171,10 @@ type ClientWithResponsesInterface interface {
 
 	// SessionsThreadsEventsListWithResponse List a Thread's events
 	//
-	// The primary Thread's history is the Session's (same parameters as the Session's event list).
+	// A Thread's history: the Session's one log as this Thread sees it (same parameters as the Session's
+	// event list). A delegate Thread shows its own events; the primary shows its own, every Thread's
+	// lifecycle and cross-thread messages, and delegate tool calls that wait on a client (with their
+	// `session_thread_id`). Without delegates the primary's history is the Session's.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -26177,6 +26201,11 @@ type SessionsThreadsArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsArchiveResponse409Headers the declared response headers of an HTTP 409 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse409Headers struct {
+	RequestId RequestId
+}
+
 // SessionsThreadsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsArchive
 type SessionsThreadsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -26195,6 +26224,8 @@ type SessionsThreadsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -26207,6 +26238,8 @@ type SessionsThreadsArchiveResponse struct {
 	Headers403 *SessionsThreadsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SessionsThreadsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsArchiveResponse500Headers
 }
@@ -26234,6 +26267,11 @@ func (r SessionsThreadsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31486,8 +31524,8 @@ func (c *ClientWithResponses) SessionsEventsStreamWithResponse(ctx context.Conte
 // SessionsThreadsListWithResponse List a Session's Threads
 //
 // Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
-// prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
-// until then the list has exactly one Thread. Workspace API key.
+// prefix), listed first; delegate Threads (created by a multi-agent coordinator) follow in creation
+// order. Workspace API key.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -31515,7 +31553,12 @@ func (c *ClientWithResponses) SessionsThreadsGetWithResponse(ctx context.Context
 
 // SessionsThreadsArchiveWithResponse Archive a Thread
 //
-// The primary Thread cannot be archived (400); archive the Session instead.
+// Archives an idle delegate Thread (`requires_action` counts as idle). The archive is durable intent:
+// the request records it and answers the Thread; the Thread accepts no more input from then on, and
+// its `archived_at` is set once the orchestration has stopped it (a restart in between still finishes
+// it). Asking again answers the Thread and changes nothing. A running or rescheduling Thread is 409
+// (interrupt it first), and so is a terminated one. The primary Thread cannot be archived (400);
+// archive the Session instead. Workspace API key.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -31530,7 +31573,10 @@ func (c *ClientWithResponses) SessionsThreadsArchiveWithResponse(ctx context.Con
 
 // SessionsThreadsEventsListWithResponse List a Thread's events
 //
-// The primary Thread's history is the Session's (same parameters as the Session's event list).
+// A Thread's history: the Session's one log as this Thread sees it (same parameters as the Session's
+// event list). A delegate Thread shows its own events; the primary shows its own, every Thread's
+// lifecycle and cross-thread messages, and delegate tool calls that wait on a client (with their
+// `session_thread_id`). Without delegates the primary's history is the Session's.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -40198,6 +40244,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40258,6 +40311,16 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SessionsThreadsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -999,8 +999,8 @@ export interface paths {
         /**
          * List a Session's Threads
          * @description Every Session has its primary Thread (`parent_thread_id: null`, the Session's ULID with the `sthr_`
-         *     prefix), which carries all of the Session's events. Delegate Threads arrive with multi-agent rosters;
-         *     until then the list has exactly one Thread. Workspace API key.
+         *     prefix), listed first; delegate Threads (created by a multi-agent coordinator) follow in creation
+         *     order. Workspace API key.
          */
         get: operations["sessions.threads.list"];
         put?: never;
@@ -1045,7 +1045,12 @@ export interface paths {
         put?: never;
         /**
          * Archive a Thread
-         * @description The primary Thread cannot be archived (400); archive the Session instead.
+         * @description Archives an idle delegate Thread (`requires_action` counts as idle). The archive is durable intent:
+         *     the request records it and answers the Thread; the Thread accepts no more input from then on, and
+         *     its `archived_at` is set once the orchestration has stopped it (a restart in between still finishes
+         *     it). Asking again answers the Thread and changes nothing. A running or rescheduling Thread is 409
+         *     (interrupt it first), and so is a terminated one. The primary Thread cannot be archived (400);
+         *     archive the Session instead. Workspace API key.
          */
         post: operations["sessions.threads.archive"];
         delete?: never;
@@ -1066,7 +1071,10 @@ export interface paths {
         };
         /**
          * List a Thread's events
-         * @description The primary Thread's history is the Session's (same parameters as the Session's event list).
+         * @description A Thread's history: the Session's one log as this Thread sees it (same parameters as the Session's
+         *     event list). A delegate Thread shows its own events; the primary shows its own, every Thread's
+         *     lifecycle and cross-thread messages, and delegate tool calls that wait on a client (with their
+         *     `session_thread_id`). Without delegates the primary's history is the Session's.
          */
         get: operations["sessions.threads.events.list"];
         put?: never;
@@ -5630,7 +5638,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The archived Thread. */
+            /** @description The Thread, its archive requested (or already archived). */
             200: {
                 headers: {
                     "request-id": components["headers"]["RequestId"];
@@ -5644,6 +5652,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -81,7 +81,14 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
     stack = await startSessionStack('tracing', {
       apiEnv: { ...otel, MANGO_VAULT_KEYRING: KEYRING },
-      orchestratorEnv: { ...otel, MANGO_VAULT_KEYRING: KEYRING, MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32' },
+      orchestratorEnv: {
+        ...otel,
+        MANGO_VAULT_KEYRING: KEYRING,
+        MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32',
+        // One turn per workflow run: the run (and its `RunWorkflow` span, exported when it ends) finishes
+        // with each turn by continuing as new.
+        MANGO_SESSION_TURNS_PER_RUN: '1',
+      },
     });
     ({ api, model, ws, key } = stack);
   }, STACK_TIMEOUT_MS);
@@ -112,7 +119,8 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     expect(JSON.stringify(sent.body)).not.toContain(traceId);
 
     const inTrace = () => collector.spans.filter((x) => x.traceId === traceId);
-    for (let i = 0; i < 300 && !inTrace().some((x) => x.name === 'mango.session.turn'); i++)
+    const wanted = ['mango.session.turn', 'RunWorkflow:sessionWorkflow', 'RunActivity:runModelStep'];
+    for (let i = 0; i < 300 && !wanted.every((n) => inTrace().some((x) => x.name === n)); i++)
       await new Promise((r) => setTimeout(r, 100));
     const spans = inTrace();
 
@@ -144,6 +152,26 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     const turn = spans.find((x) => x.name === 'mango.session.turn')!;
     expect(turn).toMatchObject({ service: 'mango-orchestrator', parentSpanId: server.spanId });
     expect(turn.attributes).toMatchObject({ 'mango.stop_reason': 'end_turn' });
+
+    // Temporal's interceptors continue the same trace: the relay's signal-with-start (client), the
+    // workflow run it started and its activity schedule (workflow sandbox, through the sink), and the
+    // activity execution (worker), each the child of the one before.
+    const signal = spans.find((x) => x.name === 'SignalWithStartWorkflow:sessionWorkflow')!;
+    expect(signal).toMatchObject({ service: 'mango-orchestrator', parentSpanId: dispatch.spanId });
+    expect(signal.attributes).toMatchObject({ temporalWorkflowId: s.id });
+    const run = spans.find((x) => x.name === 'RunWorkflow:sessionWorkflow')!;
+    expect(run).toMatchObject({ service: 'mango-orchestrator', parentSpanId: signal.spanId });
+    expect(run.attributes).toMatchObject({ temporalWorkflowId: s.id });
+    expect(typeof run.attributes.run_id).toBe('string');
+    const schedule = spans.find((x) => x.name === 'StartActivity:runModelStep')!;
+    expect(schedule).toMatchObject({ service: 'mango-orchestrator', parentSpanId: run.spanId });
+    const activity = spans.find((x) => x.name === 'RunActivity:runModelStep')!;
+    expect(activity).toMatchObject({ service: 'mango-orchestrator', parentSpanId: schedule.spanId });
+    expect(activity.attributes).toMatchObject({ temporalWorkflowId: s.id });
+    // The run ends by continuing as new (one turn per run here), in the same trace.
+    expect(spans.find((x) => x.name === 'ContinueAsNew:sessionWorkflow')).toMatchObject({
+      parentSpanId: run.spanId,
+    });
 
     // Content off: no prompt, completion or credential in any span of any trace.
     const everything = JSON.stringify(collector.spans);

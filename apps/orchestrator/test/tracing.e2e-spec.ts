@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, Server } from 'node:http';
 import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 import {
   ApiUnderTest,
+  CollectedSpan,
+  OtlpCollector,
+  startOtlpCollector,
   httpClient,
   HttpClient,
   McpTestServer,
@@ -13,54 +15,6 @@ import {
 const KEYRING = `tracing:${randomBytes(32).toString('base64')}`;
 const MCP_TOKEN = `SECRET-MCP-TOKEN-${randomBytes(8).toString('hex')}`;
 
-interface CollectedSpan {
-  service: string;
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-}
-
-/**
- * An OTLP/HTTP (JSON) collector on 127.0.0.1 that keeps every span it receives in memory: the exporter
- * of each real process sends its spans here exactly as it would to an OpenTelemetry Collector.
- */
-async function startCollector() {
-  const spans: CollectedSpan[] = [];
-  const server: Server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d) => (raw += String(d)));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/v1/traces') {
-        const body = JSON.parse(raw) as { resourceSpans: any[] };
-        for (const rs of body.resourceSpans) {
-          const service = rs.resource.attributes.find((a: any) => a.key === 'service.name')?.value
-            .stringValue;
-          for (const ss of rs.scopeSpans)
-            for (const s of ss.spans)
-              spans.push({
-                service,
-                name: s.name,
-                traceId: s.traceId,
-                spanId: s.spanId,
-                parentSpanId: s.parentSpanId || undefined,
-                kind: s.kind,
-                attributes: Object.fromEntries(
-                  (s.attributes ?? []).map((a: any) => [a.key, Object.values(a.value)[0]]),
-                ),
-              });
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, spans, close: () => new Promise((r) => server.close(r)) };
-}
-
 /**
  * OpenTelemetry across real processes: a request with a W3C `traceparent` to apps/api, the outbox hand-off
  * and the model request in apps/orchestrator land in one trace; attributes follow gen_ai.* and carry no
@@ -69,14 +23,14 @@ async function startCollector() {
 describe('OpenTelemetry traces across real processes (api, orchestrator, Temporal, scripted model)', () => {
   let api: ApiUnderTest;
   let model: ScriptedModelServer;
-  let collector: Awaited<ReturnType<typeof startCollector>>;
+  let collector: OtlpCollector;
   let ws: HttpClient;
   let key: string;
   let mcp: McpTestServer;
   let stack: SessionStack;
 
   beforeAll(async () => {
-    collector = await startCollector();
+    collector = await startOtlpCollector();
     mcp = await startMcpTestServer([MCP_TOKEN]);
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
     stack = await startSessionStack('tracing', {

@@ -11,3 +11,4 @@ export * from './webhook-receiver';
 export * from './mcp-test-server';
 export * from './toxiproxy';
 export * from './oauth-test-server';
+export * from './otlp-collector';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
+import { recordHistory, SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 import {
   ApiUnderTest,
   CollectedSpan,
@@ -126,6 +126,8 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     expect(spans.find((x) => x.name === 'ContinueAsNew:sessionWorkflow')).toMatchObject({
       parentSpanId: run.spanId,
     });
+    // A run traced end to end (trace context in its start and activity headers) as a replay fixture.
+    await recordHistory(s.id, 'session-traced-turn', String(run.attributes.run_id));
 
     // Content off: no prompt, completion or credential in any span of any trace.
     const everything = JSON.stringify(collector.spans);

@@ -3,7 +3,14 @@ import { sessionInputSignal, sessionWorkflow } from '@mango/workflows';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { contextFrom, SpanKind, tracer } from '@mango/platform-tracing';
+import {
+  context,
+  contextFrom,
+  SpanKind,
+  temporalClientInterceptors,
+  trace,
+  tracer,
+} from '@mango/platform-tracing';
 import { OUTBOX_CHANNEL, OUTBOX_PRUNE_BATCH, pruneDispatchedOutbox, WakeLoop } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { wakesWorkflow } from '@mango/domain-sessions';
@@ -62,7 +69,13 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
 
   async onApplicationBootstrap(): Promise<void> {
     this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
-    this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
+    // With tracing, Temporal's client interceptor carries the dispatch span's context in the headers of
+    // the signal-with-start, where the workflow interceptors continue it.
+    this.client = new Client({
+      connection: this.connection,
+      namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
+      interceptors: temporalClientInterceptors(),
+    });
     // NOTIFY only says "look now"; after a lost connection the listener reconnects and the sweep and a
     // fresh pass cover anything missed.
     this.loop = new WakeLoop({
@@ -118,21 +131,26 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
           for (let list = queue.shift(); list; list = queue.shift())
             for (const row of list) {
               // The hand-off to Temporal, in the trace of the request that wrote the event.
+              const parent = contextFrom(row.traceparent);
               const span = tracer().startSpan(
                 'mango.outbox.dispatch',
                 {
                   kind: SpanKind.PRODUCER,
                   attributes: { 'mango.session.id': row.session_id, 'mango.event.kind': row.kind },
                 },
-                contextFrom(row.traceparent),
+                parent,
               );
-              await this.client!.workflow.signalWithStart(sessionWorkflow, {
-                workflowId: row.session_id,
-                taskQueue: this.env.MANGO_TASK_QUEUE,
-                args: [{ sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
-                signal: sessionInputSignal,
-                signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
-              }).finally(() => span.end());
+              await context
+                .with(trace.setSpan(parent, span), () =>
+                  this.client!.workflow.signalWithStart(sessionWorkflow, {
+                    workflowId: row.session_id,
+                    taskQueue: this.env.MANGO_TASK_QUEUE,
+                    args: [{ sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
+                    signal: sessionInputSignal,
+                    signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
+                  }),
+                )
+                .finally(() => span.end());
             }
         };
         await Promise.all(Array.from({ length: Math.min(SIGNAL_LANES, queue.length) }, lane));

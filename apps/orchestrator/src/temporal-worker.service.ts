@@ -18,9 +18,10 @@ import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
+import { temporalActivityInterceptors, temporalWorkflowSinks } from '@mango/platform-tracing';
 import { SessionRepository } from '@mango/persistence';
 import { DataSource } from 'typeorm';
-import { workflowBundlerOptions, WORKFLOWS_PATH } from './workflow-bundle';
+import { WORKFLOW_INTERCEPTOR_MODULES, workflowBundlerOptions, WORKFLOWS_PATH } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { McpResultFileStore } from './mcp-result-files';
@@ -100,6 +101,14 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       ...(this.env.MANGO_WORKFLOW_BUNDLE
         ? { workflowBundle: { codePath: this.env.MANGO_WORKFLOW_BUNDLE } }
         : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions() }),
+      // OpenTelemetry (Temporal's interceptors): the workflow interceptors are in every bundle (a prebuilt
+      // one has them compiled in) and their spans reach the exporter through the sink, dropped without
+      // tracing; activity spans only with tracing.
+      interceptors: {
+        activity: temporalActivityInterceptors(),
+        ...(this.env.MANGO_WORKFLOW_BUNDLE ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+      },
+      sinks: temporalWorkflowSinks(),
       // Bounded concurrency with backpressure: a step beyond these slots stays in the task queue (no
       // schedule-to-start timeout), where this or another orchestrator picks it up when a slot frees.
       maxConcurrentActivityTaskExecutions: this.env.MANGO_MAX_CONCURRENT_TURNS,

@@ -7,6 +7,17 @@ const ROOT = join(__dirname, '../../..');
 /** The workflow lib's entry: the SDK bundles it (webpack + swc) into the deterministic sandbox. */
 export const WORKFLOWS_PATH = join(ROOT, 'libs/orchestration/workflows/src/index.ts');
 
+/**
+ * Temporal's OpenTelemetry workflow interceptors (@temporalio/interceptors-opentelemetry, see
+ * libs/platform/tracing/src/temporal.ts), compiled into every workflow bundle, tracing configured or not:
+ * the workflow code a history replays against never depends on configuration (without tracing the sink
+ * drops their spans). The SDK's bundler swaps the module's workflow imports for the real ones. Resolved
+ * here, not through an @mango alias: the test global set-up bundles before any alias mapping exists.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES: string[] = [
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
+
 /** Resolves the @mango/* aliases inside the bundle, from tsconfig.base.json like every other runtime. */
 export function workflowBundlerOptions(): Pick<BundleOptions, 'webpackConfigHook'> {
   const { compilerOptions } = require(join(ROOT, 'tsconfig.base.json')) as {
@@ -27,6 +38,11 @@ export function workflowBundlerOptions(): Pick<BundleOptions, 'webpackConfigHook
  * start often, like the test suites', then skip webpack at start).
  */
 export async function writeWorkflowBundle(path: string): Promise<void> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...workflowBundlerOptions() });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    // The OpenTelemetry workflow interceptors are part of every bundle (see WORKFLOW_INTERCEPTOR_MODULES).
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    ...workflowBundlerOptions(),
+  });
   writeFileSync(path, code);
 }

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { workflowBundlerOptions, WORKFLOWS_PATH } from '../src/workflow-bundle';
+import { temporalWorkflowSinks } from '@mango/platform-tracing';
+import { WORKFLOW_INTERCEPTOR_MODULES, workflowBundlerOptions, WORKFLOWS_PATH } from '../src/workflow-bundle';
 
 /**
  * Replays recorded Session workflow histories (apps/orchestrator/test/histories, recorded with
@@ -25,7 +26,13 @@ describe('Session workflow replay over recorded histories', () => {
       );
       expect(history.events?.length).toBeGreaterThan(10);
       await Worker.runReplayHistory(
-        { workflowsPath: WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions() },
+        {
+          workflowsPath: WORKFLOWS_PATH,
+          bundlerOptions: workflowBundlerOptions(),
+          // The workflow code as the orchestrator runs it: with the OpenTelemetry workflow interceptors.
+          interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+          sinks: temporalWorkflowSinks(),
+        },
         history,
         file,
       );

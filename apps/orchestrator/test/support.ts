@@ -41,12 +41,13 @@ export function startOrchestrator(
  * With RECORD_HISTORIES=<dir>, keeps a finished workflow's history as a replay fixture (copy it into
  * apps/orchestrator/test/histories); otherwise does nothing.
  */
-export async function recordHistory(workflowId: string, name: string): Promise<void> {
+export async function recordHistory(workflowId: string, name: string, runId?: string): Promise<void> {
   const dir = process.env.RECORD_HISTORIES;
   if (!dir) return;
   const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
   try {
-    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    // The latest run, or the given one (a run that continued as new).
+    const history = await new Client({ connection }).workflow.getHandle(workflowId, runId).fetchHistory();
     writeFileSync(join(dir, `${name}.json`), JSON.stringify(history, null, 1));
   } finally {
     await connection.close();

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, Server } from 'node:http';
-import { SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
+import { recordHistory, SessionStack, STACK_TIMEOUT_MS, startSessionStack } from './support';
 import {
   ApiUnderTest,
+  CollectedSpan,
+  OtlpCollector,
+  startOtlpCollector,
   httpClient,
   HttpClient,
   McpTestServer,
@@ -13,54 +15,6 @@ import {
 const KEYRING = `tracing:${randomBytes(32).toString('base64')}`;
 const MCP_TOKEN = `SECRET-MCP-TOKEN-${randomBytes(8).toString('hex')}`;
 
-interface CollectedSpan {
-  service: string;
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-}
-
-/**
- * An OTLP/HTTP (JSON) collector on 127.0.0.1 that keeps every span it receives in memory: the exporter
- * of each real process sends its spans here exactly as it would to an OpenTelemetry Collector.
- */
-async function startCollector() {
-  const spans: CollectedSpan[] = [];
-  const server: Server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d) => (raw += String(d)));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/v1/traces') {
-        const body = JSON.parse(raw) as { resourceSpans: any[] };
-        for (const rs of body.resourceSpans) {
-          const service = rs.resource.attributes.find((a: any) => a.key === 'service.name')?.value
-            .stringValue;
-          for (const ss of rs.scopeSpans)
-            for (const s of ss.spans)
-              spans.push({
-                service,
-                name: s.name,
-                traceId: s.traceId,
-                spanId: s.spanId,
-                parentSpanId: s.parentSpanId || undefined,
-                kind: s.kind,
-                attributes: Object.fromEntries(
-                  (s.attributes ?? []).map((a: any) => [a.key, Object.values(a.value)[0]]),
-                ),
-              });
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, spans, close: () => new Promise((r) => server.close(r)) };
-}
-
 /**
  * OpenTelemetry across real processes: a request with a W3C `traceparent` to apps/api, the outbox hand-off
  * and the model request in apps/orchestrator land in one trace; attributes follow gen_ai.* and carry no
@@ -69,19 +23,26 @@ async function startCollector() {
 describe('OpenTelemetry traces across real processes (api, orchestrator, Temporal, scripted model)', () => {
   let api: ApiUnderTest;
   let model: ScriptedModelServer;
-  let collector: Awaited<ReturnType<typeof startCollector>>;
+  let collector: OtlpCollector;
   let ws: HttpClient;
   let key: string;
   let mcp: McpTestServer;
   let stack: SessionStack;
 
   beforeAll(async () => {
-    collector = await startCollector();
+    collector = await startOtlpCollector();
     mcp = await startMcpTestServer([MCP_TOKEN]);
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
     stack = await startSessionStack('tracing', {
       apiEnv: { ...otel, MANGO_VAULT_KEYRING: KEYRING },
-      orchestratorEnv: { ...otel, MANGO_VAULT_KEYRING: KEYRING, MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32' },
+      orchestratorEnv: {
+        ...otel,
+        MANGO_VAULT_KEYRING: KEYRING,
+        MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32',
+        // One turn per workflow run: the run (and its `RunWorkflow` span, exported when it ends) finishes
+        // with each turn by continuing as new.
+        MANGO_SESSION_TURNS_PER_RUN: '1',
+      },
     });
     ({ api, model, ws, key } = stack);
   }, STACK_TIMEOUT_MS);
@@ -112,7 +73,8 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     expect(JSON.stringify(sent.body)).not.toContain(traceId);
 
     const inTrace = () => collector.spans.filter((x) => x.traceId === traceId);
-    for (let i = 0; i < 300 && !inTrace().some((x) => x.name === 'mango.session.turn'); i++)
+    const wanted = ['mango.session.turn', 'RunWorkflow:sessionWorkflow', 'RunActivity:runModelStep'];
+    for (let i = 0; i < 300 && !wanted.every((n) => inTrace().some((x) => x.name === n)); i++)
       await new Promise((r) => setTimeout(r, 100));
     const spans = inTrace();
 
@@ -144,6 +106,28 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     const turn = spans.find((x) => x.name === 'mango.session.turn')!;
     expect(turn).toMatchObject({ service: 'mango-orchestrator', parentSpanId: server.spanId });
     expect(turn.attributes).toMatchObject({ 'mango.stop_reason': 'end_turn' });
+
+    // Temporal's interceptors continue the same trace: the relay's signal-with-start (client), the
+    // workflow run it started and its activity schedule (workflow sandbox, through the sink), and the
+    // activity execution (worker), each the child of the one before.
+    const signal = spans.find((x) => x.name === 'SignalWithStartWorkflow:sessionWorkflow')!;
+    expect(signal).toMatchObject({ service: 'mango-orchestrator', parentSpanId: dispatch.spanId });
+    expect(signal.attributes).toMatchObject({ temporalWorkflowId: s.id });
+    const run = spans.find((x) => x.name === 'RunWorkflow:sessionWorkflow')!;
+    expect(run).toMatchObject({ service: 'mango-orchestrator', parentSpanId: signal.spanId });
+    expect(run.attributes).toMatchObject({ temporalWorkflowId: s.id });
+    expect(typeof run.attributes.run_id).toBe('string');
+    const schedule = spans.find((x) => x.name === 'StartActivity:runModelStep')!;
+    expect(schedule).toMatchObject({ service: 'mango-orchestrator', parentSpanId: run.spanId });
+    const activity = spans.find((x) => x.name === 'RunActivity:runModelStep')!;
+    expect(activity).toMatchObject({ service: 'mango-orchestrator', parentSpanId: schedule.spanId });
+    expect(activity.attributes).toMatchObject({ temporalWorkflowId: s.id });
+    // The run ends by continuing as new (one turn per run here), in the same trace.
+    expect(spans.find((x) => x.name === 'ContinueAsNew:sessionWorkflow')).toMatchObject({
+      parentSpanId: run.spanId,
+    });
+    // A run traced end to end (trace context in its start and activity headers) as a replay fixture.
+    await recordHistory(s.id, 'session-traced-turn', String(run.attributes.run_id));
 
     // Content off: no prompt, completion or credential in any span of any trace.
     const everything = JSON.stringify(collector.spans);

@@ -10,10 +10,11 @@ import {
   sessionWorkspacesOf,
 } from '@mango/adapter-docker';
 import { decodeWorkSecret, isRetryableStatus, MangoClient } from '@mango/sdk';
-import { AcknowledgedWork, loadCustomTools, pollWork } from '@mango/worker-runtime';
+import { AcknowledgedWork, loadCustomTools, pollWork, workTraceparent } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
+import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
 import { compileItemRunner } from './compile-runner';
 import { SupervisorEnv } from './supervisor.env';
 
@@ -157,7 +158,40 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     }
   }
 
-  private async runItem(item: AcknowledgedWork): Promise<void> {
+  /**
+   * One acknowledged item as a `mango.environment.work` span (CONSUMER), from the Ack to the container's
+   * removal, in the trace the API put in the Work secret (the request whose input the item serves).
+   * Attributes are ids and the outcome only: never the secret, a token or the item's output.
+   */
+  private runItem(item: AcknowledgedWork): Promise<void> {
+    const { work } = item;
+    return tracer().startActiveSpan(
+      'mango.environment.work',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'mango.work.id': work.id,
+          'mango.work.type': work.data.type,
+          'mango.environment.id': work.environment_id,
+          ...(work.data.type === 'session' ? { 'mango.session.id': work.data.id } : {}),
+        },
+      },
+      contextFrom(workTraceparent(item.secret)),
+      (span) =>
+        this.runItemInSpan(item, (outcome, exitCode) => {
+          span.setAttribute('mango.outcome', outcome);
+          if (exitCode !== undefined && exitCode !== null)
+            span.setAttribute('mango.work.exit_code', exitCode);
+          if (outcome === 'launch_error' || outcome === 'timeout' || outcome === 'exit_nonzero')
+            span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+        }).finally(() => span.end()),
+    );
+  }
+
+  private async runItemInSpan(
+    item: AcknowledgedWork,
+    traced: (outcome: string, exitCode?: number | null) => void,
+  ): Promise<void> {
     const { work, secret } = item;
     const log = this.log.child({ work_id: work.id, work_type: work.data.type });
     const started = Date.now();
@@ -192,7 +226,18 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       if (outcome.timedOut) this.metrics.containerFailures.inc({ work_type: workType, reason: 'timeout' });
       else if (!outcome.cancelled && outcome.exitCode !== 0)
         this.metrics.containerFailures.inc({ work_type: workType, reason: 'exit_nonzero' });
+      traced(
+        outcome.timedOut
+          ? 'timeout'
+          : outcome.cancelled
+            ? 'cancelled'
+            : outcome.exitCode !== 0
+              ? 'exit_nonzero'
+              : 'ok',
+        outcome.exitCode,
+      );
     } catch (err) {
+      traced('launch_error');
       this.metrics.containerFailures.inc({ work_type: workType, reason: 'launch_error' });
       // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
       log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');

@@ -37,8 +37,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(label: string): Promise<Stack> {
-  const api = await startApi(label);
+export async function startStack(
+  label: string,
+  options: { apiEnv?: Record<string, string>; orchestratorEnv?: Record<string, string> } = {},
+): Promise<Stack> {
+  const api = await startApi(label, options.apiEnv);
   const model = await startScriptedModel();
   const orchestrator = await startApp(
     'apps/orchestrator/src/main.ts',
@@ -49,6 +52,7 @@ export async function startStack(label: string): Promise<Stack> {
       MANGO_MODEL_BASE_URL: model.url,
       MANGO_MODEL_API_KEY: 'sk-scripted-model-key-must-not-leak',
       MANGO_LOG_LEVEL: 'info',
+      ...options.orchestratorEnv,
     },
     logged('temporal worker running'),
     90_000,

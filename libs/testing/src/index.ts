@@ -12,3 +12,4 @@ export * from './mcp-test-server';
 export * from './toxiproxy';
 export * from './oauth-test-server';
 export * from './session-rows';
+export * from './otlp-collector';

@@ -10,3 +10,4 @@ export * from './tools';
 export * from './skills';
 export * from './memory';
 export * from './custom-tools';
+export * from './work-trace';

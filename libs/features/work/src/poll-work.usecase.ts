@@ -4,8 +4,8 @@ import { claim } from '@mango/domain-work-lease';
 import { digestCredential, generateCredential, Principal } from '@mango/feature-auth';
 import { claimOne, toLease, WorkItemRepository } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { tracer } from '@mango/platform-tracing';
-import { DataSource } from 'typeorm';
+import { tracer, tracingEnabled } from '@mango/platform-tracing';
+import { DataSource, EntityManager } from 'typeorm';
 import { nextPollStep, ReclaimKind, reclaimKindOf } from './poll-work.decision';
 import { parsePollQuery } from './work-input';
 import { WorkNotifier } from './work-notifier.service';
@@ -81,8 +81,12 @@ export class PollWorkUseCase {
     origin: string,
   ): Promise<Attempt> {
     const token = generateCredential('workToken');
-    const secret = () =>
-      encodeWorkSecret({ sessions_token: token, api_base_url: this.settings.publicBaseUrl ?? origin });
+    const secret = (traceparent?: string) =>
+      encodeWorkSecret({
+        sessions_token: token,
+        api_base_url: this.settings.publicBaseUrl ?? origin,
+        ...(traceparent ? { traceparent } : {}),
+      });
     const out = await claimOne(this.dataSource.manager, {
       keyId,
       environmentId,
@@ -95,7 +99,7 @@ export class PollWorkUseCase {
         throw unauthenticated('the Environment key was revoked');
       case 'claimed':
         return {
-          work: renderWork(out.row, secret()),
+          work: renderWork(out.row, secret(await workTraceparent(this.dataSource.manager, out.row))),
           nextWakeMs: 0,
           reclaim: reclaimKindOf(out.previous),
           workType: out.row.kind,
@@ -125,7 +129,7 @@ export class PollWorkUseCase {
     environmentId: string,
     input: ReturnType<typeof parsePollQuery>,
     token: string,
-    secret: () => string,
+    secret: (traceparent?: string) => string,
   ): Promise<Attempt> {
     return this.dataSource.transaction(async (tx) => {
       // One statement: the key held FOR SHARE (PostgreSQL's clock), the poller's last-seen time and
@@ -142,7 +146,12 @@ export class PollWorkUseCase {
       const reclaim = reclaimKindOf(row);
       const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
       await this.items.saveClaim(tx, row, next, digestCredential(token), input.workerId);
-      return { work: renderWork(row, secret()), nextWakeMs: 0, reclaim, workType: row.kind };
+      return {
+        work: renderWork(row, secret(await workTraceparent(tx, row))),
+        nextWakeMs: 0,
+        reclaim,
+        workType: row.kind,
+      };
     });
   }
 
@@ -162,4 +171,22 @@ export class PollWorkUseCase {
     this.metrics.workClaims.inc({ ...labels, reclaim });
     if (reclaim === 'lease_expired') this.metrics.workLeaseExpiries.inc(labels);
   }
+}
+
+/**
+ * The trace a claimed Session item continues, only while tracing is configured: the `_traceparent` the API
+ * stored on the Session's latest user.message (the request that started the turn the item serves). It
+ * rides in the Work secret to the worker (its `mango.environment.work` span); a healthcheck has none.
+ */
+async function workTraceparent(
+  em: EntityManager,
+  row: { kind: string; sessionId: string | null },
+): Promise<string | undefined> {
+  if (!tracingEnabled() || row.kind !== 'session' || !row.sessionId) return undefined;
+  const [found]: Array<{ tp: string | null }> = await em.query(
+    `SELECT body->>'_traceparent' AS tp FROM session_events
+      WHERE session_id = $1 AND type = 'user.message' ORDER BY seq DESC LIMIT 1`,
+    [row.sessionId],
+  );
+  return found?.tp ?? undefined;
 }

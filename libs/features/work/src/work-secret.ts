@@ -2,6 +2,11 @@
 export interface WorkSecret {
   sessions_token: string;
   api_base_url: string;
+  /**
+   * Mango addition, only while tracing is configured: the W3C trace context of the request whose input
+   * the item serves, for the worker's `mango.environment.work` span (decoders ignore unknown fields).
+   */
+  traceparent?: string;
 }
 
 export const encodeWorkSecret = (secret: WorkSecret): string =>

@@ -1,1 +1,2 @@
 export * from './tracing';
+export * from './temporal';

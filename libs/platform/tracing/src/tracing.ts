@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { context, propagation, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Resource, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsUrl, Max, Min } from 'class-validator';
@@ -40,6 +40,7 @@ export interface Tracing {
 }
 
 let installed: NodeTracerProvider | undefined;
+let exportTo: { processor: SpanProcessor; resource: Resource } | undefined;
 
 /**
  * Installs the process's tracer provider (W3C trace context propagation, AsyncLocalStorage context,
@@ -54,15 +55,16 @@ export function initTracing(service: string, env: ObservabilityEnv): Tracing {
       : undefined);
   if (!endpoint) return { enabled: false, shutdown: async () => undefined };
   if (!installed) {
-    installed = new NodeTracerProvider({
-      resource: resourceFromAttributes({ 'service.name': `mango-${service}`, 'service.namespace': 'mango' }),
-      spanProcessors: [
-        new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }), {
-          scheduledDelayMillis: env.OTEL_BSP_SCHEDULE_DELAY ?? 1000,
-        }),
-      ],
+    const resource = resourceFromAttributes({
+      'service.name': `mango-${service}`,
+      'service.namespace': 'mango',
     });
+    const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }), {
+      scheduledDelayMillis: env.OTEL_BSP_SCHEDULE_DELAY ?? 1000,
+    });
+    installed = new NodeTracerProvider({ resource, spanProcessors: [processor] });
     installed.register();
+    exportTo = { processor, resource };
   }
   const provider = installed;
   return {
@@ -77,6 +79,12 @@ export const tracer = (): Tracer => trace.getTracer('mango');
 
 /** Whether this process exports traces (callers skip work that only feeds spans when it does not). */
 export const tracingEnabled = (): boolean => installed !== undefined;
+
+/**
+ * The installed span processor and resource, for spans finished elsewhere (the Temporal workflow sandbox
+ * hands its spans over through a sink); undefined while tracing is off.
+ */
+export const installedExport = (): { processor: SpanProcessor; resource: Resource } | undefined => exportTo;
 
 /**
  * Runs `fn` in a span (child of the active context), records an exception and error status when it

@@ -592,6 +592,7 @@ class WorkSecret(TypedDict, closed=True):
 
     sessions_token: str
     api_base_url: str
+    traceparent: NotRequired[str]
 
 
 class PolledWork(Work):

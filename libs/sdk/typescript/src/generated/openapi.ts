@@ -2539,6 +2539,12 @@ export interface components {
              * @description Base URL the worker should call.
              */
             api_base_url: string;
+            /**
+             * @description Mango addition, present only while the server exports OpenTelemetry traces: the W3C trace
+             *     context of the request whose input a Session item serves, for the worker's own span
+             *     (docs/operator-guide.md "Traces"). Workers may ignore it.
+             */
+            traceparent?: string;
         };
         /** @description A Work item as returned by Poll — state `queued`, `secret` populated. */
         PolledWork: components["schemas"]["Work"] & {

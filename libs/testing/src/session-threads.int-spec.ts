@@ -192,6 +192,7 @@ describe('SessionThreadRepository (real PostgreSQL)', () => {
       applicationName: 'mango-threads-test',
       onNotify: (p) => notices.push(p),
       onLost: () => undefined,
+      onReconnected: () => undefined,
     });
     await listener.start();
     try {

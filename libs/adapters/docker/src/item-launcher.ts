@@ -277,12 +277,12 @@ export class DockerItemLauncher {
       // `not-running`: returns at once if it exited since the listing.
       const exited = this.streams.getContainer(containerId).wait({ condition: 'not-running' });
       if (req.onOutput) {
-        const io = (await this.streams.getContainer(containerId).attach({
-          stream: true,
-          stdout: true,
-          stderr: true,
-        })) as NodeJS.ReadableStream;
-        this.forwardLines(io, req.onOutput);
+        // Its output from now on (best effort: a failed attach does not cost the runner its container).
+        const io = (await this.streams
+          .getContainer(containerId)
+          .attach({ stream: true, stdout: true, stderr: true })
+          .catch(() => undefined)) as NodeJS.ReadableStream | undefined;
+        if (io) this.forwardLines(io, req.onOutput);
       }
       this.running.set(workId, containerId);
       return await this.outcome(containerId, exited, req.deadlineMs, req.signal);

@@ -151,4 +151,44 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
     expect(existsSync(join(socketRoot, work.id.toLowerCase()))).toBe(false);
     expect(await b.stop('SIGTERM')).toBe(0);
   }, 400_000);
+
+  it('an adopted container counts against MANGO_MAX_CONCURRENT_ITEMS: with a limit of 1, the next item starts only after it exits', async () => {
+    const results: Array<{ text: string; is_error: boolean }> = [];
+    // Both Sessions share the scripted model: each request is answered by what it is.
+    const route = (body: any) => {
+      const block = body.messages.at(-1).content[0];
+      if (block.type === 'tool_result') {
+        results.push(lastResult(body));
+        return { content: [{ type: 'text', text: 'first done' }] };
+      }
+      if (block.text === 'second') return { content: [{ type: 'text', text: 'hello' }] };
+      return toolCall('toolu_a3', 'bash', countingTool('c', 12));
+    };
+    stack.model.script(route, route, route);
+    const config = { ...TTL, MANGO_SUPERVISOR_ID: 'adopt-c', MANGO_WORKER_SOCKET_DIR: socketRoot };
+    const a = await stack.startSupervisor(config);
+    const first = await session('run the long job');
+    const [work] = await stack.untilWork(first.id, (w) => w.length === 1 && w[0].state === 'active');
+    const container = await startedContainer(work.id);
+    await untilFileIn(container, '/workspace/runs-c');
+
+    expect(await a.stop('SIGKILL')).toBeNull();
+    const b = await stack.startSupervisor({ ...config, MANGO_MAX_CONCURRENT_ITEMS: '1' });
+    for (let i = 0; i < 300 && !b.logs().includes('adopted a running container'); i++) await sleep(100);
+    expect(b.logs()).toContain('adopted a running container left by an earlier run');
+    const second = await session('second');
+
+    const [next] = await stack.untilWork(second.id, (w) => w.length === 1, 60_000);
+    let created: { time: number } | undefined;
+    for (let i = 0; i < 1500 && !created; i++) {
+      created = watcher.seen.find((e) => e.work === next.id && e.action === 'create');
+      if (!created) await sleep(100);
+    }
+    expect(created).toBeDefined();
+    const adoptedGone = watcher.seen.find((e) => e.id === container.id && e.action === 'destroy');
+    expect(adoptedGone).toBeDefined();
+    expect(adoptedGone!.time).toBeLessThan(created!.time);
+    expect(results).toEqual([{ text: 'runs=1 finished=1', is_error: false }]);
+    expect(await b.stop('SIGTERM')).toBe(0);
+  }, 400_000);
 });

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import {
+  AdoptableContainer,
   createDockerClient,
   DockerItemLauncher,
   engineInfo,
@@ -89,7 +90,6 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const supervisorId =
       this.env.MANGO_SUPERVISOR_ID ?? `${hostname()}-${this.env.MANGO_ENVIRONMENT_ID}`.toLowerCase();
     this.launcher = new DockerItemLauncher({
-      itemCommand: await this.itemCommand(docker),
       dockerHost: this.env.DOCKER_HOST,
       image: this.env.MANGO_WORKER_IMAGE,
       network: this.env.MANGO_WORKER_NETWORK,
@@ -98,17 +98,73 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       sourceDir: this.env.MANGO_WORKER_SOURCE_DIR,
       workspaceRoot,
       supervisorId,
+      environmentId: this.env.MANGO_ENVIRONMENT_ID,
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
       workTtlSeconds: this.env.MANGO_WORK_TTL_SECONDS,
       customTools: customTools.length ? JSON.stringify(customTools) : undefined,
     });
-    const removed = await this.launcher.reconcile();
+    // Before anything slow (the item runner's precompilation): adopted runners are retrying meanwhile.
+    await this.reconcile();
+    this.launcher.setItemCommand(await this.itemCommand(docker));
+    this.loop = this.run(supervisorId);
+  }
+
+  /**
+   * Startup reconciliation (docs/operator-guide.md, "Supervisor restarts"): running containers an earlier
+   * run of this supervisor id left are adopted — served again and counted against
+   * MANGO_MAX_CONCURRENT_ITEMS until they exit — so a tool call in flight runs once; the rest are removed.
+   */
+  private async reconcile(): Promise<void> {
+    const { removed, adoptable, refused } = await this.launcher.reconcile();
     if (removed.length)
       this.log.warn(
-        { containers: removed },
+        { containers: removed, refused },
         'removed containers left by an earlier run (their Work will be reclaimed)',
       );
-    this.loop = this.run(supervisorId);
+    for (const container of adoptable) {
+      const task = this.runAdopted(container).finally(() => this.running.delete(task));
+      this.running.add(task);
+    }
+  }
+
+  /** An adopted container, served until it exits, then removed like any other (see `runItem`). */
+  private async runAdopted(container: AdoptableContainer): Promise<void> {
+    const { workId, workType, sessionId } = container;
+    const log = this.log.child({ work_id: workId, work_type: workType });
+    log.info(
+      { container: container.containerId, session_id: sessionId },
+      'adopted a running container left by an earlier run: serving its Work API socket again',
+    );
+    const started = Date.now();
+    const bound =
+      workType === 'healthcheck'
+        ? Math.max(0, container.startedAt + HEALTHCHECK_CONTAINER_BOUND_MS - Date.now())
+        : 24 * 3600_000;
+    let sessionDeleted = false;
+    try {
+      const outcome = await this.launcher.adopt({
+        container,
+        deadlineMs: bound,
+        signal: this.hardStop.signal,
+        onOutput: (line) => {
+          sessionDeleted ||= sessionId !== undefined && reportsDeletion(line, sessionId);
+          log.info({ item: line.slice(0, 2000) }, 'item output');
+        },
+      });
+      log.info({ ...outcome, ms: Date.now() - started }, 'adopted item container finished and was removed');
+      // Its Work token was delivered once over stdin to the container: a killed adopted item cannot be
+      // force-stopped by us (stopKilledItem); its lease expires and the Work is reclaimed.
+      if (sessionDeleted) await this.collectWorkspace(sessionId!, log);
+      if (outcome.timedOut) this.metrics.containerFailures.inc({ work_type: workType, reason: 'timeout' });
+      else if (!outcome.cancelled && outcome.exitCode !== 0)
+        this.metrics.containerFailures.inc({ work_type: workType, reason: 'exit_nonzero' });
+    } catch (err) {
+      this.metrics.containerFailures.inc({ work_type: workType, reason: 'launch_error' });
+      log.error(
+        { err: String(err) },
+        'could not adopt the container; it was removed and its Work will be reclaimed',
+      );
+    }
   }
 
   /**
@@ -141,6 +197,9 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       apiKey: this.env.MANGO_ENVIRONMENT_KEY,
       maxRetries: 0,
     });
+    // Adopted containers count against the limit before the first claim.
+    while (this.running.size >= this.env.MANGO_MAX_CONCURRENT_ITEMS && !this.draining.signal.aborted)
+      await Promise.race([...this.running, abortedPromise(this.draining.signal)]);
     try {
       for await (const item of pollWork({
         client,
@@ -352,3 +411,9 @@ function reportsDeletion(line: string, sessionId: string): boolean {
     return false;
   }
 }
+
+const abortedPromise = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });

@@ -12,13 +12,22 @@ export interface WorkLeaseKeeperOptions {
   onStopRequested: () => void;
 }
 
+/** The longest pause between retries of a failed heartbeat: a Work API socket served again is found soon. */
+const RETRY_MAX_MS = 2_000;
+
 /**
  * Conditional heartbeats (see docs/operator-guide.md, The Docker supervisor): the first says NO_HEARTBEAT, every later one echoes the previous
- * `last_heartbeat`. Renews at a third of the TTL; transient errors are retried five times within the
- * lease, after which the lease is left to expire (queue reclaim retries the activation).
+ * `last_heartbeat`. Renews at a third of the TTL. A failed renewal (the API or the supervisor's Work API
+ * socket unreachable — e.g. a supervisor restarting, which adopts this container) is retried with backoff
+ * for as long as the lease it renews can still be alive: until the TTL has passed since the last renewal
+ * was sent. After that the server answers 412 anyway, so the lease is left to expire (queue reclaim
+ * retries the activation); 412/401 mean it is lost.
  */
 export class WorkLeaseKeeper {
   private last = 'NO_HEARTBEAT';
+  /** When the last renewing heartbeat was sent: the server's lease runs at least its TTL from then. */
+  private renewedAt = 0;
+  private grantedMs = 0;
   private readonly stop = new AbortController();
   private loop?: Promise<void>;
   lost = false;
@@ -37,6 +46,7 @@ export class WorkLeaseKeeper {
   }
 
   private async beat(): Promise<void> {
+    const sentAt = Date.now();
     const res = await this.o.client.environments.work.heartbeat(
       this.o.environmentId,
       this.o.workId,
@@ -44,11 +54,15 @@ export class WorkLeaseKeeper {
       { maxRetries: 0 },
     );
     this.last = res.last_heartbeat;
+    if (res.lease_extended !== false) {
+      this.renewedAt = sentAt;
+      this.grantedMs = res.ttl_seconds > 0 ? res.ttl_seconds * 1000 : this.ttlMs;
+    }
     if (res.state === 'stopping') this.o.onStopRequested();
   }
 
   private async run(): Promise<void> {
-    const interval = ((this.o.ttlSeconds ?? 60) * 1000) / 3;
+    const interval = this.ttlMs / 3;
     while (!this.stop.signal.aborted) {
       await sleep(interval, this.stop.signal);
       if (this.stop.signal.aborted) return;
@@ -64,8 +78,10 @@ export class WorkLeaseKeeper {
             );
             return;
           }
-          if (attempt >= 4) return; // five tries: leave the lease to expire
-          await sleep(backoffMs(attempt), this.stop.signal);
+          const left = this.renewedAt + this.grantedMs - Date.now();
+          if (left <= 0) return; // the lease has run out unrenewed: leave it to expire
+          await sleep(Math.min(backoffMs(attempt, { maxMs: RETRY_MAX_MS }), left), this.stop.signal);
+          if (this.stop.signal.aborted) return;
         }
       }
     }

@@ -9,6 +9,7 @@ import {
   SANDBOX_BASE_URL,
   SANDBOX_SOCKET_DIR,
   SANDBOX_SOCKET_PATH,
+  workApiSocketDir,
 } from './work-api-socket';
 
 export const LABEL_WORK = 'dev.mango.work_id';
@@ -41,6 +42,8 @@ export interface LaunchSettings {
   pidsLimit?: number;
   /** Identity of this supervisor, for startup reconciliation of its own containers. */
   supervisorId: string;
+  /** The Environment this supervisor serves: a container it adopts at start must name it. */
+  environmentId?: string;
   /** Passed to Session items: end an activation this long after the Session went idle. */
   sessionIdleMs?: number;
   /** The item runner's command (default: the TypeScript entry through the SWC register hook). */
@@ -70,6 +73,40 @@ export interface LaunchOutcome {
   timedOut: boolean;
   cancelled: boolean;
 }
+
+/**
+ * A running Work container an earlier run of this supervisor (same MANGO_SUPERVISOR_ID) started, whose
+ * labels, name, environment and socket mount were validated: it is served again instead of removed.
+ */
+export interface AdoptableContainer {
+  containerId: string;
+  workId: string;
+  environmentId: string;
+  workType: 'session' | 'healthcheck';
+  sessionId?: string;
+  /** When the container started (ms since the epoch): a healthcheck's 30 s bound counts from here. */
+  startedAt: number;
+}
+
+export interface Reconciliation {
+  /** Containers removed: exited or dead ones, and running ones that could not be validated. */
+  removed: string[];
+  /** Running containers to adopt (`DockerItemLauncher.adopt`): not removed. */
+  adoptable: AdoptableContainer[];
+  /** Why each running container in `removed` was not adopted (container id → reason). */
+  refused: Record<string, string>;
+}
+
+export interface AdoptRequest {
+  container: AdoptableContainer;
+  /** Bounds the rest of the container's attempt. */
+  deadlineMs: number;
+  signal: AbortSignal;
+  onOutput?: (line: string) => void;
+}
+
+const WORK_ID = idPattern('work');
+const ENVIRONMENT_ID = idPattern('environment');
 
 /** The per-Session workspace volume: later Work for the same Session resumes the same files. */
 export const sessionVolume = (sessionId: string) => `mango-session-${sessionId.toLowerCase()}`;
@@ -141,14 +178,161 @@ export class DockerItemLauncher {
     return stale.length;
   }
 
-  /** Startup reconciliation: removes containers this supervisor identity left behind (their Work is reclaimed). */
-  async reconcile(): Promise<string[]> {
+  /** The item runner's command, when it is known only after start-up (precompiled from the source tree). */
+  setItemCommand(command: string[] | undefined): void {
+    this.settings.itemCommand = command;
+  }
+
+  /**
+   * Startup reconciliation of the containers this supervisor identity left behind (a crash, kill -9):
+   * a **running** Work container whose labels, name, Environment and Work API socket mount validate is
+   * returned to be adopted (`adopt`): its runner still holds its lease and only lost the socket, so it
+   * is served again instead of being removed (which would run its tool call a second time after the
+   * reclaim). Everything else — exited or dead containers, workspace chown containers, anything that does
+   * not validate — is force-removed as before; its Work is reclaimed after its lease expires.
+   */
+  async reconcile(): Promise<Reconciliation> {
     const left = await this.docker.listContainers({
       all: true,
       filters: { label: [`${LABEL_SUPERVISOR}=${this.settings.supervisorId}`] },
     });
-    for (const c of left) await this.docker.getContainer(c.Id).remove({ force: true });
-    return left.map((c) => c.Id);
+    const result: Reconciliation = { removed: [], adoptable: [], refused: {} };
+    for (const c of left) {
+      if (c.State === 'running') {
+        const checked = await this.adoptable(c.Id).catch((err: unknown) => String(err));
+        if (typeof checked !== 'string') {
+          result.adoptable.push(checked);
+          continue;
+        }
+        result.refused[c.Id] = checked;
+      }
+      await this.removeContainer(c.Id);
+      result.removed.push(c.Id);
+    }
+    return result;
+  }
+
+  /** A running container's claim to be adopted, or why it is refused. */
+  private async adoptable(id: string): Promise<AdoptableContainer | string> {
+    const info = await this.docker.getContainer(id).inspect();
+    const labels = info.Config.Labels ?? {};
+    const workId = labels[LABEL_WORK];
+    const environmentId = labels[LABEL_ENVIRONMENT];
+    const sessionId = labels[LABEL_SESSION];
+    if (!info.State.Running) return 'not running';
+    if (labels[LABEL_SUPERVISOR] !== this.settings.supervisorId) return 'another supervisor id';
+    if (!workId || !WORK_ID.test(workId)) return 'no valid Work id label';
+    if (!environmentId || !ENVIRONMENT_ID.test(environmentId)) return 'no valid Environment label';
+    if (this.settings.environmentId !== undefined && environmentId !== this.settings.environmentId)
+      return `it serves Environment ${environmentId}, not this supervisor's`;
+    if (sessionId !== undefined && !SESSION_ID.test(sessionId)) return 'a malformed Session label';
+    if (info.Name !== `/mango-${workId.toLowerCase()}`) return 'its name does not match its Work id';
+    const env = new Map(
+      (info.Config.Env ?? []).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+    );
+    const workType = env.get('MANGO_WORK_TYPE');
+    if (env.get('MANGO_WORK_ID') !== workId || env.get('MANGO_ENVIRONMENT_ID') !== environmentId)
+      return 'its environment does not match its labels';
+    if (workType !== 'session' && workType !== 'healthcheck') return 'an unknown Work type';
+    if (workType === 'session' && (!sessionId || env.get('MANGO_SESSION_ID') !== sessionId))
+      return 'a Session container without its Session';
+    // The socket must be served again at the very host directory the container has mounted.
+    const socketDir = workApiSocketDir(this.settings.socketRoot, workId);
+    const mount = info.Mounts.find((m) => m.Destination === SANDBOX_SOCKET_DIR);
+    if (!mount || mount.Source !== socketDir)
+      return `its Work API socket is not mounted from ${socketDir} (another MANGO_WORKER_SOCKET_DIR?)`;
+    const dir = await lstat(socketDir).catch(() => undefined);
+    if (!dir?.isDirectory() || dir.isSymbolicLink()) return `its socket directory ${socketDir} is gone`;
+    return {
+      containerId: info.Id,
+      workId,
+      environmentId,
+      workType,
+      ...(workType === 'session' ? { sessionId } : {}),
+      startedAt: Date.parse(info.State.StartedAt),
+    };
+  }
+
+  /**
+   * Serves an adopted container (see `reconcile`) until it exits, like one this run launched: its Work
+   * API socket is served again in the directory it has mounted (its runner's retries get through again),
+   * drain and the deadline apply, and on exit it is removed and its socket closed. Its secret is not
+   * known any more (it was delivered once over stdin), so nothing is posted for it by the supervisor.
+   */
+  async adopt(req: AdoptRequest): Promise<LaunchOutcome> {
+    const { containerId, workId } = req.container;
+    let socket: Awaited<ReturnType<typeof openWorkApiSocket>>;
+    try {
+      socket = await openWorkApiSocket({
+        root: this.settings.socketRoot,
+        workId,
+        upstream: this.settings.upstreamUrl,
+        reuse: true,
+      });
+    } catch (err) {
+      await this.removeContainer(containerId);
+      throw err;
+    }
+    try {
+      // `not-running`: returns at once if it exited since the listing.
+      const exited = this.streams.getContainer(containerId).wait({ condition: 'not-running' });
+      if (req.onOutput) {
+        // Its output from now on (best effort: a failed attach does not cost the runner its container).
+        const io = (await this.streams
+          .getContainer(containerId)
+          .attach({ stream: true, stdout: true, stderr: true })
+          .catch(() => undefined)) as NodeJS.ReadableStream | undefined;
+        if (io) this.forwardLines(io, req.onOutput);
+      }
+      this.running.set(workId, containerId);
+      return await this.outcome(containerId, exited, req.deadlineMs, req.signal);
+    } finally {
+      if (this.running.get(workId) === containerId) this.running.delete(workId);
+      await this.removeContainer(containerId);
+      await socket.close();
+    }
+  }
+
+  /** Demultiplexes a container's output stream into lines. */
+  private forwardLines(io: NodeJS.ReadableStream, onOutput: (line: string) => void): void {
+    const out = new PassThrough();
+    this.streams.modem.demuxStream(io, out, out);
+    let buffered = '';
+    out.on('data', (d: Buffer) => {
+      buffered += d.toString('utf8');
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        onOutput(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+  }
+
+  /** Waits for the container's exit, its deadline or cancellation (the last two kill it). */
+  private async outcome(
+    containerId: string,
+    exited: Promise<unknown>,
+    deadlineMs: number,
+    signal: AbortSignal,
+  ): Promise<LaunchOutcome> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>(
+      (resolve) => (timer = setTimeout(() => resolve('deadline'), deadlineMs)),
+    );
+    const cancelled = new Promise<'cancelled'>((resolve) => {
+      if (signal.aborted) resolve('cancelled');
+      signal.addEventListener('abort', () => resolve('cancelled'), { once: true });
+    });
+    const first = await Promise.race([exited, deadline, cancelled]);
+    clearTimeout(timer);
+    if (first === 'deadline' || first === 'cancelled') {
+      await this.docker
+        .getContainer(containerId)
+        .kill()
+        .catch(() => undefined);
+      return { exitCode: null, timedOut: first === 'deadline', cancelled: first === 'cancelled' };
+    }
+    return { exitCode: (first as { StatusCode: number }).StatusCode, timedOut: false, cancelled: false };
   }
 
   /**
@@ -264,17 +448,7 @@ export class DockerItemLauncher {
         stderr: true,
         hijack: true,
       })) as NodeJS.ReadWriteStream;
-      const out = new PassThrough();
-      this.streams.modem.demuxStream(io, out, out);
-      let buffered = '';
-      out.on('data', (d: Buffer) => {
-        buffered += d.toString('utf8');
-        let nl: number;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          req.onOutput?.(buffered.slice(0, nl));
-          buffered = buffered.slice(nl + 1);
-        }
-      });
+      this.forwardLines(io, (line) => req.onOutput?.(line));
       // `next-exit`: a created container is already "not running", so the default condition returns at once.
       const exited = this.streams.getContainer(container.id).wait({ condition: 'next-exit' });
       await container.start();
@@ -287,22 +461,9 @@ export class DockerItemLauncher {
       this.running.set(req.workId, container.id);
       io.write(`${req.secret}\n`);
       io.end();
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<'deadline'>(
-        (resolve) => (timer = setTimeout(() => resolve('deadline'), req.deadlineMs)),
-      );
-      const cancelled = new Promise<'cancelled'>((resolve) =>
-        req.signal.addEventListener('abort', () => resolve('cancelled'), { once: true }),
-      );
-      const first = await Promise.race([exited, deadline, cancelled]);
-      clearTimeout(timer);
-      if (first === 'deadline' || first === 'cancelled') {
-        await container.kill().catch(() => undefined);
-        return { exitCode: null, timedOut: first === 'deadline', cancelled: first === 'cancelled' };
-      }
-      return { exitCode: (first as { StatusCode: number }).StatusCode, timedOut: false, cancelled: false };
+      return await this.outcome(container.id, exited, req.deadlineMs, req.signal);
     } finally {
-      this.running.delete(req.workId);
+      if (this.running.get(req.workId) === container.id) this.running.delete(req.workId);
       await this.removeContainer(container.id);
     }
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -52,13 +52,26 @@ export async function openWorkApiSocket(o: {
   workId: string;
   /** Where the supervisor itself reaches Mango (MANGO_BASE_URL). */
   upstream: string;
+  /**
+   * Serve again in the existing directory a running container has bind-mounted (an adopted container of
+   * an earlier supervisor run): only the stale `api.sock` is replaced. The directory itself must stay —
+   * the container's mount holds that directory, so a new one at the same path would never reach it.
+   */
+  reuse?: boolean;
 }): Promise<WorkApiSocket> {
   const upstream = new URL(o.upstream);
   const prefix = upstream.pathname.replace(/\/+$/, '');
   const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
-  const dir = join(o.root, o.workId.toLowerCase());
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const dir = workApiSocketDir(o.root, o.workId);
+  if (o.reuse) {
+    const found = lstatSync(dir, { throwIfNoEntry: false });
+    if (!found?.isDirectory() || found.isSymbolicLink())
+      throw new Error(`the Work API socket directory ${dir} is gone; the container cannot be reached again`);
+    rmSync(join(dir, 'api.sock'), { force: true });
+  } else {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+  }
   chmodSync(dir, 0o755); // whatever the caller's umask: the sandbox uid must reach the socket
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? 'GET';
@@ -109,12 +122,21 @@ export async function openWorkApiSocket(o: {
     server.listen(socketPath, () => resolve());
   });
   chmodSync(socketPath, 0o666);
+  const own = lstatSync(socketPath).ino;
   return {
     dir,
     close: async () => {
+      // Only while the directory still holds this socket: a later launch of the same Work item (a
+      // reclaim) may already serve its own socket there. (Checked first: closing unlinks the socket.)
+      const mine = lstatSync(socketPath, { throwIfNoEntry: false })?.ino === own;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(dir, { recursive: true, force: true });
+      if (mine) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The host directory of a Work item's socket (bind-mounted at SANDBOX_SOCKET_DIR in its container). */
+export function workApiSocketDir(root: string, workId: string): string {
+  return join(root, workId.toLowerCase());
 }

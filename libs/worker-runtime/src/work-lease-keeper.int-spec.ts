@@ -102,4 +102,44 @@ describe('WorkLeaseKeeper against the real API', () => {
       await gate.close();
     }
   }, 120_000);
+
+  it('fences itself when a renewal cannot get through before the lease could expire: onLost, no later than the TTL', async () => {
+    const envId = (await ws.post('/v1/environments', { name: 'keeper-fence' })).body.id as string;
+    const worker = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
+    await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
+    const polled = (await worker.get(`/v1/environments/${envId}/work/poll?block_ms=5000`)).body;
+    expect((await worker.post(`/v1/environments/${envId}/work/${polled.id}/ack`)).status).toBe(200);
+    const gate = new Gate(await freePort(), new URL(api.url));
+    await gate.open();
+    const client = new MangoClient({
+      baseUrl: `http://127.0.0.1:${gate.port}`,
+      apiKey: decodeWorkSecret(polled.secret).sessions_token,
+      maxRetries: 0,
+      timeoutMs: 2_000,
+    });
+    const lost: Array<{ reason: string; at: number }> = [];
+    const keeper = new WorkLeaseKeeper({
+      client,
+      environmentId: envId,
+      workId: polled.id,
+      ttlSeconds: 6,
+      onLost: (reason) => lost.push({ reason, at: Date.now() }),
+      onStopRequested: () => lost.push({ reason: 'stopping', at: Date.now() }),
+    });
+    const sent = Date.now();
+    await keeper.start(); // the last renewal that gets through
+    try {
+      await gate.close(); // for good: every later renewal fails
+      for (let i = 0; i < 200 && lost.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(lost.map((l) => l.reason)).toEqual(['lease not renewed before it could expire']);
+      expect(keeper.lost).toBe(true);
+      // The server's lease runs at least 6 s from its receipt of that heartbeat, so the fence (6 s from its
+      // send, plus the event loop's delay) comes before another worker could claim the Work.
+      expect(lost[0]!.at - sent).toBeGreaterThanOrEqual(6_000);
+      expect(lost[0]!.at - sent).toBeLessThan(9_000);
+    } finally {
+      await keeper.close();
+      await gate.close();
+    }
+  }, 60_000);
 });

@@ -6,7 +6,10 @@ export interface WorkLeaseKeeperOptions {
   environmentId: string;
   workId: string;
   ttlSeconds?: number;
-  /** Called once when the lease is lost (412/401): the runner must stop and post nothing more. */
+  /**
+   * Called once when the lease is lost (412/401) or may have expired unrenewed (the fence): the runner
+   * must stop and post nothing more.
+   */
   onLost: (reason: string) => void;
   /** Called when the server says `stopping`: the runner should cancel and tear down. */
   onStopRequested: () => void;
@@ -20,8 +23,9 @@ const RETRY_MAX_MS = 2_000;
  * `last_heartbeat`. Renews at a third of the TTL. A failed renewal (the API or the supervisor's Work API
  * socket unreachable — e.g. a supervisor restarting, which adopts this container) is retried with backoff
  * for as long as the lease it renews can still be alive: until the TTL has passed since the last renewal
- * was sent. After that the server answers 412 anyway, so the lease is left to expire (queue reclaim
- * retries the activation); 412/401 mean it is lost.
+ * was sent. After that the lease may have expired and another worker may hold the Work, so the keeper
+ * fences itself: `onLost`, and the runner stops its command (queue reclaim retries the activation
+ * elsewhere); 412/401 mean it is lost.
  */
 export class WorkLeaseKeeper {
   private last = 'NO_HEARTBEAT';
@@ -79,7 +83,13 @@ export class WorkLeaseKeeper {
             return;
           }
           const left = this.renewedAt + this.grantedMs - Date.now();
-          if (left <= 0) return; // the lease has run out unrenewed: leave it to expire
+          if (left <= 0) {
+            // Fenced: the lease may have expired (the server counts its TTL from a receive no earlier than
+            // our send), so another worker may claim the Work: stop now rather than run beside it.
+            this.lost = true;
+            this.o.onLost('lease not renewed before it could expire');
+            return;
+          }
           await sleep(Math.min(backoffMs(attempt, { maxMs: RETRY_MAX_MS }), left), this.stop.signal);
           if (this.stop.signal.aborted) return;
         }

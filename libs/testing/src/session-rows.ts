@@ -1,4 +1,4 @@
-import { SessionEntity } from '@mango/persistence';
+import { insertRow, SessionEntity, SessionThreadRepository } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { DataSource } from 'typeorm';
 
@@ -17,7 +17,10 @@ export async function insertWorkspaceAndEnvironment(
   return { workspaceId, environmentId };
 }
 
-/** A Session row (idle, empty log) in that Workspace and Environment; `fields` override the defaults. */
+/**
+ * A Session row (idle, empty log) and its primary Thread in one transaction, as Session create writes
+ * them, in that Workspace and Environment; `fields` override the defaults.
+ */
 export async function insertSessionRow(
   ds: DataSource,
   owner: { workspaceId: string; environmentId: string },
@@ -25,26 +28,30 @@ export async function insertSessionRow(
 ): Promise<string> {
   const now = new Date();
   const id = fields.id ?? newId('session');
-  await ds.getRepository(SessionEntity).insert({
-    id,
-    workspaceId: owner.workspaceId,
-    environmentId: owner.environmentId,
-    agentId: newId('agent'),
-    agentVersion: 1,
-    deploymentId: null,
-    agent: {},
-    title: null,
-    status: 'idle',
-    metadata: {},
-    budget: null,
-    vaultIds: [],
-    usage: {},
-    lastSeq: '0',
-    createdAt: now,
-    updatedAt: now,
-    archivedAt: null,
-    deletedAt: null,
-    ...fields,
-  } as never);
+  await ds.transaction(async (tx) => {
+    const session = tx.create(SessionEntity, {
+      id,
+      workspaceId: owner.workspaceId,
+      environmentId: owner.environmentId,
+      agentId: newId('agent'),
+      agentVersion: 1,
+      deploymentId: null,
+      agent: {},
+      title: null,
+      status: 'idle',
+      metadata: {},
+      budget: null,
+      vaultIds: [],
+      usage: {},
+      lastSeq: '0',
+      createdAt: now,
+      updatedAt: now,
+      archivedAt: null,
+      deletedAt: null,
+      ...fields,
+    } as never);
+    await insertRow(tx, SessionEntity, session);
+    await new SessionThreadRepository(ds).createPrimary(tx, session);
+  });
   return id;
 }

@@ -1,19 +1,18 @@
 import {
   createDataSource,
   dataSourceOptions,
-  insertRow,
   migrate,
   MIGRATIONS,
   OUTBOX_CHANNEL,
   PgListener,
   primaryThreadId,
-  SessionEntity,
   SessionLog,
   SessionThreadEntity,
   SessionThreadRepository,
 } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import { DataSource } from 'typeorm';
+import { insertSessionRow, insertWorkspaceAndEnvironment } from './session-rows';
 import { createEmptyDatabase, createTestDatabase, TestDatabase } from './test-database';
 
 /**
@@ -26,20 +25,14 @@ describe('SessionThreadRepository (real PostgreSQL)', () => {
   let ds: DataSource;
   let log: SessionLog;
   let threads: SessionThreadRepository;
-  const workspaceId = newId('workspace');
-  const environmentId = newId('environment');
+  let owner: { workspaceId: string; environmentId: string };
 
   beforeAll(async () => {
     db = await createTestDatabase('threads');
     ds = await createDataSource({ url: db.url, poolSize: 4 }).initialize();
     log = new SessionLog(ds);
     threads = new SessionThreadRepository(ds);
-    await ds.query(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, [workspaceId]);
-    await ds.query(
-      `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
-       VALUES ($1, $2, 'e', '{}', '{}', now(), now())`,
-      [environmentId, workspaceId],
-    );
+    owner = await insertWorkspaceAndEnvironment(ds);
   });
 
   afterAll(async () => {
@@ -48,35 +41,7 @@ describe('SessionThreadRepository (real PostgreSQL)', () => {
   });
 
   /** A Session and its primary Thread in one transaction, as Session create writes them. */
-  async function newSession(): Promise<string> {
-    const now = new Date();
-    const id = newId('session');
-    await ds.transaction(async (tx) => {
-      const session = tx.create(SessionEntity, {
-        id,
-        workspaceId,
-        environmentId,
-        agentId: newId('agent'),
-        agentVersion: 1,
-        deploymentId: null,
-        agent: {},
-        title: null,
-        status: 'idle',
-        metadata: {},
-        budget: null,
-        vaultIds: [],
-        usage: { input_tokens: 0 },
-        lastSeq: '0',
-        createdAt: now,
-        updatedAt: now,
-        archivedAt: null,
-        deletedAt: null,
-      });
-      await insertRow(tx, SessionEntity, session);
-      await threads.createPrimary(tx, session);
-    });
-    return id;
-  }
+  const newSession = () => insertSessionRow(ds, owner, { usage: { input_tokens: 0 } as never });
 
   const event = (type: string, extra: Record<string, unknown> = {}) => ({
     type,
@@ -265,15 +230,8 @@ describe('the session_threads migration (real PostgreSQL)', () => {
     try {
       await before.initialize();
       await migrate(before);
-      const ws = newId('workspace');
-      const env = newId('environment');
+      const { workspaceId: ws, environmentId: env } = await insertWorkspaceAndEnvironment(before);
       const [idle, archived] = [newId('session'), newId('session')];
-      await before.query(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, [ws]);
-      await before.query(
-        `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
-         VALUES ($1, $2, 'e', '{}', '{}', now(), now())`,
-        [env, ws],
-      );
       for (const [id, status, archivedAt] of [
         [idle, 'running', null],
         [archived, 'idle', '2026-11-30T00:00:00.000Z'],

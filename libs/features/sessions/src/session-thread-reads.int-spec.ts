@@ -6,7 +6,12 @@ import {
 } from '@mango/domain-sessions';
 import { createDataSource, SessionEventEntity } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
-import { createTestDatabase, TestDatabase } from '@mango/testing';
+import {
+  createTestDatabase,
+  insertSessionRow,
+  insertWorkspaceAndEnvironment,
+  TestDatabase,
+} from '@mango/testing';
 import type { DataSource } from 'typeorm';
 import { threadEventFilter } from './session-thread-reads';
 
@@ -26,20 +31,7 @@ describe('Thread history filter = visibleOn (real PostgreSQL)', () => {
   beforeAll(async () => {
     db = await createTestDatabase('threadreads');
     ds = await createDataSource({ url: db.url, poolSize: 2 }).initialize();
-    const ws = newId('workspace');
-    const env = newId('environment');
-    await ds.query(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, [ws]);
-    await ds.query(
-      `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
-       VALUES ($1, $2, 'e', '{}', '{}', now(), now())`,
-      [env, ws],
-    );
-    await ds.query(
-      `INSERT INTO sessions (id, workspace_id, environment_id, agent_id, agent_version, agent, status, metadata,
-                             usage, last_seq, created_at, updated_at)
-       VALUES ($1, $2, $3, 'agent_01JD2Y3QX9V5M8K7R6T4W2P0AB', 1, '{}', 'idle', '{}', '{}', 0, now(), now())`,
-      [sessionId, ws, env],
-    );
+    await insertSessionRow(ds, await insertWorkspaceAndEnvironment(ds), { id: sessionId });
   });
 
   afterAll(async () => {

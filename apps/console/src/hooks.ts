@@ -32,3 +32,31 @@ export function when(iso: string | null | undefined): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
+
+export interface Write {
+  busy: boolean;
+  /** The API's error envelope of the last failed call, or null. */
+  error: string | null;
+  /** Runs one write call: busy while it runs, its failure kept in `error`; resolves true on success. */
+  run(call: () => Promise<void>): Promise<boolean>;
+}
+
+/** The state of a write (a button or a form): one call at a time, its error shown beside it. */
+export function useWrite(): Write {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const run = async (call: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await call();
+      return true;
+    } catch (e) {
+      setError(messageOf(e));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run };
+}

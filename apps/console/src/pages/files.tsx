@@ -1,6 +1,5 @@
-import { useState } from 'preact/hooks';
-import { messageOf, useClient } from '../api';
-import { useLoad, when } from '../hooks';
+import { useClient } from '../api';
+import { useLoad, useWrite, when } from '../hooks';
 import { Action, bytes, Failure, ListBody } from './parts';
 
 /** Files of the Workspace (metadata only: name, type, size, created; the bytes are not fetched): upload and delete. */
@@ -54,22 +53,13 @@ export function FilesPage() {
 /** One file from the browser, uploaded through the API (multipart, the same call as `client.files.upload`). */
 function UploadFile({ done }: { done: () => void }) {
   const client = useClient();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useWrite();
   const submit = async (form: HTMLFormElement) => {
-    const input = form.elements.namedItem('file') as HTMLInputElement;
-    const file = input.files?.[0];
+    const file = (form.elements.namedItem('file') as HTMLInputElement).files?.[0];
     if (!file) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await client.files.upload({ file });
+    if (await run(async () => void (await client.files.upload({ file })))) {
       form.reset();
       done();
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(false);
     }
   };
   return (

@@ -1,7 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { messageOf } from '../api';
-import type { Loaded } from '../hooks';
+import { Loaded, useWrite } from '../hooks';
 
 /** The API's error envelope for a failed read (type, status, message, request id), as an alert. */
 export function Failure({ error }: { error: string | null }) {
@@ -79,19 +78,10 @@ export function Action({
   confirm?: string;
   testid?: string;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run: write } = useWrite();
   const click = async () => {
     if (confirm && !window.confirm(confirm)) return;
-    setBusy(true);
-    setError(null);
-    try {
-      done?.(await run());
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(false);
-    }
+    await write(async () => done?.(await run()));
   };
   return (
     <>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { messageOf, useClient } from '../api';
-import { useLoad, when } from '../hooks';
+import { useClient } from '../api';
+import { useLoad, useWrite, when } from '../hooks';
 import { Action, Failure, ListBody, Toggle } from './parts';
 
 /**
@@ -135,15 +135,13 @@ function Deliveries({ webhookId }: { webhookId: string }) {
 /** A new endpoint: URL and event types (comma-separated `data.type` values), optional description. */
 function CreateWebhook({ done }: { done: (created: unknown) => void }) {
   const client = useClient();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useWrite();
   const submit = async (form: HTMLFormElement) => {
     const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
     const description = field('description');
-    setBusy(true);
-    setError(null);
-    try {
-      const created = await client.webhooks.create({
+    let created: unknown;
+    const ok = await run(async () => {
+      created = await client.webhooks.create({
         url: field('url'),
         event_types: field('event_types')
           .split(',')
@@ -151,12 +149,10 @@ function CreateWebhook({ done }: { done: (created: unknown) => void }) {
           .filter(Boolean),
         ...(description ? { description } : {}),
       } as never);
+    });
+    if (ok) {
       form.reset();
       done(created);
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(false);
     }
   };
   return (

@@ -148,6 +148,8 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
     expect(oldGone.time).toBeLessThan(next.time);
     expect(b.logs()).toContain('adopted a running container left by an earlier run');
     expect(b.logs()).not.toMatch(/tool result not accepted/);
+    // The socket is closed after the container is removed: give the clean-up a moment, as above.
+    for (let i = 0; i < 50 && existsSync(join(socketRoot, work.id.toLowerCase())); i++) await sleep(100);
     expect(existsSync(join(socketRoot, work.id.toLowerCase()))).toBe(false);
     expect(await b.stop('SIGTERM')).toBe(0);
   }, 400_000);

@@ -173,7 +173,7 @@ export class DockerItemLauncher {
       if (c.Labels[LABEL_WORK] !== workId || c.Labels[LABEL_ENVIRONMENT] !== environmentId) {
         throw new Error(`container ${c.Id} does not belong to Work ${workId}; refusing to remove it`);
       }
-      await this.docker.getContainer(c.Id).remove({ force: true });
+      await this.removeContainer(c.Id);
     }
     return stale.length;
   }
@@ -288,8 +288,11 @@ export class DockerItemLauncher {
       return await this.outcome(containerId, exited, req.deadlineMs, req.signal);
     } finally {
       if (this.running.get(workId) === containerId) this.running.delete(workId);
-      await this.removeContainer(containerId);
-      await socket.close();
+      try {
+        await this.removeContainer(containerId);
+      } finally {
+        await socket.close();
+      }
     }
   }
 
@@ -349,7 +352,7 @@ export class DockerItemLauncher {
       if (c.Labels[LABEL_SESSION] !== sessionId || c.Labels[LABEL_ENVIRONMENT] !== environmentId) {
         throw new Error(`container ${c.Id} does not belong to Session ${sessionId}; refusing to remove it`);
       }
-      await this.docker.getContainer(c.Id).remove({ force: true });
+      await this.removeContainer(c.Id); // gone meanwhile, or being removed by its adopter: fine
     }
     return earlier.length;
   }
@@ -578,12 +581,35 @@ export class DockerItemLauncher {
   }
 
   /** Force-removes a container (and its anonymous tmpfs); retried once within the 15 s bound each. */
+  /**
+   * Force-removes a container; done when it is gone. Another removal already under way (409 "removal of
+   * container … is already in progress": e.g. a Session's next activation removing an adopted container
+   * while its adopter cleans up) is waited for, up to 30 s, instead of failing the caller's clean-up.
+   */
   private async removeContainer(id: string): Promise<void> {
-    try {
-      await this.docker.getContainer(id).remove({ force: true });
-    } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 404) return;
-      await this.docker.getContainer(id).remove({ force: true });
+    const status = (err: unknown) => (err as { statusCode?: number }).statusCode;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.docker.getContainer(id).remove({ force: true });
+        return;
+      } catch (err) {
+        if (status(err) === 404) return;
+        if (attempt >= 2 && status(err) !== 409) throw err;
+        if (status(err) === 409) {
+          for (let i = 0; i < 150; i++) {
+            const gone = await this.docker
+              .getContainer(id)
+              .inspect()
+              .then(
+                () => false,
+                (e: unknown) => status(e) === 404,
+              );
+            if (gone) return;
+            await new Promise((r) => setTimeout(r, 200));
+          }
+          throw err;
+        }
+      }
     }
   }
 }

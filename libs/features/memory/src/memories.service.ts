@@ -358,21 +358,20 @@ export class MemoriesService {
       leaseMs: this.settings.leaseMs,
     });
     let outcome: Outcome<T>;
-    let keeper: CleanupLeaseKeeper | undefined;
+    // The lease is renewed from its registration to the commit, like a File upload's: a live write is
+    // never swept however long the object put (a loaded S3) or the Store's row lock (concurrent writers
+    // in turn) takes. Only a writer whose renewals stop (it died or stalled) loses it: a sweeper takes the
+    // object, and the commit below refuses.
+    const keeper = new CleanupLeaseKeeper(this.cleanups, lease, this.settings.leaseMs, this.log);
     try {
       await this.objects.put(staged.objectKey, content);
-      // From here the write waits only on PostgreSQL (the Store's row lock, held by each concurrent
-      // writer in turn): the lease is renewed until the commit, so a sweeper in any process sees a live
-      // write however long that queue is. A writer that stalled before this point (the object put) is
-      // not renewed: its lease runs out and a sweeper takes the object, and the commit below refuses.
-      keeper = new CleanupLeaseKeeper(this.cleanups, lease, this.settings.leaseMs, this.log);
       outcome = await this.dataSource.transaction(async (tx) => {
         const out = await apply(tx, staged);
         if (out.used && !(await this.cleanups.release(lease, tx))) throw new LeaseLostError(lease);
         return out;
       });
     } catch (err) {
-      await keeper?.stop();
+      await keeper.stop();
       await this.abandon(staged.objectKey, lease);
       throw err;
     }

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { digestCredential, generateCredential, type Principal } from '@mango/feature-auth';
 import {
+  type CleanupLease,
   DEFAULT_FILES_SETTINGS,
   FileObjects,
   FilesSettings,
@@ -42,6 +43,14 @@ class ControlledObjects extends MemoryObjects {
   }
 }
 
+/** A process whose lease renewals stop (it stalled or died): while `frozen`, nothing reaches the database. */
+class FreezableCleanups extends ObjectCleanupRepository {
+  frozen = false;
+  override async renew(lease: CleanupLease, leaseMs: number): Promise<boolean> {
+    return this.frozen ? true : super.renew(lease, leaseMs);
+  }
+}
+
 /**
  * Memory write and delete recovery on real PostgreSQL and S3, driving the service with a held object
  * write (the process stalls or dies between writing the object and committing the row) and a failing
@@ -60,6 +69,7 @@ describe('Memory content recovery (real PostgreSQL + S3)', () => {
   let ds: DataSource;
   let store: ObjectStore;
   let objects: ControlledObjects;
+  let cleanups: FreezableCleanups;
   let memories: MemoriesService;
   let stores: MemoryStoresService;
   let sweeper: ObjectCleanupSweeper;
@@ -84,7 +94,7 @@ describe('Memory content recovery (real PostgreSQL + S3)', () => {
       bucket: `mango-memrec-${randomBytes(3).toString('hex')}`,
     });
     await store.ensureBucket();
-    const cleanups = new ObjectCleanupRepository(ds);
+    cleanups = new FreezableCleanups(ds);
     objects = new ControlledObjects(store);
     const access = new MemoryAccess();
     memories = new MemoriesService(ds, access, cleanups, objects, settings);
@@ -104,6 +114,7 @@ describe('Memory content recovery (real PostgreSQL + S3)', () => {
     let release!: () => void;
     const isStored = new Promise<void>((r) => (stored = r));
     objects.holdAfterPut = { stored, release: new Promise<void>((r) => (release = r)) };
+    cleanups.frozen = true; // the writer stalls (or dies): its lease is renewed no more
     const write = memories.create(p, s.id, {}, { path: '/a', content: 'orphan?' });
     const settled = write.then(
       () => 'committed',
@@ -129,6 +140,7 @@ describe('Memory content recovery (real PostgreSQL + S3)', () => {
     expect(await keys()).toEqual([]);
 
     // The stalled writer wakes up: its lease is gone, so it must not commit, and it cleans after itself.
+    cleanups.frozen = false;
     release();
     expect(await settled).toBeInstanceOf(LeaseLostError);
     expect(await count('memories')).toBe(0);
@@ -139,6 +151,25 @@ describe('Memory content recovery (real PostgreSQL + S3)', () => {
     const ok = await memories.create(p, s.id, { view: 'full' }, { path: '/a', content: 'fine' });
     expect(ok.content).toBe('fine');
     expect(await keys()).toHaveLength(1);
+  });
+
+  it('a live write whose object put outlasts its lease (a loaded S3) keeps its lease and commits', async () => {
+    const s = await stores.create('wrkspc_default', { name: 'slow put' });
+    let stored!: () => void;
+    let release!: () => void;
+    const isStored = new Promise<void>((r) => (stored = r));
+    objects.holdAfterPut = { stored, release: new Promise<void>((r) => (release = r)) };
+    const write = memories.create(p, s.id, { view: 'full' }, { path: '/slow', content: 'kept' });
+    await isStored;
+    objects.holdAfterPut = undefined;
+    // Five leases long, with a sweeper running: the renewed intent is never taken.
+    for (let i = 0; i < 15; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await sweeper.sweepOnce()).toEqual({ removed: 0, kept: 0, failed: 0 });
+    }
+    release();
+    expect((await write).content).toBe('kept');
+    expect(await count('object_cleanups')).toBe(0);
   });
 
   it('a Work-token write whose token is reclaimed after its object is written never commits (the lease is checked in the writing transaction)', async () => {

@@ -59,6 +59,11 @@ NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false npx nx run console:build --outputS
 start_app() { # start_app <name> <entry> — background, logs under $RUN/log, pid under $RUN/pid
   start_bg "$1" node -r "$ROOT/tools/runtime/register.js" "$ROOT/$2"
 }
+# A port held by another process would kill our app at boot (EADDRINUSE) while the readiness check below
+# still saw the port open (answered by that other process): refuse it, unless it is our own running app.
+free_port() { ! port_busy "$2" || { say "port 127.0.0.1:$2 for $1 is already in use by another process (another stack? set MANGO_PORT / the MANGO_UP_*_PORT variables, or stop it)"; exit 1; }; }
+running api || { free_port api "$API_PORT"; free_port "api metrics" "$M_API"; }
+running files || { free_port files "$FILES_PORT"; free_port "files metrics" "$M_FILES"; }
 MANGO_API_PORT=$API_PORT MANGO_METRICS_PORT=$M_API start_app api apps/api/src/main.ts
 MANGO_FILES_PORT=$FILES_PORT MANGO_METRICS_PORT=$M_FILES MANGO_S3_BUCKET=mango start_app files apps/files/src/main.ts
 # The model endpoint: MANGO_MODEL_* first, then the usual ANTHROPIC_* variables, then the public API.

@@ -629,20 +629,17 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     return { lost, duplicated, detail };
   }
 
-  /** Resolves once the tool's command is a process in the Session's running container. */
-  async function commandRunning(sessionId: string): Promise<void> {
+  /** The Session's running container, once the tool's command is a process in it. */
+  async function commandRunning(sessionId: string): Promise<Docker.Container> {
     const deadline = Date.now() + 60_000;
     for (;;) {
       const [c] = await docker.listContainers({
         filters: { label: [`dev.mango.session_id=${sessionId}`], status: ['running'] },
       });
-      const top =
-        c &&
-        (await docker
-          .getContainer(c.Id)
-          .top()
-          .catch(() => undefined));
-      if (JSON.stringify(top?.Processes ?? []).includes(`sleep ${TOOL_SECONDS}`)) return;
+      const container = c && docker.getContainer(c.Id);
+      const top = container && (await container.top().catch(() => undefined));
+      if (container && JSON.stringify(top?.Processes ?? []).includes(`sleep ${TOOL_SECONDS}`))
+        return container;
       if (Date.now() > deadline) throw new Error(`the tool never ran in a container of ${sessionId}`);
       await sleep(100);
     }
@@ -760,20 +757,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       inject: async (sessionId) => {
         // Killed while the command runs (its `sleep` is a process in the Session's container), not before
         // the container or the command started (the model's tool_use can be logged before either).
-        const deadline = Date.now() + 60_000;
-        for (;;) {
-          const [c] = await docker.listContainers({
-            filters: { label: [`dev.mango.session_id=${sessionId}`], status: ['running'] },
-          });
-          const container = c && docker.getContainer(c.Id);
-          const top = container && (await container.top().catch(() => undefined));
-          if (container && JSON.stringify(top?.Processes ?? []).includes(`sleep ${TOOL_SECONDS}`)) {
-            await container.kill({ signal: 'SIGKILL' });
-            return;
-          }
-          if (Date.now() > deadline) throw new Error(`the tool never ran in a container of ${sessionId}`);
-          await sleep(100);
-        }
+        await (await commandRunning(sessionId)).kill({ signal: 'SIGKILL' });
       },
     },
     {

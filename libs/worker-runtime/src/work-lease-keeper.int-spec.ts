@@ -56,8 +56,9 @@ describe('WorkLeaseKeeper against the real API', () => {
     await api?.close();
   });
 
-  it('keeps retrying a failed renewal while the lease can be alive: an outage longer than five tries but shorter than the TTL keeps the lease', async () => {
-    const envId = (await ws.post('/v1/environments', { name: 'keeper-pool' })).body.id as string;
+  /** An acked healthcheck Work item, and a Work-token client that reaches the API through a fresh Gate. */
+  async function leasedWork(name: string, timeoutMs: number) {
+    const envId = (await ws.post('/v1/environments', { name })).body.id as string;
     const worker = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
     expect((await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } })).status).toBe(
       201,
@@ -70,14 +71,19 @@ describe('WorkLeaseKeeper against the real API', () => {
       baseUrl: `http://127.0.0.1:${gate.port}`,
       apiKey: decodeWorkSecret(polled.secret).sessions_token,
       maxRetries: 0,
-      timeoutMs: 5_000,
+      timeoutMs,
     });
+    return { envId, workId: polled.id as string, gate, client };
+  }
+
+  it('keeps retrying a failed renewal while the lease can be alive: an outage longer than five tries but shorter than the TTL keeps the lease', async () => {
+    const { envId, workId, gate, client } = await leasedWork('keeper-pool', 5_000);
     const lost: string[] = [];
     // Renewed every 7 s. Five tries after a failure (the old limit) are spent within ~8 s of it.
     const keeper = new WorkLeaseKeeper({
       client,
       environmentId: envId,
-      workId: polled.id,
+      workId,
       ttlSeconds: 21,
       onLost: (reason) => lost.push(reason),
       onStopRequested: () => lost.push('stopping'),
@@ -95,7 +101,7 @@ describe('WorkLeaseKeeper against the real API', () => {
       expect(keeper.lost).toBe(false);
       // The renewal extended the lease past the first one's end (21 s after it): still active at 23 s.
       await new Promise((r) => setTimeout(r, 6_000));
-      const item = (await ws.get(`/v1/environments/${envId}/work/${polled.id}`)).body;
+      const item = (await ws.get(`/v1/environments/${envId}/work/${workId}`)).body;
       expect(item.state).toBe('active');
     } finally {
       await keeper.close();
@@ -104,24 +110,12 @@ describe('WorkLeaseKeeper against the real API', () => {
   }, 120_000);
 
   it('fences itself when a renewal cannot get through before the lease could expire: onLost, no later than the TTL', async () => {
-    const envId = (await ws.post('/v1/environments', { name: 'keeper-fence' })).body.id as string;
-    const worker = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
-    await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
-    const polled = (await worker.get(`/v1/environments/${envId}/work/poll?block_ms=5000`)).body;
-    expect((await worker.post(`/v1/environments/${envId}/work/${polled.id}/ack`)).status).toBe(200);
-    const gate = new Gate(await freePort(), new URL(api.url));
-    await gate.open();
-    const client = new MangoClient({
-      baseUrl: `http://127.0.0.1:${gate.port}`,
-      apiKey: decodeWorkSecret(polled.secret).sessions_token,
-      maxRetries: 0,
-      timeoutMs: 2_000,
-    });
+    const { envId, workId, gate, client } = await leasedWork('keeper-fence', 2_000);
     const lost: Array<{ reason: string; at: number }> = [];
     const keeper = new WorkLeaseKeeper({
       client,
       environmentId: envId,
-      workId: polled.id,
+      workId,
       ttlSeconds: 6,
       onLost: (reason) => lost.push({ reason, at: Date.now() }),
       onStopRequested: () => lost.push({ reason: 'stopping', at: Date.now() }),

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { sessionInputSignal, sessionWorkflow } from '@mango/workflows';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
 import {
@@ -11,13 +11,40 @@ import {
   trace,
   tracer,
 } from '@mango/platform-tracing';
-import { OUTBOX_CHANNEL, OUTBOX_PRUNE_BATCH, pruneDispatchedOutbox, WakeLoop } from '@mango/persistence';
-import { DataSource } from 'typeorm';
-import { wakesWorkflow } from '@mango/domain-sessions';
+import {
+  OUTBOX_CHANNEL,
+  OUTBOX_PRUNE_BATCH,
+  primaryThreadId,
+  pruneDispatchedOutbox,
+  SessionThreadRepository,
+  WakeLoop,
+} from '@mango/persistence';
+import { DataSource, type EntityManager } from 'typeorm';
+import {
+  THREAD_ARCHIVE_REQUESTED,
+  threadWorkflowId,
+  wakesWorkflow,
+  workflowWake,
+} from '@mango/domain-sessions';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
 const BATCH = 100;
+
+/** An outbox row as the relay claims it. */
+interface OutboxRow {
+  id: string;
+  session_id: string;
+  event_seq: string;
+  kind: string;
+  session_thread_id: string | null;
+  tool_use_id: string | null;
+  waited: number;
+  traceparent: string | null;
+}
+
+/** One signal to send: to the Session workflow (`threadId` null) or a Thread's; `start` may start it. */
+type Delivery = OutboxRow & { threadId: string | null; start: boolean };
 const SWEEP_MS = 1000;
 /** Signal-with-start calls in flight at once during one relay pass. */
 const SIGNAL_LANES = 16;
@@ -38,6 +65,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   private connection?: Connection;
   private client?: Client;
   private prunedAt = 0;
+  private readonly threads = new SessionThreadRepository();
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
@@ -102,28 +130,20 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
       const relayed = await this.dataSource.transaction(async (tx) => {
         // The signal carries what the workflow needs to decide without a database round trip: the
         // sequence, the kind and, for a tool result, the call it answers.
-        const rows: Array<{
-          id: string;
-          session_id: string;
-          event_seq: string;
-          kind: string;
-          tool_use_id: string | null;
-          waited: number;
-          traceparent: string | null;
-        }> = await tx.query(
-          `SELECT o.id, o.session_id, o.event_seq, o.kind, e.tool_use_id, e.body->>'_traceparent' AS traceparent,
+        const rows: OutboxRow[] = await tx.query(
+          `SELECT o.id, o.session_id, o.event_seq, o.kind, o.session_thread_id, e.tool_use_id, e.body->>'_traceparent' AS traceparent,
                   EXTRACT(EPOCH FROM (now() - o.created_at))::float8 AS waited
              FROM outbox o LEFT JOIN session_events e ON e.session_id = o.session_id AND e.seq = o.event_seq
             WHERE o.dispatched_at IS NULL ORDER BY o.id LIMIT ${BATCH} FOR UPDATE OF o SKIP LOCKED`,
         );
         // One Session's signals go in sequence order; different Sessions' go concurrently (a batch of
         // a hundred Sessions is a few round trips, not a hundred, while the rows stay locked).
-        const bySession = new Map<string, typeof rows>();
+        const bySession = new Map<string, Delivery[]>();
         for (const row of rows) {
           // Kinds that do not move the workflow are marked dispatched without a signal.
           if (!wakesWorkflow(row.kind)) continue;
           const list = bySession.get(row.session_id) ?? [];
-          list.push(row);
+          list.push(...(await this.deliveries(tx, row)));
           bySession.set(row.session_id, list);
         }
         const queue = [...bySession.values()];
@@ -140,16 +160,41 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
                 },
                 parent,
               );
+              const signal = { seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id };
               await context
-                .with(trace.setSpan(parent, span), () =>
-                  this.client!.workflow.signalWithStart(sessionWorkflow, {
-                    workflowId: row.session_id,
+                .with(trace.setSpan(parent, span), async () => {
+                  if (!row.threadId)
+                    return this.client!.workflow.signalWithStart(sessionWorkflow, {
+                      workflowId: row.session_id,
+                      taskQueue: this.env.MANGO_TASK_QUEUE,
+                      args: [
+                        { sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN },
+                      ],
+                      signal: sessionInputSignal,
+                      signalArgs: [signal],
+                    });
+                  const workflowId = threadWorkflowId(row.session_id, row.threadId);
+                  // A Session-wide fan-out or an archive only tells a running Thread workflow; input starts one.
+                  if (!row.start)
+                    return this.client!.workflow.getHandle(workflowId)
+                      .signal(sessionInputSignal, signal)
+                      .catch((err: unknown) => {
+                        if (!(err instanceof WorkflowNotFoundError)) throw err;
+                      });
+                  return this.client!.workflow.signalWithStart(sessionWorkflow, {
+                    workflowId,
                     taskQueue: this.env.MANGO_TASK_QUEUE,
-                    args: [{ sessionId: row.session_id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
+                    args: [
+                      {
+                        sessionId: row.session_id,
+                        threadId: row.threadId,
+                        turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN,
+                      },
+                    ],
                     signal: sessionInputSignal,
-                    signalArgs: [{ seq: Number(row.event_seq), kind: row.kind, toolUseId: row.tool_use_id }],
-                  }),
-                )
+                    signalArgs: [signal],
+                  });
+                })
                 .finally(() => span.end());
             }
         };
@@ -164,6 +209,32 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
       for (const r of relayed) this.metrics.outboxDispatchLag.observe(Math.max(0, Number(r.waited)));
       if (relayed.length < BATCH) return;
     }
+  }
+
+  /**
+   * Where one outbox row's signal goes (ADR 0017): a primary row to the Session workflow — and a
+   * Session-wide interrupt, budget change or Fail also to every live delegate Thread's workflow; a
+   * Thread's row to that Thread's workflow. An archive request is finished here, in the dispatch
+   * transaction (the Thread was idle when it was asked), and its workflow is told to stop.
+   */
+  private async deliveries(tx: EntityManager, row: OutboxRow): Promise<Delivery[]> {
+    const thread = row.session_thread_id === primaryThreadId(row.session_id) ? null : row.session_thread_id;
+    if (row.kind === THREAD_ARCHIVE_REQUESTED) {
+      if (!thread) return [];
+      await this.threads.finishArchive(tx, thread, new Date());
+      return [{ ...row, threadId: thread, start: false }];
+    }
+    if (thread) return [{ ...row, threadId: thread, start: true }];
+    const wake = workflowWake(row.kind);
+    const fanOut = wake === 'interrupt' || wake === 'budget' || wake === 'terminate';
+    if (!fanOut) return [{ ...row, threadId: null, start: true }];
+    const children = await this.threads.liveChildren(tx, row.session_id, {
+      terminated: wake === 'terminate',
+    });
+    return [
+      { ...row, threadId: null, start: true },
+      ...children.map((id) => ({ ...row, threadId: id, start: false })),
+    ];
   }
 
   /** Deletes dispatched rows past their retention, in bounded batches, at most once a minute. */

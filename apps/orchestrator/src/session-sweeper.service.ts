@@ -4,7 +4,9 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { SessionRepository } from '@mango/persistence';
+import { SessionRepository, SessionThreadRepository } from '@mango/persistence';
+import { threadWorkflowId } from '@mango/domain-sessions';
+import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
@@ -35,13 +37,16 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
   private stopped = false;
   private failing = false;
   private readonly restarts: Counter<'reason'>;
+  private readonly threads: SessionThreadRepository;
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(SessionRepository) private readonly sessions: SessionRepository,
     @Inject(MangoMetrics) metrics: MangoMetrics,
+    @Inject(DataSource) dataSource: DataSource,
   ) {
+    this.threads = new SessionThreadRepository(dataSource);
     this.restarts = new Counter({
       name: 'mango_session_sweeper_restarts_total',
       help: 'Session workflows the sweeper started again for a running/rescheduling Session, by what it found (not_found, or the closed status, e.g. terminated).',
@@ -83,21 +88,39 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
       // Under the row lock (SKIP LOCKED): undefined when another orchestrator has it, an append holds
       // it, or it moved on.
       const done = await this.sessions.withRunningLock(id, async () => {
-        const found = await this.workflowStatus(id);
-        if (found === 'RUNNING') return false;
-        await this.client!.workflow.start(sessionWorkflow, {
-          workflowId: id,
-          taskQueue: this.env.MANGO_TASK_QUEUE,
-          args: [{ sessionId: id, turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        });
-        const reason = found.toLowerCase();
-        this.restarts.inc({ reason });
-        this.log.warn(
-          { session_id: id, found: reason },
-          'session sweeper restarted a workflow: the Session was running with no live workflow',
-        );
-        return true;
+        // The primary Thread's workflow (id = session id), then each running delegate Thread's (ADR 0017).
+        const workflows = [
+          { workflowId: id, threadId: undefined as string | undefined },
+          ...(await this.threads.runningChildren(id)).map((t) => ({
+            workflowId: threadWorkflowId(id, t),
+            threadId: t as string | undefined,
+          })),
+        ];
+        let any = false;
+        for (const w of workflows) {
+          const found = await this.workflowStatus(w.workflowId);
+          if (found === 'RUNNING') continue;
+          await this.client!.workflow.start(sessionWorkflow, {
+            workflowId: w.workflowId,
+            taskQueue: this.env.MANGO_TASK_QUEUE,
+            args: [
+              {
+                sessionId: id,
+                ...(w.threadId ? { threadId: w.threadId } : {}),
+                turnsPerRun: this.env.MANGO_SESSION_TURNS_PER_RUN,
+              },
+            ],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          });
+          const reason = found.toLowerCase();
+          this.restarts.inc({ reason });
+          this.log.warn(
+            { session_id: id, ...(w.threadId ? { session_thread_id: w.threadId } : {}), found: reason },
+            'session sweeper restarted a workflow: the Session was running with no live workflow',
+          );
+          any = true;
+        }
+        return any;
       });
       if (done) restarted += 1;
     }

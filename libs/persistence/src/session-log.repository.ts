@@ -1,4 +1,12 @@
-import { projectSessionStatus, type ResumeLogEvent, wakesWorkflow } from '@mango/domain-sessions';
+import {
+  projectSessionStatus,
+  type ResumeLogEvent,
+  threadAgentName,
+  threadKeyPrefix,
+  threadLog,
+  unprefixedKey,
+  wakesWorkflow,
+} from '@mango/domain-sessions';
 import { newId } from '@mango/platform-ids';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
@@ -157,6 +165,7 @@ export class SessionLog {
     // Outbox rows only for kinds that wake the workflow (ADR 0007): sequence and kind of each.
     const outboxSeqs: string[] = [];
     const outboxKinds: string[] = [];
+    const outboxThreads: Array<string | null> = [];
     const fresh: NewSessionEvent[] = [];
     for (const e of events) {
       if (e.idempotencyKey && seen.has(e.idempotencyKey)) continue;
@@ -181,6 +190,7 @@ export class SessionLog {
       if (wakesWorkflow(kind)) {
         outboxSeqs.push(seq.toString());
         outboxKinds.push(kind);
+        outboxThreads.push(e.sessionThreadId ?? null);
       }
     }
     if (rows.length) {
@@ -193,8 +203,8 @@ export class SessionLog {
                   AS t(id, seq, type, body, key, tool_use_id, processed_at, thread_id)
            RETURNING seq),
          o AS (
-           INSERT INTO outbox (session_id, event_seq, kind, created_at)
-           SELECT $1, seq, kind, $2 FROM unnest($10::bigint[], $11::text[]) AS o(seq, kind)
+           INSERT INTO outbox (session_id, event_seq, kind, session_thread_id, created_at)
+           SELECT $1, seq, kind, thread_id, $2 FROM unnest($10::bigint[], $11::text[], $14::text[]) AS o(seq, kind, thread_id)
            RETURNING id)
          SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`,
         [
@@ -211,6 +221,7 @@ export class SessionLog {
           outboxKinds,
           OUTBOX_CHANNEL,
           rows.map((r) => r.sessionThreadId),
+          outboxThreads,
         ],
       );
       // Lifecycle events announce themselves to subscribed webhooks in the same transaction.
@@ -219,10 +230,12 @@ export class SessionLog {
     const runnable = events.some((e) => e.runnable);
     session.lastSeq = seq.toString();
     session.updatedAt = now;
-    // The only writer of sessions.status: what the status machine answers for the appended events.
+    // The only writer of sessions.status: what the status machine answers for the appended events —
+    // or, once the Session has delegate Threads, what their statuses make (running while any runs).
     session.status = projectSessionStatus(session.status, fresh);
     // Each Thread's status, through the Thread status machine, for the same events (ADR 0017).
-    await this.threads.projectStatus(tx, session.id, fresh, now);
+    const { sessionStatus } = await this.threads.projectStatus(tx, session.id, fresh, now);
+    if (sessionStatus && session.status !== 'terminated') session.status = sessionStatus;
     // The projection and the "look now" notice in one statement.
     await tx.query(
       `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
@@ -275,37 +288,68 @@ export class SessionLog {
    * columns of the log events that say where its workflow stands — turn keys, turn-starting input,
    * interrupts, budget changes and the terminal events, never bodies — in sequence order.
    */
-  async resumeLog(sessionId: string): Promise<{
+  async resumeLog(
+    sessionId: string,
+    threadId?: string,
+  ): Promise<{
     session: { status: string; deleted: boolean } | null;
     events: ResumeLogEvent[];
+    /** The Thread's row (a Thread's fold only): whether it still takes turns. */
+    thread?: { open: boolean };
   }> {
     const [session]: Array<{ status: string; deleted: boolean }> = await this.ds().query(
       'SELECT status, deleted_at IS NOT NULL AS deleted FROM sessions WHERE id = $1',
       [sessionId],
     );
+    let thread: { open: boolean } | undefined;
+    if (threadId) {
+      const [row]: Array<{ open: boolean }> = await this.ds().query(
+        `SELECT (status <> 'terminated' AND archived_at IS NULL AND archive_requested_at IS NULL) AS open
+           FROM session_threads WHERE id = $1 AND session_id = $2`,
+        [threadId, sessionId],
+      );
+      thread = { open: row?.open === true };
+    }
+    // A Thread's fold (ADR 0017): its own events (keys under `thread:<id>:`), and the Session-wide
+    // ones without a Thread (interrupts, budget changes, the terminal events); the primary's are those
+    // without a Thread.
+    const prefix = threadKeyPrefix(threadId);
     const rows: Array<{
       seq: string;
       type: string;
       idempotency_key: string | null;
       stop_reason: string | null;
       budget_changed: boolean;
+      session_thread_id: string | null;
     }> = await this.ds().query(
       `SELECT seq, type, idempotency_key, body->'stop_reason'->>'type' AS stop_reason,
-              (type = 'session.updated' AND body ? 'budget') AS budget_changed
+              (type = 'session.updated' AND body ? 'budget') AS budget_changed, session_thread_id
          FROM session_events
         WHERE session_id = $1
-          AND (starts_with(idempotency_key, 'turn:')
+          AND (starts_with(idempotency_key, $2)
                OR type IN ('user.message', 'user.tool_confirmation', 'user.custom_tool_result',
+                           'agent.thread_message_received',
                            'user.interrupt', 'session.updated', 'session.status_terminated', 'session.deleted'))
+          AND (session_thread_id IS NOT DISTINCT FROM $3
+               OR ($3::text IS NOT NULL AND session_thread_id IS NULL
+                   AND type IN ('user.interrupt', 'session.updated', 'session.status_terminated', 'session.deleted')))
         ORDER BY seq`,
-      [sessionId],
+      [sessionId, `${prefix}turn:`, threadId ?? null],
     );
+    const own = threadId
+      ? rows.map((r) => ({
+          ...r,
+          type:
+            threadLog([{ type: r.type, sessionThreadId: r.session_thread_id }], threadId)[0]?.type ?? r.type,
+        }))
+      : rows;
     return {
       session: session ?? null,
-      events: rows.map((r) => ({
+      ...(thread ? { thread } : {}),
+      events: own.map((r) => ({
         seq: r.seq,
         type: r.type,
-        idempotencyKey: r.idempotency_key,
+        idempotencyKey: unprefixedKey(r.idempotency_key, threadId),
         stopReason: r.stop_reason,
         budgetChanged: r.budget_changed,
       })),
@@ -322,9 +366,25 @@ export class SessionLog {
   }
 
   /** The Session's cumulative usage (tokens, list cost, active seconds), in the caller's transaction. */
-  async saveUsage(tx: EntityManager, session: SessionEntity, usage: Record<string, unknown>): Promise<void> {
+  async saveUsage(
+    tx: EntityManager,
+    session: SessionEntity,
+    usage: Record<string, unknown>,
+    thread?: { id: string; usage: Record<string, unknown> },
+  ): Promise<void> {
     session.usage = usage;
-    // Until delegate Threads run (ADR 0017 "Budget"), the primary Thread's usage is the Session's.
+    if (thread) {
+      // A delegate's request (ADR 0017 "Budget"): the Session's usage (what the budget gate reads) and
+      // the delegate's own, in one transaction.
+      await tx.query('UPDATE sessions SET usage = $2::jsonb WHERE id = $1', [
+        session.id,
+        JSON.stringify(usage),
+      ]);
+      await this.threads.saveUsage(tx, thread.id, thread.usage);
+      return;
+    }
+    // The primary Thread's usage is the Session's (delegates' requests add to the Session's too, so the
+    // primary's row shows the Session's whole usage, as the Thread read of the primary always did).
     await tx.query(
       `WITH s AS (UPDATE sessions SET usage = $2::jsonb WHERE id = $1 RETURNING id)
        UPDATE session_threads SET usage = $2::jsonb WHERE id = $3 AND session_id IN (SELECT id FROM s)`,
@@ -341,10 +401,25 @@ export class SessionLog {
   async terminate(tx: EntityManager, sessionId: string, message: string, now: Date): Promise<void> {
     const session = await this.lock(tx, sessionId);
     if (!session || session.deletedAt || session.status === 'terminated') return;
+    // A Fail ends every Thread (ADR 0017): each live delegate's own terminated event, then the Session's.
+    const children = await tx.query(
+      `SELECT t.id, t.agent_ref FROM session_threads t
+        WHERE t.session_id = $1 AND t.parent_thread_id IS NOT NULL AND t.archived_at IS NULL AND t.status <> 'terminated'
+        ORDER BY t.id`,
+      [sessionId],
+    );
+    const agent = session.agent as Parameters<typeof threadAgentName>[0];
     await this.append(
       tx,
       session,
       [
+        ...(children as Array<{ id: string; agent_ref: string }>).map((c) => ({
+          type: 'session.thread_status_terminated',
+          body: { session_thread_id: c.id, agent_name: threadAgentName(agent, c.agent_ref) },
+          sessionThreadId: c.id,
+          processed: true,
+          runnable: false,
+        })),
         {
           type: 'session.error',
           body: {

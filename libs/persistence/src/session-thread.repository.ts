@@ -2,6 +2,8 @@ import {
   type ArchiveDecision,
   archiveDecision,
   INITIAL_THREAD_STATUS,
+  sessionStatusOfThreads,
+  type ThreadStatus,
   projectThreadStatus,
   THREAD_ARCHIVE_REQUESTED,
   type ThreadScopedEvent,
@@ -113,25 +115,30 @@ export class SessionThreadRepository {
   /**
    * Writes what the Thread status machine answers for appended events, in the appending transaction
    * (the caller holds the Session's row lock): every Thread an event concerns, in order; a row whose
-   * status does not change is not written. Answers the Threads whose status changed.
+   * status does not change is not written. Answers the Threads whose status changed and, when the
+   * Session has delegate Threads, the Session's status their statuses make (`sessionStatusOfThreads`:
+   * running while any Thread runs); `sessionStatus` is undefined when no event moved a Thread or the
+   * Session has only its primary.
    */
   async projectStatus(
     tx: EntityManager,
     sessionId: string,
     events: readonly ThreadScopedEvent[],
     now: Date,
-  ): Promise<Array<Pick<SessionThreadEntity, 'id' | 'status'>>> {
-    if (!events.some(movesAThread)) return [];
+  ): Promise<{ changed: Array<Pick<SessionThreadEntity, 'id' | 'status'>>; sessionStatus?: ThreadStatus }> {
+    if (!events.some(movesAThread)) return { changed: [] };
     const rows: Array<{ id: string; status: string; primary: boolean }> = await tx.query(
       `SELECT id, status, parent_thread_id IS NULL AS primary FROM session_threads WHERE session_id = $1`,
       [sessionId],
     );
     const changed: Array<Pick<SessionThreadEntity, 'id' | 'status'>> = [];
+    const after = new Map<string, ThreadStatus>();
     for (const row of rows) {
       const seen = events
         .map((e) => threadStatusEvent({ id: row.id, primary: row.primary }, e))
         .filter((e) => e !== undefined);
       const next = projectThreadStatus(row.status, seen);
+      after.set(row.id, next);
       if (next !== row.status) changed.push({ id: row.id, status: next });
     }
     if (changed.length)
@@ -140,7 +147,76 @@ export class SessionThreadRepository {
            FROM unnest($1::text[], $3::text[]) AS c(id, status) WHERE t.id = c.id`,
         [changed.map((c) => c.id), now, changed.map((c) => c.status)],
       );
-    return changed;
+    const primary = rows.find((r) => r.primary);
+    const children = rows.filter((r) => !r.primary).map((r) => after.get(r.id)!);
+    if (!primary || children.length === 0) return { changed };
+    return { changed, sessionStatus: sessionStatusOfThreads(after.get(primary.id)!, children) };
+  }
+
+  /**
+   * The live delegate Thread of a roster entry (a follow-up continues it): not archived, not asked to
+   * be, not terminated; or null.
+   */
+  findDelegate(tx: EntityManager, sessionId: string, agentRef: string): Promise<SessionThreadEntity | null> {
+    return tx
+      .createQueryBuilder(SessionThreadEntity, 't')
+      .where('t.session_id = :sessionId AND t.agent_ref = :agentRef AND t.parent_thread_id IS NOT NULL', {
+        sessionId,
+        agentRef,
+      })
+      .andWhere("t.archive_requested_at IS NULL AND t.archived_at IS NULL AND t.status <> 'terminated'")
+      .orderBy('t.id', 'DESC')
+      .getOne();
+  }
+
+  /** Delegate Threads (not the Advisor's) running or rescheduling now: the 25-at-once limit counts them. */
+  async countRunningDelegates(tx: EntityManager, sessionId: string): Promise<number> {
+    const [row]: Array<{ n: number }> = await tx.query(
+      `SELECT count(*)::int AS n FROM session_threads
+        WHERE session_id = $1 AND parent_thread_id IS NOT NULL AND agent_ref <> 'advisor'
+          AND status IN ('running', 'rescheduling')`,
+      [sessionId],
+    );
+    return row?.n ?? 0;
+  }
+
+  /**
+   * A Session's child Threads that a Session-wide signal still concerns: not archived and (unless
+   * `terminated` is asked for, as a Fail's fan-out does after it ended them) not terminated.
+   */
+  async liveChildren(
+    em: EntityManager,
+    sessionId: string,
+    o: { terminated?: boolean } = {},
+  ): Promise<string[]> {
+    const rows: Array<{ id: string }> = await em.query(
+      `SELECT id FROM session_threads
+        WHERE session_id = $1 AND parent_thread_id IS NOT NULL AND archived_at IS NULL
+          AND ($2 OR status <> 'terminated')
+        ORDER BY id`,
+      [sessionId, o.terminated === true],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** A Session's delegate Threads whose status says a turn is under way (the sweeper's candidates). */
+  async runningChildren(sessionId: string): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.ds().query(
+      `SELECT id FROM session_threads
+        WHERE session_id = $1 AND parent_thread_id IS NOT NULL AND archived_at IS NULL
+          AND status IN ('running', 'rescheduling')
+        ORDER BY id`,
+      [sessionId],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Adds a model request's usage to one Thread's own (the Session's is kept by the Session log). */
+  async saveUsage(tx: EntityManager, threadId: string, usage: Record<string, unknown>): Promise<void> {
+    await tx.query('UPDATE session_threads SET usage = $2::jsonb WHERE id = $1', [
+      threadId,
+      JSON.stringify(usage),
+    ]);
   }
 
   /**

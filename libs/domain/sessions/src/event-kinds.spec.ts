@@ -39,7 +39,14 @@ const TABLE: Record<string, [boolean, WorkflowWake | undefined, boolean, boolean
   'span.outcome_evaluation_ongoing': [false, undefined, false, false],
   'span.outcome_evaluation_end': [false, undefined, false, false],
   [BUDGET_CHANGED]: [false, 'budget', false, true],
-  [THREAD_ARCHIVE_REQUESTED]: [false, undefined, false, false],
+  'session.thread_created': [false, undefined, false, false],
+  'session.thread_status_running': [false, undefined, false, false],
+  'session.thread_status_idle': [false, undefined, false, false],
+  'session.thread_status_rescheduled': [false, undefined, false, false],
+  'session.thread_status_terminated': [false, undefined, false, false],
+  'agent.thread_message_sent': [false, undefined, false, false],
+  'agent.thread_message_received': [false, 'turn', false, false],
+  [THREAD_ARCHIVE_REQUESTED]: [false, 'archive', false, false],
 };
 
 describe('event-kind vocabulary', () => {

@@ -66,8 +66,8 @@ export function isThreadMessageKind(kind: string): boolean {
 
 /**
  * The outbox kind of a Thread archive request (`POST …/threads/{id}/archive`, ADR 0017): the durable
- * intent the orchestration finishes. Never an event type, and it wakes no Session workflow (the relay
- * marks it dispatched without a signal) until the child-Thread workflows exist to receive it.
+ * intent the orchestration finishes. Never an event type: the relay finishes the archive in its dispatch
+ * transaction and signals the Thread's workflow, which stops.
  */
 export const THREAD_ARCHIVE_REQUESTED = 'session.thread_archive_requested';
 
@@ -83,6 +83,8 @@ export const BUDGET_CHANGED = 'session.budget_changed';
  */
 export const SESSION_EVENT_KINDS: readonly string[] = [
   ...SESSION_EVENT_TYPES,
+  ...THREAD_LIFECYCLE_EVENT_TYPES,
+  ...THREAD_MESSAGE_EVENT_TYPES,
   BUDGET_CHANGED,
   THREAD_ARCHIVE_REQUESTED,
 ];
@@ -98,6 +100,15 @@ export function isRunnableKind(kind: string): boolean {
     kind === 'user.custom_tool_result' ||
     kind === 'user.define_outcome'
   );
+}
+
+/**
+ * Input that starts (or queues) a turn of the Thread it is appended to: runnable client input, and a
+ * cross-thread message received (a delegate's report on the primary, the coordinator's message on a
+ * delegate, ADR 0017).
+ */
+export function startsTurn(kind: string): boolean {
+  return isRunnableKind(kind) || kind === 'agent.thread_message_received';
 }
 
 /**
@@ -131,12 +142,14 @@ export type WorkflowWake =
   /** Resumes a turn paused at the budget gate. */
   | 'budget'
   /** A worker's Fail terminated the Session: the workflow stops. */
-  | 'terminate';
+  | 'terminate'
+  /** The Thread's archive was finished: its workflow stops (child Threads only, ADR 0017). */
+  | 'archive';
 
 /** How a kind wakes the Session workflow, or `undefined` when it does not (no outbox row, no signal). */
 export function workflowWake(kind: string): WorkflowWake | undefined {
   if (kind === 'user.define_outcome') return 'outcome';
-  if (isRunnableKind(kind)) return 'turn';
+  if (startsTurn(kind)) return 'turn';
   switch (kind) {
     case 'user.tool_result':
       return 'tool_result';
@@ -146,6 +159,8 @@ export function workflowWake(kind: string): WorkflowWake | undefined {
       return 'budget';
     case 'session.status_terminated':
       return 'terminate';
+    case THREAD_ARCHIVE_REQUESTED:
+      return 'archive';
     default:
       return undefined;
   }

@@ -12,3 +12,4 @@ export * from './session-input';
 export * from './tool-calls';
 export * from './transcript';
 export * from './session-resume';
+export * from './thread-orchestration';

@@ -57,6 +57,8 @@ export interface ModelRequestInput {
   memoryStores: readonly PromptMemoryStore[];
   /** MCP tools declared for this turn, by their model-facing names (`mcp__<server>__<tool>`). */
   mcpTools: readonly ClientToolDeclaration[];
+  /** A coordinator's platform tools (`platformTools`, thread-orchestration.ts), after the custom tools. */
+  platformTools?: readonly ClientToolDeclaration[];
 }
 
 export interface ComposedModelRequest {
@@ -202,6 +204,7 @@ export function composeModelRequest(input: ModelRequestInput): ComposedModelRequ
     ...enabledSandboxTools(input.agent),
     ...(offerActivation ? [activateSkillTool(input.skills)] : []),
     ...custom.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })),
+    ...(input.platformTools ?? []),
     ...input.mcpTools.map((t) => ({
       name: t.name,
       description: t.description,

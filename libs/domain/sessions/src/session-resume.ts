@@ -4,7 +4,7 @@
  * is the Session's first — reads this once and goes on from there, so the PostgreSQL log, not Temporal,
  * is the source of truth. Pure and workflow-safe (imports only the event-kind vocabulary).
  */
-import { isRunnableKind } from './event-kinds';
+import { startsTurn } from './event-kinds';
 
 /** What the rebuild looks at in one logged event (the activity selects only these columns). */
 export interface ResumeLogEvent {
@@ -63,7 +63,7 @@ export function resumeStateFromLog(events: readonly ResumeLogEvent[]): SessionRe
     if (e.type === 'session.status_terminated' || e.type === 'session.deleted') stopped = true;
     if (e.type === 'user.interrupt') interrupted = Math.max(interrupted, seq);
     if (e.type === 'user.define_outcome') outcomes = true;
-    if (isRunnableKind(e.type)) inputs.push(seq);
+    if (startsTurn(e.type)) inputs.push(seq);
     if (e.type === 'session.updated' && e.budgetChanged) lastBudgetChange = Math.max(lastBudgetChange, seq);
     const key = e.idempotencyKey ? TURN_KEY.exec(e.idempotencyKey) : null;
     if (!key) continue;

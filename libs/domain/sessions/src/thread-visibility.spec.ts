@@ -8,15 +8,16 @@ const WORK: ThreadStream = { kind: 'work' };
 
 const ALL_TYPES = [...SESSION_EVENT_TYPES, ...THREAD_LIFECYCLE_EVENT_TYPES, ...THREAD_MESSAGE_EVENT_TYPES];
 
-/** Child events the primary shows (ADR 0017), with the permission that makes a tool call cross-post. */
+/**
+ * Child events the primary shows (ADR 0017), with the permission that makes a tool call cross-post. A
+ * child's own `agent.thread_message_*` are not among them: the primary has its own side of each exchange.
+ */
 const CROSS_POSTED: Record<string, string | undefined> = {
   'session.thread_created': undefined,
   'session.thread_status_running': undefined,
   'session.thread_status_idle': undefined,
   'session.thread_status_rescheduled': undefined,
   'session.thread_status_terminated': undefined,
-  'agent.thread_message_sent': undefined,
-  'agent.thread_message_received': undefined,
   'agent.custom_tool_use': undefined,
   'user.tool_confirmation': undefined,
   'user.custom_tool_result': undefined,
@@ -92,9 +93,9 @@ describe('a child stream never shows the primary or a sibling', () => {
       { n: 12, type: 'agent.thread_message_received', sessionThreadId: null },
     ];
     const on = (s: ThreadStream) => log.filter((e) => visibleOn(s, e)).map((e) => e.n);
-    expect(on(PRIMARY)).toEqual([1, 2, 3, 4, 5, 9, 10, 12]);
+    expect(on(PRIMARY)).toEqual([1, 2, 3, 4, 9, 10, 12]);
     expect(on(CHILD)).toEqual([4, 5, 6, 7, 8, 9, 10]);
     expect(on(OTHER)).toEqual([11]);
-    expect(on(WORK)).toEqual([1, 2, 3, 4, 5, 7, 8, 9, 10, 12]);
+    expect(on(WORK)).toEqual([1, 2, 3, 4, 7, 8, 9, 10, 12]);
   });
 });

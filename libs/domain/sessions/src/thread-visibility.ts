@@ -6,13 +6,14 @@
  *
  * - A child Thread's stream shows its own events (and `session.deleted`, which ends every stream).
  * - The primary's stream shows its own events, every Thread's lifecycle (`session.thread_*`), the
- *   cross-thread messages (`agent.thread_message_*`), and the child tool calls whose answer needs a
- *   client — an `ask` `agent.tool_use` / `agent.mcp_tool_use` and every `agent.custom_tool_use`
+ *   cross-thread messages (its own `agent.thread_message_*`: the sender's side of a request, the
+ *   receiver's side of a report; a child's side of the same exchange stays on the child), and the
+ *   child tool calls whose answer needs a client — an `ask` `agent.tool_use` / `agent.mcp_tool_use` and every `agent.custom_tool_use`
  *   (hosted §3.4.4, cross-posted with their `session_thread_id`) — with the client's answers to them.
  * - The Work token's stream shows what the primary's does plus every Thread's sandbox calls and what
  *   settles them (the worker serves the whole Session's one Work activation, ADR 0008).
  */
-import { isThreadLifecycleKind, isThreadMessageKind } from './event-kinds';
+import { isThreadLifecycleKind } from './event-kinds';
 
 /** The stream being read. */
 export type ThreadStream =
@@ -60,10 +61,5 @@ export function visibleOn(stream: ThreadStream, event: VisibilityEvent): boolean
 
 function onPrimary(event: VisibilityEvent, owner: string | null): boolean {
   if (owner === null) return true;
-  return (
-    isThreadLifecycleKind(event.type) ||
-    isThreadMessageKind(event.type) ||
-    needsClientAnswer(event) ||
-    CLIENT_ANSWERS.has(event.type)
-  );
+  return isThreadLifecycleKind(event.type) || needsClientAnswer(event) || CLIENT_ANSWERS.has(event.type);
 }

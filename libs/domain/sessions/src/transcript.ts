@@ -84,7 +84,9 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
     );
   };
   const userInput = (e: LogEvent) => {
-    if (e.type === 'user.define_outcome') {
+    if (e.type === 'agent.thread_message_received') {
+      push('user', [{ type: 'text', text: threadMessageText(e.body) }]);
+    } else if (e.type === 'user.define_outcome') {
       const rubric = e.body.rubric as { content?: string } | undefined;
       push('user', [
         { type: 'text', text: outcomeTaskText(String(e.body.description), rubric?.content ?? '') },
@@ -102,6 +104,7 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
         break;
       case 'user.message':
       case 'user.define_outcome':
+      case 'agent.thread_message_received':
         if (inTurn) deferred.push(e);
         else userInput(e);
         break;
@@ -210,6 +213,20 @@ export function transcript(events: LogEvent[]): TranscriptMessage[] {
     }
   }
   return messages;
+}
+
+/**
+ * How a Thread's model sees a message from another Thread (ADR 0017): a delegate's report on the
+ * coordinator, the coordinator's request on a delegate, the Advisor's answer (documented word for word in
+ * docs/api-guide.md "Multi-agent Threads").
+ */
+export function threadMessageText(body: Record<string, unknown>): string {
+  const from = String(body.from_agent_name ?? body.from_session_thread_id ?? 'another agent');
+  const text = ((body.content ?? []) as Content)
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text ?? '')
+    .join('\n');
+  return `<message from="${from}">\n${text}\n</message>`;
 }
 
 /** The event recording a compaction; its internal fields (never rendered) hold the summary. */

@@ -1,7 +1,21 @@
 import { canonicalJson, conflict, FileTextReader, invalidRequest } from '@mango/domain-kernel';
 import { Principal, requireLiveToken } from '@mango/feature-auth';
-import { closesOpenCalls, activeOutcome, OUTCOME_EVENT_TYPES, parseEventsBody } from '@mango/domain-sessions';
-import { requireLiveLease, SessionEntity, SessionEventEntity, SessionLog } from '@mango/persistence';
+import {
+  activeOutcome,
+  type ClientEvent,
+  closesOpenCalls,
+  OUTCOME_EVENT_TYPES,
+  parseEventsBody,
+  threadLog,
+} from '@mango/domain-sessions';
+import {
+  primaryThreadId,
+  requireLiveLease,
+  SessionEntity,
+  SessionEventEntity,
+  SessionLog,
+  SessionThreadRepository,
+} from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, tracer, tracingEnabled } from '@mango/platform-tracing';
 import { DataSource, EntityManager, In } from 'typeorm';
@@ -32,6 +46,7 @@ export class SendEvents {
     private readonly metrics: MangoMetrics,
     private readonly limits: SessionServiceLimits,
     private readonly files?: FileTextReader,
+    private readonly threads: SessionThreadRepository = new SessionThreadRepository(),
   ) {}
 
   /**
@@ -83,7 +98,7 @@ export class SendEvents {
         const answer = answerOf(e);
         if (!answer) {
           // An interrupt at a budget pause is accepted and ignored: there is no turn to stop.
-          if (!(paused && e.type === 'user.interrupt')) fresh.push(toStored(e));
+          if (!(paused && e.type === 'user.interrupt')) fresh.push(await this.onThread(tx, session.id, e));
           continue;
         }
         // A confirmation answers a sandbox or an MCP call that asked; results answer only their own kind.
@@ -112,6 +127,14 @@ export class SendEvents {
           stored.push(renderEvent(prior));
           continue;
         }
+        // The answer belongs to the call's Thread (ADR 0017): a `session_thread_id` the client echoes must
+        // be that Thread's.
+        const echoed = (e as { session_thread_id?: string }).session_thread_id;
+        const owner = target.sessionThreadId ?? null;
+        if (echoed !== undefined && echoed !== (owner ?? primaryThreadId(session.id)))
+          throw invalidRequest(
+            `${answer.targetId} belongs to thread ${owner ?? primaryThreadId(session.id)}, not ${echoed}`,
+          );
         await this.requireOpen(tx, session.id, target, e.type);
         if (e.type === 'user.tool_result' || e.type === 'user.custom_tool_result')
           answered.push({
@@ -129,6 +152,7 @@ export class SendEvents {
           ...toStored(e),
           processed: true,
           ...(answer.key ? { idempotencyKey: answer.key } : { toolUseId: answer.targetId }),
+          ...(owner ? { sessionThreadId: owner } : {}),
         });
       }
       const rows = await this.log.append(tx, session, fresh, now);
@@ -162,6 +186,20 @@ export class SendEvents {
     return { data: out.data };
   }
 
+  /**
+   * An event that names no call, as stored: an interrupt with a delegate's `session_thread_id` stops
+   * only that Thread (stored on it); without one, or with the primary's, it is Session-wide (ADR 0017).
+   */
+  private async onThread(tx: EntityManager, sessionId: string, e: ClientEvent) {
+    const stored = toStored(e);
+    const threadId = (e as { session_thread_id?: string }).session_thread_id;
+    if (e.type !== 'user.interrupt' || !threadId || threadId === primaryThreadId(sessionId)) return stored;
+    const thread = await this.threads.get(tx, sessionId, threadId);
+    if (!thread)
+      throw invalidRequest(`session_thread_id ${threadId} is not a thread of session ${sessionId}`);
+    return { ...stored, sessionThreadId: thread.id };
+  }
+
   /** The `_traceparent` the API stored on the latest user.message before `seq` (the turn's trace). */
   private async turnTraceparent(
     tx: EntityManager,
@@ -186,14 +224,19 @@ export class SendEvents {
     call: SessionEventEntity,
     type: string,
   ): Promise<void> {
-    const later: Array<Pick<SessionEventEntity, 'type' | 'body'>> = await tx
+    // What closes a call is its own Thread's (a Session-wide interrupt closes every Thread's).
+    const later: Array<Pick<SessionEventEntity, 'type' | 'body' | 'sessionThreadId'>> = await tx
       .createQueryBuilder(SessionEventEntity, 'e')
-      .select(['e.type', 'e.body'])
+      .select(['e.type', 'e.body', 'e.sessionThreadId'])
       .where('e.session_id = :sessionId AND e.seq > :seq', { sessionId, seq: call.seq })
-      .andWhere(`(e.type = 'user.interrupt' OR e.type = 'session.status_idle')`)
+      .andWhere(`(e.type IN ('user.interrupt', 'session.status_idle', 'session.thread_status_idle'))`)
       .orderBy('e.seq', 'ASC')
       .getMany();
-    if (later.some((e) => closesOpenCalls(e)))
+    const own = threadLog(
+      later.map((e) => ({ ...e, sessionThreadId: e.sessionThreadId ?? null })),
+      call.sessionThreadId,
+    );
+    if (own.some((e) => closesOpenCalls(e)))
       throw conflict(`${call.id} was interrupted before it completed; it takes no ${type}`);
   }
 

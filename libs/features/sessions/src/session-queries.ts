@@ -9,12 +9,12 @@ import {
   rejectUnknownQuery,
   toPage,
 } from '@mango/platform-pagination';
-import { SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { primaryThreadId, SessionEntity, SessionEventEntity } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { asList, EVENT_TYPE, parseOrder, STATUSES, whereCreatedAt } from './session-list-query';
 import { EventView, renderEvent, renderSession, SessionView } from './session.view';
 import { findSession, renderSessions, sessionIdFor, Query } from './session-reads';
-import type { EventFilter } from './session-thread-reads';
+import { type EventFilter, threadEventFilter } from './session-thread-reads';
 
 /** Reading Sessions: one, a page of them, and a page of one Session's events. */
 export class SessionQueries {
@@ -107,7 +107,14 @@ export class SessionQueries {
       .orderBy('e.seq', order === 'asc' ? 'ASC' : 'DESC')
       .limit(limit + 1);
     if (types.length) qb.andWhere('e.type IN (:...types)', { types });
-    if (thread) qb.andWhere(thread.filter.where, thread.filter.params);
+    // The Session's own events route is its primary Thread's view for a Workspace key (hosted §5.8: no
+    // delegate's replies or tool calls); the Session's Work token reads the whole log (every Thread's calls).
+    const filter =
+      thread?.filter ??
+      (p.kind === 'work'
+        ? undefined
+        : threadEventFilter({ kind: 'thread', threadId: primaryThreadId(session.id), primary: true }));
+    if (filter) qb.andWhere(filter.where, filter.params);
     whereCreatedAt(qb, 'e', query.created_at);
     if (typeof query.page === 'string') {
       const after = decodeCursor(query.page, { scope, order }).after;

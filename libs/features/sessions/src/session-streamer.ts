@@ -8,7 +8,8 @@ import {
 } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
-import { MessageDelta, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { MessageDelta, primaryThreadId, SessionEntity, SessionEventEntity } from '@mango/persistence';
+import { rowVisibleOn } from './session-thread-reads';
 import type { Request, Response } from 'express';
 import { DataSource, IsNull } from 'typeorm';
 import { renderEvent } from './session.view';
@@ -143,6 +144,11 @@ export class SessionStreamer {
       where: { id: sessionId, workspaceId: p.workspaceId, deletedAt: IsNull() },
     });
     if (!session) throw notFound('session', sessionId);
+    // The Session's own stream is its primary Thread's for a Workspace key; the Work token sees every Thread.
+    if (!visible && p.kind !== 'work') {
+      const primary = { kind: 'thread' as const, threadId: primaryThreadId(session.id), primary: true };
+      visible = (row) => rowVisibleOn(primary, row);
+    }
     // Counted only once the stream is sure to open; a request beyond the limit changes nothing.
     if (this.open_ >= this.limits.streams) {
       res.setHeader('retry-after', String(STREAMS_RETRY_AFTER_S));

@@ -1,6 +1,7 @@
 import {
+  ADVISOR_AGENT_NAME,
+  ADVISOR_REF,
   THREAD_LIFECYCLE_EVENT_TYPES,
-  THREAD_MESSAGE_EVENT_TYPES,
   type ThreadStream,
   visibleOn,
 } from '@mango/domain-sessions';
@@ -51,7 +52,6 @@ export function threadEventFilter(stream: Extract<ThreadStream, { kind: 'thread'
       crossPosted: [
         'session.deleted',
         ...THREAD_LIFECYCLE_EVENT_TYPES,
-        ...THREAD_MESSAGE_EVENT_TYPES,
         'agent.custom_tool_use',
         'user.tool_confirmation',
         'user.custom_tool_result',
@@ -73,7 +73,14 @@ export function renderThread(
   const { multiagent, ...self } = session.agent as Record<string, unknown> & {
     multiagent?: { agents?: unknown[] } | null;
   };
-  const agent = primary ? self : (multiagent?.agents?.[Number(t.agentRef)] ?? null);
+  // An Advisor Thread shows its roster entry as the Advisor (hosted `Advisor`): its name and model.
+  const advisor = (multiagent?.agents ?? []).find((a) => (a as { type?: string }).type === 'advisor') as
+    { model?: string } | undefined;
+  const agent = primary
+    ? self
+    : t.agentRef === ADVISOR_REF
+      ? { type: 'advisor', name: ADVISOR_AGENT_NAME, model: advisor?.model ?? null }
+      : (multiagent?.agents?.[Number(t.agentRef)] ?? null);
   const archivedAt = t.archivedAt?.toISOString() ?? (primary ? session.archived_at : null);
   return {
     id: t.id,

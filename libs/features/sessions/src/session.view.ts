@@ -40,6 +40,8 @@ export function renderEvent(e: SessionEventEntity) {
   return {
     id: e.id,
     type: e.type,
+    // A delegate Thread's event names its Thread (hosted §3.4.4); the primary's carry none.
+    ...(e.sessionThreadId ? { session_thread_id: e.sessionThreadId } : {}),
     ...fields,
     processed_at: e.processedAt ? e.processedAt.toISOString() : null,
   };

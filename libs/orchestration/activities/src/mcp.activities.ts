@@ -1,3 +1,4 @@
+import { threadContext } from './thread-context';
 import { McpAuthenticationError, McpConnectionError, McpConnector, McpToolError } from '@mango/adapter-mcp';
 import type { AgentDefinition, McpServer } from '@mango/domain-agents';
 import {
@@ -217,9 +218,11 @@ export class McpRuntime {
         row ? { intentAt: row.intentAt.toISOString(), resultAt: row.resultAt?.toISOString() ?? null } : null,
       );
       if (decision === 'done') return undefined;
-      const server = ((s.agent as unknown as AgentDefinition).mcp_servers ?? []).find(
-        (m) => m.name === use.body.mcp_server_name,
-      );
+      // A delegate's call uses its own Agent's servers (ADR 0017); the primary's, the Session's Agent's.
+      const agent = use.sessionThreadId
+        ? (await threadContext(tx, s, use.sessionThreadId))?.agent
+        : (s.agent as unknown as AgentDefinition);
+      const server = (agent?.mcp_servers ?? []).find((m) => m.name === use.body.mcp_server_name);
       if (decision === 'outcome_unknown' || !server) {
         await this.recordResult(
           tx,
@@ -367,20 +370,25 @@ export class McpRuntime {
     isError: boolean,
     fileId?: string,
   ) {
+    // The result belongs to the call's Thread.
+    const use = await tx.findOne(SessionEventEntity, { where: { id, sessionId: s.id } });
     await this.sessionLog.append(
       tx,
       s,
       [
-        internal(
-          'agent.mcp_tool_result',
-          {
-            mcp_tool_use_id: id,
-            content: text ? [{ type: 'text', text }] : [],
-            is_error: isError,
-            ...(fileId ? { file_id: fileId } : {}),
-          },
-          `mcp:${id}:result`,
-        ),
+        {
+          ...internal(
+            'agent.mcp_tool_result',
+            {
+              mcp_tool_use_id: id,
+              content: text ? [{ type: 'text', text }] : [],
+              is_error: isError,
+              ...(fileId ? { file_id: fileId } : {}),
+            },
+            `mcp:${id}:result`,
+          ),
+          ...(use?.sessionThreadId ? { sessionThreadId: use.sessionThreadId } : {}),
+        },
       ],
       new Date(),
     );

@@ -1,5 +1,5 @@
 import { ModelClient, ModelRequestError, ModelResponse } from '@mango/adapter-model';
-import { AgentDefinition, autoPermission, CustomTool, evaluatePermission } from '@mango/domain-agents';
+import { autoPermission, CustomTool, evaluatePermission } from '@mango/domain-agents';
 import type { DeclaredMcpTool } from '@mango/domain-mcp';
 import {
   addUsage,
@@ -19,6 +19,11 @@ import {
   SessionUsage,
   stepOutcome,
   transcript,
+  type CoordinatorSnapshot,
+  isPlatformCall,
+  platformTools,
+  threadKeyPrefix,
+  threadLog,
 } from '@mango/domain-sessions';
 import { SessionEventEntity, type SessionLog, SessionRepository } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
@@ -37,6 +42,10 @@ import type { McpRuntime } from './mcp.activities';
 import { previewPublisher } from './preview-publisher';
 import { answerActivation, failureMessage, serverToolEvents } from './session-prompt';
 import { countUsage, internal, StoredEvent, turnTraceparent } from './step-events';
+import { carryOutPlatformCall } from './thread-calls';
+import { type ThreadContext, threadContext } from './thread-context';
+import { type PromptInputs, skillEntries, skillVersionRows } from '@mango/persistence';
+import type { EntityManager } from 'typeorm';
 
 /** What a model step needs: the model endpoint, MCP, the compaction threshold, prices and metrics. */
 export interface ModelStepDeps {
@@ -69,18 +78,26 @@ export function createModelStep(
   sessions: SessionRepository = new SessionRepository(),
 ): (ref: ModelStepRef) => Promise<StepOutcome> {
   const compaction = { compactAtTokens: deps.compactAtTokens, profiles: deps.profiles };
-  return async function modelStep({ sessionId, turn, step }: ModelStepRef): Promise<StepOutcome> {
+  return async function modelStep({ sessionId, threadId, turn, step }: ModelStepRef): Promise<StepOutcome> {
     if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
     if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
     const model = deps.model;
-    const key = `turn:${turn}:step:${step}`;
+    // A delegate's keys live under `thread:<id>:` (ADR 0017); the primary's are as they always were.
+    const prefix = threadKeyPrefix(threadId);
+    const key = `${prefix}turn:${turn}:step:${step}`;
+    const own = (e: StoredEvent): StoredEvent => (threadId ? { ...e, sessionThreadId: threadId } : e);
     // The step reads the Session's log once (ADR 0004): compaction and the request share that read, a
     // later look reads only what was appended since.
     const reader = log.reader(sessionId);
-    if (step === 0)
+    // Compaction summarises the primary Thread's transcript (delegates are not compacted yet).
+    if (step === 0 && !threadId)
       await compactIfNeeded(log, reader, model, sessionId, turn, compaction, deps.prices ?? {}, deps.metrics);
     const prepared = await log.withOpenSession(sessionId, async (tx, s) => {
-      const events = await reader.read(tx);
+      const thread = await threadContext(tx, s, threadId);
+      // A delegate Thread that is gone or archived takes no more steps.
+      if (!thread || thread.closed) return undefined;
+      // The Thread's own log out of the Session's one log (its status events read as the Session's).
+      const events = threadLog(await reader.read(tx), threadId);
       // Calls still open come first: the model is asked again only when every call is answered.
       const pending = openCalls(events);
       if (pending) return { pending };
@@ -92,34 +109,37 @@ export function createModelStep(
       // Failed attempts of this request so far (each recorded once): the next start span is numbered by them.
       const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
       const planned: StoredEvent[] = [];
-      if (s.status === 'rescheduling') {
-        planned.push(internal('session.status_running', {}, `${key}:resumed:${failures}`));
-      }
+      if (thread.status === 'rescheduling')
+        planned.push(own(runningAgain(thread, `${key}:resumed:${failures}`)));
       const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
-      planned.push(internal('span.model_request_start', {}, startKey));
+      planned.push(own(internal('span.model_request_start', {}, startKey)));
       await log.append(tx, s, planned, new Date());
       const startId =
         (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ?? '';
       return {
-        agent: s.agent as unknown as AgentDefinition,
+        agent: thread.agent,
+        thread,
+        snapshot: s.agent as unknown as CoordinatorSnapshot,
         vaultIds: s.vaultIds ?? [],
         messages: transcript(events),
         failures,
         startId,
         traceparent: turnTraceparent(events),
         // Frozen on the Session at create: no query (a Session from before the freeze reads them).
-        prompt: await sessions.promptInputs(tx, s),
+        prompt: await threadPromptInputs(tx, s, thread, sessions),
         usageEstimate: estimateFromUsage(events),
         // Replies of this turn cut at max_tokens and continued so far.
         continuations: events.filter(
-          (e) => e.idempotencyKey?.startsWith(`turn:${turn}:`) && e.body._stop_reason === 'max_tokens',
+          (e) =>
+            e.idempotencyKey?.startsWith(`${prefix}turn:${turn}:`) && e.body._stop_reason === 'max_tokens',
         ).length,
       };
     });
     if (!prepared) return { stopReason: 'end_turn' };
     if ('pending' in prepared) return prepared.pending!;
-    if ('done' in prepared) return doneOutcome(prepared.done!, key, turn);
+    if ('done' in prepared) return doneOutcome(prepared.done!, key, `${prefix}turn:${turn}:`);
     const { agent, startId, failures } = prepared;
+    const thread = prepared.thread!;
     const context = Context.current();
     const custom = agent.tools.filter((t): t is CustomTool => t.type === 'custom');
     // MCP tools of this turn (listed once per turn); a server that cannot be listed is left out of the
@@ -127,7 +147,7 @@ export function createModelStep(
     let mcpTools: DeclaredMcpTool[] = [];
     if (deps.mcp && (agent.mcp_servers ?? []).length) {
       const declared = await deps.mcp.declare(
-        sessionId,
+        threadId ? `${sessionId}/${threadId}` : sessionId,
         turn,
         agent,
         prepared.vaultIds!,
@@ -140,17 +160,19 @@ export function createModelStep(
             tx,
             s,
             declared.failures.map((f) =>
-              internal(
-                'session.error',
-                {
-                  error: {
-                    type: f.type,
-                    message: f.message.slice(0, 1000),
-                    mcp_server_name: f.server,
-                    retry_status: { type: 'retrying' },
+              own(
+                internal(
+                  'session.error',
+                  {
+                    error: {
+                      type: f.type,
+                      message: f.message.slice(0, 1000),
+                      mcp_server_name: f.server,
+                      retry_status: { type: 'retrying' },
+                    },
                   },
-                },
-                `turn:${turn}:mcp_error:${f.server}`,
+                  `${prefix}turn:${turn}:mcp_error:${f.server}`,
+                ),
               ),
             ),
             new Date(),
@@ -159,8 +181,11 @@ export function createModelStep(
     }
     // What the model sees (docs/api-guide.md "What the model sees"): libs/domain/sessions model-request.ts.
     const prompt = prepared.prompt!;
+    // A coordinator's primary Thread also gets the platform tools (list_agents, send_to_agent, consult_advisor).
+    const snapshot = prepared.snapshot!;
     const { system, tools, betas } = composeModelRequest({
       agent,
+      platformTools: platformTools(snapshot, thread.primary),
       skills: prompt.skills,
       memoryStores: prompt.memoryStores,
       mcpTools: mcpTools.map((t) => ({
@@ -182,6 +207,7 @@ export function createModelStep(
       throw await recordFailure(
         log,
         sessionId,
+        thread,
         key,
         failures,
         startId,
@@ -192,7 +218,8 @@ export function createModelStep(
     // The reply's agent.message and agent.thinking ids are chosen now, so that previews name the events they precede.
     const messageId = newId('sessionEvent');
     const thinkingId = newId('sessionEvent');
-    const previews = previewPublisher(log, sessionId, messageId);
+    // Previews stream on the primary Thread only (a delegate's replies are not previewed).
+    const previews = thread.primary ? previewPublisher(log, sessionId, messageId) : NO_PREVIEWS;
     let response: ModelResponse;
     const requested = process.hrtime.bigint();
     // The model request's span continues the trace of the message that started the turn (gen_ai.*
@@ -208,6 +235,7 @@ export function createModelStep(
           'gen_ai.request.model': agent.model.id,
           'gen_ai.request.max_tokens': params.max_tokens,
           'mango.session.id': sessionId,
+          ...(threadId ? { 'mango.session_thread.id': threadId } : {}),
           'mango.turn': turn,
           'mango.model_request.attempt': failures + 1,
         },
@@ -258,10 +286,12 @@ export function createModelStep(
             tx,
             s,
             [
-              internal(
-                'span.model_request_end',
-                { model_request_start_id: startId, is_error: null, model_usage: null },
-                `${key}:cancelled:${failures}`,
+              own(
+                internal(
+                  'span.model_request_end',
+                  { model_request_start_id: startId, is_error: null, model_usage: null },
+                  `${key}:cancelled:${failures}`,
+                ),
               ),
             ],
             new Date(),
@@ -272,6 +302,7 @@ export function createModelStep(
       throw await recordFailure(
         log,
         sessionId,
+        thread,
         key,
         failures,
         startId,
@@ -296,12 +327,13 @@ export function createModelStep(
     const thinking = content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
     const continues = cut && uses.length === 0 && prepared.continuations! < MAX_TOKENS_CONTINUATIONS;
     const isCustom = (name: string) => custom.some((t) => t.name === name);
+    const isPlatform = (name: string) => !isCustom(name) && isPlatformCall(name, snapshot, thread.primary);
     // `auto` calls are judged before their events exist (docs/api-guide.md "The auto permission policy").
     const { evaluations: judged, usage: judgedUsage } = await autoEvaluations(
       model,
       agent,
       uses,
-      isCustom,
+      (name) => isCustom(name) || isPlatform(name),
       mcpTools,
       deps.autoJudge ?? {},
       context.cancellationSignal,
@@ -309,6 +341,28 @@ export function createModelStep(
     const activationIds = uses.map(() => newId('sessionEvent'));
     let recorded: { before: SessionUsage; after: SessionUsage } | undefined;
     const appended = await log.withOpenSession(sessionId, async (tx, s) => {
+      // A concurrent attempt of this step already recorded it (the row lock orders them): only read.
+      const recordedBefore = await log.eventsByKeyPrefix(tx, sessionId, `${key}:model_end`);
+      if (recordedBefore.length) return log.eventsByKeyPrefix(tx, sessionId, `${key}:tool_use:`);
+      const now = new Date();
+      // Platform calls (a coordinator's list_agents / send_to_agent / consult_advisor) are decided and
+      // carried out here, in the transaction that records them (thread-calls.ts).
+      const platformEvents: StoredEvent[] = [];
+      const platformResults = new Map<number, { text: string; isError: boolean }>();
+      for (const [i, u] of uses.entries())
+        if (isPlatform(u.name)) {
+          const done = await carryOutPlatformCall(
+            tx,
+            s,
+            snapshot,
+            u.name,
+            u.input,
+            `${key}:platform:${i}`,
+            now,
+          );
+          platformEvents.push(...done.events);
+          platformResults.set(i, done.result);
+        }
       // Skill activations are answered here, from Mango's kept copy (session-prompt.ts).
       const activations = new Map<number, Awaited<ReturnType<typeof answerActivation>>>();
       for (const [i, u] of uses.entries())
@@ -324,6 +378,15 @@ export function createModelStep(
           ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
           : []),
         ...uses.map((u, i) => {
+          if (platformResults.has(i))
+            return {
+              ...internal(
+                'agent.tool_use',
+                { name: u.name, input: u.input, evaluated_permission: 'allow', _answered: true },
+                `${key}:tool_use:${i}`,
+              ),
+              id: activationIds[i],
+            };
           if (isCustom(u.name))
             return {
               ...internal('agent.custom_tool_use', { name: u.name, input: u.input }, `${key}:tool_use:${i}`),
@@ -355,9 +418,7 @@ export function createModelStep(
               `${key}:tool_use:${i}`,
             );
           const evaluation = judged.get(i);
-          const permission = evaluation
-            ? autoPermission(evaluation)
-            : evaluatePermission(s.agent as unknown as AgentDefinition, u.name);
+          const permission = evaluation ? autoPermission(evaluation) : evaluatePermission(agent, u.name);
           return {
             ...internal(
               'agent.tool_use',
@@ -373,6 +434,19 @@ export function createModelStep(
             runnable: permission === 'allow',
           };
         }),
+        ...[...platformResults].map(([i, answer]) =>
+          internal(
+            'agent.tool_result',
+            {
+              tool_use_id: activationIds[i],
+              content: [{ type: 'text', text: answer.text }],
+              is_error: answer.isError,
+            },
+            `${key}:tool_result:${i}`,
+          ),
+        ),
+        // What the platform calls did (Threads created, messages sent and received), after their results.
+        ...platformEvents,
         ...[...activations].map(([i, answer]) =>
           internal(
             'agent.tool_result',
@@ -400,15 +474,26 @@ export function createModelStep(
           `${key}:model_end`,
         ),
       ];
-      const inserted = await log.append(tx, s, planned, new Date());
+      // Every event of the step is the Thread's own, except what a platform call wrote for other Threads.
+      const mine = planned.map((e) => (platformEvents.includes(e) || e.sessionThreadId ? e : own(e)));
+      const inserted = await log.append(tx, s, mine, now);
       if (inserted.length) {
+        const add = (u: SessionUsage) => {
+          const replied = addUsage(agent.model.id, u, response.usage, deps.prices ?? {});
+          // The `auto` judgements' tokens count like the reply's (list cost, budget).
+          return judgedUsage ? addUsage(agent.model.id, replied, judgedUsage, deps.prices ?? {}) : replied;
+        };
         const before = s.usage as SessionUsage;
-        const replied = addUsage(agent.model.id, before, response.usage, deps.prices ?? {});
-        // The `auto` judgements' tokens count like the reply's (list cost, budget).
-        const usage = judgedUsage
-          ? addUsage(agent.model.id, replied, judgedUsage, deps.prices ?? {})
-          : replied;
-        await log.saveUsage(tx, s, usage);
+        const usage = add(before);
+        // A delegate's usage counts against the Session's (the shared budget) and its own Thread's.
+        await log.saveUsage(
+          tx,
+          s,
+          usage,
+          thread.primary
+            ? undefined
+            : { id: thread.id, usage: add((thread.usage ?? emptyUsage()) as SessionUsage) },
+        );
         recorded = { before, after: usage };
       }
       // The step's own tool calls, looked up by key (the whole log is not read again).
@@ -442,6 +527,7 @@ function errorType(err: ModelRequestError): string {
 async function recordFailure(
   log: SessionLog,
   sessionId: string,
+  thread: ThreadContext,
   key: string,
   failures: number,
   startId: string,
@@ -451,6 +537,8 @@ async function recordFailure(
 ): Promise<unknown> {
   if (!(err instanceof ModelRequestError)) return err; // not the model: retried without a session.error
   const retrying = err.retryable && !lastAttempt;
+  const own = (e: StoredEvent): StoredEvent =>
+    thread.sessionThreadId ? { ...e, sessionThreadId: thread.sessionThreadId } : e;
   await log.withOpenSession(sessionId, async (tx, s) => {
     const planned: StoredEvent[] = [
       internal(
@@ -471,9 +559,17 @@ async function recordFailure(
       ),
     ];
     if (retrying) {
-      planned.push(internal('session.status_rescheduled', {}, `${key}:rescheduled:${failures}`));
+      planned.push(
+        thread.primary
+          ? internal('session.status_rescheduled', {}, `${key}:rescheduled:${failures}`)
+          : internal(
+              'session.thread_status_rescheduled',
+              { session_thread_id: thread.id, agent_name: thread.agentName },
+              `${key}:rescheduled:${failures}`,
+            ),
+      );
     }
-    await log.append(tx, s, planned, new Date());
+    await log.append(tx, s, planned.map(own), new Date());
   });
   return retrying
     ? err
@@ -489,17 +585,59 @@ function outcomeOf(uses: SessionEventEntity[]): StepOutcome {
  * A step already recorded (a retried activity): the same answer as the first time — a continuation when
  * its reply was cut at max_tokens with no complete call and the turn had continuations left.
  */
-function doneOutcome(events: SessionEventEntity[], key: string, turn: number): StepOutcome {
+function doneOutcome(events: SessionEventEntity[], key: string, turnKey: string): StepOutcome {
   const uses = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`));
   const end = events.find((e) => e.idempotencyKey === `${key}:model_end`);
   if (end?.body._stop_reason === 'max_tokens' && uses.length === 0) {
     const before = events.filter(
       (e) =>
-        e.idempotencyKey?.startsWith(`turn:${turn}:`) &&
+        e.idempotencyKey?.startsWith(turnKey) &&
         e.body._stop_reason === 'max_tokens' &&
         Number(e.seq) < Number(end.seq),
     ).length;
     if (before < MAX_TOKENS_CONTINUATIONS) return { stopReason: 'tool_use', toolUseIds: [] };
   }
   return outcomeOf(uses);
+}
+
+/** A Thread's status event when a rescheduled request is tried again (the primary's is the Session's). */
+function runningAgain(thread: ThreadContext, key: string): StoredEvent {
+  return thread.primary
+    ? internal('session.status_running', {}, key)
+    : internal(
+        'session.thread_status_running',
+        { session_thread_id: thread.id, agent_name: thread.agentName },
+        key,
+      );
+}
+
+/**
+ * What a Thread's prompt lists: the primary's frozen inputs; a delegate's own Skill pins (staged below
+ * `skills/.agents/<agent_id>/` by the worker, unless it is the coordinator itself as `self`) and the
+ * Session's Memory Stores (one shared sandbox).
+ */
+async function threadPromptInputs(
+  tx: EntityManager,
+  s: Parameters<SessionRepository['promptInputs']>[1],
+  thread: ThreadContext,
+  sessions: SessionRepository,
+): Promise<PromptInputs> {
+  const base = await sessions.promptInputs(tx, s);
+  if (thread.primary) return base;
+  const pins = (thread.agent.skills ?? []).map((p) => ({ skill_id: p.skill_id, version: p.version }));
+  const self = (s.agent as { id?: string }).id;
+  const skills = skillEntries(pins, pins.length ? await skillVersionRows(tx, pins) : []).map((k) =>
+    thread.agentId && thread.agentId !== self
+      ? { ...k, path: `skills/.agents/${thread.agentId}/${k.name}/` }
+      : k,
+  );
+  return { skills, memoryStores: base.memoryStores };
+}
+
+/** A delegate's replies are not previewed. */
+const NO_PREVIEWS = { onText: () => undefined, onThinking: () => undefined, close: async () => undefined };
+
+/** A Thread's usage before its first request. */
+function emptyUsage(): SessionUsage {
+  return {} as SessionUsage;
 }

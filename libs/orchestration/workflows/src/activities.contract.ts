@@ -8,6 +8,8 @@ export interface ProbeActivities {
 
 export interface TurnRef {
   sessionId: string;
+  /** A delegate or Advisor Thread's turn (ADR 0017); absent for the primary Thread's. */
+  threadId?: string;
   /** The workflow's turn counter: part of every idempotency key the turn's events carry. */
   turn: number;
 }
@@ -40,8 +42,11 @@ export interface SessionActivities extends OutcomeActivities {
    * The workflow state the Session's log implies (`resumeStateFromLog`, libs/domain/sessions): read once
    * by a workflow that starts without state, so a lost or terminated workflow resumes a mid-turn Session.
    */
-  resumeState(ref: { sessionId: string }): Promise<SessionResumeState>;
-  /** Appends `session.status_running` (once per turn) and sets the projection to running. */
+  resumeState(ref: { sessionId: string; threadId?: string }): Promise<SessionResumeState>;
+  /**
+   * Appends `session.status_running` (once per turn; a delegate's `session.thread_status_running`) and
+   * sets the projection to running.
+   */
   beginTurn(ref: TurnRef): Promise<void>;
   /** Builds the transcript from the event log, calls the model, appends its events once. */
   runModelStep(ref: ModelStepRef): Promise<StepOutcome>;
@@ -51,7 +56,7 @@ export interface SessionActivities extends OutcomeActivities {
    * outcome-unknown error result instead of being sent again. Returns nothing (no secret or result
    * reaches the workflow history).
    */
-  runMcpCall(ref: { sessionId: string; mcpToolUseId: string }): Promise<void>;
+  runMcpCall(ref: { sessionId: string; mcpToolUseId: string; threadId?: string }): Promise<void>;
   /** Whether every listed tool call has its user.tool_result. */
   toolResultsReady(ref: { sessionId: string; toolUseIds: string[] }): Promise<boolean>;
   /**
@@ -60,8 +65,14 @@ export interface SessionActivities extends OutcomeActivities {
    * (`unrecordedError`), an `unknown_error` first.
    */
   endTurn(
-    ref: TurnRef & { stopReason: string; eventIds?: string[]; unrecordedError?: string },
-  ): Promise<void>;
+    ref: TurnRef & {
+      stopReason: string;
+      eventIds?: string[];
+      unrecordedError?: string;
+      /** A delegate's turn an interrupt stopped: it reports nothing to the coordinator. */
+      interrupted?: boolean;
+    },
+  ): Promise<void | { finished?: boolean }>;
 }
 
 /**

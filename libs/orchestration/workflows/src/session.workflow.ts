@@ -32,6 +32,11 @@ const local = proxyLocalActivities<SessionActivities>({
 
 export interface SessionWorkflowState {
   sessionId: string;
+  /**
+   * A delegate or Advisor Thread's workflow (id `thread-<session>-<thread>`, ADR 0017): the same turn
+   * loop over that Thread's own events; absent for the primary Thread (workflow id = session id).
+   */
+  threadId?: string;
   /** The highest user-input sequence already consumed by a turn. */
   consumed?: number;
   turn?: number;
@@ -65,7 +70,9 @@ const STEPS_PER_TURN = 50;
  * change resumes a turn paused at the budget gate.
  */
 export async function sessionWorkflow(state: SessionWorkflowState): Promise<void> {
-  const { sessionId } = state;
+  const { sessionId, threadId } = state;
+  // Every activity call names the Thread (nothing for the primary, whose calls stay as they were).
+  const thread = threadId ? { threadId } : {};
   let consumed = state.consumed ?? 0;
   let pendingInput = Math.max(state.pending ?? 0, consumed);
   const turnsPerRun = state.turnsPerRun ?? DEFAULT_TURNS_PER_RUN;
@@ -77,6 +84,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
   let turn = state.turn ?? 0;
   let running: { scope: CancellationScope; since: number } | undefined;
   let terminated = false;
+  let archived = false;
   let outcomes = state.outcomes ?? false;
   // Budget changes seen when the last turn began: a change during or after a paused turn resumes it.
   let changesBefore = 0;
@@ -90,7 +98,10 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     } else if (wake === 'tool_result') {
       if (toolUseId) answered.add(toolUseId);
     } else if (wake === 'budget') budgetChanges += 1;
-    else if (wake === 'terminate') {
+    else if (wake === 'archive') {
+      // The relay finished this Thread's archive (it was idle): the workflow stops once no turn runs.
+      archived = true;
+    } else if (wake === 'terminate') {
       // A worker's Fail terminated the Session: stop at once; nothing more is recorded.
       terminated = true;
       running?.scope.cancel();
@@ -104,7 +115,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
   // turn the log shows begun and not ended is continued, not waited for (ADR 0016).
   let open: { step: number; interrupted: boolean } | undefined;
   if (state.turn === undefined && patched(START_FROM_LOG_PATCH)) {
-    const fromLog = await local.resumeState({ sessionId });
+    const fromLog = await local.resumeState({ sessionId, ...thread });
     if (fromLog.stopped) return;
     consumed = fromLog.consumed;
     turn = fromLog.turn;
@@ -123,9 +134,9 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     open = undefined;
     if (!resumed) {
       await condition(
-        () => terminated || pendingInput > consumed || (paused && budgetChanges > changesBefore),
+        () => terminated || archived || pendingInput > consumed || (paused && budgetChanges > changesBefore),
       );
-      if (terminated) return;
+      if (terminated || archived) return;
       changesBefore = budgetChanges;
       paused = false;
       consumed = pendingInput;
@@ -134,18 +145,19 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     let stopReason = 'end_turn';
     let eventIds: string[] | undefined;
     let unrecordedError: string | undefined;
+    let interruptedTurn = false;
     const scope = new CancellationScope();
     running = { scope, since: consumed };
     try {
       await scope.run(async () => {
         // A resumed turn that an interrupt already stopped only ends.
         if (resumed?.interrupted) return;
-        await local.beginTurn({ sessionId, turn });
+        await local.beginTurn({ sessionId, ...thread, turn });
         let step = resumed?.step ?? 0;
         // Model steps until the model ends its turn (true), or stops for an action or the budget (false).
         const runSteps = async (): Promise<boolean> => {
           for (let n = 0; n < STEPS_PER_TURN; n++) {
-            const outcome = await activities.runModelStep({ sessionId, turn, step: step++ });
+            const outcome = await activities.runModelStep({ sessionId, ...thread, turn, step: step++ });
             if (outcome.stopReason === 'end_turn') return true;
             if (outcome.stopReason === 'budget_reached' || outcome.stopReason === 'requires_action') {
               stopReason = outcome.stopReason;
@@ -154,7 +166,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
             }
             // MCP calls are made here, one at a time, each journaled by the activity.
             for (const mcpToolUseId of outcome.mcpToolUseIds ?? [])
-              await activities.runMcpCall({ sessionId, mcpToolUseId });
+              await activities.runMcpCall({ sessionId, mcpToolUseId, ...thread });
             // Wait until every tool call of this step has its result: one look at the log (results that
             // landed before this run saw their signals), then the signals alone.
             const ids = outcome.toolUseIds;
@@ -170,6 +182,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     } catch (err) {
       if (isCancellation(err)) {
         stopReason = 'end_turn';
+        interruptedTurn = true;
         if (outcomes && !terminated) await local.interruptOutcome({ sessionId, turn });
       } else if (err instanceof Error) {
         stopReason = 'retries_exhausted';
@@ -184,11 +197,22 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
     }
     if (terminated) return;
     if (stopReason === 'budget_reached') paused = true;
-    await local.endTurn({ sessionId, turn, stopReason, eventIds, unrecordedError });
+    const ended = await local.endTurn({
+      sessionId,
+      ...thread,
+      turn,
+      stopReason,
+      eventIds,
+      unrecordedError,
+      ...(interruptedTurn && threadId ? { interrupted: true } : {}),
+    });
+    // An Advisor Thread ends itself after its one answer (ADR 0017 "Advisor").
+    if (ended?.finished) return;
   }
   // Everything a signal told this run and no turn used yet goes to the next run.
   await continueAsNew<typeof sessionWorkflow>({
     sessionId,
+    ...thread,
     consumed,
     turn,
     interrupted,

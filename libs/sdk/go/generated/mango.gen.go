@@ -488,22 +488,22 @@ func (e SessionEvent3EvaluatedPermission) Valid() bool {
 
 // Defines values for SessionEvent6StopReasonType.
 const (
-	BudgetReached    SessionEvent6StopReasonType = "budget_reached"
-	EndTurn          SessionEvent6StopReasonType = "end_turn"
-	RequiresAction   SessionEvent6StopReasonType = "requires_action"
-	RetriesExhausted SessionEvent6StopReasonType = "retries_exhausted"
+	SessionEvent6StopReasonTypeBudgetReached    SessionEvent6StopReasonType = "budget_reached"
+	SessionEvent6StopReasonTypeEndTurn          SessionEvent6StopReasonType = "end_turn"
+	SessionEvent6StopReasonTypeRequiresAction   SessionEvent6StopReasonType = "requires_action"
+	SessionEvent6StopReasonTypeRetriesExhausted SessionEvent6StopReasonType = "retries_exhausted"
 )
 
 // Valid indicates whether the value is a known member of the SessionEvent6StopReasonType enum.
 func (e SessionEvent6StopReasonType) Valid() bool {
 	switch e {
-	case BudgetReached:
+	case SessionEvent6StopReasonTypeBudgetReached:
 		return true
-	case EndTurn:
+	case SessionEvent6StopReasonTypeEndTurn:
 		return true
-	case RequiresAction:
+	case SessionEvent6StopReasonTypeRequiresAction:
 		return true
-	case RetriesExhausted:
+	case SessionEvent6StopReasonTypeRetriesExhausted:
 		return true
 	default:
 		return false
@@ -606,6 +606,30 @@ func (e SessionEvent20Result) Valid() bool {
 	case SessionEvent20ResultNeedsRevision:
 		return true
 	case SessionEvent20ResultSatisfied:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionEvent22StopReasonType.
+const (
+	SessionEvent22StopReasonTypeBudgetReached    SessionEvent22StopReasonType = "budget_reached"
+	SessionEvent22StopReasonTypeEndTurn          SessionEvent22StopReasonType = "end_turn"
+	SessionEvent22StopReasonTypeRequiresAction   SessionEvent22StopReasonType = "requires_action"
+	SessionEvent22StopReasonTypeRetriesExhausted SessionEvent22StopReasonType = "retries_exhausted"
+)
+
+// Valid indicates whether the value is a known member of the SessionEvent22StopReasonType enum.
+func (e SessionEvent22StopReasonType) Valid() bool {
+	switch e {
+	case SessionEvent22StopReasonTypeBudgetReached:
+		return true
+	case SessionEvent22StopReasonTypeEndTurn:
+		return true
+	case SessionEvent22StopReasonTypeRequiresAction:
+		return true
+	case SessionEvent22StopReasonTypeRetriesExhausted:
 		return true
 	default:
 		return false
@@ -2546,7 +2570,10 @@ type SessionEvent0 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent1 defines model for SessionEvent.1.
@@ -2557,8 +2584,11 @@ type SessionEvent1 struct {
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp  `json:"processed_at"`
 	Result      SessionEvent1Result `json:"result"`
-	ToolUseId   string              `json:"tool_use_id"`
-	Type        string              `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	ToolUseId       string  `json:"tool_use_id"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent1Result defines model for SessionEvent.1.Result.
@@ -2573,7 +2603,10 @@ type SessionEvent2 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent3 defines model for SessionEvent.3.
@@ -2591,7 +2624,10 @@ type SessionEvent3 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent3EvaluatedPermission defines model for SessionEvent.3.EvaluatedPermission.
@@ -2605,8 +2641,11 @@ type SessionEvent4 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	ToolUseId   string             `json:"tool_use_id"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	ToolUseId       string  `json:"tool_use_id"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent5 defines model for SessionEvent.5.
@@ -2615,7 +2654,10 @@ type SessionEvent5 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        interface{}        `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string     `json:"session_thread_id,omitempty"`
+	Type            interface{} `json:"type"`
 }
 
 // SessionEvent6 defines model for SessionEvent.6.
@@ -2624,7 +2666,10 @@ type SessionEvent6 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	StopReason  struct {
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	StopReason      struct {
 		EventIds *[]string                   `json:"event_ids,omitempty"`
 		Type     SessionEvent6StopReasonType `json:"type"`
 	} `json:"stop_reason"`
@@ -2641,7 +2686,10 @@ type SessionEvent7 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent8 defines model for SessionEvent.8.
@@ -2663,7 +2711,10 @@ type SessionEvent8 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent9 defines model for SessionEvent.9.
@@ -2673,7 +2724,10 @@ type SessionEvent9 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent10 defines model for SessionEvent.10.
@@ -2698,8 +2752,11 @@ type SessionEvent11 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Title       *string            `json:"title,omitempty"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Title           *string `json:"title,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent12 defines model for SessionEvent.12.
@@ -2708,7 +2765,10 @@ type SessionEvent12 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent13 defines model for SessionEvent.13.
@@ -2727,7 +2787,10 @@ type SessionEvent13 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent13ErrorRetryStatusType retrying: the server retries, wait; exhausted: the turn is over and the Session returns to idle; terminal: the Session terminates.
@@ -2743,7 +2806,10 @@ type SessionEvent14 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 
 	// Usage Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
 	Usage SessionUsage `json:"usage"`
@@ -2767,7 +2833,10 @@ type SessionEvent15 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent15EvaluatedPermission defines model for SessionEvent.15.EvaluatedPermission.
@@ -2785,7 +2854,10 @@ type SessionEvent16 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent17 The result of a call Mango or the model endpoint ran (a Skill activation, web_search, web_fetch): docs/api-guide.md "What the model sees".
@@ -2796,8 +2868,11 @@ type SessionEvent17 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	ToolUseId   string             `json:"tool_use_id"`
-	Type        string             `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	ToolUseId       string  `json:"tool_use_id"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent18 defines model for SessionEvent.18.
@@ -2815,7 +2890,10 @@ type SessionEvent18 struct {
 		Content string `json:"content"`
 		Type    string `json:"type"`
 	} `json:"rubric"`
-	Type string `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 }
 
 // SessionEvent19 defines model for SessionEvent.19.
@@ -2826,7 +2904,10 @@ type SessionEvent19 struct {
 
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp `json:"processed_at"`
-	Type        interface{}        `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string     `json:"session_thread_id,omitempty"`
+	Type            interface{} `json:"type"`
 }
 
 // SessionEvent20 defines model for SessionEvent.20.
@@ -2842,7 +2923,10 @@ type SessionEvent20 struct {
 	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ProcessedAt *NullableTimestamp   `json:"processed_at"`
 	Result      SessionEvent20Result `json:"result"`
-	Type        string               `json:"type"`
+
+	// SessionThreadId The delegate Thread the event belongs to (absent on the primary Thread's own events).
+	SessionThreadId *string `json:"session_thread_id,omitempty"`
+	Type            string  `json:"type"`
 
 	// Usage The grader request's tokens (zero when none was made).
 	Usage struct {
@@ -2855,6 +2939,61 @@ type SessionEvent20 struct {
 
 // SessionEvent20Result defines model for SessionEvent.20.Result.
 type SessionEvent20Result string
+
+// SessionEvent21 defines model for SessionEvent.21.
+type SessionEvent21 struct {
+	AgentName string `json:"agent_name"`
+	Id        string `json:"id"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt     *NullableTimestamp `json:"processed_at"`
+	SessionThreadId string             `json:"session_thread_id"`
+	Type            interface{}        `json:"type"`
+}
+
+// SessionEvent22 defines model for SessionEvent.22.
+type SessionEvent22 struct {
+	AgentName string `json:"agent_name"`
+	Id        string `json:"id"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt     *NullableTimestamp `json:"processed_at"`
+	SessionThreadId string             `json:"session_thread_id"`
+	StopReason      struct {
+		EventIds *[]string                    `json:"event_ids,omitempty"`
+		Type     SessionEvent22StopReasonType `json:"type"`
+	} `json:"stop_reason"`
+	Type string `json:"type"`
+}
+
+// SessionEvent22StopReasonType defines model for SessionEvent.22.StopReason.Type.
+type SessionEvent22StopReasonType string
+
+// SessionEvent23 defines model for SessionEvent.23.
+type SessionEvent23 struct {
+	Content []TextBlock `json:"content"`
+	Id      string      `json:"id"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt       *NullableTimestamp `json:"processed_at"`
+	SessionThreadId   *string            `json:"session_thread_id,omitempty"`
+	ToAgentName       *string            `json:"to_agent_name,omitempty"`
+	ToSessionThreadId string             `json:"to_session_thread_id"`
+	Type              string             `json:"type"`
+}
+
+// SessionEvent24 defines model for SessionEvent.24.
+type SessionEvent24 struct {
+	Content             []TextBlock `json:"content"`
+	FromAgentName       *string     `json:"from_agent_name,omitempty"`
+	FromSessionThreadId string      `json:"from_session_thread_id"`
+	Id                  string      `json:"id"`
+
+	// ProcessedAt RFC 3339 timestamp in UTC with milliseconds, or null.
+	ProcessedAt     *NullableTimestamp `json:"processed_at"`
+	SessionThreadId *string            `json:"session_thread_id,omitempty"`
+	Type            string             `json:"type"`
+}
 
 // SessionEventsSendRequest defines model for SessionEventsSendRequest.
 type SessionEventsSendRequest struct {
@@ -2932,7 +3071,8 @@ type SessionStreamFrame struct {
 
 // SessionThread defines model for SessionThread.
 type SessionThread struct {
-	Agent          SessionThreadAgent      `json:"agent"`
+	// Agent The Agent the Thread runs (the primary's is the Session's own), or the Advisor.
+	Agent          SessionThread_Agent     `json:"agent"`
 	ArchivedAt     *time.Time              `json:"archived_at"`
 	CreatedAt      time.Time               `json:"created_at"`
 	Id             string                  `json:"id"`
@@ -2943,6 +3083,18 @@ type SessionThread struct {
 	Type           string                  `json:"type"`
 	UpdatedAt      time.Time               `json:"updated_at"`
 	Usage          *SessionUsage           `json:"usage"`
+}
+
+// SessionThreadAgent1 defines model for SessionThread.Agent.1.
+type SessionThreadAgent1 struct {
+	Model string `json:"model"`
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+}
+
+// SessionThread_Agent The Agent the Thread runs (the primary's is the Session's own), or the Advisor.
+type SessionThread_Agent struct {
+	union json.RawMessage
 }
 
 // SessionThreadStatus defines model for SessionThread.Status.
@@ -6571,6 +6723,110 @@ func (t *SessionEvent) MergeSessionEvent20(v SessionEvent20) error {
 	return err
 }
 
+// AsSessionEvent21 returns the union data inside the SessionEvent as a SessionEvent21
+func (t SessionEvent) AsSessionEvent21() (SessionEvent21, error) {
+	var body SessionEvent21
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent21 overwrites any union data inside the SessionEvent as the provided SessionEvent21
+func (t *SessionEvent) FromSessionEvent21(v SessionEvent21) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent21 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent21
+func (t *SessionEvent) MergeSessionEvent21(v SessionEvent21) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionEvent22 returns the union data inside the SessionEvent as a SessionEvent22
+func (t SessionEvent) AsSessionEvent22() (SessionEvent22, error) {
+	var body SessionEvent22
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent22 overwrites any union data inside the SessionEvent as the provided SessionEvent22
+func (t *SessionEvent) FromSessionEvent22(v SessionEvent22) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent22 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent22
+func (t *SessionEvent) MergeSessionEvent22(v SessionEvent22) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionEvent23 returns the union data inside the SessionEvent as a SessionEvent23
+func (t SessionEvent) AsSessionEvent23() (SessionEvent23, error) {
+	var body SessionEvent23
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent23 overwrites any union data inside the SessionEvent as the provided SessionEvent23
+func (t *SessionEvent) FromSessionEvent23(v SessionEvent23) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent23 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent23
+func (t *SessionEvent) MergeSessionEvent23(v SessionEvent23) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionEvent24 returns the union data inside the SessionEvent as a SessionEvent24
+func (t SessionEvent) AsSessionEvent24() (SessionEvent24, error) {
+	var body SessionEvent24
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionEvent24 overwrites any union data inside the SessionEvent as the provided SessionEvent24
+func (t *SessionEvent) FromSessionEvent24(v SessionEvent24) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionEvent24 performs a merge with any union data inside the SessionEvent, using the provided SessionEvent24
+func (t *SessionEvent) MergeSessionEvent24(v SessionEvent24) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SessionEvent) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -6831,6 +7087,68 @@ func (t SessionMultiagent_Agents_Item) MarshalJSON() ([]byte, error) {
 }
 
 func (t *SessionMultiagent_Agents_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSessionThreadAgent returns the union data inside the SessionThread_Agent as a SessionThreadAgent
+func (t SessionThread_Agent) AsSessionThreadAgent() (SessionThreadAgent, error) {
+	var body SessionThreadAgent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionThreadAgent overwrites any union data inside the SessionThread_Agent as the provided SessionThreadAgent
+func (t *SessionThread_Agent) FromSessionThreadAgent(v SessionThreadAgent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionThreadAgent performs a merge with any union data inside the SessionThread_Agent, using the provided SessionThreadAgent
+func (t *SessionThread_Agent) MergeSessionThreadAgent(v SessionThreadAgent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSessionThreadAgent1 returns the union data inside the SessionThread_Agent as a SessionThreadAgent1
+func (t SessionThread_Agent) AsSessionThreadAgent1() (SessionThreadAgent1, error) {
+	var body SessionThreadAgent1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionThreadAgent1 overwrites any union data inside the SessionThread_Agent as the provided SessionThreadAgent1
+func (t *SessionThread_Agent) FromSessionThreadAgent1(v SessionThreadAgent1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionThreadAgent1 performs a merge with any union data inside the SessionThread_Agent, using the provided SessionThreadAgent1
+func (t *SessionThread_Agent) MergeSessionThreadAgent1(v SessionThreadAgent1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SessionThread_Agent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SessionThread_Agent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

@@ -785,6 +785,16 @@ class Budget(TypedDict, closed=True):
     max_list_cost: MonetaryAmount
 
 
+class Agent1(TypedDict, closed=True):
+    """
+    The Agent the Thread runs (the primary's is the Session's own), or the Advisor.
+    """
+
+    type: Literal["advisor"]
+    name: Literal["advisor"]
+    model: str
+
+
 SessionUsage: TypeAlias = dict[str, float | dict[str, Any] | None]
 """
 Cumulative token counts, `list_cost` (priced models), and `active_seconds` (wall time of turns).
@@ -967,7 +977,7 @@ class UserCustomToolResultParams(TypedDict, closed=True):
     session_thread_id: NotRequired[str]
 
 
-class Agent1(TypedDict, closed=True):
+class Agent2(TypedDict, closed=True):
     """
     Replaces the frozen agent's tools and/or MCP servers (same rules as an Agent). Only while the Session is idle (409 otherwise); emits session.updated with the new agent snapshot.
     """
@@ -980,7 +990,7 @@ class SessionUpdateRequest(TypedDict, closed=True):
     title: NotRequired[str | None]
     metadata: NotRequired[MetadataPatch]
     budget: NotRequired[Budget | None]
-    agent: NotRequired[Agent1]
+    agent: NotRequired[Agent2]
 
 
 class SessionEventsSendRequest(TypedDict, closed=True):
@@ -1004,6 +1014,7 @@ class SessionEvent1(TypedDict, closed=True):
     type: Literal["agent.custom_tool_use"]
     name: str
     input: dict[str, Any]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1017,6 +1028,7 @@ class SessionEvent2(TypedDict, closed=True):
     tool_use_id: str
     result: Literal["allow", "deny"]
     deny_message: NotRequired[str]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1030,6 +1042,7 @@ class SessionEvent3(TypedDict, closed=True):
     custom_tool_use_id: str
     content: list[TextBlock]
     is_error: bool
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1044,6 +1057,7 @@ class SessionEvent4(TypedDict, closed=True):
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
     evaluation: NotRequired[AutoEvaluation]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1057,6 +1071,7 @@ class SessionEvent5(TypedDict, closed=True):
     tool_use_id: str
     content: list[TextBlock]
     is_error: bool
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1074,6 +1089,7 @@ class SessionEvent6(TypedDict, closed=True):
         "agent.thread_context_compacted",
         "agent.thinking",
     ]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1090,6 +1106,7 @@ class SessionEvent7(TypedDict, closed=True):
     id: str
     type: Literal["session.status_idle"]
     stop_reason: StopReason
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1101,6 +1118,7 @@ class SessionEvent8(TypedDict, closed=True):
     id: str
     type: Literal["agent.message"]
     content: list[TextBlock]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1126,6 +1144,7 @@ class SessionEvent9(TypedDict, closed=True):
     model_request_start_id: str
     is_error: bool | None
     model_usage: ModelUsage | None
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1137,6 +1156,7 @@ class SessionEvent10(TypedDict, closed=True):
     id: str
     type: Literal["user.message"]
     content: list[UserContentBlock]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1158,6 +1178,7 @@ class SessionEvent13(TypedDict, closed=True):
 
     id: str
     type: Literal["session.deleted"]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1188,6 +1209,7 @@ class SessionEvent14(TypedDict, closed=True):
     id: str
     type: Literal["session.error"]
     error: Error3
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1200,6 +1222,7 @@ class SessionEvent15(TypedDict, closed=True):
     type: Literal["session.usage"]
     usage: SessionUsage
     budget: NotRequired[Budget | None]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1215,6 +1238,7 @@ class SessionEvent16(TypedDict, closed=True):
     input: dict[str, Any]
     evaluated_permission: Literal["allow", "ask", "deny"]
     evaluation: NotRequired[AutoEvaluation]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1229,6 +1253,7 @@ class SessionEvent17(TypedDict, closed=True):
     content: list[TextBlock]
     is_error: bool
     file_id: NotRequired[str]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1242,6 +1267,7 @@ class SessionEvent18(TypedDict, closed=True):
     tool_use_id: str
     content: list[TextBlock]
     is_error: bool
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1265,6 +1291,7 @@ class SessionEvent19(TypedDict, closed=True):
     rubric: Rubric2
     max_iterations: int
     outcome_id: OutcomeId
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1277,6 +1304,7 @@ class SessionEvent20(TypedDict, closed=True):
     type: Literal["span.outcome_evaluation_start", "span.outcome_evaluation_ongoing"]
     outcome_id: OutcomeId
     iteration: int
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -1306,6 +1334,65 @@ class SessionEvent21(TypedDict, closed=True):
     ]
     explanation: str
     usage: Usage
+    session_thread_id: NotRequired[str]
+    processed_at: NullableTimestamp
+
+
+class SessionEvent22(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal[
+        "session.thread_created",
+        "session.thread_status_running",
+        "session.thread_status_rescheduled",
+        "session.thread_status_terminated",
+    ]
+    session_thread_id: str
+    agent_name: str
+    processed_at: NullableTimestamp
+
+
+class SessionEvent23(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["session.thread_status_idle"]
+    session_thread_id: str
+    agent_name: str
+    stop_reason: StopReason
+    processed_at: NullableTimestamp
+
+
+class SessionEvent24(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["agent.thread_message_sent"]
+    to_session_thread_id: str
+    to_agent_name: NotRequired[str]
+    content: list[TextBlock]
+    session_thread_id: NotRequired[str]
+    processed_at: NullableTimestamp
+
+
+class SessionEvent25(TypedDict, closed=True):
+    """
+    A persisted Session event (the variants emitted so far).
+    """
+
+    id: str
+    type: Literal["agent.thread_message_received"]
+    from_session_thread_id: str
+    from_agent_name: NotRequired[str]
+    content: list[TextBlock]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -2012,7 +2099,7 @@ class SessionThread(TypedDict, closed=True):
     type: Literal["session_thread"]
     session_id: str
     parent_thread_id: str | None
-    agent: SessionThreadAgent
+    agent: SessionThreadAgent | Agent1
     status: Literal["idle", "running", "rescheduling", "terminated"]
     stats: dict[str, Any] | None
     usage: SessionUsage | None
@@ -2069,6 +2156,7 @@ class SessionEvent12(TypedDict, closed=True):
     title: NotRequired[str | None]
     metadata: NotRequired[Metadata]
     budget: NotRequired[Budget | None]
+    session_thread_id: NotRequired[str]
     processed_at: NullableTimestamp
 
 
@@ -2094,6 +2182,10 @@ SessionEvent: TypeAlias = (
     | SessionEvent19
     | SessionEvent20
     | SessionEvent21
+    | SessionEvent22
+    | SessionEvent23
+    | SessionEvent24
+    | SessionEvent25
 )
 
 

@@ -2753,7 +2753,14 @@ export interface components {
             type: "session_thread";
             session_id: string;
             parent_thread_id: string | null;
-            agent: components["schemas"]["SessionThreadAgent"];
+            /** @description The Agent the Thread runs (the primary's is the Session's own), or the Advisor. */
+            agent: components["schemas"]["SessionThreadAgent"] | {
+                /** @constant */
+                type: "advisor";
+                /** @constant */
+                name: "advisor";
+                model: string;
+            };
             /** @enum {string} */
             status: "idle" | "running" | "rescheduling" | "terminated";
             stats: Record<string, never> | null;
@@ -2980,6 +2987,8 @@ export interface components {
             type: "agent.custom_tool_use";
             name: string;
             input: Record<string, never>;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -2989,6 +2998,8 @@ export interface components {
             /** @enum {string} */
             result: "allow" | "deny";
             deny_message?: string;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -2997,6 +3008,8 @@ export interface components {
             custom_tool_use_id: string;
             content: components["schemas"]["TextBlock"][];
             is_error: boolean;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3007,6 +3020,8 @@ export interface components {
             /** @enum {string} */
             evaluated_permission: "allow" | "ask" | "deny";
             evaluation?: components["schemas"]["AutoEvaluation"];
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3015,11 +3030,15 @@ export interface components {
             tool_use_id: string;
             content: components["schemas"]["TextBlock"][];
             is_error: boolean;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
             /** @enum {unknown} */
             type: "session.status_running" | "session.status_rescheduled" | "session.status_terminated" | "span.model_request_start" | "agent.thread_context_compacted" | "agent.thinking";
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3030,12 +3049,16 @@ export interface components {
                 type: "end_turn" | "requires_action" | "retries_exhausted" | "budget_reached";
                 event_ids?: string[];
             };
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
             /** @constant */
             type: "agent.message";
             content: components["schemas"]["TextBlock"][];
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3052,12 +3075,16 @@ export interface components {
                 cache_read_input_tokens: number;
                 speed?: string;
             } | null;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
             /** @constant */
             type: "user.message";
             content: components["schemas"]["UserContentBlock"][];
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3073,11 +3100,15 @@ export interface components {
             title?: string | null;
             metadata?: components["schemas"]["Metadata"];
             budget?: components["schemas"]["Budget"] | null;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
             /** @constant */
             type: "session.deleted";
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3097,6 +3128,8 @@ export interface components {
                     type: "retrying" | "exhausted" | "terminal";
                 };
             };
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3104,6 +3137,8 @@ export interface components {
             type: "session.usage";
             usage: components["schemas"]["SessionUsage"];
             budget?: components["schemas"]["Budget"] | null;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3116,6 +3151,8 @@ export interface components {
             /** @enum {string} */
             evaluated_permission: "allow" | "ask" | "deny";
             evaluation?: components["schemas"]["AutoEvaluation"];
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3126,6 +3163,8 @@ export interface components {
             is_error: boolean;
             /** @description Mango addition: present when the textual result was larger than the inline bound (100,000 UTF-8 bytes) and was kept whole as this File of the Session's Workspace; `content` then holds the bounded part and a note naming the File (docs/api-guide.md "Remote MCP"). */
             file_id?: string;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3134,6 +3173,8 @@ export interface components {
             tool_use_id: string;
             content: components["schemas"]["TextBlock"][];
             is_error: boolean;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3148,6 +3189,8 @@ export interface components {
             };
             max_iterations: number;
             outcome_id: components["schemas"]["OutcomeId"];
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3155,6 +3198,8 @@ export interface components {
             type: "span.outcome_evaluation_start" | "span.outcome_evaluation_ongoing";
             outcome_id: components["schemas"]["OutcomeId"];
             iteration: number;
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         } | {
             id: string;
@@ -3174,6 +3219,45 @@ export interface components {
                 cache_creation_input_tokens: number;
                 cache_read_input_tokens: number;
             };
+            /** @description The delegate Thread the event belongs to (absent on the primary Thread's own events). */
+            session_thread_id?: string;
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @enum {unknown} */
+            type: "session.thread_created" | "session.thread_status_running" | "session.thread_status_rescheduled" | "session.thread_status_terminated";
+            session_thread_id: string;
+            agent_name: string;
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "session.thread_status_idle";
+            session_thread_id: string;
+            agent_name: string;
+            stop_reason: {
+                /** @enum {string} */
+                type: "end_turn" | "requires_action" | "retries_exhausted" | "budget_reached";
+                event_ids?: string[];
+            };
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent.thread_message_sent";
+            to_session_thread_id: string;
+            to_agent_name?: string;
+            content: components["schemas"]["TextBlock"][];
+            session_thread_id?: string;
+            processed_at: components["schemas"]["NullableTimestamp"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent.thread_message_received";
+            from_session_thread_id: string;
+            from_agent_name?: string;
+            content: components["schemas"]["TextBlock"][];
+            session_thread_id?: string;
             processed_at: components["schemas"]["NullableTimestamp"];
         };
         MemoryActor: {

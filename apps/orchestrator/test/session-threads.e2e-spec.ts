@@ -1,11 +1,15 @@
 import { decodeWorkSecret } from '@mango/feature-work';
 import { httpClient, type HttpClient, type ScriptedReply } from '@mango/testing';
+import { threadWorkflowId } from '@mango/domain-sessions';
 import {
+  recordHistory,
   type SessionEvent,
   type SessionStack,
   STACK_TIMEOUT_MS,
+  startOrchestrator,
   startSessionStack,
   TEST_MODEL,
+  TEST_MODEL_PROFILES,
 } from './support';
 
 /**
@@ -83,7 +87,12 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
     if (!/^agent_/.test(coordinator)) throw new Error('the coordinator Agent was not created');
   }, STACK_TIMEOUT_MS);
 
-  afterAll(() => stack?.close());
+  /** The orchestrator the archive test starts after killing the stack's (closed here too). */
+  let restarted: Awaited<ReturnType<typeof startOrchestrator>> | undefined;
+  afterAll(async () => {
+    await restarted?.stop();
+    await stack?.close();
+  });
 
   const events = async (sessionId: string, threadId?: string): Promise<SessionEvent[]> =>
     (
@@ -232,6 +241,8 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
       '<message from="lead">\nFind one sea fact.\n</message>',
       '<message from="lead">\nAnd how salty?\n</message>',
     ]);
+    await recordHistory(id, 'thread-coordinator-delegates');
+    await recordHistory(threadWorkflowId(id, researcher!.id), 'thread-delegate-follow-up');
     // The coordinator was offered the platform tools; the delegates were not.
     const coordinatorTools = stack.model.requests
       .find((r) => r.body.system === 'You coordinate.')!
@@ -362,5 +373,301 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
       ['session.error', null],
       ['session.status_terminated', null],
     ]);
+  });
+
+  it("a delegate's always_ask call is answered from the primary stream, run by the worker, and reported", async () => {
+    const checker = (
+      await ws.post('/v1/agents', {
+        name: 'checker',
+        model: TEST_MODEL,
+        system: 'You check.',
+        tools: [
+          {
+            type: 'agent_toolset_20260401',
+            configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }],
+          },
+        ],
+      })
+    ).body.id;
+    const lead = (
+      await ws.post('/v1/agents', {
+        name: 'lead',
+        model: TEST_MODEL,
+        system: 'You coordinate checks.',
+        multiagent: { type: 'coordinator', agents: [checker] },
+      })
+    ).body.id;
+    routes['You coordinate checks.'] = (body) =>
+      lastIsToolResult(body)
+        ? text('Sent.')
+        : sent(body) === 0
+          ? call('k1', 'send_to_agent', { agent: 'checker', message: 'Check the disk.' })
+          : text('Checked.');
+    routes['You check.'] = (body) => {
+      const last = body.messages.at(-1);
+      const result = Array.isArray(last.content) && last.content.find((b: any) => b.type === 'tool_result');
+      return result
+        ? text(`It says ${result.content[0].text}`)
+        : call('b1', 'bash', { command: 'echo checked' });
+    };
+    const ownEnv = (await ws.post('/v1/environments', { name: 'threads-ask' })).body.id as string;
+    const supervisor = httpClient(
+      stack.api.url,
+      (await stack.api.issueKey('wrkspc_default', ownEnv)).api_key,
+    );
+    const res = await ws.post('/v1/sessions', {
+      agent: lead,
+      environment_id: ownEnv,
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Check it.' }] }],
+    });
+    const id = res.body.id as string;
+    // The delegate's call that waits on a client is cross-posted to the primary, with its Thread's id.
+    let asked: SessionEvent | undefined;
+    await until(async () => {
+      asked = (await events(id)).find((e) => e.type === 'agent.tool_use' && e.session_thread_id);
+      return Boolean(asked) && (await threads(id))[1]?.status === 'idle';
+    });
+    const checkerThread = (await threads(id))[1]!;
+    expect(asked).toMatchObject({
+      name: 'bash',
+      evaluated_permission: 'ask',
+      session_thread_id: checkerThread.id,
+    });
+    const waiting = (await events(id, checkerThread.id)).at(-1)!;
+    expect(waiting).toMatchObject({
+      type: 'session.thread_status_idle',
+      stop_reason: { type: 'requires_action', event_ids: [asked!.id] },
+    });
+    // An answer that names another Thread is refused and changes nothing; the right one lands on the call's Thread.
+    const wrong = await ws.post(`/v1/sessions/${id}/events`, {
+      events: [
+        {
+          type: 'user.tool_confirmation',
+          tool_use_id: asked!.id,
+          result: 'allow',
+          session_thread_id: (await threads(id))[0]!.id,
+        },
+      ],
+    });
+    expect(wrong.status).toBe(400);
+    const allowed = await ws.post(`/v1/sessions/${id}/events`, {
+      events: [{ type: 'user.tool_confirmation', tool_use_id: asked!.id, result: 'allow' }],
+    });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.data[0].session_thread_id).toBe(checkerThread.id);
+    // The worker claims the Session's Work and answers the call with the Thread's id.
+    const polled = await supervisor.get(`/v1/environments/${ownEnv}/work/poll?block_ms=20000`);
+    expect(polled.body.data).toEqual({ type: 'session', id });
+    await supervisor.post(`/v1/environments/${ownEnv}/work/${polled.body.id}/ack`);
+    const worker = httpClient(stack.api.url, decodeWorkSecret(polled.body.secret).sessions_token);
+    // The Work token sees every Thread's sandbox calls.
+    expect(
+      (await worker.get(`/v1/sessions/${id}/events?limit=1000`)).body.data.map((e: SessionEvent) => e.id),
+    ).toContain(asked!.id);
+    const answered = await worker.post(`/v1/sessions/${id}/events`, {
+      events: [
+        {
+          type: 'user.tool_result',
+          tool_use_id: asked!.id,
+          content: [{ type: 'text', text: 'checked' }],
+          session_thread_id: checkerThread.id,
+        },
+      ],
+    });
+    expect(answered.status).toBe(200);
+    await until(async () =>
+      (await events(id)).some((e) => e.type === 'agent.message' && e.content[0].text === 'Checked.'),
+    );
+    expect((await events(id, checkerThread.id)).map((e) => e.type)).toEqual([
+      'session.thread_created',
+      'agent.thread_message_received',
+      'session.thread_status_running',
+      'span.model_request_start',
+      'agent.tool_use',
+      'span.model_request_end',
+      'session.thread_status_idle',
+      'user.tool_confirmation',
+      'session.thread_status_running',
+      'user.tool_result',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.thread_status_idle',
+      'agent.thread_message_sent',
+    ]);
+    const report = (await events(id)).find((e) => e.type === 'agent.thread_message_received')!;
+    expect(report.content[0].text).toBe('It says checked');
+    await worker.post(`/v1/environments/${ownEnv}/work/${polled.body.id}/stop`, { force: true });
+  });
+
+  it('a reached budget stops every Thread; raising it resumes each of them', async () => {
+    const spender = async (name: string) =>
+      (
+        await ws.post('/v1/agents', {
+          name,
+          model: 'claude-sonnet-4-6',
+          system: 'You spend.',
+          tools: [
+            {
+              type: 'agent_toolset_20260401',
+              configs: [{ name: 'bash', permission_policy: { type: 'deny' } }],
+            },
+          ],
+        })
+      ).body.id;
+    const lead = (
+      await ws.post('/v1/agents', {
+        name: 'lead',
+        model: 'claude-sonnet-4-6',
+        system: 'You coordinate spending.',
+        multiagent: { type: 'coordinator', agents: [await spender('alpha'), await spender('beta')] },
+      })
+    ).body.id;
+    routes['You coordinate spending.'] = (body) => {
+      if (lastIsToolResult(body)) return text('Sent.');
+      if (sent(body) > 0) return text('Thanks.');
+      return {
+        content: [
+          { type: 'tool_use', id: 's1', name: 'send_to_agent', input: { agent: 'alpha', message: 'Spend.' } },
+          { type: 'tool_use', id: 's2', name: 'send_to_agent', input: { agent: 'beta', message: 'Spend.' } },
+        ],
+        stop_reason: 'tool_use',
+      };
+    };
+    // One request of a delegate costs 6 cents (10,000 input + 2,000 output tokens at $3/$15 per million):
+    // over the 3-cent cap on its own.
+    routes['You spend.'] = (body) =>
+      lastIsToolResult(body)
+        ? text('Resumed.')
+        : {
+            ...call('x', 'bash', { command: 'true' }),
+            usage: { input_tokens: 10_000, output_tokens: 2_000 },
+            delayMs: 1000,
+          };
+    const res = await ws.post('/v1/sessions', {
+      agent: lead,
+      environment_id: envId,
+      budget: { type: 'limit', max_list_cost: { amount: '3', currency: 'USD' } },
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Spend it.' }] }],
+    });
+    expect(res.status).toBe(201);
+    const id = res.body.id as string;
+    const lastIdle = async (threadId: string) =>
+      (await events(id, threadId)).filter((e) => e.type === 'session.thread_status_idle').at(-1)?.stop_reason
+        ?.type;
+    await until(async () => {
+      const list = await threads(id);
+      if (list.length < 3) return false;
+      return (
+        (await lastIdle(list[1]!.id)) === 'budget_reached' &&
+        (await lastIdle(list[2]!.id)) === 'budget_reached'
+      );
+    });
+    const spenders = (await threads(id)).slice(1);
+    const spent = stack.model.requests.filter((r) => r.body.system === 'You spend.').length;
+    expect(spent).toBeGreaterThanOrEqual(1);
+    expect(spent).toBeLessThanOrEqual(2); // at most one request past the cap per running Thread
+    const session = (await ws.get(`/v1/sessions/${id}`)).body;
+    expect(session.status).toBe('idle');
+    // Every Thread's requests are in the Session's usage; each delegate's own usage is its own.
+    const leadRequests = stack.model.requests.filter(
+      (r) => r.body.system === 'You coordinate spending.',
+    ).length;
+    expect(session.usage.input_tokens).toBe(
+      10 * leadRequests + spenders.reduce((n, t) => n + (t.usage?.input_tokens ?? 0), 0),
+    );
+    expect(spenders.reduce((n, t) => n + (t.usage?.input_tokens ?? 0), 0)).toBe(10_000 * spent);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(stack.model.requests.filter((r) => r.body.system === 'You spend.').length).toBe(spent);
+    // Raising the budget resumes each paused delegate through its own workflow; both report.
+    const raised = await ws.post(`/v1/sessions/${id}`, {
+      budget: { type: 'limit', max_list_cost: { amount: '500', currency: 'USD' } },
+    });
+    expect(raised.status).toBe(200);
+    await until(
+      async () => (await events(id)).filter((e) => e.type === 'agent.thread_message_received').length === 2,
+    );
+    for (const t of spenders) expect(await lastIdle(t.id)).toBe('end_turn');
+  });
+
+  it('a Session-wide interrupt stops a running delegate, which reports nothing', async () => {
+    routes['You coordinate.'] = (body) =>
+      lastIsToolResult(body)
+        ? text('Sent.')
+        : sent(body) === 0
+          ? call('i1', 'send_to_agent', { agent: 'writer', message: 'Take your time.' })
+          : text('Thanks.');
+    routes['You write.'] = () => text('Too late.', { delayMs: 60_000 });
+    const before = stack.model.requests.filter((r) => r.body.system === 'You write.').length;
+    const id = await start('Delegate and wait.');
+    await until(
+      async () =>
+        stack.model.requests.filter((r) => r.body.system === 'You write.').length > before &&
+        (await threads(id))[1]?.status === 'running',
+    );
+    const writer = (await threads(id))[1]!;
+    const interrupted = await ws.post(`/v1/sessions/${id}/events`, { events: [{ type: 'user.interrupt' }] });
+    expect(interrupted.status).toBe(200);
+    await until(async () => (await threads(id))[1]!.status === 'idle');
+    const log = await events(id, writer.id);
+    expect(log.map((e) => e.type).slice(-4)).toEqual([
+      'session.thread_status_running',
+      'span.model_request_start',
+      'span.model_request_end',
+      'session.thread_status_idle',
+    ]);
+    expect(log.at(-2)).toMatchObject({ is_error: null, model_usage: null });
+    expect(log.at(-1)).toMatchObject({
+      type: 'session.thread_status_idle',
+      stop_reason: { type: 'end_turn' },
+    });
+    expect(log.some((e) => e.type === 'agent.thread_message_sent')).toBe(false);
+    expect((await events(id)).some((e) => e.type === 'agent.thread_message_received')).toBe(false);
+    await until(async () => (await ws.get(`/v1/sessions/${id}`)).body.status === 'idle');
+  });
+
+  it('an archive asked while the orchestrator is dead is finished when it is back (the intent is durable)', async () => {
+    routes['You coordinate.'] = (body) =>
+      lastIsToolResult(body)
+        ? text('Sent.')
+        : sent(body) === 0
+          ? call('r1', 'send_to_agent', { agent: 'researcher', message: 'Quick one.' })
+          : text('Thanks.');
+    routes['You research.'] = () => text('Quick answer.');
+    const id = await start('One quick delegation.');
+    await until(async () =>
+      (await events(id)).some((e) => e.type === 'agent.message' && e.content[0].text === 'Thanks.'),
+    );
+    await until(async () => (await ws.get(`/v1/sessions/${id}`)).body.status === 'idle');
+    const researcher = (await threads(id))[1]!;
+    await stack.orchestrator.stop('SIGKILL');
+    const asked = await ws.post(`/v1/sessions/${id}/threads/${researcher.id}/archive`, {});
+    expect(asked.status).toBe(200);
+    expect(asked.body.archived_at).toBeNull();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await threads(id))[1]!.archived_at).toBeNull();
+    restarted = await startOrchestrator(stack.api.db.url, {
+      taskQueue: stack.taskQueue,
+      modelUrl: stack.model.url,
+      env: { MANGO_MODEL_PROFILES: TEST_MODEL_PROFILES },
+    });
+    await until(async () => Boolean((await threads(id))[1]!.archived_at), 60_000);
+    // An archived Thread takes no more input: the next send_to_agent to the same Agent starts a new Thread.
+    routes['You coordinate.'] = (body) =>
+      lastIsToolResult(body)
+        ? text('Sent again.')
+        : sent(body) === 1
+          ? call('r2', 'send_to_agent', { agent: 'researcher', message: 'Another.' })
+          : text('Thanks again.');
+    await ws.post(`/v1/sessions/${id}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: 'Again.' }] }],
+    });
+    await until(async () => (await threads(id)).length === 3);
+    const fresh = (await threads(id))[2]!;
+    expect(fresh).toMatchObject({
+      agent: expect.objectContaining({ name: 'researcher' }),
+      archived_at: null,
+    });
+    expect((await events(id, researcher.id)).some((e) => e.content?.[0]?.text === 'Another.')).toBe(false);
   });
 });

@@ -36,8 +36,34 @@ function sh(cwd: string, env: NodeJS.ProcessEnv, script: string, timeoutMs: numb
   });
 }
 
+/**
+ * docs/api-guide.md "Try it: a coordinator and two delegates": the coordinator sends the researcher a
+ * command that writes notes.txt, then the writer one that reads it, then answers with the last report.
+ */
+function coordinatorReply(body: any) {
+  const last = body.messages.at(-1);
+  if (Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result'))
+    return { content: [{ type: 'text', text: 'Sent.' }] };
+  const sent = body.messages
+    .filter((m: any) => m.role === 'assistant' && Array.isArray(m.content))
+    .flatMap((m: any) => m.content)
+    .filter((b: any) => b.type === 'tool_use' && b.name === 'send_to_agent').length;
+  const send = (agent: string, message: string) => ({
+    content: [
+      { type: 'tool_use', id: `toolu_lead_${sent}`, name: 'send_to_agent', input: { agent, message } },
+    ],
+    stop_reason: 'tool_use',
+  });
+  if (sent === 0)
+    return send('researcher', "Run this in bash: echo 'The sea is salty.' > notes.txt && echo noted");
+  if (sent === 1) return send('writer', 'Run this in bash: cat notes.txt');
+  const report = (last.content as any[]).map((b: any) => b.text ?? '').join('');
+  return { content: [{ type: 'text', text: `Done: ${report.replace(/<\/?message[^>]*>/g, '').trim()}` }] };
+}
+
 /** The scripted model plays the agent of the tour: it runs what the user asks in bash, then reports. */
 function agentReply(body: any) {
+  if (body.system === 'You coordinate.') return coordinatorReply(body);
   const last = body.messages.at(-1);
   const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
   const result = blocks.find((b: any) => b.type === 'tool_result');
@@ -45,7 +71,11 @@ function agentReply(body: any) {
     const text = typeof result.content === 'string' ? result.content : result.content?.[0]?.text;
     return { content: [{ type: 'text', text: `The sandbox said:\n${text}` }] };
   }
-  const said: string = blocks.find((b: any) => b.type === 'text')?.text ?? '';
+  // A delegate's input is its coordinator's message (`<message from="…">…</message>`).
+  const said: string = (blocks.find((b: any) => b.type === 'text')?.text ?? '').replace(
+    /^<message from="[^"]*">\n([\s\S]*)\n<\/message>$/,
+    '$1',
+  );
   // docs/api-guide.md "Try it: your MCP server with a Vault credential": a call of a remote MCP tool.
   const mcp = /Use the (\w+) tool (\w+) to say: (.*)$/s.exec(said);
   if (mcp)
@@ -115,7 +145,7 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
 
   beforeAll(async () => {
     model = await startScriptedModel();
-    model.script(...Array.from({ length: 100 }, () => agentReply));
+    model.script(...Array.from({ length: 300 }, () => agentReply));
     tmp = mkdtempSync('/tmp/mango-journey-');
     chmodSync(tmp, 0o755); // PostgreSQL (its own user) keeps its data below it
     checkout = join(tmp, 'checkout');
@@ -382,6 +412,72 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(announced.sort()).toEqual(runs.map((r) => r[1]).sort());
     expect(out).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/m); // archived
   }, 400_000);
+
+  it('multi-agent Threads as docs/api-guide.md shows them: a coordinator and two delegates sharing the sandbox', async () => {
+    const guide = readFileSync(join(checkout, 'docs/api-guide.md'), 'utf8');
+    const block = /### Try it: a coordinator and two delegates[\s\S]*?```bash\n([\s\S]*?)```/.exec(
+      guide,
+    )![1]!;
+    const out = await run(block, 300_000);
+    const lines = out
+      .split('\n')
+      .filter((l) => l.includes('\t'))
+      .map((l) => l.split('\t'));
+    const primary = lines.filter((l) => l[0] === 'primary');
+    // The primary's own events, in order (lifecycle events of the delegates carry their Thread's id).
+    const own = primary.filter((l) => !l[2]).map((l) => l[1]);
+    const turn = (calls: string[]) => [
+      'session.status_running',
+      'span.model_request_start',
+      ...calls,
+      'span.model_request_end',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ];
+    const delegate = ['agent.tool_use', 'agent.tool_result', 'agent.thread_message_sent'];
+    expect(own).toEqual([
+      'user.message',
+      ...turn(delegate),
+      'agent.thread_message_received',
+      ...turn(delegate),
+      'agent.thread_message_received',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    const threadIds = [...new Set(lines.filter((l) => l[0] !== 'primary').map((l) => l[0]))];
+    expect(threadIds).toHaveLength(2);
+    const delegateLog = (id: string) => lines.filter((l) => l[0] === id).map((l) => l.slice(1));
+    const [researcher, writer] = threadIds.map(delegateLog);
+    for (const log of [researcher!, writer!])
+      expect(log.map((l) => l[0])).toEqual([
+        'session.thread_created',
+        'agent.thread_message_received',
+        'session.thread_status_running',
+        'span.model_request_start',
+        'agent.tool_use',
+        'span.model_request_end',
+        'user.tool_result',
+        'span.model_request_start',
+        'agent.message',
+        'span.model_request_end',
+        'session.thread_status_idle',
+        'agent.thread_message_sent',
+      ]);
+    // Both calls ran in the one sandbox: the writer read what the researcher wrote.
+    expect(researcher!.find((l) => l[0] === 'agent.tool_use')![1]).toBe('bash');
+    expect(researcher!.find((l) => l[0] === 'user.tool_result')![1]!.trim()).toBe('noted');
+    expect(writer!.find((l) => l[0] === 'user.tool_result')![1]!.trim()).toBe('The sea is salty.');
+    // The coordinator's last request carried the writer's report as a message from the writer.
+    const lead = model.requests.filter((r) => r.body.system === 'You coordinate.').at(-1)!;
+    expect(JSON.stringify(lead.body.messages.at(-1))).toContain(
+      '<message from=\\"writer\\">\\nThe sandbox said:\\nThe sea is salty.',
+    );
+  }, 300_000);
 
   it('remote MCP as docs/api-guide.md shows it: a Vault credential, an Agent with an MCP toolset, the server sees the token', async () => {
     const guide = readFileSync(join(checkout, 'docs/api-guide.md'), 'utf8');

@@ -78,13 +78,22 @@ export type ClientEvent =
       tool_use_id: string;
       content: Array<{ type: 'text'; text: string }>;
       is_error: boolean;
+      /** The call's Thread, echoed by the client (checked against the call's; never stored in the body). */
+      session_thread_id?: string;
     }
-  | { type: 'user.tool_confirmation'; tool_use_id: string; result: 'allow' | 'deny'; deny_message?: string }
+  | {
+      type: 'user.tool_confirmation';
+      tool_use_id: string;
+      result: 'allow' | 'deny';
+      deny_message?: string;
+      session_thread_id?: string;
+    }
   | {
       type: 'user.custom_tool_result';
       custom_tool_use_id: string;
       content: Array<{ type: 'text'; text: string }>;
       is_error: boolean;
+      session_thread_id?: string;
     }
   | DefineOutcome;
 
@@ -257,6 +266,7 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
         tool_use_id: id,
         content: readResultContent(o.content, `${path}.content`),
         is_error: readIsError(o.is_error, path),
+        ...echoedThread(o.session_thread_id, path),
       };
     }
     case 'user.custom_tool_result': {
@@ -267,6 +277,7 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
         custom_tool_use_id: id,
         content: readResultContent(o.content, `${path}.content`),
         is_error: readIsError(o.is_error, path),
+        ...echoedThread(o.session_thread_id, path),
       };
     }
     case 'user.tool_confirmation': {
@@ -277,9 +288,20 @@ export function parseClientEvent(v: unknown, path: string): ClientEvent {
         throw invalidRequest(`${path}.deny_message is only allowed with result "deny"`);
       }
       const deny = readOptionalString(o.deny_message, `${path}.deny_message`, { max: 10_000 });
-      return deny ? { type, tool_use_id: id, result, deny_message: deny } : { type, tool_use_id: id, result };
+      const thread = echoedThread(o.session_thread_id, path);
+      return deny
+        ? { type, tool_use_id: id, result, deny_message: deny, ...thread }
+        : { type, tool_use_id: id, result, ...thread };
     }
   }
+}
+
+/** An answer's echoed `session_thread_id` (absent or null: none), validated as a Thread id. */
+function echoedThread(v: unknown, path: string): { session_thread_id?: string } {
+  if (v === undefined || v === null) return {};
+  const t = readString(v, `${path}.session_thread_id`);
+  if (!THREAD_ID.test(t)) throw invalidRequest(`${path}.session_thread_id must be a sthr_ id`);
+  return { session_thread_id: t };
 }
 
 export function parseEventsBody(body: unknown): ClientEvent[] {

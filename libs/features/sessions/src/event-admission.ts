@@ -61,7 +61,12 @@ export interface Answer {
  * that answers nothing (messages, interrupts).
  */
 export function answerOf(e: ClientEvent): Answer | undefined {
-  const { type: _type, ...body } = e;
+  // The echoed Thread id is checked against the call's, never part of the answer's body.
+  const {
+    type: _type,
+    session_thread_id: _thread,
+    ...body
+  } = e as ClientEvent & { session_thread_id?: string };
   switch (e.type) {
     case 'user.tool_result':
       return { targetId: e.tool_use_id, targetType: 'agent.tool_use', needsAsk: false, key: undefined, body };

@@ -129,7 +129,7 @@ export class SendEvents {
         }
         // The answer belongs to the call's Thread (ADR 0017): a `session_thread_id` the client echoes must
         // be that Thread's.
-        const echoed = (e as { session_thread_id?: string }).session_thread_id;
+        const echoed = 'session_thread_id' in e ? e.session_thread_id : undefined;
         const owner = target.sessionThreadId ?? null;
         if (echoed !== undefined && echoed !== (owner ?? primaryThreadId(session.id)))
           throw invalidRequest(

@@ -1,0 +1,58 @@
+import { parseToolReport, TOOL_REPORT_MSG } from './tool-report';
+
+/** A pino line as the item runner writes it. */
+const line = (o: Record<string, unknown>) =>
+  JSON.stringify({ level: 30, time: 1, service: 'item', ...o, msg: TOOL_REPORT_MSG });
+const good = {
+  tool: 'bash',
+  tool_use_id: 'sevt_01abc',
+  tool_kind: 'sandbox',
+  outcome: 'ok',
+  started_at: 1_767_000_000_000,
+  duration_ms: 12.5,
+  is_error: false,
+};
+const custom = new Set(['lookup']);
+
+describe('parseToolReport', () => {
+  it('reads the runner line (ids, names, timing and outcome only)', () => {
+    expect(parseToolReport(line(good))).toEqual({
+      tool: 'bash',
+      tool_use_id: 'sevt_01abc',
+      tool_kind: 'sandbox',
+      outcome: 'ok',
+      started_at: 1_767_000_000_000,
+      duration_ms: 12.5,
+    });
+  });
+
+  it.each(['ok', 'error', 'interrupted'])('accepts the outcome %s', (outcome) => {
+    expect(parseToolReport(line({ ...good, outcome }))?.outcome).toBe(outcome);
+  });
+
+  it('accepts a custom tool the worker serves', () => {
+    expect(parseToolReport(line({ ...good, tool: 'lookup', tool_kind: 'custom' }), custom)).toMatchObject({
+      tool: 'lookup',
+      tool_kind: 'custom',
+    });
+  });
+
+  it.each([
+    ['another message', JSON.stringify({ ...good, msg: 'item output' })],
+    ['not JSON', `tool call finished ${JSON.stringify(good)}`],
+    ['a JSON array', JSON.stringify([TOOL_REPORT_MSG])],
+    ['an unknown sandbox tool (bounded metric labels)', line({ ...good, tool: 'rm_rf' })],
+    ['a custom tool the worker does not serve', line({ ...good, tool: 'other', tool_kind: 'custom' })],
+    ['a custom name claimed as sandbox', line({ ...good, tool: 'lookup' })],
+    ['an unknown kind', line({ ...good, tool_kind: 'mcp' })],
+    ['an unknown outcome', line({ ...good, outcome: 'cancelled' })],
+    ['a long id', line({ ...good, tool_use_id: 'x'.repeat(129) })],
+    ['an id with other characters', line({ ...good, tool_use_id: 'a b' })],
+    ['a negative duration', line({ ...good, duration_ms: -1 })],
+    ['a non-finite duration', line({ ...good, duration_ms: 'NaN' })],
+    ['a duration beyond a day', line({ ...good, duration_ms: 86_400_001 })],
+    ['a missing start', line({ ...good, started_at: undefined })],
+  ])('ignores %s', (_, text) => {
+    expect(parseToolReport(text, custom)).toBeUndefined();
+  });
+});

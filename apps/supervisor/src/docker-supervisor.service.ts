@@ -16,6 +16,7 @@ import {
   loadCustomTools,
   parseToolReport,
   pollWork,
+  toolReportWindow,
   workTraceparent,
 } from '@mango/worker-runtime';
 import type Docker from 'dockerode';
@@ -338,9 +339,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   ): void {
     const report = parseToolReport(line, this.customToolNames);
     if (!report) return;
-    const now = Date.now();
-    const start = Math.min(Math.max(report.started_at, item.since), now);
-    const end = Math.min(start + report.duration_ms, now);
+    const { start, end } = toolReportWindow(report, item.since, Date.now());
     this.metrics.toolExecutionDuration.observe(
       { tool: report.tool, kind: report.tool_kind, outcome: report.outcome },
       (end - start) / 1000,

@@ -1,4 +1,4 @@
-import { parseToolReport, TOOL_REPORT_MSG } from './tool-report';
+import { parseToolReport, TOOL_REPORT_MSG, toolReportWindow } from './tool-report';
 
 /** A pino line as the item runner writes it. */
 const line = (o: Record<string, unknown>) =>
@@ -54,5 +54,19 @@ describe('parseToolReport', () => {
     ['a missing start', line({ ...good, started_at: undefined })],
   ])('ignores %s', (_, text) => {
     expect(parseToolReport(text, custom)).toBeUndefined();
+  });
+});
+
+describe('toolReportWindow', () => {
+  const since = 1_000_000;
+  const now = 1_060_000;
+  it.each([
+    ['inside the item window: as reported', 1_010_000, 500, { start: 1_010_000, end: 1_010_500 }],
+    ['starting before the item: from the item start', 900_000, 200_000, { start: since, end: now }],
+    ['starting before the item, short: from the item start', 900_000, 10, { start: since, end: since + 10 }],
+    ['ending in the future: until now', 1_059_000, 5_000, { start: 1_059_000, end: now }],
+    ['starting in the future: an empty span now', 2_000_000, 5, { start: now, end: now }],
+  ])('%s', (_, started_at, duration_ms, expected) => {
+    expect(toolReportWindow({ started_at, duration_ms }, since, now)).toEqual(expected);
   });
 });

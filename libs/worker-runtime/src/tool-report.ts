@@ -76,3 +76,17 @@ export function parseToolReport(
     duration_ms,
   };
 }
+
+/**
+ * The report's execution window clamped into the window of the item that reported it (`since`: the Ack,
+ * or the adoption of a container a restarted supervisor serves; `now`: when the line arrived): a report
+ * cannot start before its item or end in the future. Epoch ms.
+ */
+export function toolReportWindow(
+  report: Pick<ToolReport, 'started_at' | 'duration_ms'>,
+  since: number,
+  now: number,
+): { start: number; end: number } {
+  const start = Math.min(Math.max(report.started_at, since), now);
+  return { start, end: Math.min(start + report.duration_ms, now) };
+}

@@ -502,7 +502,7 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     await page.evaluate((k) => sessionStorage.setItem('mango.console.api_key', k), key);
   }, 180_000);
 
-  it('changes things: uploads and deletes a File, creates an endpoint (its secret shown once), disables and deletes it, runs and pauses a Deployment', async () => {
+  it('changes things: uploads and deletes a File, creates an endpoint (its secret shown once), disables and deletes it, runs and pauses a Deployment, creates a Vault with a bearer credential (never rendered) and archives both, creates a Memory Store, writes and deletes a memory', async () => {
     const accept = (d: { accept: () => Promise<void> }) => void d.accept();
     page.on('dialog', accept); // the confirm() before a delete or a rotation
     /** Clicks the button `testid` inside the item `item` whose text includes `text`. */
@@ -519,6 +519,20 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
         item,
         text,
         testid,
+      );
+    /** Opens the details toggle (credentials, memories) of the item `item` whose text includes `text`. */
+    const openIn = (item: string, text: string) =>
+      page.evaluate(
+        (item, text) => {
+          const el = [...document.querySelectorAll(`[data-testid=${item}]`)].find((e) =>
+            e.textContent!.includes(text),
+          );
+          const button = el?.querySelector('button.toggle') as HTMLButtonElement | null;
+          if (!button) throw new Error(`no toggle in a ${item} with ${text}`);
+          button.click();
+        },
+        item,
+        text,
       );
     try {
       // Files: upload from the browser, then delete.
@@ -600,6 +614,111 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
       await textUntil(has('Unpause'), 'paused deployment');
       expect((await ws.get(`/v1/deployments/${deployment.id}`)).body.status).toBe('paused');
       await shot('18-deployment-paused');
+
+      // Vaults: create one, add a static_bearer credential (the token goes to the API once and is never
+      // on the page or in the tab's storage), archive the credential, then the Vault.
+      await page.goto(`${origin}/console/vaults`, { waitUntil: 'networkidle2' });
+      await page.type('[data-testid=create-vault] input[name=display_name]', 'console-made vault');
+      await page.click('[data-testid=create-vault] button[type=submit]');
+      await textUntil(has('console-made vault'), 'created vault');
+      const vault = (await ws.get('/v1/vaults?limit=100')).body.data.find(
+        (v: any) => v.display_name === 'console-made vault',
+      );
+      expect(vault).toMatchObject({ id: expect.stringMatching(/^vlt_/), archived_at: null });
+      await openIn('vault', vault.id);
+      await page.waitForSelector('[data-testid=add-credential]');
+      const token = `SECRET-CONSOLE-BEARER-${randomBytes(8).toString('hex')}`;
+      await page.type(
+        '[data-testid=add-credential] input[name=mcp_server_url]',
+        'https://mcp.example.com/console',
+      );
+      await page.type('[data-testid=add-credential] input[name=token]', token);
+      await page.type('[data-testid=add-credential] input[name=display_name]', 'console bearer');
+      await page.click('[data-testid=add-credential] button[type=submit]');
+      await textUntil(has('console bearer'), 'added credential');
+      const [cred, ...more] = (await ws.get(`/v1/vaults/${vault.id}/credentials`)).body.data;
+      expect(more).toEqual([]);
+      expect(cred).toMatchObject({
+        display_name: 'console bearer',
+        auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/console' },
+      });
+      expect(
+        await page.$eval(
+          '[data-testid=add-credential] input[name=token]',
+          (el) => (el as HTMLInputElement).value,
+        ),
+      ).toBe('');
+      expect(await page.content()).not.toContain(token);
+      expect(
+        await page.evaluate(() => JSON.stringify({ ...sessionStorage, ...localStorage }) + document.cookie),
+      ).not.toContain(token);
+      await shot('20-vault-credential-added');
+      await clickIn('vault', vault.id, 'archive-credential');
+      for (let i = 0; i < 100; i++) {
+        if ((await ws.get(`/v1/vaults/${vault.id}/credentials/${cred.id}`)).body.archived_at) break;
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      expect((await ws.get(`/v1/vaults/${vault.id}/credentials/${cred.id}`)).body.archived_at).toEqual(
+        expect.any(String),
+      );
+      await clickIn('vault', vault.id, 'archive-vault');
+      for (let i = 0; i < 100; i++) {
+        if ((await ws.get(`/v1/vaults/${vault.id}`)).body.archived_at) break;
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      expect((await ws.get(`/v1/vaults/${vault.id}`)).body.archived_at).toEqual(expect.any(String));
+      await page.waitForFunction(
+        (id) =>
+          [...document.querySelectorAll('[data-testid=vault]')].some(
+            (e) => e.textContent!.includes(id) && !e.querySelector('[data-testid=archive-vault]'),
+          ),
+        {},
+        vault.id,
+      );
+      expect(await page.content()).not.toContain(token);
+
+      // Memory Stores (apps/files behind the ingress): create one, write a memory, a second write at the
+      // same path is refused with the API's envelope, delete the memory, archive the Store.
+      await page.goto(`${origin}/console/memory_stores`, { waitUntil: 'networkidle2' });
+      await page.type('[data-testid=create-memory-store] input[name=name]', 'console-made store');
+      await page.type('[data-testid=create-memory-store] input[name=description]', 'made in the browser');
+      await page.click('[data-testid=create-memory-store] button[type=submit]');
+      await textUntil(has('console-made store'), 'created store');
+      const store = (await ws.get('/v1/memory_stores?limit=100')).body.data.find(
+        (m: any) => m.name === 'console-made store',
+      );
+      expect(store).toMatchObject({ description: 'made in the browser', archived_at: null });
+      await openIn('memory-store', store.id);
+      await page.waitForSelector('[data-testid=write-memory]');
+      const writeMemory = async () => {
+        await page.type('[data-testid=write-memory] input[name=path]', '/made/in-console.md');
+        await page.type('[data-testid=write-memory] textarea[name=content]', 'written in the console');
+        await page.click('[data-testid=write-memory] button[type=submit]');
+      };
+      await writeMemory();
+      await textUntil(has('/made/in-console.md'), 'written memory');
+      const [written, ...others] = (await ws.get(`/v1/memory_stores/${store.id}/memories`)).body.data;
+      expect(others).toEqual([]);
+      expect(written).toMatchObject({ path: '/made/in-console.md', content_size_bytes: 22 });
+      expect((await ws.get(`/v1/memory_stores/${store.id}/memories/${written.id}`)).body.content).toBe(
+        'written in the console',
+      );
+      await shot('21-memory-written');
+      await writeMemory();
+      await page.waitForSelector('[data-testid=write-memory] [data-testid=error]');
+      expect(
+        await page.$eval('[data-testid=write-memory] [data-testid=error]', (el) => el.textContent),
+      ).toMatch(/^memory_path_conflict_error \(409\): .+ · request \S+/);
+      await clickIn('memory-store', store.id, 'delete-memory');
+      // (The refused write's message still names the path; the list is what changed.)
+      await textUntil(has('No memories in this Store.'), 'deleted memory');
+      expect((await ws.get(`/v1/memory_stores/${store.id}/memories/${written.id}`)).status).toBe(404);
+      await clickIn('memory-store', store.id, 'archive-memory-store');
+      for (let i = 0; i < 100; i++) {
+        if ((await ws.get(`/v1/memory_stores/${store.id}`)).body.archived_at) break;
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      expect((await ws.get(`/v1/memory_stores/${store.id}`)).body.archived_at).toEqual(expect.any(String));
 
       // A refused write shows the API's error envelope beside its button: an endpoint deleted behind the
       // page's back, then disabled from the page.

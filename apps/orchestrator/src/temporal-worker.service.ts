@@ -87,6 +87,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
         : undefined,
       connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
       resultFiles: this.mcpResultFiles(),
+      metrics: this.metrics,
     });
     this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
     const endpoint = resolveModelEndpoint(this.env);

@@ -5,9 +5,11 @@ import {
   CollectedSpan,
   OtlpCollector,
   startOtlpCollector,
+  freePort,
   httpClient,
   HttpClient,
   McpTestServer,
+  scrapeMetrics,
   ScriptedModelServer,
   startMcpTestServer,
 } from '@mango/testing';
@@ -28,17 +30,21 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
   let key: string;
   let mcp: McpTestServer;
   let stack: SessionStack;
+  let orchestratorMetrics: string;
 
   beforeAll(async () => {
     collector = await startOtlpCollector();
     mcp = await startMcpTestServer([MCP_TOKEN]);
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
+    const metricsPort = await freePort();
+    orchestratorMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
     stack = await startSessionStack('tracing', {
       apiEnv: { ...otel, MANGO_VAULT_KEYRING: KEYRING },
       orchestratorEnv: {
         ...otel,
         MANGO_VAULT_KEYRING: KEYRING,
         MANGO_MCP_ALLOWED_ADDRESSES: '127.0.0.1/32',
+        MANGO_METRICS_PORT: String(metricsPort),
         // One turn per workflow run: the run (and its `RunWorkflow` span, exported when it ends) finishes
         // with each turn by continuing as new.
         MANGO_SESSION_TURNS_PER_RUN: '1',
@@ -279,6 +285,16 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
     const everything = JSON.stringify(collector.spans);
     for (const secret of ['SECRET-MCP-INPUT', 'echo: SECRET', MCP_TOKEN, mcp.url])
       expect(everything).not.toContain(secret);
+    // The call's duration by tool, kind and outcome on the orchestrator's /metrics (checked by promtool).
+    const scrape = await scrapeMetrics(orchestratorMetrics);
+    expect(
+      scrape.value('mango_tool_execution_duration_seconds_count', {
+        service: 'orchestrator',
+        tool: 'echo',
+        kind: 'mcp',
+        outcome: 'ok',
+      }),
+    ).toBe(1);
   }, 120_000);
 
   it('Work claims are spans under the Poll request', async () => {

@@ -11,11 +11,27 @@ import {
   sessionWorkspacesOf,
 } from '@mango/adapter-docker';
 import { decodeWorkSecret, isRetryableStatus, MangoClient } from '@mango/sdk';
-import { AcknowledgedWork, loadCustomTools, pollWork, workTraceparent } from '@mango/worker-runtime';
+import {
+  AcknowledgedWork,
+  loadCustomTools,
+  parseToolReport,
+  pollWork,
+  toolReportWindow,
+  workTraceparent,
+} from '@mango/worker-runtime';
 import type Docker from 'dockerode';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
+import {
+  context,
+  Context,
+  contextFrom,
+  recordSpan,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  tracer,
+} from '@mango/platform-tracing';
 import { compileItemRunner } from './compile-runner';
 import { SupervisorEnv } from './supervisor.env';
 
@@ -42,6 +58,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   private readonly running = new Set<Promise<void>>();
   private loop?: Promise<void>;
   private launcher!: DockerItemLauncher;
+  /** The operator custom tools this worker serves: the custom names a tool report may carry. */
+  private customToolNames: ReadonlySet<string> = new Set();
 
   constructor(
     @Inject(SUPERVISOR_ENV) private readonly env: SupervisorEnv,
@@ -54,6 +72,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const customTools = this.env.MANGO_WORKER_CUSTOM_TOOLS
       ? await loadCustomTools(this.env.MANGO_WORKER_CUSTOM_TOOLS)
       : [];
+    this.customToolNames = new Set(customTools.map((t) => t.name));
     if (customTools.length)
       this.log.info(
         { custom_tools: customTools.map((t) => t.name) },
@@ -148,6 +167,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         signal: this.hardStop.signal,
         onOutput: (line) => {
           sessionDeleted ||= sessionId !== undefined && reportsDeletion(line, sessionId);
+          // No span: this run of the supervisor holds no `mango.environment.work` span for it.
+          this.toolReported(line, { since: started, sessionId, workId });
           log.info({ item: line.slice(0, 2000) }, 'item output');
         },
       });
@@ -237,7 +258,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       },
       contextFrom(workTraceparent(item.secret)),
       (span) =>
-        this.runItemInSpan(item, (outcome, exitCode) => {
+        this.runItemInSpan(item, trace.setSpan(context.active(), span), (outcome, exitCode) => {
           span.setAttribute('mango.outcome', outcome);
           if (exitCode !== undefined && exitCode !== null)
             span.setAttribute('mango.work.exit_code', exitCode);
@@ -249,6 +270,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
 
   private async runItemInSpan(
     item: AcknowledgedWork,
+    parent: Context,
     traced: (outcome: string, exitCode?: number | null) => void,
   ): Promise<void> {
     const { work, secret } = item;
@@ -274,6 +296,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         ]),
         onOutput: (line) => {
           sessionDeleted ||= sessionId !== undefined && reportsDeletion(line, sessionId);
+          this.toolReported(line, { since: started, sessionId, workId: work.id, parent });
           log.info({ item: line.slice(0, 2000) }, 'item output');
         },
       });
@@ -301,6 +324,43 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
       log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');
     }
+  }
+
+  /**
+   * A tool execution the item runner reported (ADR 0018): a `mango.tool_use <name>` span under the item's
+   * `mango.environment.work` span (`parent`; none for an adopted container) and a
+   * `mango_tool_execution_duration_seconds` observation. The report comes from inside the sandbox, so it
+   * is validated (`parseToolReport`: known tool names only, bounded ids) and its timing is clamped into
+   * this item's window; it carries no input or output, and neither does the span.
+   */
+  private toolReported(
+    line: string,
+    item: { since: number; sessionId?: string; workId: string; parent?: Context },
+  ): void {
+    const report = parseToolReport(line, this.customToolNames);
+    if (!report) return;
+    const { start, end } = toolReportWindow(report, item.since, Date.now());
+    this.metrics.toolExecutionDuration.observe(
+      { tool: report.tool, kind: report.tool_kind, outcome: report.outcome },
+      (end - start) / 1000,
+    );
+    if (!item.parent) return;
+    recordSpan(`mango.tool_use ${report.tool}`, {
+      parent: item.parent,
+      startTime: start,
+      endTime: end,
+      error: report.outcome === 'error',
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': report.tool,
+        'gen_ai.tool.call.id': report.tool_use_id,
+        'mango.session.id': item.sessionId,
+        'mango.work.id': item.workId,
+        'mango.tool.kind': report.tool_kind,
+        'mango.outcome': report.outcome,
+        ...(report.outcome === 'error' ? { 'error.type': 'tool_error' } : {}),
+      },
+    });
   }
 
   /**

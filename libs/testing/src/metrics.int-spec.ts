@@ -37,6 +37,7 @@ describe('MangoMetrics and the metrics listener', () => {
         'mango_model_tokens_total',
         'mango_model_list_cost_usd_total',
         'mango_tool_call_duration_seconds',
+        'mango_tool_execution_duration_seconds',
         'mango_outbox_dispatch_lag_seconds',
         'mango_container_starts_total',
         'mango_container_failures_total',

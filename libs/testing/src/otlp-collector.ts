@@ -10,6 +10,11 @@ export interface CollectedSpan {
   kind: number;
   attributes: Record<string, unknown>;
   links: Array<{ traceId: string; spanId: string }>;
+  /** Start and end (epoch ms, from the span's unix-nano times). */
+  startMs: number;
+  endMs: number;
+  /** OTLP status code: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
 }
 
 export interface OtlpCollector {
@@ -48,6 +53,9 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
                   (s.attributes ?? []).map((a: any) => [a.key, Object.values(a.value)[0]]),
                 ),
                 links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })),
+                startMs: nanosToMs(s.startTimeUnixNano),
+                endMs: nanosToMs(s.endTimeUnixNano),
+                statusCode: s.status?.code ?? 0,
               });
         }
       }
@@ -61,4 +69,13 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
     spans,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+/** An OTLP JSON unix-nano time (a decimal string, or `{low, high}` long bits) in epoch ms. */
+function nanosToMs(t: unknown): number {
+  if (t && typeof t === 'object') {
+    const { low, high } = t as { low: number; high: number };
+    return Number(((BigInt(high >>> 0) << 32n) | BigInt(low >>> 0)) / 1_000_000n);
+  }
+  return Number(BigInt(String(t ?? 0)) / 1_000_000n);
 }

@@ -11,3 +11,4 @@ export * from './skills';
 export * from './memory';
 export * from './custom-tools';
 export * from './work-trace';
+export * from './tool-report';

@@ -3,6 +3,7 @@ import { isRetryableStatus, MangoClient, MangoError, RequestAbortedError } from 
 import { backoffMs, sleep } from './backoff';
 import type { ItemLog } from './item-options';
 import { Tool, ToolError, ToolUse } from './tools/types';
+import { TOOL_REPORT_MSG, ToolOutcome, ToolReport } from './tool-report';
 
 export const TOOL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_IDLE_MS = 60_000;
@@ -306,6 +307,8 @@ export class SessionToolRunner {
     ]);
     let text: string;
     let isError = false;
+    const startedAt = Date.now();
+    const t0 = performance.now();
     try {
       const input = e.input && typeof e.input === 'object' && !Array.isArray(e.input) ? e.input : {};
       text = await tool.run(input as Record<string, unknown>, { signal, toolUse: use });
@@ -315,7 +318,23 @@ export class SessionToolRunner {
     } finally {
       this.inflight = undefined;
     }
-    this.o.log.info({ tool: e.name, tool_use_id: e.id, is_error: isError }, 'tool call finished');
+    // The execution report the supervisor turns into a span and a metric (tool-report.ts; no content).
+    // An interrupt, a closed call or a cancelled activation cuts the tool short: its result is not posted.
+    const outcome: ToolOutcome =
+      ctrl.signal.aborted || this.closed.has(e.id) || this.o.signal.aborted
+        ? 'interrupted'
+        : isError
+          ? 'error'
+          : 'ok';
+    const report: ToolReport = {
+      tool: e.name,
+      tool_use_id: e.id,
+      tool_kind: e.type === 'agent.custom_tool_use' ? 'custom' : 'sandbox',
+      outcome,
+      started_at: startedAt,
+      duration_ms: Math.round((performance.now() - t0) * 1000) / 1000,
+    };
+    this.o.log.info({ ...report, is_error: isError }, TOOL_REPORT_MSG);
     if (this.o.signal.aborted || this.stopReason === 'refused') {
       this.o.log.warn({ tool_use_id: e.id }, 'cancelled or lease lost: the result is not posted');
       return;

@@ -1,8 +1,12 @@
 import { useClient } from '../api';
-import { useLoad, when } from '../hooks';
-import { ListBody, metadataText, Toggle } from './parts';
+import { useLoad, useWrite, when } from '../hooks';
+import { Action, Failure, ListBody, metadataText, Toggle } from './parts';
 
-/** Vaults and their credentials. Secrets are write-only in the API; the page renders only the named fields below. */
+/**
+ * Vaults and their credentials: create a Vault, add a `static_bearer` credential, archive either. Secrets
+ * are write-only in the API; the page renders only the named fields below, and a token typed into the form
+ * goes to the API once and is cleared from the form (it is kept in no state or storage).
+ */
 export function VaultsPage() {
   const client = useClient();
   const vaults = useLoad(
@@ -12,6 +16,7 @@ export function VaultsPage() {
   return (
     <section>
       <h1>Vaults</h1>
+      <CreateVault done={vaults.reload} />
       <ListBody loaded={vaults} empty="No Vaults yet.">
         {(items: any[]) =>
           items.map((v) => (
@@ -23,7 +28,20 @@ export function VaultsPage() {
               <p class="dim">
                 metadata {metadataText(v.metadata)} · updated {when(v.updated_at)}
               </p>
-              <Toggle label="Credentials">{() => <Credentials vaultId={v.id} />}</Toggle>
+              {!v.archived_at && (
+                <p>
+                  <Action
+                    label="Archive"
+                    testid="archive-vault"
+                    confirm={`Archive the Vault ${v.display_name}? Its credentials are archived with it and stop being used.`}
+                    run={() => client.vaults.archive(v.id)}
+                    done={vaults.reload}
+                  />
+                </p>
+              )}
+              <Toggle label="Credentials">
+                {() => <Credentials vaultId={v.id} archived={!!v.archived_at} />}
+              </Toggle>
             </article>
           ))
         }
@@ -32,7 +50,7 @@ export function VaultsPage() {
   );
 }
 
-function Credentials({ vaultId }: { vaultId: string }) {
+function Credentials({ vaultId, archived }: { vaultId: string; archived: boolean }) {
   const client = useClient();
   const creds = useLoad(
     () =>
@@ -42,36 +60,137 @@ function Credentials({ vaultId }: { vaultId: string }) {
     [client, vaultId],
   );
   return (
-    <ListBody loaded={creds} empty="No credentials in this Vault.">
-      {(items: any[]) => (
-        <table class="list" data-testid="credentials">
-          <thead>
-            <tr>
-              <th>Credential</th>
-              <th>Name</th>
-              <th>Auth</th>
-              <th>MCP server</th>
-              <th>Details</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((c) => (
-              <tr key={c.id}>
-                <td class="mono">{c.id}</td>
-                <td>
-                  {c.display_name ?? '—'} {c.archived_at && <span class="dim">archived</span>}
-                </td>
-                <td>{c.auth?.type}</td>
-                <td class="mono">{c.auth?.mcp_server_url}</td>
-                <td>{authDetails(c.auth)}</td>
-                <td>{when(c.updated_at)}</td>
+    <>
+      {!archived && <AddBearerCredential vaultId={vaultId} done={creds.reload} />}
+      <ListBody loaded={creds} empty="No credentials in this Vault.">
+        {(items: any[]) => (
+          <table class="list" data-testid="credentials">
+            <thead>
+              <tr>
+                <th>Credential</th>
+                <th>Name</th>
+                <th>Auth</th>
+                <th>MCP server</th>
+                <th>Details</th>
+                <th>Updated</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </ListBody>
+            </thead>
+            <tbody>
+              {items.map((c) => (
+                <tr key={c.id}>
+                  <td class="mono">{c.id}</td>
+                  <td>
+                    {c.display_name ?? '—'} {c.archived_at && <span class="dim">archived</span>}
+                  </td>
+                  <td>{c.auth?.type}</td>
+                  <td class="mono">{c.auth?.mcp_server_url}</td>
+                  <td>{authDetails(c.auth)}</td>
+                  <td>{when(c.updated_at)}</td>
+                  <td>
+                    {!c.archived_at && (
+                      <Action
+                        label="Archive"
+                        testid="archive-credential"
+                        confirm="Archive this credential? Sessions stop using it; its secret is erased."
+                        run={() => client.vaults.credentials.archive(vaultId, c.id)}
+                        done={creds.reload}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </ListBody>
+    </>
+  );
+}
+
+/** A new Vault: its display name. */
+function CreateVault({ done }: { done: () => void }) {
+  const client = useClient();
+  const { busy, error, run } = useWrite();
+  const submit = async (form: HTMLFormElement) => {
+    const name = (form.elements.namedItem('display_name') as HTMLInputElement).value.trim();
+    if (await run(async () => void (await client.vaults.create({ display_name: name })))) {
+      form.reset();
+      done();
+    }
+  };
+  return (
+    <form
+      class="inline-form"
+      data-testid="create-vault"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit(e.currentTarget as HTMLFormElement);
+      }}
+    >
+      <input name="display_name" required placeholder="Vault name" aria-label="Vault name" />{' '}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Creating…' : 'Create Vault'}
+      </button>
+      <Failure error={error} />
+    </form>
+  );
+}
+
+/**
+ * A `static_bearer` credential for one MCP server URL. The token field is a password input without
+ * autocomplete; the value is read from the form at submit, sent once (no retry of an uncertain write) and
+ * the form is reset whatever the answer, so the secret is never kept or shown by the page.
+ */
+function AddBearerCredential({ vaultId, done }: { vaultId: string; done: () => void }) {
+  const client = useClient();
+  const { busy, error, run } = useWrite();
+  const submit = async (form: HTMLFormElement) => {
+    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
+    const displayName = field('display_name');
+    const params = {
+      auth: { type: 'static_bearer', mcp_server_url: field('mcp_server_url'), token: field('token') },
+      ...(displayName ? { display_name: displayName } : {}),
+    };
+    (form.elements.namedItem('token') as HTMLInputElement).value = '';
+    const ok = await run(
+      async () => void (await client.vaults.credentials.create(vaultId, params as never, { maxRetries: 0 })),
+    );
+    if (ok) {
+      form.reset();
+      done();
+    }
+  };
+  return (
+    <form
+      class="inline-form"
+      data-testid="add-credential"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit(e.currentTarget as HTMLFormElement);
+      }}
+    >
+      <input
+        name="mcp_server_url"
+        type="url"
+        required
+        placeholder="https://mcp.example.com/mcp"
+        aria-label="MCP server URL"
+      />{' '}
+      <input
+        name="token"
+        type="password"
+        required
+        autocomplete="off"
+        placeholder="bearer token (write-only)"
+        aria-label="Bearer token"
+      />{' '}
+      <input name="display_name" placeholder="name (optional)" aria-label="Credential name" />{' '}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Adding…' : 'Add bearer credential'}
+      </button>
+      <Failure error={error} />
+    </form>
   );
 }
 

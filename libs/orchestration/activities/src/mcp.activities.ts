@@ -18,6 +18,7 @@ import {
   SessionEventEntity,
   SessionLog,
 } from '@mango/persistence';
+import type { MangoMetrics } from '@mango/platform-metrics';
 import type { Keyring } from '@mango/platform-secrets';
 import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
 import { CancelledFailure, Context, log } from '@temporalio/activity';
@@ -45,6 +46,8 @@ export interface McpRuntimeDeps {
    * a note that the rest was not kept).
    */
   resultFiles?: McpResultFiles;
+  /** `mango_tool_execution_duration_seconds{kind="mcp"}` of each call (absent: not measured). */
+  metrics?: MangoMetrics;
 }
 
 /** Where a large textual MCP result is kept: a File of the Session's Workspace (apps/files serves it). */
@@ -279,7 +282,12 @@ export class McpRuntime {
       },
       contextFrom(plan.traceparent),
     );
+    const started = performance.now();
     const endSpan = (outcome: 'ok' | 'error' | 'interrupted') => {
+      this.deps.metrics?.toolExecutionDuration.observe(
+        { tool: plan.name, kind: 'mcp', outcome },
+        (performance.now() - started) / 1000,
+      );
       span.setAttribute('mango.outcome', outcome);
       if (outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();

@@ -82,6 +82,19 @@ export class MangoMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * A tool's own execution: inside the sandbox (the supervisor, from its item runner's reports: ADR 0018)
+   * or an MCP server's call (the orchestrator), without the approval wait or the result's delivery that
+   * `mango_tool_call_duration_seconds` includes.
+   */
+  readonly toolExecutionDuration = new Histogram({
+    name: 'mango_tool_execution_duration_seconds',
+    help: 'Tool execution time (in the sandbox, or the MCP call), by tool, kind (sandbox, custom, mcp) and outcome (ok, error, interrupted).',
+    labelNames: ['tool', 'kind', 'outcome'] as const,
+    buckets: SLOW_BUCKETS,
+    registers: [this.registry],
+  });
+
   /** How long outbox rows waited before the relay dispatched them. */
   readonly outboxDispatchLag = new Histogram({
     name: 'mango_outbox_dispatch_lag_seconds',

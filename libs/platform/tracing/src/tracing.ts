@@ -1,5 +1,14 @@
 import 'reflect-metadata';
-import { context, propagation, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
+import {
+  context,
+  Context,
+  propagation,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  Tracer,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -113,6 +122,31 @@ export async function inSpan<T>(
   );
 }
 
+/**
+ * Records a span that already finished elsewhere (another process reported its timing): started and
+ * ended at the given times, under `parent`. An error outcome sets the error status (no message: callers
+ * pass no content). Attributes carry ids, names and outcomes only.
+ */
+export function recordSpan(
+  name: string,
+  o: {
+    parent: Context;
+    startTime: number;
+    endTime: number;
+    kind?: SpanKind;
+    attributes: Record<string, string | number | boolean | undefined>;
+    error?: boolean;
+  },
+): void {
+  const span = tracer().startSpan(
+    name,
+    { kind: o.kind ?? SpanKind.INTERNAL, startTime: o.startTime, attributes: clean(o.attributes) },
+    o.parent,
+  );
+  if (o.error) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end(o.endTime);
+}
+
 /** The active context's W3C `traceparent` (to store beside work another process picks up), if any. */
 export function currentTraceparent(): string | undefined {
   const carrier: Record<string, string> = {};
@@ -139,3 +173,4 @@ function clean(attrs: Record<string, string | number | boolean | undefined> = {}
 }
 
 export { SpanKind, SpanStatusCode, trace, context, propagation };
+export type { Context };

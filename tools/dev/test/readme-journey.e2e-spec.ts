@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
+import { GRADER_SYSTEM } from '@mango/domain-sessions';
 import { startMcpTestServer, startScriptedModel, ScriptedModelServer } from '@mango/testing';
 
 /**
@@ -61,9 +62,48 @@ function coordinatorReply(body: any) {
   return { content: [{ type: 'text', text: `Done: ${report.replace(/<\/?message[^>]*>/g, '').trim()}` }] };
 }
 
+/**
+ * docs/api-guide.md "Try it: a rubric graded to satisfied": the poet's first draft has no title; the
+ * grader asks for a revision until the draft it reads starts with one.
+ */
+function poetReply(body: any) {
+  const asked = JSON.stringify(body.messages);
+  if (body.system === GRADER_SYSTEM) {
+    const revised = asked.includes('Sea Song');
+    return {
+      content: [
+        {
+          type: 'text',
+          text: JSON.stringify(
+            revised
+              ? { result: 'satisfied', explanation: 'A title line, then 5-7-5.' }
+              : { result: 'needs_revision', explanation: 'Add a title line.' },
+          ),
+        },
+      ],
+    };
+  }
+  const feedback = asked.includes('Add a title line.');
+  return {
+    content: [
+      {
+        type: 'text',
+        text: feedback
+          ? 'Sea Song\nThe grey sea rolls in\nwaves fold over the cold stones\nsalt wind finds the shore'
+          : 'The grey sea rolls in\nwaves fold over the cold stones\nsalt wind finds the shore',
+      },
+    ],
+  };
+}
+
 /** The scripted model plays the agent of the tour: it runs what the user asks in bash, then reports. */
 function agentReply(body: any) {
   if (body.system === 'You coordinate.') return coordinatorReply(body);
+  if (
+    body.system === 'You write haiku.' ||
+    (body.system === GRADER_SYSTEM && JSON.stringify(body).includes('haiku'))
+  )
+    return poetReply(body);
   const last = body.messages.at(-1);
   const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
   const result = blocks.find((b: any) => b.type === 'tool_result');
@@ -477,6 +517,39 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(JSON.stringify(lead.body.messages.at(-1))).toContain(
       '<message from=\\"writer\\">\\nThe sandbox said:\\nThe sea is salty.',
     );
+  }, 300_000);
+
+  it('outcomes as docs/api-guide.md shows them: a rubric graded to satisfied after one revision', async () => {
+    const guide = readFileSync(join(checkout, 'docs/api-guide.md'), 'utf8');
+    const block = /### Try it: a rubric graded to satisfied[\s\S]*?```bash\n([\s\S]*?)```/.exec(guide)![1]!;
+    const out = await run(block, 300_000);
+    const rows = out
+      .split('\n')
+      .filter((l) => l.includes('\t'))
+      .map((l) => l.split('\t'));
+    expect(rows.map((r) => r[0])).toEqual([
+      'user.define_outcome',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'span.outcome_evaluation_start',
+      'span.outcome_evaluation_ongoing',
+      'span.outcome_evaluation_end',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'span.outcome_evaluation_start',
+      'span.outcome_evaluation_ongoing',
+      'span.outcome_evaluation_end',
+      'session.status_idle',
+    ]);
+    const ends = rows.filter((r) => r[0] === 'span.outcome_evaluation_end').map((r) => [r[1], r[2]]);
+    expect(ends).toEqual([
+      ['0', 'needs_revision'],
+      ['1', 'satisfied'],
+    ]);
+    expect(out).toContain('{"result":"satisfied","iteration":1}');
   }, 300_000);
 
   it('remote MCP as docs/api-guide.md shows it: a Vault credential, an Agent with an MCP toolset, the server sees the token', async () => {

@@ -52,7 +52,6 @@ export function SessionPage({ id }: { id: string }) {
 
   useEffect(() => {
     const abort = new AbortController();
-    let lastSeq: string | undefined;
     let buffer: ConsoleEvent[] = [];
     let flush: ReturnType<typeof setTimeout> | undefined;
     const push = (e: ConsoleEvent) => {
@@ -65,21 +64,34 @@ export function SessionPage({ id }: { id: string }) {
         setEvents((old) => mergeEvents(old, more));
       }, 30);
     };
-    void (async () => {
+    // One reconnecting reader per stream: the Session's (its primary Thread's view) and, once a
+    // delegate Thread is created, that Thread's own (its replies and tool calls are only there).
+    const follow = async (
+      open: (lastEventId: string | undefined) => AsyncIterable<{ id?: string; event: unknown }>,
+      primaryStream: boolean,
+    ) => {
+      let lastSeq: string | undefined;
       for (let attempt = 0; !abort.signal.aborted; attempt++) {
         try {
-          setStream(attempt === 0 ? 'connecting' : 'reconnecting');
-          for await (const { id: seq, event } of client.sessions.events.stream(id, {
-            lastEventId: lastSeq,
-            signal: abort.signal,
-          })) {
+          if (primaryStream) setStream(attempt === 0 ? 'connecting' : 'reconnecting');
+          for await (const { id: seq, event } of open(lastSeq)) {
             if (seq) lastSeq = seq;
             attempt = 0;
-            setStream('live');
-            push(event as unknown as ConsoleEvent);
-            if (event.type === 'session.status_idle') setTurnsEnded((n) => n + 1);
+            if (primaryStream) setStream('live');
+            const e = event as unknown as ConsoleEvent;
+            push(e);
+            if (e.type === 'session.status_idle') setTurnsEnded((n) => n + 1);
+            const thread = e.session_thread_id;
+            if (e.type === 'session.thread_created' && thread && !followed.has(thread)) {
+              followed.add(thread);
+              void follow(
+                (last) =>
+                  client.sessions.threads.stream(id, thread, { lastEventId: last, signal: abort.signal }),
+                false,
+              );
+            }
           }
-          setStream('ended');
+          if (primaryStream) setStream('ended');
           return;
         } catch (e) {
           if (abort.signal.aborted) return;
@@ -87,7 +99,12 @@ export function SessionPage({ id }: { id: string }) {
           await new Promise((r) => setTimeout(r, Math.min(1000 * 2 ** attempt, 10_000)));
         }
       }
-    })();
+    };
+    const followed = new Set<string>();
+    void follow(
+      (last) => client.sessions.events.stream(id, { lastEventId: last, signal: abort.signal }),
+      true,
+    );
     return () => {
       abort.abort();
       clearTimeout(flush);

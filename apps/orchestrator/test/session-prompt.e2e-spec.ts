@@ -239,6 +239,94 @@ describe('what the model sees (real API, files, orchestrator, Temporal, S3, scri
     }
   }, 240_000);
 
+  it("a roster Agent's Skills: its delegate Thread lists them under skills/.agents/<agent_id>/ and activates them", async () => {
+    const skillId = await uploadSkill([
+      ['pdf-tools/SKILL.md', SKILL_MD],
+      ['pdf-tools/forms.md', 'Form rules: sign last.\n'],
+    ]);
+    const fillerRes = await ws.post('/v1/agents', {
+      name: 'filler',
+      model: 'claude-sonnet-4-6',
+      system: 'You fill forms.',
+      tools: [{ type: 'agent_toolset_20260401' }],
+      skills: [{ type: 'custom', skill_id: skillId }],
+    });
+    expect(fillerRes.body).toMatchObject({ id: expect.stringMatching(/^agent_/) });
+    const filler = fillerRes.body.id as string;
+    const bossRes = await ws.post('/v1/agents', {
+      name: 'boss',
+      model: 'claude-sonnet-4-6',
+      system: 'You delegate forms.',
+      multiagent: { type: 'coordinator', agents: [filler] },
+    });
+    expect(bossRes.body).toMatchObject({ id: expect.stringMatching(/^agent_/) });
+    const boss = bossRes.body.id as string;
+    const seen = model.requests.length;
+    // Answered by system prompt (the coordinator and its delegate run concurrently).
+    const route = (body: any) => {
+      const system = String(body.system ?? '');
+      const last = body.messages.at(-1);
+      const result = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
+      if (system.startsWith('You delegate forms.')) {
+        if (result) return { content: [{ type: 'text', text: 'Sent.' }] };
+        if (JSON.stringify(body.messages).includes('message from='))
+          return { content: [{ type: 'text', text: 'Done.' }] };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_boss',
+              name: 'send_to_agent',
+              input: { agent: 'filler', message: 'Fill the form.' },
+            },
+          ],
+          stop_reason: 'tool_use',
+        };
+      }
+      if (result) return { content: [{ type: 'text', text: 'Filled.' }] };
+      return {
+        content: [
+          { type: 'tool_use', id: 'toolu_fill', name: 'activate_skill', input: { name: 'pdf-tools' } },
+        ],
+        stop_reason: 'tool_use',
+      };
+    };
+    model.script(...Array.from({ length: 5 }, () => route));
+    const created = await ws.post('/v1/sessions', {
+      agent: boss,
+      environment_id: envId,
+      initial_events: [say('Get the form filled.')],
+    });
+    expect(created.body).toMatchObject({ id: expect.stringMatching(/^sesn_/) });
+    const s = created.body;
+    for (let i = 0; i < 900; i++) {
+      if ((await events(s.id)).some((e) => e.type === 'agent.message' && e.content[0].text === 'Done.'))
+        break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const requests = model.requests.slice(seen).map((r) => r.body);
+    const delegate = requests.filter((b) => String(b.system).startsWith('You fill forms.'));
+    expect(delegate).toHaveLength(2);
+    const path = `skills/.agents/${filler}/pdf-tools/`;
+    expect(delegate[0].system).toContain(
+      `<skill name="pdf-tools" path="${path}">\nFill and merge PDF forms.\n</skill>`,
+    );
+    expect(delegate[0].tools.map((t: { name: string }) => t.name)).toContain('activate_skill');
+    // The coordinator has no Skills of its own: its requests list none and offer no activation.
+    const lead = requests.find((b) => String(b.system).startsWith('You delegate forms.'))!;
+    expect(lead.system).not.toContain('<skill ');
+    expect(lead.tools.map((t: { name: string }) => t.name)).not.toContain('activate_skill');
+    // The delegate's activation was answered from the pinned version, with the staged path.
+    const thread = (await ws.get(`/v1/sessions/${s.id}/threads`)).body.data[1];
+    const log = (await ws.get(`/v1/sessions/${s.id}/threads/${thread.id}/events?limit=1000`)).body
+      .data as any[];
+    const answer = log.find((e) => e.type === 'agent.tool_result')!;
+    expect(answer.content[0].text).toContain(
+      `<skill name="pdf-tools" path="${path}">\n<file path="SKILL.md">\n${SKILL_MD}\n</file>`,
+    );
+    expect(answer.content[0].text).toContain('<file path="forms.md">\nForm rules: sign last.\n');
+  });
+
   it('an endpoint that rejects the web tools: a session.error naming them and how to disable them', async () => {
     model.script((body) =>
       (body.tools ?? []).some((t: { type?: string }) => t.type)

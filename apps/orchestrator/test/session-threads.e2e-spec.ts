@@ -109,6 +109,28 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+  /** The first `count` events of an SSE stream (from its start), by data id. */
+  async function streamed(path: string, count: number): Promise<string[]> {
+    const res = await fetch(`${stack.api.url}${path}`, { headers: { authorization: `Bearer ${stack.key}` } });
+    const reader = res.body!.getReader();
+    const ids: string[] = [];
+    let buffer = '';
+    const deadline = Date.now() + 30_000;
+    while (ids.length < count && Date.now() < deadline) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += Buffer.from(value).toString('utf8');
+      let at: number;
+      while ((at = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, at).split('\n');
+        buffer = buffer.slice(at + 2);
+        const data = frame.find((l) => l.startsWith('data: '));
+        if (frame.some((l) => l.startsWith('id: ')) && data) ids.push(JSON.parse(data.slice(6)).id);
+      }
+    }
+    await reader.cancel().catch(() => undefined);
+    return ids;
+  }
   const start = async (message: string, environmentId = envId) => {
     const res = await ws.post('/v1/sessions', {
       agent: coordinator,
@@ -241,6 +263,11 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
       '<message from="lead">\nFind one sea fact.\n</message>',
       '<message from="lead">\nAnd how salty?\n</message>',
     ]);
+    // The SSE streams show what the histories show: the Session's (the primary's view) and a delegate's.
+    expect(await streamed(`/v1/sessions/${id}/events/stream`, list.length)).toEqual(list.map((e) => e.id));
+    expect(
+      await streamed(`/v1/sessions/${id}/threads/${researcher!.id}/stream`, researcherLog.length),
+    ).toEqual(researcherLog.map((e) => e.id));
     await recordHistory(id, 'thread-coordinator-delegates');
     await recordHistory(threadWorkflowId(id, researcher!.id), 'thread-delegate-follow-up');
     // The coordinator was offered the platform tools; the delegates were not.

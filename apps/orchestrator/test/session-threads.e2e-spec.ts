@@ -59,7 +59,16 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
   };
 
   beforeAll(async () => {
-    stack = await startSessionStack('threads', { environment: true });
+    stack = await startSessionStack('threads', {
+      environment: true,
+      // A small window for the compaction test's delegate (80% of 6,000 tokens), the usual one for 'm'.
+      orchestratorEnv: {
+        MANGO_MODEL_PROFILES: JSON.stringify({
+          [TEST_MODEL]: { context_window: 200_000 },
+          'small-window-model': { context_window: 6000, max_output_tokens: 1500 },
+        }),
+      },
+    });
     ws = stack.ws;
     envId = stack.environmentId!;
     stack.model.script(...Array.from({ length: 400 }, () => route));
@@ -696,5 +705,65 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
       archived_at: null,
     });
     expect((await events(id, researcher.id)).some((e) => e.content?.[0]?.text === 'Another.')).toBe(false);
+  });
+
+  it("a delegate's own transcript is compacted near its model's window, with its Thread's keys", async () => {
+    const rememberer = (
+      await ws.post('/v1/agents', {
+        name: 'rememberer',
+        model: 'small-window-model',
+        system: 'You remember.',
+      })
+    ).body.id;
+    const lead = (
+      await ws.post('/v1/agents', {
+        name: 'lead',
+        model: TEST_MODEL,
+        system: 'You coordinate memory.',
+        multiagent: { type: 'coordinator', agents: [rememberer] },
+      })
+    ).body.id;
+    routes['You coordinate memory.'] = (body) => {
+      const n = sent(body);
+      if (lastIsToolResult(body)) return text('Sent.');
+      if (n < 2) return call(`m${n}`, 'send_to_agent', { agent: 'rememberer', message: `Remember ${n}.` });
+      return text('Remembered.');
+    };
+    // The first reply measures 4,800 tokens: the delegate's next prompt reaches 80% of its window.
+    routes['You remember.'] = (body) =>
+      userTexts(body).some((t) => t.includes('Remember 1.'))
+        ? text('Second noted.', { usage: { input_tokens: 60, output_tokens: 5 } })
+        : text('First noted.', { usage: { input_tokens: 4_700, output_tokens: 100 } });
+    routes['You compact conversations'] = () =>
+      text('Summary: asked to remember 0.', { usage: { input_tokens: 300, output_tokens: 20 } });
+    const res = await ws.post('/v1/sessions', {
+      agent: lead,
+      environment_id: envId,
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Remember things.' }] }],
+    });
+    const id = res.body.id as string;
+    await until(async () =>
+      (await events(id)).some((e) => e.type === 'agent.message' && e.content[0].text === 'Remembered.'),
+    );
+    const thread = (await threads(id))[1]!;
+    const log = await events(id, thread.id);
+    const compacted = log.findIndex((e) => e.type === 'agent.thread_context_compacted');
+    expect(compacted).toBeGreaterThan(0);
+    expect(log.slice(compacted - 2, compacted + 2).map((e) => e.type)).toEqual([
+      'agent.thread_message_received',
+      'session.thread_status_running',
+      'agent.thread_context_compacted',
+      'span.model_request_start',
+    ]);
+    expect(log[compacted]!.session_thread_id).toBe(thread.id);
+    // The primary was not compacted; the delegate's next request started from its summary.
+    expect((await events(id)).some((e) => e.type === 'agent.thread_context_compacted')).toBe(false);
+    const after = stack.model.requests.filter(
+      (r) =>
+        r.body.system === 'You remember.' && JSON.stringify(r.body).includes('Summary: asked to remember 0.'),
+    );
+    expect(after).toHaveLength(1);
+    // The summarizing request counts on the delegate's usage too (4,700 + 300 + 60 input tokens).
+    expect(thread.usage.input_tokens).toBe(5060);
   });
 });

@@ -9,11 +9,14 @@ import {
   profileOf,
   PriceTable,
   SessionUsage,
+  threadKeyPrefix,
+  threadLog,
   transcript,
 } from '@mango/domain-sessions';
 import type { SessionLog, SessionLogReader } from '@mango/persistence';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { countUsage, internal, SUMMARY_MAX_TOKENS } from './step-events';
+import { threadContext } from './thread-context';
 
 /** When to compact: `MANGO_COMPACT_AT_TOKENS` if set, else a share of the model profile's window. */
 export interface CompactionSettings {
@@ -37,14 +40,18 @@ export async function compactIfNeeded(
   settings: CompactionSettings,
   prices: PriceTable,
   metrics?: MangoMetrics,
+  /** A delegate Thread's compaction: its own transcript, its keys, its usage (ADR 0017). */
+  threadId?: string,
 ): Promise<void> {
-  const key = `turn:${turn}:compacted`;
+  const key = `${threadKeyPrefix(threadId)}turn:${turn}:compacted`;
   const plan = await log.withOpenSession(sessionId, async (tx, s) => {
+    const thread = await threadContext(tx, s, threadId);
+    if (!thread) return undefined;
     // Read through the transaction's own connection: a second pool connection taken while this one holds
     // the Session's row lock deadlocks the pool once as many steps start at once as it has connections.
-    const events = await reader.read(tx);
+    const events = threadLog(await reader.read(tx), threadId);
     if (events.some((e) => e.idempotencyKey === key)) return undefined;
-    const agent = s.agent as unknown as AgentDefinition;
+    const agent: AgentDefinition = thread.agent;
     const profile = profileOf(agent.model.id, settings.profiles);
     const planned = compactionPlan(events, compactionThreshold(profile, settings.compactAtTokens));
     if (!planned) return undefined;
@@ -100,15 +107,29 @@ export async function compactIfNeeded(
     .join('\n');
   let recorded: { before: SessionUsage; after: SessionUsage } | undefined;
   await log.withOpenSession(sessionId, async (tx, s) => {
+    const thread = await threadContext(tx, s, threadId);
+    if (!thread) return;
     const inserted = await log.append(
       tx,
       s,
-      [internal(COMPACTED, { _summary: summary, _through_seq: plan.throughSeq }, key)],
+      [
+        {
+          ...internal(COMPACTED, { _summary: summary, _through_seq: plan.throughSeq }, key),
+          ...(threadId ? { sessionThreadId: threadId } : {}),
+        },
+      ],
       new Date(),
     );
     if (inserted.length) {
       const before = s.usage as SessionUsage;
-      await log.saveUsage(tx, s, addUsage(plan.agent.model.id, before, response.usage, prices));
+      const add = (u: SessionUsage) => addUsage(plan.agent.model.id, u, response.usage, prices);
+      // A delegate's summary counts on the Session's usage (the budget) and on its own Thread's.
+      await log.saveUsage(
+        tx,
+        s,
+        add(before),
+        thread.primary ? undefined : { id: thread.id, usage: add((thread.usage ?? {}) as SessionUsage) },
+      );
       recorded = { before, after: s.usage as SessionUsage };
     }
   });

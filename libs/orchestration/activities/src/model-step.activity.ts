@@ -89,9 +89,19 @@ export function createModelStep(
     // The step reads the Session's log once (ADR 0004): compaction and the request share that read, a
     // later look reads only what was appended since.
     const reader = log.reader(sessionId);
-    // Compaction summarises the primary Thread's transcript (delegates are not compacted yet).
-    if (step === 0 && !threadId)
-      await compactIfNeeded(log, reader, model, sessionId, turn, compaction, deps.prices ?? {}, deps.metrics);
+    // Each Thread's transcript is compacted on its own (a delegate's with its Thread's keys and usage).
+    if (step === 0)
+      await compactIfNeeded(
+        log,
+        reader,
+        model,
+        sessionId,
+        turn,
+        compaction,
+        deps.prices ?? {},
+        deps.metrics,
+        threadId,
+      );
     const prepared = await log.withOpenSession(sessionId, async (tx, s) => {
       const thread = await threadContext(tx, s, threadId);
       // A delegate Thread that is gone or archived takes no more steps.

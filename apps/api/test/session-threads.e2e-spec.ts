@@ -120,8 +120,15 @@ describe('Session Threads (real apps/api process, real PostgreSQL)', () => {
       );
     expect(await types(primary)).toEqual(['user.message', 'rm -rf x', 'agent.custom_tool_use']);
     expect(await types(child)).toEqual(['agent.message', 'ls', 'rm -rf x', 'agent.custom_tool_use']);
-    // The Session's own event list is still the whole log; paging a Thread's history keeps to it.
-    expect((await ws.get(`/v1/sessions/${id}/events`)).body.data).toHaveLength(5);
+    // The Session's own event list is its primary Thread's view for a Workspace key (hosted §5.8).
+    const own = (await ws.get(`/v1/sessions/${id}/events`)).body.data;
+    expect(own.map((e: { id: string }) => e.id)).toEqual(
+      (await ws.get(`/v1/sessions/${id}/threads/${primary}/events`)).body.data.map(
+        (e: { id: string }) => e.id,
+      ),
+    );
+    expect(own).toHaveLength(3);
+    // Paging a Thread's history keeps to it.
     const page = await ws.get(`/v1/sessions/${id}/threads/${child}/events?limit=2`);
     expect(page.body.data).toHaveLength(2);
     const rest = await ws.get(

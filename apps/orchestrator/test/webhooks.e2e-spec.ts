@@ -254,6 +254,79 @@ describe('webhook delivery (real API, orchestrator, Temporal, PostgreSQL; standa
     void on;
   });
 
+  // Before the only test that does not use the model: its routed replies answer however many requests
+  // the Threads make.
+  it('delegate and Advisor Threads announce themselves with data.session_thread_id', async () => {
+    await register('/threads', [
+      'session.thread_created',
+      'session.thread_idled',
+      'session.thread_terminated',
+    ]);
+    const helper = (
+      await ws.post('/v1/agents', { name: 'helper', model: 'claude-sonnet-4-6', system: 'You help.' })
+    ).body.id;
+    const boss = (
+      await ws.post('/v1/agents', {
+        name: 'boss',
+        model: 'claude-sonnet-4-6',
+        system: 'You coordinate.',
+        multiagent: {
+          type: 'coordinator',
+          agents: [helper, { type: 'advisor', model: 'claude-sonnet-4-6' }],
+        },
+      })
+    ).body.id;
+    const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
+    const route = (body: any) => {
+      const system = String(body.system ?? '');
+      if (system.startsWith('You help.')) return text('Helped.');
+      if (system.startsWith('You are an advisor')) return text('Advice.');
+      const last = body.messages.at(-1);
+      if (Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result'))
+        return text('Sent.');
+      if (JSON.stringify(body.messages).includes('message from=')) return text('Done.');
+      return {
+        content: [
+          { type: 'tool_use', id: 'toolu_a', name: 'consult_advisor', input: { question: 'Ok?' } },
+          {
+            type: 'tool_use',
+            id: 'toolu_h',
+            name: 'send_to_agent',
+            input: { agent: 'helper', message: 'Help.' },
+          },
+        ],
+        stop_reason: 'tool_use',
+      };
+    };
+    model.script(...Array.from({ length: 20 }, () => route));
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: boss,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Go.' }] }],
+      })
+    ).body as { id: string };
+    const got = await receiver.waitFor('/threads', (g) => g.length >= 5);
+    const threads = (await ws.get(`/v1/sessions/${s.id}/threads`)).body.data as Array<{
+      id: string;
+      agent: any;
+    }>;
+    const advisor = threads.find((t) => t.agent?.type === 'advisor')!.id;
+    const delegate = threads.find((t) => t.agent?.name === 'helper')!.id;
+    for (const g of got) expect(g.verifiedWith).toHaveLength(1);
+    const seen = got.map((g) => [g.event!.data.type, g.event!.data.session_thread_id]);
+    expect(seen.sort()).toEqual(
+      [
+        ['session.thread_created', advisor],
+        ['session.thread_created', delegate],
+        ['session.thread_idled', advisor],
+        ['session.thread_idled', delegate],
+        ['session.thread_terminated', advisor],
+      ].sort(),
+    );
+    for (const g of got) expect(g.event!.data).toMatchObject({ id: s.id, workspace_id: 'wrkspc_default' });
+  });
+
   it('kill -9 of the orchestrator and then of the API between the change and the delivery still delivers', async () => {
     await register('/durable', ['session.created']);
     expect(await orchestrator.stop('SIGKILL')).toBeNull();

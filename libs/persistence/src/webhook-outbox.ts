@@ -70,9 +70,14 @@ export async function insertDeliveries(
 /** The webhook events a batch of appended Session events announces. */
 export function sessionWebhookEvents(
   sessionId: string,
-  appended: Array<{ type: string; body: Record<string, unknown> }>,
+  appended: Array<{ type: string; body: Record<string, unknown>; sessionThreadId?: string | null }>,
 ): WebhookEventInput[] {
   return appended.flatMap((e) =>
-    webhookTypesForSessionEvent(e.type, e.body).map((type) => ({ type, id: sessionId })),
+    webhookTypesForSessionEvent(e.type, e.body).map((type) => ({
+      type,
+      id: sessionId,
+      // A Thread's event names its Thread (hosted §3.12 `data.session_thread_id`).
+      ...(e.sessionThreadId ? { extra: { session_thread_id: e.sessionThreadId } } : {}),
+    })),
   );
 }

@@ -13,6 +13,10 @@ export const SESSION_WEBHOOK_TYPES = [
   'session.status_terminated',
   'session.requires_action',
   'session.budget_reached',
+  // Delegate and Advisor Threads (ADR 0017); `data.session_thread_id` names the Thread.
+  'session.thread_created',
+  'session.thread_idled',
+  'session.thread_terminated',
 ] as const;
 
 /**
@@ -115,6 +119,12 @@ export function webhookTypesForSessionEvent(type: string, body: Record<string, u
       if (reason === 'budget_reached') out.push('session.budget_reached');
       return out;
     }
+    case 'session.thread_created':
+      return ['session.thread_created'];
+    case 'session.thread_status_idle':
+      return ['session.thread_idled'];
+    case 'session.thread_status_terminated':
+      return ['session.thread_terminated'];
     case 'session.status_rescheduled':
     case 'session.status_terminated':
     case 'session.updated':

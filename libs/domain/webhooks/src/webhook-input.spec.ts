@@ -92,6 +92,10 @@ describe('session events → webhook types', () => {
     ['session.status_rescheduled', {}, ['session.status_rescheduled']],
     ['session.updated', { title: 't' }, ['session.updated']],
     ['session.deleted', {}, ['session.deleted']],
+    ['session.thread_created', {}, ['session.thread_created']],
+    ['session.thread_status_idle', { stop_reason: { type: 'end_turn' } }, ['session.thread_idled']],
+    ['session.thread_status_terminated', {}, ['session.thread_terminated']],
+    ['session.thread_status_running', {}, []],
     ['user.message', {}, []],
     ['agent.message', {}, []],
   ])('%s %j → %j', (type, body, out) => expect(webhookTypesForSessionEvent(type, body)).toEqual(out));

@@ -785,6 +785,9 @@ const (
 	WebhookEventTypeSessionStatusRescheduled     WebhookEventType = "session.status_rescheduled"
 	WebhookEventTypeSessionStatusRunStarted      WebhookEventType = "session.status_run_started"
 	WebhookEventTypeSessionStatusTerminated      WebhookEventType = "session.status_terminated"
+	WebhookEventTypeSessionThreadCreated         WebhookEventType = "session.thread_created"
+	WebhookEventTypeSessionThreadIdled           WebhookEventType = "session.thread_idled"
+	WebhookEventTypeSessionThreadTerminated      WebhookEventType = "session.thread_terminated"
 	WebhookEventTypeSessionUpdated               WebhookEventType = "session.updated"
 	WebhookEventTypeVaultArchived                WebhookEventType = "vault.archived"
 	WebhookEventTypeVaultCreated                 WebhookEventType = "vault.created"
@@ -851,6 +854,12 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeSessionStatusRunStarted:
 		return true
 	case WebhookEventTypeSessionStatusTerminated:
+		return true
+	case WebhookEventTypeSessionThreadCreated:
+		return true
+	case WebhookEventTypeSessionThreadIdled:
+		return true
+	case WebhookEventTypeSessionThreadTerminated:
 		return true
 	case WebhookEventTypeSessionUpdated:
 		return true
@@ -3800,7 +3809,9 @@ type WebhookDeliveryList struct {
 // WebhookEventType A hosted §3.12 `data.type` that Mango emits. Session lifecycle: `session.created`, `session.updated`,
 // `session.archived`, `session.deleted`, `session.status_run_started` (a turn started),
 // `session.status_idled`, `session.status_rescheduled`, `session.status_terminated`,
-// `session.requires_action` and `session.budget_reached` (an idle with that stop reason). Deployments:
+// `session.requires_action` and `session.budget_reached` (an idle with that stop reason); delegate and
+// Advisor Threads: `session.thread_created`, `session.thread_idled`, `session.thread_terminated` (with
+// `data.session_thread_id`). Deployments:
 // `deployment.created`, `deployment.updated`, `deployment.paused` (manual or automatic),
 // `deployment.unpaused`, `deployment.archived`; runs: `deployment_run.started` followed by
 // `deployment_run.succeeded` (a Session was created) or `deployment_run.failed`. Other resources, each

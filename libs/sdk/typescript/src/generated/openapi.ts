@@ -3395,7 +3395,9 @@ export interface components {
          * @description A hosted §3.12 `data.type` that Mango emits. Session lifecycle: `session.created`, `session.updated`,
          *     `session.archived`, `session.deleted`, `session.status_run_started` (a turn started),
          *     `session.status_idled`, `session.status_rescheduled`, `session.status_terminated`,
-         *     `session.requires_action` and `session.budget_reached` (an idle with that stop reason). Deployments:
+         *     `session.requires_action` and `session.budget_reached` (an idle with that stop reason); delegate and
+         *     Advisor Threads: `session.thread_created`, `session.thread_idled`, `session.thread_terminated` (with
+         *     `data.session_thread_id`). Deployments:
          *     `deployment.created`, `deployment.updated`, `deployment.paused` (manual or automatic),
          *     `deployment.unpaused`, `deployment.archived`; runs: `deployment_run.started` followed by
          *     `deployment_run.succeeded` (a Session was created) or `deployment_run.failed`. Other resources, each
@@ -3405,7 +3407,7 @@ export interface components {
          *     when an OAuth refresh fails), `memory_store.created|archived|deleted`.
          * @enum {string}
          */
-        WebhookEventType: "session.created" | "session.updated" | "session.archived" | "session.deleted" | "session.status_run_started" | "session.status_idled" | "session.status_rescheduled" | "session.status_terminated" | "session.requires_action" | "session.budget_reached" | "deployment.created" | "deployment.updated" | "deployment.paused" | "deployment.unpaused" | "deployment.archived" | "deployment_run.started" | "deployment_run.succeeded" | "deployment_run.failed" | "agent.created" | "agent.updated" | "agent.archived" | "environment.created" | "environment.updated" | "environment.archived" | "environment.deleted" | "vault.created" | "vault.archived" | "vault.deleted" | "vault_credential.created" | "vault_credential.archived" | "vault_credential.deleted" | "vault_credential.refresh_failed" | "memory_store.created" | "memory_store.archived" | "memory_store.deleted";
+        WebhookEventType: "session.created" | "session.updated" | "session.archived" | "session.deleted" | "session.status_run_started" | "session.status_idled" | "session.status_rescheduled" | "session.status_terminated" | "session.requires_action" | "session.budget_reached" | "session.thread_created" | "session.thread_idled" | "session.thread_terminated" | "deployment.created" | "deployment.updated" | "deployment.paused" | "deployment.unpaused" | "deployment.archived" | "deployment_run.started" | "deployment_run.succeeded" | "deployment_run.failed" | "agent.created" | "agent.updated" | "agent.archived" | "environment.created" | "environment.updated" | "environment.archived" | "environment.deleted" | "vault.created" | "vault.archived" | "vault.deleted" | "vault_credential.created" | "vault_credential.archived" | "vault_credential.deleted" | "vault_credential.refresh_failed" | "memory_store.created" | "memory_store.archived" | "memory_store.deleted";
         /**
          * Format: uri
          * @description Absolute http(s) URL without credentials or fragment.

@@ -309,6 +309,134 @@ class OwnS3 {
   }
 }
 
+/**
+ * A dockerd of our own for the dockerd restart rows (its own run directory, socket, exec-root, pidfile and
+ * data-root, no bridge, like tools/ci/services.sh starts one): the matrix's own daemon may be a shared one
+ * (MANGO_FAULTS_SHARED=1) that must never be restarted, so these rows always restart a daemon they own.
+ * Its data-root (`$MANGO_SERVICES_CACHE/docker-faults-dockerd`) keeps the sandbox image between runs; two
+ * daemons on one data-root deadlock, so only one matrix run at a time may run these rows.
+ */
+class OwnDockerd {
+  private child?: ChildProcess;
+  private run = '';
+  private cache =
+    process.env.MANGO_SERVICES_CACHE ?? join(process.env.HOME ?? '/root', '.cache/mango-services');
+  readonly dataRoot = join(this.cache, 'docker-faults-dockerd');
+  liveRestore = false;
+  output = '';
+  get socket(): string {
+    return `${this.run}/docker.sock`;
+  }
+  get host(): string {
+    return `unix://${this.socket}`;
+  }
+  client(): Docker {
+    return new Docker({ socketPath: this.socket });
+  }
+  async start(): Promise<void> {
+    if (!this.run) this.run = await mkdtemp('/tmp/mango-fdd-');
+    await mkdir(this.dataRoot, { recursive: true });
+    this.child = spawn(
+      'dockerd',
+      [
+        '--data-root',
+        this.dataRoot,
+        '--exec-root',
+        `${this.run}/dx`,
+        '-H',
+        this.host,
+        '--pidfile',
+        `${this.run}/dockerd.pid`,
+        '--bridge=none',
+        '--iptables=false',
+        '--ip6tables=false',
+        '--ip-forward=false',
+        '--ip-masq=false',
+        '--userland-proxy=false',
+        '--storage-driver=overlay2',
+        '--log-level=warn',
+        ...(this.liveRestore ? ['--live-restore'] : []),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child.stdout!.on('data', (d) => (this.output += String(d)));
+    this.child.stderr!.on('data', (d) => (this.output += String(d)));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (
+        await this.client()
+          .ping()
+          .then(
+            () => true,
+            () => false,
+          )
+      )
+        return;
+      if (this.child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`dockerd did not start:\n${this.output.slice(-3000)}`);
+      await sleep(200);
+    }
+  }
+  /** The sandbox image, imported once into the data-root (seconds from the cached tarball). */
+  async ensureImage(image: string): Promise<void> {
+    const have = await this.client()
+      .getImage(image)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      );
+    if (have) return;
+    await execFileAsync('bash', [join(ROOT, 'tools/docker/sandbox-image.sh'), image], {
+      env: { ...process.env, DOCKER_HOST: this.host },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  }
+  /** `systemctl restart docker`: SIGTERM, wait for its exit (it stops or leaves its containers), start. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  async destroy(): Promise<void> {
+    if (this.child && this.child.exitCode === null) {
+      // Its containers first (a live-restore daemon would leave them running).
+      const docker = this.client();
+      for (const c of await docker.listContainers({ all: true }).catch(() => []))
+        await docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
+      const { Volumes } = await docker.listVolumes().catch(() => ({ Volumes: [] }));
+      for (const v of Volumes ?? [])
+        await docker
+          .getVolume(v.Name)
+          .remove({ force: true })
+          .catch(() => undefined);
+      await this.stop();
+    }
+    if (this.run) {
+      // Mounts under its exec-root (netns, containerd state) go before the directory.
+      const mounts = readFileSync('/proc/mounts', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[1] ?? '')
+        .filter((m) => m.startsWith(`${this.run}/`))
+        .sort()
+        .reverse();
+      for (const m of mounts) await run('umount', ['-l', m]).catch(() => undefined);
+      await rm(this.run, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}
+
 /** A multipart upload of one file sent in pieces with a pause between them (the fault lands mid-body). */
 function slowUpload(
   url: string,
@@ -399,6 +527,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   let supervisor: AppProcess;
   let supervisorEnv: Record<string, string>;
   let toxiproxy: Toxiproxy;
+  /** The dockerd restart rows' own daemon (never the matrix's, which may be shared). */
+  const ownDockerd = new OwnDockerd();
   let link: ToxiproxyLink;
   let ws: HttpClient;
   let wsKey: string;
@@ -428,8 +558,9 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   };
   /** An orderly restart of an idle supervisor (SIGTERM: it stops its idle activations), with extra env. */
   const restartSupervisor = async (extra: Record<string, string>) => {
-    deadLogs.push(supervisor.logs());
     await supervisor.stop('SIGTERM');
+    // After its stop: what it said while draining counts for the canary (and the dockerd rows) too.
+    deadLogs.push(supervisor.logs());
     supervisor = await startApp(
       'apps/supervisor/src/main.ts',
       { ...supervisorEnv, ...extra },
@@ -562,6 +693,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     await api?.close();
     await temporal?.kill();
     await postgres?.destroy();
+    await ownDockerd.destroy().catch(() => undefined);
     // Item containers and Session workspace volumes of this run's supervisor (they outlive it by design).
     if (supervisorEnv && docker) {
       const label = [`dev.mango.supervisor=${supervisorEnv.MANGO_SUPERVISOR_ID}`];
@@ -630,13 +762,13 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   }
 
   /** The Session's running container, once the tool's command is a process in it. */
-  async function commandRunning(sessionId: string): Promise<Docker.Container> {
+  async function commandRunning(sessionId: string, engine: Docker = docker): Promise<Docker.Container> {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const [c] = await docker.listContainers({
+      const [c] = await engine.listContainers({
         filters: { label: [`dev.mango.session_id=${sessionId}`], status: ['running'] },
       });
-      const container = c && docker.getContainer(c.Id);
+      const container = c && engine.getContainer(c.Id);
       const top = container && (await container.top().catch(() => undefined));
       if (container && JSON.stringify(top?.Processes ?? []).includes(`sleep ${TOOL_SECONDS}`))
         return container;
@@ -660,6 +792,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     starts?: number[];
     /** Log lines a process must write (again) between the fault and the turn's end: it says it recovered. */
     says?: Array<['orchestrator' | 'supervisor', string]>;
+    /** Log lines a process must not write between the fault and the turn's end. */
+    saysNot?: Array<['orchestrator' | 'supervisor', string]>;
     /** Injects the fault; resolves when it has ended (the replaced process is ready, the link is back). */
     inject: (sessionId: string) => Promise<void>;
     /** A condition set up before the row's Session starts, and undone after it (e.g. a skewed clock). */
@@ -774,6 +908,50 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       },
       after: () => restartSupervisor({}),
     },
+    ...[false, true].map((liveRestore) => ({
+      name: liveRestore ? 'dockerd restart with --live-restore' : 'dockerd restart',
+      note: liveRestore
+        ? "the supervisor's own dockerd restarted (SIGTERM, start) with --live-restore: the container outlives it"
+        : "the supervisor's own dockerd restarted (SIGTERM, start): it stops its containers on the way down",
+      // Without live-restore the daemon stops the item's container on its way down (SIGTERM, 10 s: the
+      // runner drains, finishing and posting the call in flight when it can; a call that outlasts the
+      // 10 s is killed, exit 137, and the next activation runs it again); with live-restore the container
+      // keeps running and only the supervisor's Docker streams break (docs/testing.md, Fault matrix).
+      starts: liveRestore ? [1] : [1, 2],
+      says: liveRestore
+        ? [['supervisor', 'docker engine is back: the item goes on'] as ['supervisor', string]]
+        : [],
+      // The Session's next activation may be claimed while the daemon is down: it waits for the engine.
+      saysNot: [['supervisor', 'item launch failed'] as ['supervisor', string]],
+      before: async () => {
+        ownDockerd.liveRestore = liveRestore;
+        await ownDockerd.restart();
+        await ownDockerd.ensureImage(process.env.MANGO_BASE_IMAGE!);
+        await restartSupervisor({ DOCKER_HOST: ownDockerd.host });
+      },
+      inject: async (sessionId: string) => {
+        await commandRunning(sessionId, ownDockerd.client());
+        // Down for 5 s between its stop and its start (a restart on a busy host takes seconds): longer
+        // than the supervisor's 2 s container watch, so it sees the engine go and come back.
+        await ownDockerd.stop();
+        await sleep(5000);
+        await ownDockerd.start();
+      },
+      after: async () => {
+        // The supervisor still watches the item's container (its wait request died with the daemon): an
+        // orderly stop drains it at once, not after the 5-minute shutdown grace.
+        const stopping = Date.now();
+        await restartSupervisor({});
+        const drained =
+          /draining: waiting for running items to finish[\s\S]*?item container finished and was removed/.test(
+            deadLogs.at(-1)!,
+          );
+        process.stdout.write(
+          `[faults] ${liveRestore ? 'dockerd restart with --live-restore' : 'dockerd restart'}: the supervisor restarted on the matrix's daemon in ${((Date.now() - stopping) / 1000).toFixed(1)} s (drained an item: ${drained})\n`,
+        );
+        expect(Date.now() - stopping).toBeLessThan(90_000);
+      },
+    })),
     {
       name: 'PostgreSQL restart',
       note: 'pg_ctl stop -m fast (every connection closed), then start',
@@ -840,6 +1018,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       (proc === 'orchestrator' ? orchestrator : supervisor).logs();
     const count = (text: string, line: string) => text.split(line).length - 1;
     const saidBefore = (fault.says ?? []).map(([proc, line]) => count(logsOf(proc), line));
+    const saidNotBefore = (fault.saysNot ?? []).map(([proc, line]) => count(logsOf(proc), line));
     await fault.inject(s);
     const faultEndedAt = Date.now();
     await ws.post(`/v1/sessions/${streamed.id}/events`, {
@@ -905,6 +1084,12 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       written: count(logsOf(proc), line) - saidBefore[i]!,
     }));
     expect(said.filter((l) => l.written < 1)).toEqual([]);
+    const saidNot = (fault.saysNot ?? []).map(([proc, line], i) => ({
+      proc,
+      line,
+      written: count(logsOf(proc), line) - saidNotBefore[i]!,
+    }));
+    expect(saidNot.filter((l) => l.written > 0)).toEqual([]);
   }
 
   describe('files: its own S3 (versitygw) and apps/files on the same database', () => {

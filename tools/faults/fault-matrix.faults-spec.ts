@@ -19,6 +19,7 @@ import {
   startApi,
   startApp,
   startScriptedModel,
+  startIngress,
   startToxiproxy,
   ApiUnderTest,
   ScriptedModelServer,
@@ -494,6 +495,10 @@ function slowUpload(
   });
 }
 
+/** The two versions of a Memory row's Memory: whole, each several KiB, so a half-written one shows. */
+const memoryVersion = (which: 'old' | 'new', tag: string) =>
+  `${which} version of ${tag}\n${`${which} `.repeat(2048)}\nend of the ${which} version\n`;
+
 const execFileAsync = promisify(execFile);
 async function run(cmd: string, args: string[]): Promise<string> {
   // postgres may not be able to enter the caller's directory.
@@ -594,6 +599,20 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         return {
           content: [
             { type: 'tool_use', id: `toolu_${++n}`, name: 'bash', input: { command: `echo quick ${quick}` } },
+          ],
+          stop_reason: 'tool_use',
+        };
+      // A Memory row: the tool writes the new version of the Store's one Memory (then the runner syncs it).
+      const memo = /^memo (\S+)/.exec(text)?.[1];
+      if (memo)
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: `toolu_${++n}`,
+              name: 'write',
+              input: { file_path: `/mnt/memory/notes-${memo}/state.md`, content: memoryVersion('new', memo) },
+            },
           ],
           stop_reason: 'tool_use',
         };
@@ -1100,6 +1119,10 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     let filesEnv: Record<string, string>;
     let filesUrl: string;
     let store: ObjectStore;
+    /** One base URL for api and files (as nginx in `npm run up`): the Memory rows' supervisor uses it. */
+    let ingress: Awaited<ReturnType<typeof startIngress>>;
+    /** A Memory row's hook on the ingress: the first Memory write it sees lands the fault. */
+    let holdWrite: ((method: string, url: string) => Promise<void> | void) | undefined;
     const startFilesProcess = () =>
       startApp('apps/files/src/main.ts', filesEnv, answers(`${filesUrl}/healthz`), 60_000);
 
@@ -1132,9 +1155,15 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         region: 'us-east-1',
         bucket: BUCKET,
       });
+      ingress = await startIngress({
+        apiUrl: api.url,
+        filesUrl,
+        beforeForward: (method, url) => holdWrite?.(method, url),
+      });
     }, 180_000);
 
     afterAll(async () => {
+      await ingress?.close();
       if (files) deadLogs.push(files.logs());
       await files?.stop().catch(() => undefined);
       if (s3) deadLogs.push(s3.output);
@@ -1143,12 +1172,18 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
 
     /** Half-stored state: File rows whose object is missing; objects or unfinished uploads no File row names. */
     async function halfStored(): Promise<{ missing: string[]; orphans: string[] }> {
-      const rows = await api.sql<{ id: string; object_key: string }>('SELECT id, object_key FROM files');
+      // Files and Memories (their current versions and the versions' history) name objects.
+      const rows = await api.sql<{ id: string; object_key: string }>(
+        'SELECT id, object_key FROM files UNION ALL SELECT id, object_key FROM memories',
+      );
+      const versions = await api.sql<{ object_key: string }>(
+        'SELECT object_key FROM memory_versions WHERE object_key IS NOT NULL',
+      );
       const keys = new Set<string>();
       for await (const o of store.client.listObjectsV2(BUCKET, '', true)) if (o.name) keys.add(o.name);
       const incomplete: string[] = [];
       for await (const u of store.client.listIncompleteUploads(BUCKET, '', true)) incomplete.push(u.key);
-      const named = new Set(rows.map((r) => r.object_key));
+      const named = new Set([...rows, ...versions].map((r) => r.object_key));
       return {
         missing: rows.filter((r) => !keys.has(r.object_key)).map((r) => r.id),
         orphans: [...[...keys].filter((k) => !named.has(k)), ...incomplete.map((k) => `unfinished ${k}`)],
@@ -1263,6 +1298,160 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       expect(state).toEqual({ missing: [], orphans: [] });
       expect(after.seconds).toBeLessThanOrEqual(TTL_SECONDS + 10);
     }, 240_000);
+
+    /**
+     * A Memory row: a Session with a Memory Store attached read_write, whose one Memory holds the old
+     * version; its turn's tool writes the new version to /mnt/memory and the runner's sync after the call
+     * pushes it through the ingress, where `fault` lands on that write (the write is held until it has).
+     * Then the same Session assertions as every row, plus: every time the Memory is read it is the old or
+     * the new version whole, it is the new one once the fault is over (the runner's next sync), and once
+     * the sweeper has run no object is orphaned and none is missing.
+     */
+    async function memoryRow(
+      name: string,
+      note: string,
+      fault: { atWrite: () => Promise<void>; end: () => Promise<void> },
+    ): Promise<void> {
+      const tag = `m${rows.length}`;
+      const http = httpClient(ingress.url, wsKey);
+      const memStore = (await http.post('/v1/memory_stores', { name: `notes-${tag}` })).body;
+      const seeded = await http.post(`/v1/memory_stores/${memStore.id}/memories`, {
+        path: '/state.md',
+        content: memoryVersion('old', tag),
+      });
+      expect(seeded.status).toBe(201);
+      const memoryId = seeded.body.id as string;
+      const read = async () =>
+        (await http.get(`/v1/memory_stores/${memStore.id}/memories/${memoryId}`).catch(() => undefined))?.body
+          ?.content as string | undefined;
+      const seen = new Set<string>();
+      const versions = new Set([memoryVersion('old', tag), memoryVersion('new', tag)]);
+      let reading = true;
+      const reader = (async () => {
+        while (reading) {
+          const c = await read();
+          if (typeof c === 'string') seen.add(c);
+          await sleep(500);
+        }
+      })();
+      let landed: () => void = () => undefined;
+      const faultLanded = new Promise<void>((r) => (landed = r));
+      let injectedAt = 0;
+      holdWrite = (method, url) => {
+        if (injectedAt || method !== 'POST' || !url.startsWith(`/v1/memory_stores/${memStore.id}/memories/`))
+          return;
+        injectedAt = Date.now();
+        return fault.atWrite().finally(landed);
+      };
+      await restartSupervisor({ MANGO_BASE_URL: ingress.url });
+      try {
+        const s = (
+          await ws.post('/v1/sessions', {
+            agent: agentId,
+            environment_id: envId,
+            resources: [{ type: 'memory_store', memory_store_id: memStore.id, access: 'read_write' }],
+            initial_events: [{ type: 'user.message', content: [{ type: 'text', text: `memo ${tag}` }] }],
+          })
+        ).body.id as string;
+        const client = new ResumingClient(() => api.url, `/v1/sessions/${s}/events/stream`, wsKey).start();
+        clients.push(client);
+        const toolUsed = await until(s, (l) => l.some((e) => e.type === 'agent.tool_use'), 180_000);
+        expect(toolUsed.some((e) => e.type === 'agent.tool_use')).toBe(true);
+        const deadline = Date.now() + 120_000;
+        while (!injectedAt && Date.now() < deadline) await sleep(100);
+        expect(injectedAt).toBeGreaterThan(0);
+        await faultLanded;
+        await fault.end();
+        const endedAt = Date.now();
+        const done = await until(s, (l) => l.some((e) => e.type === 'session.status_idle'), 240_000);
+        const idleAt = Date.now();
+        // The new version once the fault is over: the runner's next sync (every 15 s) pushes it again.
+        let current = await read();
+        while (current !== memoryVersion('new', tag) && Date.now() < endedAt + 120_000) {
+          await sleep(500);
+          current = await read();
+        }
+        const recoveredAt = Date.now();
+        reading = false;
+        await reader;
+        const state = await untilClean(30_000);
+        const uses = done.filter((e) => e.type === 'agent.tool_use');
+        const results = done.filter((e) => e.type === 'user.tool_result');
+        const tally = await sseTally(s, client);
+        const log = await logOf(s);
+        const extraIdles = log.filter((e) => e.type === 'session.status_idle').length - 1;
+        const halfWritten = [...seen].filter((c) => !versions.has(c)).length;
+        rows.push({
+          fault: name,
+          lost: tally.lost + state.missing.length,
+          duplicated:
+            tally.duplicated +
+            state.orphans.length +
+            Math.max(0, extraIdles) +
+            Math.max(0, results.length - uses.length),
+          toolsRunTwice: 0,
+          recoverySeconds: (recoveredAt - endedAt) / 1000,
+          note: `${note}; Memory read ${seen.size === 2 ? 'old then new' : [...seen].map((c) => c.split(' ')[0]).join(', ')}, ${halfWritten} half-written; turn idle ${((idleAt - endedAt) / 1000).toFixed(1)} s after`,
+        });
+        process.stdout.write(`[faults] ${name}: ${tally.detail}; Memory state ${JSON.stringify(state)}\n`);
+        expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+        expect(uses).toHaveLength(1);
+        expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
+        expect({ lost: tally.lost, duplicated: tally.duplicated, extraIdles }).toEqual({
+          lost: 0,
+          duplicated: 0,
+          extraIdles: 0,
+        });
+        expect(halfWritten).toBe(0);
+        expect(current).toBe(memoryVersion('new', tag));
+        expect(state).toEqual({ missing: [], orphans: [] });
+        expect(idleAt).toBeLessThanOrEqual(endedAt + (TTL_SECONDS + 10) * 1000);
+        expect(recoveredAt).toBeLessThanOrEqual(endedAt + (TTL_SECONDS + 10) * 1000);
+      } finally {
+        reading = false;
+        holdWrite = undefined;
+        await restartSupervisor({});
+      }
+    }
+
+    it('S3 down 30 s during a Memory sync: the Memory is old or new, never half-written, nothing orphaned', async () => {
+      let downAt = 0;
+      await memoryRow(
+        'S3 down 30 s during a Memory sync',
+        "versitygw killed as the runner's sync write reaches the ingress, started 30 s later",
+        {
+          atWrite: async () => {
+            await s3.kill();
+            downAt = Date.now();
+          },
+          end: async () => {
+            await sleep(Math.max(0, downAt + 30_000 - Date.now()));
+            await s3.start();
+          },
+        },
+      );
+    }, 420_000);
+
+    it('kill -9 apps/files during a Memory sync: the Memory is old or new, never half-written, nothing orphaned', async () => {
+      await memoryRow(
+        'kill -9 apps/files during a Memory sync',
+        "apps/files killed 30 ms after the runner's sync write was forwarded to it, restarted at once",
+        {
+          // The write is forwarded at once; the kill lands while apps/files handles it.
+          atWrite: async () => {
+            setTimeout(() => {
+              deadLogs.push(files.logs());
+              void files.stop('SIGKILL');
+            }, 30);
+          },
+          end: async () => {
+            await sleep(500);
+            while (files.child.exitCode === null && files.child.signalCode === null) await sleep(100);
+            files = await startFilesProcess();
+          },
+        },
+      );
+    }, 420_000);
 
     it(
       `soak ${SOAK_SECONDS} s: turns with tool calls, uploads and streams; RSS, PostgreSQL connections and the outbox stay flat`,

@@ -616,6 +616,20 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
           ],
           stop_reason: 'tool_use',
         };
+      // The Skill row: the tool reads the staged Skill (staging happens before any tool runs).
+      const skill = /^skill (\S+)/.exec(text)?.[1];
+      if (skill)
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: `toolu_${++n}`,
+              name: 'read',
+              input: { file_path: `/workspace/skills/faultnotes-${skill}/SKILL.md` },
+            },
+          ],
+          stop_reason: 'tool_use',
+        };
       const tag = /^slow (\S+)/.exec(text)?.[1];
       if (tag)
         return {
@@ -1121,8 +1135,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     let store: ObjectStore;
     /** One base URL for api and files (as nginx in `npm run up`): the Memory rows' supervisor uses it. */
     let ingress: Awaited<ReturnType<typeof startIngress>>;
-    /** A Memory row's hook on the ingress: the first Memory write it sees lands the fault. */
-    let holdWrite: ((method: string, url: string) => Promise<void> | void) | undefined;
+    /** A Memory or Skill row's hook on the ingress: the first request of its kind it sees lands the fault. */
+    let holdRequest: ((method: string, url: string) => Promise<void> | void) | undefined;
     const startFilesProcess = () =>
       startApp('apps/files/src/main.ts', filesEnv, answers(`${filesUrl}/healthz`), 60_000);
 
@@ -1158,7 +1172,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       ingress = await startIngress({
         apiUrl: api.url,
         filesUrl,
-        beforeForward: (method, url) => holdWrite?.(method, url),
+        beforeForward: (method, url) => holdRequest?.(method, url),
       });
     }, 180_000);
 
@@ -1337,7 +1351,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       let landed: () => void = () => undefined;
       const faultLanded = new Promise<void>((r) => (landed = r));
       let injectedAt = 0;
-      holdWrite = (method, url) => {
+      holdRequest = (method, url) => {
         if (injectedAt || method !== 'POST' || !url.startsWith(`/v1/memory_stores/${memStore.id}/memories/`))
           return;
         injectedAt = Date.now();
@@ -1409,7 +1423,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         expect(recoveredAt).toBeLessThanOrEqual(endedAt + (TTL_SECONDS + 10) * 1000);
       } finally {
         reading = false;
-        holdWrite = undefined;
+        holdRequest = undefined;
         await restartSupervisor({});
       }
     }
@@ -1451,6 +1465,88 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
           },
         },
       );
+    }, 420_000);
+
+    it('S3 down 30 s during a Skill staging: the next activation stages it, the tool runs once', async () => {
+      const tag = `k${rows.length}`;
+      const form = new FormData();
+      const skillMd = `---\nname: faultnotes-${tag}\ndescription: Notes for the fault matrix.\n---\n# Notes\nstaged skill ${tag}\n`;
+      form.append('files[]', new Blob([skillMd]), `faultnotes-${tag}/SKILL.md`);
+      const skill = await fetch(`${ingress.url}/v1/skills`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${wsKey}` },
+        body: form,
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string } }));
+      expect(skill.status).toBe(201);
+      const skilled = (
+        await ws.post('/v1/agents', {
+          name: `skilled-${tag}`,
+          model: 'm',
+          tools: [{ type: 'agent_toolset_20260401' }],
+          skills: [{ type: 'custom', skill_id: skill.body.id }],
+        })
+      ).body.id as string;
+      // The first request for the Skill's content the runner makes kills S3 before it is forwarded.
+      let downAt = 0;
+      holdRequest = async (method, url) => {
+        if (downAt || method !== 'GET' || !url.startsWith(`/v1/skills/${skill.body.id}/versions/`)) return;
+        downAt = Date.now();
+        await s3.kill();
+      };
+      await restartSupervisor({ MANGO_BASE_URL: ingress.url });
+      try {
+        const s = (
+          await ws.post('/v1/sessions', {
+            agent: skilled,
+            environment_id: envId,
+            initial_events: [{ type: 'user.message', content: [{ type: 'text', text: `skill ${tag}` }] }],
+          })
+        ).body.id as string;
+        const client = new ResumingClient(() => api.url, `/v1/sessions/${s}/events/stream`, wsKey).start();
+        clients.push(client);
+        const deadline = Date.now() + 120_000;
+        while (!downAt && Date.now() < deadline) await sleep(100);
+        expect(downAt).toBeGreaterThan(0);
+        await sleep(Math.max(0, downAt + 30_000 - Date.now()));
+        await s3.start();
+        const upAt = Date.now();
+        const done = await until(s, (l) => l.some((e) => e.type === 'session.status_idle'), 240_000);
+        const idleAt = Date.now();
+        const uses = done.filter((e) => e.type === 'agent.tool_use');
+        const results = done.filter((e) => e.type === 'user.tool_result');
+        const tally = await sseTally(s, client);
+        const log = await logOf(s);
+        const extraIdles = log.filter((e) => e.type === 'session.status_idle').length - 1;
+        const [claims] = await api.sql<{ items: number; claims: number }>(
+          'SELECT count(*)::int AS items, coalesce(sum(claim_count), 0)::int AS claims FROM work_items WHERE session_id = $1',
+          [s],
+        );
+        rows.push({
+          fault: 'S3 down 30 s during a Skill staging',
+          lost: tally.lost,
+          duplicated: tally.duplicated + Math.max(0, extraIdles) + Math.max(0, results.length - uses.length),
+          toolsRunTwice: 0,
+          recoverySeconds: (idleAt - upAt) / 1000,
+          note: `versitygw killed as the runner's first Skill request reaches the ingress, started 30 s later; ${claims!.items} Work items claimed ${claims!.claims} times (a failed staging leaves its lease to expire)`,
+        });
+        process.stdout.write(
+          `[faults] S3 down during a Skill staging: ${tally.detail}; ${claims!.items} Work items, ${claims!.claims} claims\n`,
+        );
+        expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+        expect(uses).toHaveLength(1);
+        expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
+        // The tool ran on the staged Skill.
+        expect(JSON.stringify(results[0]!.content)).toContain(`staged skill ${tag}`);
+        expect({ lost: tally.lost, duplicated: tally.duplicated, extraIdles }).toEqual({
+          lost: 0,
+          duplicated: 0,
+          extraIdles: 0,
+        });
+        expect(idleAt).toBeLessThanOrEqual(upAt + (TTL_SECONDS + 10) * 1000);
+      } finally {
+        holdRequest = undefined;
+        await restartSupervisor({});
+      }
     }, 420_000);
 
     it(

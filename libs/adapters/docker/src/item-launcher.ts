@@ -115,6 +115,8 @@ const WORK_ID = idPattern('work');
 const EXIT_WATCH_MS = 2_000;
 /** How long a launch that failed before its container started waits for the engine to answer again. */
 const ENGINE_RETURN_MS = 60_000;
+/** Errors of a Docker request whose engine is not there (its socket gone, refusing, or closed mid-request). */
+const ENGINE_GONE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const ENVIRONMENT_ID = idPattern('environment');
 
 /** The per-Session workspace volume: later Work for the same Session resumes the same files. */
@@ -439,8 +441,11 @@ export class DockerItemLauncher {
       try {
         return await this.launchOnce(req, attempt);
       } catch (err) {
-        const status = (err as { statusCode?: number }).statusCode;
-        const engineTrouble = status === undefined || status >= 500;
+        const { statusCode: status, code } = err as { statusCode?: number; code?: string };
+        const engineTrouble =
+          status !== undefined
+            ? status >= 500
+            : ENGINE_GONE.has(code ?? '') || /socket hang up/.test(String(err));
         if (attempt.started || !engineTrouble || req.signal.aborted || Date.now() > deadline) throw err;
         if (!told) this.settings.onEngine?.('lost', { work_id: req.workId });
         told = true;

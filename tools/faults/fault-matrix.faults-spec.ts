@@ -19,6 +19,7 @@ import {
   startApi,
   startApp,
   startScriptedModel,
+  startIngress,
   startToxiproxy,
   ApiUnderTest,
   ScriptedModelServer,
@@ -309,6 +310,134 @@ class OwnS3 {
   }
 }
 
+/**
+ * A dockerd of our own for the dockerd restart rows (its own run directory, socket, exec-root, pidfile and
+ * data-root, no bridge, like tools/ci/services.sh starts one): the matrix's own daemon may be a shared one
+ * (MANGO_FAULTS_SHARED=1) that must never be restarted, so these rows always restart a daemon they own.
+ * Its data-root (`$MANGO_SERVICES_CACHE/docker-faults-dockerd`) keeps the sandbox image between runs; two
+ * daemons on one data-root deadlock, so only one matrix run at a time may run these rows.
+ */
+class OwnDockerd {
+  private child?: ChildProcess;
+  private run = '';
+  private cache =
+    process.env.MANGO_SERVICES_CACHE ?? join(process.env.HOME ?? '/root', '.cache/mango-services');
+  readonly dataRoot = join(this.cache, 'docker-faults-dockerd');
+  liveRestore = false;
+  output = '';
+  get socket(): string {
+    return `${this.run}/docker.sock`;
+  }
+  get host(): string {
+    return `unix://${this.socket}`;
+  }
+  client(): Docker {
+    return new Docker({ socketPath: this.socket });
+  }
+  async start(): Promise<void> {
+    if (!this.run) this.run = await mkdtemp('/tmp/mango-fdd-');
+    await mkdir(this.dataRoot, { recursive: true });
+    this.child = spawn(
+      'dockerd',
+      [
+        '--data-root',
+        this.dataRoot,
+        '--exec-root',
+        `${this.run}/dx`,
+        '-H',
+        this.host,
+        '--pidfile',
+        `${this.run}/dockerd.pid`,
+        '--bridge=none',
+        '--iptables=false',
+        '--ip6tables=false',
+        '--ip-forward=false',
+        '--ip-masq=false',
+        '--userland-proxy=false',
+        '--storage-driver=overlay2',
+        '--log-level=warn',
+        ...(this.liveRestore ? ['--live-restore'] : []),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child.stdout!.on('data', (d) => (this.output += String(d)));
+    this.child.stderr!.on('data', (d) => (this.output += String(d)));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (
+        await this.client()
+          .ping()
+          .then(
+            () => true,
+            () => false,
+          )
+      )
+        return;
+      if (this.child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`dockerd did not start:\n${this.output.slice(-3000)}`);
+      await sleep(200);
+    }
+  }
+  /** The sandbox image, imported once into the data-root (seconds from the cached tarball). */
+  async ensureImage(image: string): Promise<void> {
+    const have = await this.client()
+      .getImage(image)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      );
+    if (have) return;
+    await execFileAsync('bash', [join(ROOT, 'tools/docker/sandbox-image.sh'), image], {
+      env: { ...process.env, DOCKER_HOST: this.host },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  }
+  /** `systemctl restart docker`: SIGTERM, wait for its exit (it stops or leaves its containers), start. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  async destroy(): Promise<void> {
+    if (this.child && this.child.exitCode === null) {
+      // Its containers first (a live-restore daemon would leave them running).
+      const docker = this.client();
+      for (const c of await docker.listContainers({ all: true }).catch(() => []))
+        await docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
+      const { Volumes } = await docker.listVolumes().catch(() => ({ Volumes: [] }));
+      for (const v of Volumes ?? [])
+        await docker
+          .getVolume(v.Name)
+          .remove({ force: true })
+          .catch(() => undefined);
+      await this.stop();
+    }
+    if (this.run) {
+      // Mounts under its exec-root (netns, containerd state) go before the directory.
+      const mounts = readFileSync('/proc/mounts', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[1] ?? '')
+        .filter((m) => m.startsWith(`${this.run}/`))
+        .sort()
+        .reverse();
+      for (const m of mounts) await run('umount', ['-l', m]).catch(() => undefined);
+      await rm(this.run, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}
+
 /** A multipart upload of one file sent in pieces with a pause between them (the fault lands mid-body). */
 function slowUpload(
   url: string,
@@ -366,6 +495,10 @@ function slowUpload(
   });
 }
 
+/** The two versions of a Memory row's Memory: whole, each several KiB, so a half-written one shows. */
+const memoryVersion = (which: 'old' | 'new', tag: string) =>
+  `${which} version of ${tag}\n${`${which} `.repeat(2048)}\nend of the ${which} version\n`;
+
 const execFileAsync = promisify(execFile);
 async function run(cmd: string, args: string[]): Promise<string> {
   // postgres may not be able to enter the caller's directory.
@@ -399,6 +532,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   let supervisor: AppProcess;
   let supervisorEnv: Record<string, string>;
   let toxiproxy: Toxiproxy;
+  /** The dockerd restart rows' own daemon (never the matrix's, which may be shared). */
+  const ownDockerd = new OwnDockerd();
   let link: ToxiproxyLink;
   let ws: HttpClient;
   let wsKey: string;
@@ -428,8 +563,9 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   };
   /** An orderly restart of an idle supervisor (SIGTERM: it stops its idle activations), with extra env. */
   const restartSupervisor = async (extra: Record<string, string>) => {
-    deadLogs.push(supervisor.logs());
     await supervisor.stop('SIGTERM');
+    // After its stop: what it said while draining counts for the canary (and the dockerd rows) too.
+    deadLogs.push(supervisor.logs());
     supervisor = await startApp(
       'apps/supervisor/src/main.ts',
       { ...supervisorEnv, ...extra },
@@ -463,6 +599,34 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         return {
           content: [
             { type: 'tool_use', id: `toolu_${++n}`, name: 'bash', input: { command: `echo quick ${quick}` } },
+          ],
+          stop_reason: 'tool_use',
+        };
+      // A Memory row: the tool writes the new version of the Store's one Memory (then the runner syncs it).
+      const memo = /^memo (\S+)/.exec(text)?.[1];
+      if (memo)
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: `toolu_${++n}`,
+              name: 'write',
+              input: { file_path: `/mnt/memory/notes-${memo}/state.md`, content: memoryVersion('new', memo) },
+            },
+          ],
+          stop_reason: 'tool_use',
+        };
+      // The Skill row: the tool reads the staged Skill (staging happens before any tool runs).
+      const skill = /^skill (\S+)/.exec(text)?.[1];
+      if (skill)
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: `toolu_${++n}`,
+              name: 'read',
+              input: { file_path: `/workspace/skills/faultnotes-${skill}/SKILL.md` },
+            },
           ],
           stop_reason: 'tool_use',
         };
@@ -562,6 +726,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     await api?.close();
     await temporal?.kill();
     await postgres?.destroy();
+    await ownDockerd.destroy().catch(() => undefined);
     // Item containers and Session workspace volumes of this run's supervisor (they outlive it by design).
     if (supervisorEnv && docker) {
       const label = [`dev.mango.supervisor=${supervisorEnv.MANGO_SUPERVISOR_ID}`];
@@ -630,13 +795,13 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   }
 
   /** The Session's running container, once the tool's command is a process in it. */
-  async function commandRunning(sessionId: string): Promise<Docker.Container> {
+  async function commandRunning(sessionId: string, engine: Docker = docker): Promise<Docker.Container> {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const [c] = await docker.listContainers({
+      const [c] = await engine.listContainers({
         filters: { label: [`dev.mango.session_id=${sessionId}`], status: ['running'] },
       });
-      const container = c && docker.getContainer(c.Id);
+      const container = c && engine.getContainer(c.Id);
       const top = container && (await container.top().catch(() => undefined));
       if (container && JSON.stringify(top?.Processes ?? []).includes(`sleep ${TOOL_SECONDS}`))
         return container;
@@ -660,6 +825,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     starts?: number[];
     /** Log lines a process must write (again) between the fault and the turn's end: it says it recovered. */
     says?: Array<['orchestrator' | 'supervisor', string]>;
+    /** Log lines a process must not write between the fault and the turn's end. */
+    saysNot?: Array<['orchestrator' | 'supervisor', string]>;
     /** Injects the fault; resolves when it has ended (the replaced process is ready, the link is back). */
     inject: (sessionId: string) => Promise<void>;
     /** A condition set up before the row's Session starts, and undone after it (e.g. a skewed clock). */
@@ -774,6 +941,50 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       },
       after: () => restartSupervisor({}),
     },
+    ...[false, true].map((liveRestore) => ({
+      name: liveRestore ? 'dockerd restart with --live-restore' : 'dockerd restart',
+      note: liveRestore
+        ? "the supervisor's own dockerd restarted (SIGTERM, start) with --live-restore: the container outlives it"
+        : "the supervisor's own dockerd restarted (SIGTERM, start): it stops its containers on the way down",
+      // Without live-restore the daemon stops the item's container on its way down (SIGTERM, 10 s: the
+      // runner drains, finishing and posting the call in flight when it can; a call that outlasts the
+      // 10 s is killed, exit 137, and the next activation runs it again); with live-restore the container
+      // keeps running and only the supervisor's Docker streams break (docs/testing.md, Fault matrix).
+      starts: liveRestore ? [1] : [1, 2],
+      says: liveRestore
+        ? [['supervisor', 'docker engine is back: the item goes on'] as ['supervisor', string]]
+        : [],
+      // The Session's next activation may be claimed while the daemon is down: it waits for the engine.
+      saysNot: [['supervisor', 'item launch failed'] as ['supervisor', string]],
+      before: async () => {
+        ownDockerd.liveRestore = liveRestore;
+        await ownDockerd.restart();
+        await ownDockerd.ensureImage(process.env.MANGO_BASE_IMAGE!);
+        await restartSupervisor({ DOCKER_HOST: ownDockerd.host });
+      },
+      inject: async (sessionId: string) => {
+        await commandRunning(sessionId, ownDockerd.client());
+        // Down for 5 s between its stop and its start (a restart on a busy host takes seconds): longer
+        // than the supervisor's 2 s container watch, so it sees the engine go and come back.
+        await ownDockerd.stop();
+        await sleep(5000);
+        await ownDockerd.start();
+      },
+      after: async () => {
+        // The supervisor still watches the item's container (its wait request died with the daemon): an
+        // orderly stop drains it at once, not after the 5-minute shutdown grace.
+        const stopping = Date.now();
+        await restartSupervisor({});
+        const drained =
+          /draining: waiting for running items to finish[\s\S]*?item container finished and was removed/.test(
+            deadLogs.at(-1)!,
+          );
+        process.stdout.write(
+          `[faults] ${liveRestore ? 'dockerd restart with --live-restore' : 'dockerd restart'}: the supervisor restarted on the matrix's daemon in ${((Date.now() - stopping) / 1000).toFixed(1)} s (drained an item: ${drained})\n`,
+        );
+        expect(Date.now() - stopping).toBeLessThan(90_000);
+      },
+    })),
     {
       name: 'PostgreSQL restart',
       note: 'pg_ctl stop -m fast (every connection closed), then start',
@@ -840,6 +1051,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       (proc === 'orchestrator' ? orchestrator : supervisor).logs();
     const count = (text: string, line: string) => text.split(line).length - 1;
     const saidBefore = (fault.says ?? []).map(([proc, line]) => count(logsOf(proc), line));
+    const saidNotBefore = (fault.saysNot ?? []).map(([proc, line]) => count(logsOf(proc), line));
     await fault.inject(s);
     const faultEndedAt = Date.now();
     await ws.post(`/v1/sessions/${streamed.id}/events`, {
@@ -905,6 +1117,12 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       written: count(logsOf(proc), line) - saidBefore[i]!,
     }));
     expect(said.filter((l) => l.written < 1)).toEqual([]);
+    const saidNot = (fault.saysNot ?? []).map(([proc, line], i) => ({
+      proc,
+      line,
+      written: count(logsOf(proc), line) - saidNotBefore[i]!,
+    }));
+    expect(saidNot.filter((l) => l.written > 0)).toEqual([]);
   }
 
   describe('files: its own S3 (versitygw) and apps/files on the same database', () => {
@@ -915,6 +1133,10 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     let filesEnv: Record<string, string>;
     let filesUrl: string;
     let store: ObjectStore;
+    /** One base URL for api and files (as nginx in `npm run up`): the Memory rows' supervisor uses it. */
+    let ingress: Awaited<ReturnType<typeof startIngress>>;
+    /** A Memory or Skill row's hook on the ingress: the first request of its kind it sees lands the fault. */
+    let holdRequest: ((method: string, url: string) => Promise<void> | void) | undefined;
     const startFilesProcess = () =>
       startApp('apps/files/src/main.ts', filesEnv, answers(`${filesUrl}/healthz`), 60_000);
 
@@ -947,9 +1169,15 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         region: 'us-east-1',
         bucket: BUCKET,
       });
+      ingress = await startIngress({
+        apiUrl: api.url,
+        filesUrl,
+        beforeForward: (method, url) => holdRequest?.(method, url),
+      });
     }, 180_000);
 
     afterAll(async () => {
+      await ingress?.close();
       if (files) deadLogs.push(files.logs());
       await files?.stop().catch(() => undefined);
       if (s3) deadLogs.push(s3.output);
@@ -958,12 +1186,18 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
 
     /** Half-stored state: File rows whose object is missing; objects or unfinished uploads no File row names. */
     async function halfStored(): Promise<{ missing: string[]; orphans: string[] }> {
-      const rows = await api.sql<{ id: string; object_key: string }>('SELECT id, object_key FROM files');
+      // Files and Memories (their current versions and the versions' history) name objects.
+      const rows = await api.sql<{ id: string; object_key: string }>(
+        'SELECT id, object_key FROM files UNION ALL SELECT id, object_key FROM memories',
+      );
+      const versions = await api.sql<{ object_key: string }>(
+        'SELECT object_key FROM memory_versions WHERE object_key IS NOT NULL',
+      );
       const keys = new Set<string>();
       for await (const o of store.client.listObjectsV2(BUCKET, '', true)) if (o.name) keys.add(o.name);
       const incomplete: string[] = [];
       for await (const u of store.client.listIncompleteUploads(BUCKET, '', true)) incomplete.push(u.key);
-      const named = new Set(rows.map((r) => r.object_key));
+      const named = new Set([...rows, ...versions].map((r) => r.object_key));
       return {
         missing: rows.filter((r) => !keys.has(r.object_key)).map((r) => r.id),
         orphans: [...[...keys].filter((k) => !named.has(k)), ...incomplete.map((k) => `unfinished ${k}`)],
@@ -1078,6 +1312,242 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       expect(state).toEqual({ missing: [], orphans: [] });
       expect(after.seconds).toBeLessThanOrEqual(TTL_SECONDS + 10);
     }, 240_000);
+
+    /**
+     * A Memory row: a Session with a Memory Store attached read_write, whose one Memory holds the old
+     * version; its turn's tool writes the new version to /mnt/memory and the runner's sync after the call
+     * pushes it through the ingress, where `fault` lands on that write (the write is held until it has).
+     * Then the same Session assertions as every row, plus: every time the Memory is read it is the old or
+     * the new version whole, it is the new one once the fault is over (the runner's next sync), and once
+     * the sweeper has run no object is orphaned and none is missing.
+     */
+    async function memoryRow(
+      name: string,
+      note: string,
+      fault: { atWrite: () => Promise<void>; end: () => Promise<void> },
+    ): Promise<void> {
+      const tag = `m${rows.length}`;
+      const http = httpClient(ingress.url, wsKey);
+      const memStore = (await http.post('/v1/memory_stores', { name: `notes-${tag}` })).body;
+      const seeded = await http.post(`/v1/memory_stores/${memStore.id}/memories`, {
+        path: '/state.md',
+        content: memoryVersion('old', tag),
+      });
+      expect(seeded.status).toBe(201);
+      const memoryId = seeded.body.id as string;
+      const read = async () =>
+        (await http.get(`/v1/memory_stores/${memStore.id}/memories/${memoryId}`).catch(() => undefined))?.body
+          ?.content as string | undefined;
+      const seen = new Set<string>();
+      const versions = new Set([memoryVersion('old', tag), memoryVersion('new', tag)]);
+      let reading = true;
+      const reader = (async () => {
+        while (reading) {
+          const c = await read();
+          if (typeof c === 'string') seen.add(c);
+          await sleep(500);
+        }
+      })();
+      let landed: () => void = () => undefined;
+      const faultLanded = new Promise<void>((r) => (landed = r));
+      let injectedAt = 0;
+      holdRequest = (method, url) => {
+        if (injectedAt || method !== 'POST' || !url.startsWith(`/v1/memory_stores/${memStore.id}/memories/`))
+          return;
+        injectedAt = Date.now();
+        return fault.atWrite().finally(landed);
+      };
+      await restartSupervisor({ MANGO_BASE_URL: ingress.url });
+      try {
+        const s = (
+          await ws.post('/v1/sessions', {
+            agent: agentId,
+            environment_id: envId,
+            resources: [{ type: 'memory_store', memory_store_id: memStore.id, access: 'read_write' }],
+            initial_events: [{ type: 'user.message', content: [{ type: 'text', text: `memo ${tag}` }] }],
+          })
+        ).body.id as string;
+        const client = new ResumingClient(() => api.url, `/v1/sessions/${s}/events/stream`, wsKey).start();
+        clients.push(client);
+        const toolUsed = await until(s, (l) => l.some((e) => e.type === 'agent.tool_use'), 180_000);
+        expect(toolUsed.some((e) => e.type === 'agent.tool_use')).toBe(true);
+        const deadline = Date.now() + 120_000;
+        while (!injectedAt && Date.now() < deadline) await sleep(100);
+        expect(injectedAt).toBeGreaterThan(0);
+        await faultLanded;
+        await fault.end();
+        const endedAt = Date.now();
+        const done = await until(s, (l) => l.some((e) => e.type === 'session.status_idle'), 240_000);
+        const idleAt = Date.now();
+        // The new version once the fault is over: the runner's next sync (every 15 s) pushes it again.
+        let current = await read();
+        while (current !== memoryVersion('new', tag) && Date.now() < endedAt + 120_000) {
+          await sleep(500);
+          current = await read();
+        }
+        const recoveredAt = Date.now();
+        reading = false;
+        await reader;
+        const state = await untilClean(30_000);
+        const uses = done.filter((e) => e.type === 'agent.tool_use');
+        const results = done.filter((e) => e.type === 'user.tool_result');
+        const tally = await sseTally(s, client);
+        const log = await logOf(s);
+        const extraIdles = log.filter((e) => e.type === 'session.status_idle').length - 1;
+        const halfWritten = [...seen].filter((c) => !versions.has(c)).length;
+        rows.push({
+          fault: name,
+          lost: tally.lost + state.missing.length,
+          duplicated:
+            tally.duplicated +
+            state.orphans.length +
+            Math.max(0, extraIdles) +
+            Math.max(0, results.length - uses.length),
+          toolsRunTwice: 0,
+          recoverySeconds: (recoveredAt - endedAt) / 1000,
+          note: `${note}; Memory read ${seen.size === 2 ? 'old then new' : [...seen].map((c) => c.split(' ')[0]).join(', ')}, ${halfWritten} half-written; turn idle ${((idleAt - endedAt) / 1000).toFixed(1)} s after`,
+        });
+        process.stdout.write(`[faults] ${name}: ${tally.detail}; Memory state ${JSON.stringify(state)}\n`);
+        expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+        expect(uses).toHaveLength(1);
+        expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
+        expect({ lost: tally.lost, duplicated: tally.duplicated, extraIdles }).toEqual({
+          lost: 0,
+          duplicated: 0,
+          extraIdles: 0,
+        });
+        expect(halfWritten).toBe(0);
+        expect(current).toBe(memoryVersion('new', tag));
+        expect(state).toEqual({ missing: [], orphans: [] });
+        expect(idleAt).toBeLessThanOrEqual(endedAt + (TTL_SECONDS + 10) * 1000);
+        expect(recoveredAt).toBeLessThanOrEqual(endedAt + (TTL_SECONDS + 10) * 1000);
+      } finally {
+        reading = false;
+        holdRequest = undefined;
+        await restartSupervisor({});
+      }
+    }
+
+    it('S3 down 30 s during a Memory sync: the Memory is old or new, never half-written, nothing orphaned', async () => {
+      let downAt = 0;
+      await memoryRow(
+        'S3 down 30 s during a Memory sync',
+        "versitygw killed as the runner's sync write reaches the ingress, started 30 s later",
+        {
+          atWrite: async () => {
+            await s3.kill();
+            downAt = Date.now();
+          },
+          end: async () => {
+            await sleep(Math.max(0, downAt + 30_000 - Date.now()));
+            await s3.start();
+          },
+        },
+      );
+    }, 420_000);
+
+    it('kill -9 apps/files during a Memory sync: the Memory is old or new, never half-written, nothing orphaned', async () => {
+      await memoryRow(
+        'kill -9 apps/files during a Memory sync',
+        "apps/files killed 30 ms after the runner's sync write was forwarded to it, restarted at once",
+        {
+          // The write is forwarded at once; the kill lands while apps/files handles it.
+          atWrite: async () => {
+            setTimeout(() => {
+              deadLogs.push(files.logs());
+              void files.stop('SIGKILL');
+            }, 30);
+          },
+          end: async () => {
+            await sleep(500);
+            while (files.child.exitCode === null && files.child.signalCode === null) await sleep(100);
+            files = await startFilesProcess();
+          },
+        },
+      );
+    }, 420_000);
+
+    it('S3 down 30 s during a Skill staging: the next activation stages it, the tool runs once', async () => {
+      const tag = `k${rows.length}`;
+      const form = new FormData();
+      const skillMd = `---\nname: faultnotes-${tag}\ndescription: Notes for the fault matrix.\n---\n# Notes\nstaged skill ${tag}\n`;
+      form.append('files[]', new Blob([skillMd]), `faultnotes-${tag}/SKILL.md`);
+      const skill = await fetch(`${ingress.url}/v1/skills`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${wsKey}` },
+        body: form,
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string } }));
+      expect(skill.status).toBe(201);
+      const skilled = (
+        await ws.post('/v1/agents', {
+          name: `skilled-${tag}`,
+          model: 'm',
+          tools: [{ type: 'agent_toolset_20260401' }],
+          skills: [{ type: 'custom', skill_id: skill.body.id }],
+        })
+      ).body.id as string;
+      // The first request for the Skill's content the runner makes kills S3 before it is forwarded.
+      let downAt = 0;
+      holdRequest = async (method, url) => {
+        if (downAt || method !== 'GET' || !url.startsWith(`/v1/skills/${skill.body.id}/versions/`)) return;
+        downAt = Date.now();
+        await s3.kill();
+      };
+      await restartSupervisor({ MANGO_BASE_URL: ingress.url });
+      try {
+        const s = (
+          await ws.post('/v1/sessions', {
+            agent: skilled,
+            environment_id: envId,
+            initial_events: [{ type: 'user.message', content: [{ type: 'text', text: `skill ${tag}` }] }],
+          })
+        ).body.id as string;
+        const client = new ResumingClient(() => api.url, `/v1/sessions/${s}/events/stream`, wsKey).start();
+        clients.push(client);
+        const deadline = Date.now() + 120_000;
+        while (!downAt && Date.now() < deadline) await sleep(100);
+        expect(downAt).toBeGreaterThan(0);
+        await sleep(Math.max(0, downAt + 30_000 - Date.now()));
+        await s3.start();
+        const upAt = Date.now();
+        const done = await until(s, (l) => l.some((e) => e.type === 'session.status_idle'), 240_000);
+        const idleAt = Date.now();
+        const uses = done.filter((e) => e.type === 'agent.tool_use');
+        const results = done.filter((e) => e.type === 'user.tool_result');
+        const tally = await sseTally(s, client);
+        const log = await logOf(s);
+        const extraIdles = log.filter((e) => e.type === 'session.status_idle').length - 1;
+        const [claims] = await api.sql<{ items: number; claims: number }>(
+          'SELECT count(*)::int AS items, coalesce(sum(claim_count), 0)::int AS claims FROM work_items WHERE session_id = $1',
+          [s],
+        );
+        rows.push({
+          fault: 'S3 down 30 s during a Skill staging',
+          lost: tally.lost,
+          duplicated: tally.duplicated + Math.max(0, extraIdles) + Math.max(0, results.length - uses.length),
+          toolsRunTwice: 0,
+          recoverySeconds: (idleAt - upAt) / 1000,
+          note: `versitygw killed as the runner's first Skill request reaches the ingress, started 30 s later; ${claims!.items} Work items claimed ${claims!.claims} times (a failed staging leaves its lease to expire)`,
+        });
+        process.stdout.write(
+          `[faults] S3 down during a Skill staging: ${tally.detail}; ${claims!.items} Work items, ${claims!.claims} claims\n`,
+        );
+        expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+        expect(uses).toHaveLength(1);
+        expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id));
+        // The tool ran on the staged Skill.
+        expect(JSON.stringify(results[0]!.content)).toContain(`staged skill ${tag}`);
+        expect({ lost: tally.lost, duplicated: tally.duplicated, extraIdles }).toEqual({
+          lost: 0,
+          duplicated: 0,
+          extraIdles: 0,
+        });
+        expect(idleAt).toBeLessThanOrEqual(upAt + (TTL_SECONDS + 10) * 1000);
+      } finally {
+        holdRequest = undefined;
+        await restartSupervisor({});
+      }
+    }, 420_000);
 
     it(
       `soak ${SOAK_SECONDS} s: turns with tool calls, uploads and streams; RSS, PostgreSQL connections and the outbox stay flat`,

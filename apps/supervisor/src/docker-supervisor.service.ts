@@ -121,6 +121,11 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
       workTtlSeconds: this.env.MANGO_WORK_TTL_SECONDS,
       customTools: customTools.length ? JSON.stringify(customTools) : undefined,
+      // A dockerd restart while items run (docs/operator-guide.md, The Docker supervisor).
+      onEngine: (event, item) =>
+        event === 'lost'
+          ? this.log.warn(item, 'docker engine unreachable during an item: waiting for it to answer again')
+          : this.log.info(item, 'docker engine is back: the item goes on'),
     });
     // Before anything slow (the item runner's precompilation): adopted runners are retrying meanwhile.
     await this.reconcile();

@@ -52,6 +52,11 @@ export interface LaunchSettings {
   workTtlSeconds?: number;
   /** Passed to Session items: the operator custom tools (validated JSON) the runner serves. */
   customTools?: string;
+  /**
+   * Told when the Docker engine stops answering while a container is watched, and when it answers again
+   * (a dockerd restart: see `watchExit`), so the supervisor can say so.
+   */
+  onEngine?: (event: 'lost' | 'back', item: { work_id: string; container?: string }) => void;
 }
 
 export interface LaunchRequest {
@@ -106,6 +111,12 @@ export interface AdoptRequest {
 }
 
 const WORK_ID = idPattern('work');
+/** How often a watched container is inspected besides its wait request (see `watchExit`). */
+const EXIT_WATCH_MS = 2_000;
+/** How long a launch that failed before its container started waits for the engine to answer again. */
+const ENGINE_RETURN_MS = 60_000;
+/** Errors of a Docker request whose engine is not there (its socket gone, refusing, or closed mid-request). */
+const ENGINE_GONE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const ENVIRONMENT_ID = idPattern('environment');
 
 /** The per-Session workspace volume: later Work for the same Session resumes the same files. */
@@ -276,6 +287,7 @@ export class DockerItemLauncher {
     try {
       // `not-running`: returns at once if it exited since the listing.
       const exited = this.streams.getContainer(containerId).wait({ condition: 'not-running' });
+      exited.catch(() => undefined); // settled by watchExit
       if (req.onOutput) {
         // Its output from now on (best effort: a failed attach does not cost the runner its container).
         const io = (await this.streams
@@ -285,7 +297,7 @@ export class DockerItemLauncher {
         if (io) this.forwardLines(io, req.onOutput);
       }
       this.running.set(workId, containerId);
-      return await this.outcome(containerId, exited, req.deadlineMs, req.signal);
+      return await this.outcome(workId, containerId, exited, req.deadlineMs, req.signal);
     } finally {
       if (this.running.get(workId) === containerId) this.running.delete(workId);
       try {
@@ -313,6 +325,7 @@ export class DockerItemLauncher {
 
   /** Waits for the container's exit, its deadline or cancellation (the last two kill it). */
   private async outcome(
+    workId: string,
     containerId: string,
     exited: Promise<unknown>,
     deadlineMs: number,
@@ -326,7 +339,12 @@ export class DockerItemLauncher {
       if (signal.aborted) resolve('cancelled');
       signal.addEventListener('abort', () => resolve('cancelled'), { once: true });
     });
-    const first = await Promise.race([exited, deadline, cancelled]);
+    const stopWatching = new AbortController();
+    const first = await Promise.race([
+      this.watchExit(workId, containerId, exited, stopWatching.signal),
+      deadline,
+      cancelled,
+    ]).finally(() => stopWatching.abort());
     clearTimeout(timer);
     if (first === 'deadline' || first === 'cancelled') {
       await this.docker
@@ -335,7 +353,59 @@ export class DockerItemLauncher {
         .catch(() => undefined);
       return { exitCode: null, timedOut: first === 'deadline', cancelled: first === 'cancelled' };
     }
-    return { exitCode: (first as { StatusCode: number }).StatusCode, timedOut: false, cancelled: false };
+    return {
+      exitCode: (first as { StatusCode: number | null }).StatusCode,
+      timedOut: false,
+      cancelled: false,
+    };
+  }
+
+  /**
+   * The container's exit: its wait request's answer, or its state when that request can no longer answer.
+   * A dockerd restart closes the wait request without an answer (the promise never settles) while the
+   * container lives on (live-restore) or is stopped by the daemon on its way down, so the container is
+   * also inspected every EXIT_WATCH_MS: once the engine answers again, a container that is no longer
+   * running ends the watch with its exit code, and a running one is watched on (its Work API socket stays
+   * served meanwhile: the runner keeps its lease and delivers its result). A container gone altogether
+   * (removed meanwhile) ends it with the exit code null.
+   */
+  private async watchExit(
+    workId: string,
+    containerId: string,
+    exited: Promise<unknown>,
+    stop: AbortSignal,
+  ): Promise<{ StatusCode: number | null }> {
+    let waitFailed = false;
+    const waited = exited.then(
+      (r) => r as { StatusCode: number },
+      () => {
+        waitFailed = true;
+        return 'failed' as const;
+      },
+    );
+    let lost = false;
+    for (;;) {
+      const tick = new Promise<'tick'>((r) => setTimeout(() => r('tick'), EXIT_WATCH_MS).unref());
+      const first = await Promise.race(waitFailed ? [tick] : [waited, tick]);
+      if (first !== 'tick' && first !== 'failed') return first;
+      if (stop.aborted) return { StatusCode: null };
+      const state = await this.docker
+        .getContainer(containerId)
+        .inspect()
+        .then(
+          (info) => ({ running: info.State.Running, exitCode: info.State.ExitCode as number | null }),
+          (err: { statusCode?: number }) =>
+            err.statusCode === 404 ? { running: false, exitCode: null } : undefined,
+        );
+      if (!state) {
+        if (!lost) this.settings.onEngine?.('lost', { work_id: workId, container: containerId });
+        lost = true;
+        continue;
+      }
+      if (lost) this.settings.onEngine?.('back', { work_id: workId, container: containerId });
+      lost = false;
+      if (!state.running) return { StatusCode: state.exitCode };
+    }
   }
 
   /**
@@ -357,7 +427,46 @@ export class DockerItemLauncher {
     return earlier.length;
   }
 
+  /**
+   * Launches the item's container. A launch that fails before its container started because the engine
+   * does not answer or answers 5xx (a dockerd restart: the Work was claimed while the daemon shut down,
+   * e.g. `database not open`, or was down) is tried again from the start — stale containers are removed
+   * first, and the secret was never delivered — once the engine answers, with a backoff, for up to
+   * ENGINE_RETURN_MS, instead of leaving the claimed Work to its lease's expiry.
+   */
   async launch(req: LaunchRequest): Promise<LaunchOutcome> {
+    const attempt = { started: false };
+    const deadline = Date.now() + ENGINE_RETURN_MS;
+    for (let backoff = 1000, told = false; ; backoff = Math.min(backoff * 2, 8000)) {
+      try {
+        return await this.launchOnce(req, attempt);
+      } catch (err) {
+        const { statusCode: status, code } = err as { statusCode?: number; code?: string };
+        const engineTrouble =
+          status !== undefined
+            ? status >= 500
+            : ENGINE_GONE.has(code ?? '') || /socket hang up/.test(String(err));
+        if (attempt.started || !engineTrouble || req.signal.aborted || Date.now() > deadline) throw err;
+        if (!told) this.settings.onEngine?.('lost', { work_id: req.workId });
+        told = true;
+        await new Promise((r) => setTimeout(r, backoff));
+        while (!(await this.engineAnswers())) {
+          if (Date.now() > deadline || req.signal.aborted) throw err;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        this.settings.onEngine?.('back', { work_id: req.workId });
+      }
+    }
+  }
+
+  private engineAnswers(): Promise<boolean> {
+    return this.docker.ping().then(
+      () => true,
+      () => false,
+    );
+  }
+
+  private async launchOnce(req: LaunchRequest, attempt: { started: boolean }): Promise<LaunchOutcome> {
     await this.removeStale(req.workId, req.environmentId);
     if (req.workType === 'session') await this.removeEarlierActivations(req.sessionId!, req.environmentId);
     if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
@@ -367,13 +476,17 @@ export class DockerItemLauncher {
       upstream: this.settings.upstreamUrl,
     });
     try {
-      return await this.launchWithSocket(req, socket.dir);
+      return await this.launchWithSocket(req, socket.dir, attempt);
     } finally {
       await socket.close();
     }
   }
 
-  private async launchWithSocket(req: LaunchRequest, socketDir: string): Promise<LaunchOutcome> {
+  private async launchWithSocket(
+    req: LaunchRequest,
+    socketDir: string,
+    attempt: { started: boolean },
+  ): Promise<LaunchOutcome> {
     const env = [
       `MANGO_WORK_ID=${req.workId}`,
       `MANGO_ENVIRONMENT_ID=${req.environmentId}`,
@@ -454,7 +567,9 @@ export class DockerItemLauncher {
       this.forwardLines(io, (line) => req.onOutput?.(line));
       // `next-exit`: a created container is already "not running", so the default condition returns at once.
       const exited = this.streams.getContainer(container.id).wait({ condition: 'next-exit' });
+      exited.catch(() => undefined); // settled by watchExit; a failed start is thrown below
       await container.start();
+      attempt.started = true;
       // No secret after cancellation, even when Start answered late.
       if (req.signal.aborted) {
         io.end();
@@ -464,7 +579,7 @@ export class DockerItemLauncher {
       this.running.set(req.workId, container.id);
       io.write(`${req.secret}\n`);
       io.end();
-      return await this.outcome(container.id, exited, req.deadlineMs, req.signal);
+      return await this.outcome(req.workId, container.id, exited, req.deadlineMs, req.signal);
     } finally {
       if (this.running.get(req.workId) === container.id) this.running.delete(req.workId);
       await this.removeContainer(container.id);

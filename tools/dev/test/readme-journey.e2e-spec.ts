@@ -459,6 +459,8 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
       guide,
     )![1]!;
     const out = await run(block, 300_000);
+    // PRINT_WALKTHROUGHS=1 shows what the block printed (the event sequences a note quotes).
+    if (process.env.PRINT_WALKTHROUGHS) console.log(out);
     const lines = out
       .split('\n')
       .filter((l) => l.includes('\t'))
@@ -523,6 +525,8 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     const guide = readFileSync(join(checkout, 'docs/api-guide.md'), 'utf8');
     const block = /### Try it: a rubric graded to satisfied[\s\S]*?```bash\n([\s\S]*?)```/.exec(guide)![1]!;
     const out = await run(block, 300_000);
+    // PRINT_WALKTHROUGHS=1 shows what the block printed (the event sequences a note quotes).
+    if (process.env.PRINT_WALKTHROUGHS) console.log(out);
     const rows = out
       .split('\n')
       .filter((l) => l.includes('\t'))

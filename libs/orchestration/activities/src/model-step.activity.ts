@@ -358,7 +358,8 @@ export function createModelStep(
       // Platform calls (a coordinator's list_agents / send_to_agent / consult_advisor) are decided and
       // carried out here, in the transaction that records them (thread-calls.ts).
       const platformEvents: StoredEvent[] = [];
-      const platformResults = new Map<number, { text: string; isError: boolean }>();
+      // Calls answered within this step, by index: platform calls and Skill activations.
+      const answered = new Map<number, { text: string; isError: boolean }>();
       for (const [i, u] of uses.entries())
         if (isPlatform(u.name)) {
           const done = await carryOutPlatformCall(
@@ -371,13 +372,10 @@ export function createModelStep(
             now,
           );
           platformEvents.push(...done.events);
-          platformResults.set(i, done.result);
-        }
-      // Skill activations are answered here, from Mango's kept copy (session-prompt.ts).
-      const activations = new Map<number, Awaited<ReturnType<typeof answerActivation>>>();
-      for (const [i, u] of uses.entries())
-        if (isActivation(u.name, agent, prompt.skills.length > 0))
-          activations.set(i, await answerActivation(tx, prompt.skills, u.input));
+          answered.set(i, done.result);
+        } else if (isActivation(u.name, agent, prompt.skills.length > 0))
+          // Skill activations are answered here, from Mango's kept copy (session-prompt.ts).
+          answered.set(i, await answerActivation(tx, prompt.skills, u.input));
       const planned: StoredEvent[] = [
         ...(thinking.length
           ? [{ ...internal('agent.thinking', { _blocks: thinking }, `${key}:thinking`), id: thinkingId }]
@@ -388,7 +386,7 @@ export function createModelStep(
           ? [{ ...internal('agent.message', { content: text }, `${key}:message`), id: messageId }]
           : []),
         ...uses.map((u, i) => {
-          if (platformResults.has(i))
+          if (answered.has(i))
             return {
               ...internal(
                 'agent.tool_use',
@@ -402,16 +400,6 @@ export function createModelStep(
               ...internal('agent.custom_tool_use', { name: u.name, input: u.input }, `${key}:tool_use:${i}`),
               // An operator's worker may serve it (docs/operator-guide.md "Operator custom tools").
               runnable: true,
-            };
-          const answer = activations.get(i);
-          if (answer)
-            return {
-              ...internal(
-                'agent.tool_use',
-                { name: u.name, input: u.input, evaluated_permission: 'allow', _answered: true },
-                `${key}:tool_use:${i}`,
-              ),
-              id: activationIds[i],
             };
           const mcpTool = mcpTools.find((t) => t.modelName === u.name);
           if (mcpTool)
@@ -444,7 +432,7 @@ export function createModelStep(
             runnable: permission === 'allow',
           };
         }),
-        ...[...platformResults].map(([i, answer]) =>
+        ...[...answered].map(([i, answer]) =>
           internal(
             'agent.tool_result',
             {
@@ -457,17 +445,6 @@ export function createModelStep(
         ),
         // What the platform calls did (Threads created, messages sent and received), after their results.
         ...platformEvents,
-        ...[...activations].map(([i, answer]) =>
-          internal(
-            'agent.tool_result',
-            {
-              tool_use_id: activationIds[i],
-              content: [{ type: 'text', text: answer.text }],
-              is_error: answer.isError,
-            },
-            `${key}:tool_result:${i}`,
-          ),
-        ),
         internal(
           'span.model_request_end',
           {

@@ -9,7 +9,6 @@ import {
   startOrchestrator,
   startSessionStack,
   TEST_MODEL,
-  TEST_MODEL_PROFILES,
 } from './support';
 
 /**
@@ -17,6 +16,12 @@ import {
  * apps/orchestrator on Temporal and PostgreSQL, and the scripted Messages API answering the coordinator,
  * its delegates and the Advisor by their system prompts.
  */
+/** The usual window for 'm', and a small one for the compaction test's delegate (80% of 6,000 tokens). */
+const PROFILES = JSON.stringify({
+  [TEST_MODEL]: { context_window: 200_000 },
+  'small-window-model': { context_window: 6000, max_output_tokens: 1500 },
+});
+
 describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)', () => {
   let stack: SessionStack;
   let ws: HttpClient;
@@ -62,12 +67,7 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
     stack = await startSessionStack('threads', {
       environment: true,
       // A small window for the compaction test's delegate (80% of 6,000 tokens), the usual one for 'm'.
-      orchestratorEnv: {
-        MANGO_MODEL_PROFILES: JSON.stringify({
-          [TEST_MODEL]: { context_window: 200_000 },
-          'small-window-model': { context_window: 6000, max_output_tokens: 1500 },
-        }),
-      },
+      orchestratorEnv: { MANGO_MODEL_PROFILES: PROFILES },
     });
     ws = stack.ws;
     envId = stack.environmentId!;
@@ -491,6 +491,10 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
     });
     expect(allowed.status).toBe(200);
     expect(allowed.body.data[0].session_thread_id).toBe(checkerThread.id);
+    // The confirmation wakes the delegate, whose turn then waits for the worker's result.
+    await until(
+      async () => (await events(id, checkerThread.id)).at(-1)?.type === 'session.thread_status_running',
+    );
     // The worker claims the Session's Work and answers the call with the Thread's id.
     const polled = await supervisor.get(`/v1/environments/${ownEnv}/work/poll?block_ms=20000`);
     expect(polled.body.data).toEqual({ type: 'session', id });
@@ -685,7 +689,7 @@ describe('multi-agent Threads (real API, orchestrator, Temporal, scripted model)
     restarted = await startOrchestrator(stack.api.db.url, {
       taskQueue: stack.taskQueue,
       modelUrl: stack.model.url,
-      env: { MANGO_MODEL_PROFILES: TEST_MODEL_PROFILES },
+      env: { MANGO_MODEL_PROFILES: PROFILES },
     });
     await until(async () => Boolean((await threads(id))[1]!.archived_at), 60_000);
     // An archived Thread takes no more input: the next send_to_agent to the same Agent starts a new Thread.

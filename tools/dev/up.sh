@@ -99,8 +99,11 @@ MANGO_BASE_URL=$BASE MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID MANGO_ENVIRONMEN
   MANGO_WORKER_IMAGE=$BASE_IMAGE MANGO_WORKER_SOURCE_DIR=$ROOT MANGO_WORKER_SOCKET_DIR=$RUN/sockets \
   MANGO_WORKER_NETWORK=${MANGO_WORKER_NETWORK:-none} MANGO_SUPERVISOR_ID=local-up MANGO_METRICS_PORT=$M_SUP \
   start_app supervisor apps/supervisor/src/main.ts
-for _ in $(seq 1 150); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; sleep 0.2; done
-grep -q 'docker engine connected' "$RUN/log/supervisor.log" || { say "the supervisor did not start: $RUN/log/supervisor.log"; exit 1; }
+# As long as the orchestrator's (a first start transpiles the sources; a loaded machine takes a while), and
+# a supervisor that exited is reported at once with its last log line.
+for _ in $(seq 1 600); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; running supervisor || break; sleep 0.2; done
+grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null ||
+  { say "the supervisor did not start: $(tail -n 1 "$RUN/log/supervisor.log" 2>/dev/null) (log: $RUN/log/supervisor.log)"; exit 1; }
 
 if [ -n "$MODEL_URL" ]; then model="$MODEL_URL"; else model="https://api.anthropic.com (the public Anthropic API)"; fi
 if [ -n "$MODEL_KEY" ]; then model_key="a key is set"

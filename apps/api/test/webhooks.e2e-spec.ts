@@ -202,7 +202,11 @@ describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, re
     ],
     ['an empty event_types', { url: EXAMPLE, event_types: [] }, /at least 1/],
     ['an unknown event type', { url: EXAMPLE, event_types: ['session.nope'] }, /unknown event type/],
-    ['a hosted-only type', { url: EXAMPLE, event_types: ['session.thread_created'] }, /does not emit/],
+    [
+      'a hosted-only type',
+      { url: EXAMPLE, event_types: ['session.outcome_evaluation_ended'] },
+      /does not emit/,
+    ],
     [
       'an unknown field',
       { url: EXAMPLE, event_types: ['session.created'], secret: 'whsec_x' },

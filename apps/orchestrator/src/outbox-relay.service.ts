@@ -233,7 +233,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     });
     return [
       { ...row, threadId: null, start: true },
-      ...children.map((id) => ({ ...row, threadId: id, start: false })),
+      ...children.map((c) => ({ ...row, threadId: c.id, start: false })),
     ];
   }
 

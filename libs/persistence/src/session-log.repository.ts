@@ -3,7 +3,7 @@ import {
   type ResumeLogEvent,
   threadAgentName,
   threadKeyPrefix,
-  threadLog,
+  asOwnType,
   unprefixedKey,
   wakesWorkflow,
 } from '@mango/domain-sessions';
@@ -336,12 +336,9 @@ export class SessionLog {
         ORDER BY seq`,
       [sessionId, `${prefix}turn:`, threadId ?? null],
     );
+    // A delegate's own status events read as the Session's (threadLog's rule), so one fold serves all.
     const own = threadId
-      ? rows.map((r) => ({
-          ...r,
-          type:
-            threadLog([{ type: r.type, sessionThreadId: r.session_thread_id }], threadId)[0]?.type ?? r.type,
-        }))
+      ? rows.map((r) => (r.session_thread_id === threadId ? { ...r, type: asOwnType(r.type) } : r))
       : rows;
     return {
       session: session ?? null,
@@ -402,20 +399,15 @@ export class SessionLog {
     const session = await this.lock(tx, sessionId);
     if (!session || session.deletedAt || session.status === 'terminated') return;
     // A Fail ends every Thread (ADR 0017): each live delegate's own terminated event, then the Session's.
-    const children = await tx.query(
-      `SELECT t.id, t.agent_ref FROM session_threads t
-        WHERE t.session_id = $1 AND t.parent_thread_id IS NOT NULL AND t.archived_at IS NULL AND t.status <> 'terminated'
-        ORDER BY t.id`,
-      [sessionId],
-    );
+    const children = await this.threads.liveChildren(tx, sessionId);
     const agent = session.agent as Parameters<typeof threadAgentName>[0];
     await this.append(
       tx,
       session,
       [
-        ...(children as Array<{ id: string; agent_ref: string }>).map((c) => ({
+        ...children.map((c) => ({
           type: 'session.thread_status_terminated',
-          body: { session_thread_id: c.id, agent_name: threadAgentName(agent, c.agent_ref) },
+          body: { session_thread_id: c.id, agent_name: threadAgentName(agent, c.agentRef) },
           sessionThreadId: c.id,
           processed: true,
           runnable: false,

@@ -188,15 +188,15 @@ export class SessionThreadRepository {
     em: EntityManager,
     sessionId: string,
     o: { terminated?: boolean } = {},
-  ): Promise<string[]> {
-    const rows: Array<{ id: string }> = await em.query(
-      `SELECT id FROM session_threads
+  ): Promise<Array<{ id: string; agentRef: string | null }>> {
+    const rows: Array<{ id: string; agent_ref: string | null }> = await em.query(
+      `SELECT id, agent_ref FROM session_threads
         WHERE session_id = $1 AND parent_thread_id IS NOT NULL AND archived_at IS NULL
           AND ($2 OR status <> 'terminated')
         ORDER BY id`,
       [sessionId, o.terminated === true],
     );
-    return rows.map((r) => r.id);
+    return rows.map((r) => ({ id: r.id, agentRef: r.agent_ref }));
   }
 
   /** A Session's delegate Threads whose status says a turn is under way (the sweeper's candidates). */

@@ -246,6 +246,11 @@ const CHILD_STATUS_AS_SESSION: Record<string, string> = {
   'session.thread_status_rescheduled': 'session.status_rescheduled',
 };
 
+/** A delegate's own event type as the turn logic reads it (its `session.thread_status_*` as `session.status_*`). */
+export function asOwnType(type: string): string {
+  return CHILD_STATUS_AS_SESSION[type] ?? type;
+}
+
 /** What {@link threadLog} reads of an event. */
 export interface ThreadLogEvent {
   type: string;
@@ -263,10 +268,8 @@ export function threadLog<E extends ThreadLogEvent>(events: readonly E[], thread
   const out: E[] = [];
   for (const e of events) {
     const owner = e.sessionThreadId ?? null;
-    if (owner === threadId) {
-      const renamed = CHILD_STATUS_AS_SESSION[e.type];
-      out.push(renamed ? { ...e, type: renamed } : e);
-    } else if (owner === null && e.type === 'user.interrupt') out.push(e);
+    if (owner === threadId) out.push(CHILD_STATUS_AS_SESSION[e.type] ? { ...e, type: asOwnType(e.type) } : e);
+    else if (owner === null && e.type === 'user.interrupt') out.push(e);
   }
   return out;
 }

@@ -62,7 +62,7 @@ describe('faults (real API, orchestrator, dockerd)', () => {
     await untilFileIn(old, '/workspace/first'); // the first attempt is inside its long tool call
 
     expect(await a.stop('SIGKILL')).toBeNull();
-    await old.pause(); // its host is wedged: no more heartbeats, nobody removes it
+    await pauseContainer(old); // its host is wedged: no more heartbeats, nobody removes it
     const b = await stack.startSupervisor({ ...TTL, MANGO_SUPERVISOR_ID: 'faults-b' });
 
     const done = await stack.until(s.id, (l) => l.some((e) => e.type === 'session.status_idle'));
@@ -154,6 +154,21 @@ describe('faults (real API, orchestrator, dockerd)', () => {
     }
   }, 300_000);
 });
+
+/**
+ * `docker pause`, again while runc answers "unable to freeze": on a loaded machine the cgroup freeze can
+ * time out (runc thaws the container and gives up), which says nothing about the supervisor under test.
+ */
+async function pauseContainer(container: import('dockerode').Container): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await container.pause();
+    } catch (err) {
+      if (attempt >= 10 || !/unable to freeze/.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
 
 /** Waits until the container's workspace holds a `started-*` mark (the call is in flight). */
 async function untilStarted(container: import('dockerode').Container): Promise<void> {

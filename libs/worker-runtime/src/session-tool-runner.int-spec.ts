@@ -174,4 +174,115 @@ describe('SessionToolRunner against the real API (scripted model, network faults
     expect(streams[1]!.lastEventId).toMatch(/^\d+$/);
     expect(model.requests.at(-1)!.body.messages.at(-1).content[0].content[0].text).toBe('two');
   }, 120_000);
+  it("a delegate's call the runner first sees after its coordinator's turn ended still runs: a Thread's idle closes only its own calls", async () => {
+    const envId = (await ws.post('/v1/environments', { name: 'runner-threads' })).body.id;
+    const supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
+    // One reply function for every request, in whatever order the Threads make them.
+    const reply = (body: any) => {
+      const last = body.messages.at(-1);
+      const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
+      const result = blocks.find((b: any) => b.type === 'tool_result');
+      if (body.system === 'You coordinate.') {
+        // Its turn ends a little later, after the delegate's call (checked below).
+        if (result) return { content: [{ type: 'text', text: 'Sent.' }], delayMs: 3000 };
+        if (JSON.stringify(last).includes('<message from='))
+          return { content: [{ type: 'text', text: 'Done' }] };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_lead',
+              name: 'send_to_agent',
+              input: { agent: 'researcher', message: 'note it' },
+            },
+          ],
+          stop_reason: 'tool_use',
+        };
+      }
+      if (result) return { content: [{ type: 'text', text: 'noted' }] };
+      return {
+        content: [{ type: 'tool_use', id: 'toolu_res', name: 'bash', input: { command: 'echo noted' } }],
+        stop_reason: 'tool_use',
+      };
+    };
+    model.script(...Array.from({ length: 6 }, () => reply));
+    const researcher = (
+      await ws.post('/v1/agents', {
+        name: 'researcher',
+        model: 'm',
+        system: 'You research.',
+        tools: [{ type: 'agent_toolset_20260401' }],
+      })
+    ).body.id;
+    const lead = (
+      await ws.post('/v1/agents', {
+        name: 'lead',
+        model: 'm',
+        system: 'You coordinate.',
+        multiagent: { type: 'coordinator', agents: [researcher] },
+      })
+    ).body.id;
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent: lead,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+      })
+    ).body;
+    const polled = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
+    await supervisor.post(`/v1/environments/${envId}/work/${polled.body.id}/ack`);
+    const token = decodeWorkSecret(polled.body.secret).sessions_token;
+    const client = new MangoClient({ baseUrl: api.url, apiKey: token, maxRetries: 0 });
+    await client.environments.work.heartbeat(envId, polled.body.id, {
+      expected_last_heartbeat: 'NO_HEARTBEAT',
+      desired_ttl_seconds: 120,
+    });
+    // The runner starts late (a slow container start): the delegate's call is in the log, followed by the
+    // coordinator's finished turn.
+    const whole = async () => {
+      const out: any[] = [];
+      for await (const e of client.sessions.events.list(s.id, { limit: 1000 })) out.push(e);
+      return out;
+    };
+    let log: any[] = [];
+    for (let i = 0; i < 300; i++) {
+      log = await whole();
+      const call = log.findIndex((e) => e.type === 'agent.tool_use' && e.name === 'bash');
+      const idle = log.findIndex((e) => e.type === 'session.status_idle');
+      if (call >= 0 && idle > call) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const call = log.find((e) => e.type === 'agent.tool_use' && e.name === 'bash');
+    expect(call?.session_thread_id).toMatch(/^sthr_/);
+    expect(log.findIndex((e) => e.type === 'session.status_idle')).toBeGreaterThan(log.indexOf(call));
+
+    const tools = createToolset({ workdir: dir, env: { PATH: process.env.PATH } });
+    const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const runner = new SessionToolRunner({
+      client,
+      sessionId: s.id,
+      tools,
+      // Bounded: a runner that dropped the call would wait for it forever.
+      signal: AbortSignal.timeout(30_000),
+      log: quiet,
+      maxIdleMs: 500,
+    });
+    try {
+      expect(await runner.run()).toBe('idle');
+    } finally {
+      await Promise.all(tools.map((t) => t.close?.()));
+    }
+    expect(runner.posted).toEqual([call.id]);
+    const after = await whole();
+    const result = after.find((e) => e.type === 'user.tool_result');
+    expect([result?.tool_use_id, result?.session_thread_id, result?.content[0].text]).toEqual([
+      call.id,
+      call.session_thread_id,
+      'noted',
+    ]);
+    // The coordinator heard back and answered.
+    expect(
+      after.filter((e) => e.type === 'agent.message' && !e.session_thread_id).map((e) => e.content[0].text),
+    ).toEqual(['Sent.', 'Done']);
+  }, 120_000);
 });

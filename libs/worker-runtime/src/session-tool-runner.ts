@@ -1,4 +1,4 @@
-import { closesOpenCalls as closesOpenCallsInLog } from '@mango/domain-sessions';
+import { asOwnType, callsClosedBy } from '@mango/domain-sessions';
 import { isRetryableStatus, MangoClient, MangoError, RequestAbortedError } from '@mango/sdk';
 import { backoffMs, sleep } from './backoff';
 import type { ItemLog } from './item-options';
@@ -62,8 +62,8 @@ export class SessionToolRunner {
   private readonly answered = new Set<string>();
   /** Calls a `user.interrupt` or a finished turn closed: never run, nothing posted. */
   private readonly closed = new Set<string>();
-  /** Seen calls neither answered nor closed (what the next interrupt closes). */
-  private readonly open = new Set<string>();
+  /** Seen calls neither answered nor closed, with their Thread (null: the primary): what the next interrupt or finished turn of that Thread closes. */
+  private readonly open = new Map<string, string | null>();
   private readonly verdicts = new Map<string, string>();
   private readonly held = new Map<string, RunnerEvent>();
   private readonly deadThreads = new Set<string>();
@@ -150,19 +150,19 @@ export class SessionToolRunner {
       { signal: this.connection!.signal, maxRetries: 2 },
     ))
       history.push(e as unknown as RunnerEvent);
-    const open = new Set<string>();
+    const open = new Map<string, string | null>();
     for (const e of history) {
       this.handled.add(e.id);
-      if (isCall(e)) open.add(e.id);
+      if (isCall(e)) open.set(e.id, threadOf(e));
       else if (e.type === 'user.tool_result' || e.type === 'user.custom_tool_result') {
         this.answered.add(answeredId(e));
         open.delete(answeredId(e));
       } else if (e.type === 'user.tool_confirmation') this.verdicts.set(e.tool_use_id, e.result);
       else if (e.type === 'session.thread_status_terminated' && e.session_thread_id)
         this.deadThreads.add(e.session_thread_id);
-      if (closesOpenCalls(e)) {
-        for (const id of open) this.close(id);
-        open.clear();
+      for (const id of closedBy(e, open)) {
+        this.close(id);
+        open.delete(id);
       }
     }
     for (const e of history) {
@@ -211,7 +211,7 @@ export class SessionToolRunner {
       case 'session.deleted':
         return this.stop('deleted');
     }
-    if (closesOpenCalls(e)) for (const id of [...this.open]) this.close(id);
+    for (const id of closedBy(e, this.open)) this.close(id);
     if (!NEUTRAL.has(e.type)) this.clock(e);
   }
 
@@ -226,17 +226,24 @@ export class SessionToolRunner {
   private see(e: RunnerEvent): void {
     if (this.seen.has(e.id) || this.answered.has(e.id) || this.closed.has(e.id)) return;
     this.seen.add(e.id);
-    this.open.add(e.id);
+    this.open.set(e.id, threadOf(e));
     this.route(e);
   }
 
-  /** The idle countdown: armed by an idle that is not `requires_action`, disarmed by anything else. */
+  /** The idle countdown: armed by an idle (the primary's or a Thread's) that is not `requires_action`, disarmed by anything else. */
   private clock(e: RunnerEvent): void {
     this.lastClock = e;
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     const maxIdle = this.o.maxIdleMs ?? DEFAULT_MAX_IDLE_MS;
-    if (maxIdle <= 0 || e.type !== 'session.status_idle' || e.stop_reason?.type === 'requires_action') return;
+    // A Thread's idle as well as the primary's (whichever Thread finishes last ends the Session's work);
+    // confirmIdle then checks the Session's own status, the aggregate of its Threads.
+    if (
+      maxIdle <= 0 ||
+      asOwnType(e.type) !== 'session.status_idle' ||
+      e.stop_reason?.type === 'requires_action'
+    )
+      return;
     if (this.held.size || this.pending) return;
     this.idleTimer = setTimeout(() => void this.confirmIdle(e, maxIdle), maxIdle);
   }
@@ -390,9 +397,19 @@ export class SessionToolRunner {
   }
 }
 
-/** The server's rule (`closesOpenCalls` in domain-sessions) on a wire event, whose fields are its body. */
-function closesOpenCalls(e: RunnerEvent): boolean {
-  return closesOpenCallsInLog({ type: e.type, body: e });
+/** The Thread a wire event belongs to (null: the primary). */
+function threadOf(e: RunnerEvent): string | null {
+  return (e.session_thread_id as string | undefined) ?? null;
+}
+
+/**
+ * The open calls a wire event closes, by the server's rule (`callsClosedBy` in domain-sessions; a wire
+ * event's fields are its body): a Session-wide interrupt closes all, a Thread's finished turn its own.
+ */
+function closedBy(e: RunnerEvent, open: ReadonlyMap<string, string | null>): string[] {
+  const closes = callsClosedBy({ type: e.type, sessionThreadId: threadOf(e), body: e });
+  if (!closes) return [];
+  return [...open].filter(([, t]) => 'every' in closes || t === closes.threadId).map(([id]) => id);
 }
 
 /**

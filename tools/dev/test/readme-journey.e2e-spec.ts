@@ -172,6 +172,36 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
       await new Promise((r) => setTimeout(r, 250));
     }
   }
+  /** The newest Session's Threads and events and the stack's last log lines (for a failure). */
+  async function teamState(): Promise<string> {
+    const parts: string[] = [];
+    try {
+      const [session] = (await api('GET', '/v1/sessions?limit=1')).body.data as Ev[];
+      parts.push(`session ${session!.id} ${session!.status}`);
+      const threads = (await api('GET', `/v1/sessions/${session!.id}/threads`)).body.data as Ev[];
+      for (const t of threads) {
+        const events = (await api('GET', `/v1/sessions/${session!.id}/threads/${t.id}/events?limit=1000`))
+          .body.data as Ev[];
+        parts.push(`thread ${t.id} ${t.status}: ${events.map((e) => e.type).join(' ')}`);
+      }
+    } catch (err) {
+      parts.push(`(state unreadable: ${String(err)})`);
+    }
+    const logs = join(tmp, 'run/log');
+    for (const app of ['orchestrator', 'supervisor', 'api'])
+      try {
+        parts.push(
+          `--- ${app}.log ---`,
+          readFileSync(join(logs, `${app}.log`), 'utf8')
+            .split('\n')
+            .slice(-40)
+            .join('\n'),
+        );
+      } catch {
+        /* not started */
+      }
+    return parts.join('\n');
+  }
   async function healthcheck(): Promise<string> {
     const envId = local().MANGO_ENVIRONMENT_ID;
     const w = await api('POST', `/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } });
@@ -458,7 +488,10 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     const block = /### Try it: a coordinator and two delegates[\s\S]*?```bash\n([\s\S]*?)```/.exec(
       guide,
     )![1]!;
-    const out = await run(block, 300_000);
+    // The block's own wait ends before the test's timeout, so a stuck team says where it stopped.
+    const out = await run(block, 240_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}\n--- where the team Session stopped ---\n${await teamState()}`);
+    });
     // PRINT_WALKTHROUGHS=1 shows what the block printed (the event sequences a note quotes).
     if (process.env.PRINT_WALKTHROUGHS) console.log(out);
     const lines = out

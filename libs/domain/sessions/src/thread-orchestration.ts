@@ -6,6 +6,7 @@
  * workflow-safe: the workflow bundle imports this module (only types from elsewhere).
  */
 import type { AgentDefinition } from '@mango/domain-agents';
+import { closesOpenCalls } from './tool-calls';
 
 /** At most this many delegate Threads run at once in a Session (Advisor Threads are exempt). */
 export const MAX_RUNNING_THREADS = 25;
@@ -272,6 +273,23 @@ export function threadLog<E extends ThreadLogEvent>(events: readonly E[], thread
     else if (owner === null && e.type === 'user.interrupt') out.push(e);
   }
   return out;
+}
+
+/**
+ * Whose open calls an event closes, read the way {@link threadLog} splits the log: a Session-wide
+ * `user.interrupt` closes every Thread's; any other closing event (`closesOpenCalls` on its own type) only
+ * its own Thread's (`null`: the primary), so a coordinator's finished turn leaves its delegates' calls
+ * running. For readers of the whole Session log, such as the worker's runner.
+ */
+export function callsClosedBy(e: {
+  type: string;
+  sessionThreadId?: string | null;
+  body: Record<string, unknown>;
+}): { every: true } | { threadId: string | null } | undefined {
+  const threadId = e.sessionThreadId ?? null;
+  if (!closesOpenCalls({ type: asOwnType(e.type), body: e.body })) return undefined;
+  if (e.type === 'user.interrupt' && threadId === null) return { every: true };
+  return { threadId };
 }
 
 /** A resume-fold event of a child Thread with its key's `thread:<id>:` prefix removed (see threadLog). */

@@ -794,6 +794,21 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     return { lost, duplicated, detail };
   }
 
+  /**
+   * `docker pause`, again while runc answers "unable to freeze" (on a loaded machine the cgroup freeze
+   * can time out; runc thaws the container and gives up).
+   */
+  async function pauseContainer(container: Docker.Container): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await container.pause();
+      } catch (err) {
+        if (attempt >= 10 || !/unable to freeze/.test(String(err))) throw err;
+        await sleep(500);
+      }
+    }
+  }
+
   /** The Session's running container, once the tool's command is a process in it. */
   async function commandRunning(sessionId: string, engine: Docker = docker): Promise<Docker.Container> {
     const deadline = Date.now() + 60_000;
@@ -926,6 +941,28 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         // the container or the command started (the model's tool_use can be logged before either).
         await (await commandRunning(sessionId)).kill({ signal: 'SIGKILL' });
       },
+    },
+    {
+      name: 'lease expiry mid-tool, a second worker claiming',
+      // The lease runs out TTL s after the wedged worker's last heartbeat; the second worker then runs the
+      // call again from the start (TOOL_SECONDS), so the bar is TTL + the tool's own time + 20 s.
+      boundSeconds: TTL_SECONDS + TOOL_SECONDS + 20,
+      note: 'supervisor killed and its container paused mid-command (a wedged host); a supervisor with another id claims once the lease expires, removes the old container, runs the call again',
+      starts: [2],
+      inject: async (sessionId) => {
+        const old = await commandRunning(sessionId);
+        deadLogs.push(supervisor.logs());
+        await supervisor.stop('SIGKILL');
+        await pauseContainer(old);
+        supervisor = await startApp(
+          'apps/supervisor/src/main.ts',
+          { ...supervisorEnv, MANGO_SUPERVISOR_ID: `${supervisorEnv.MANGO_SUPERVISOR_ID}-second` },
+          logged('docker engine connected'),
+          120_000,
+        );
+      },
+      // The matrix's own supervisor again (the second one drains on SIGTERM).
+      after: () => restartSupervisor({}),
     },
     {
       name: 'clock skew: the supervisor 1 h ahead of the API',

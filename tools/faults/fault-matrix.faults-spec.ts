@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { request, IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import WebSocket from 'ws';
 import { Client, Connection } from '@temporalio/client';
 import { decodeWorkSecret } from '@mango/feature-work';
 import {
@@ -48,6 +49,35 @@ const ROOT = join(__dirname, '../..');
 // Production's default is 60 s.
 const TTL_SECONDS = 45;
 const TOOL_SECONDS = 8;
+/**
+ * apps/api runs with its inspector on a free loopback port: the soak asks it for a full garbage
+ * collection before each sample (HeapProfiler.collectGarbage), so its RSS is what the process retains,
+ * not garbage a loaded machine had not collected yet.
+ */
+const API_INSPECTOR = { NODE_OPTIONS: '--inspect=127.0.0.1:0' };
+
+/** A full GC in a process started with API_INSPECTOR (its inspector's URL is the last one its log names). */
+async function collectGarbage(logs: string): Promise<void> {
+  const url = [...logs.matchAll(/Debugger listening on (ws:\/\/\S+)/g)].at(-1)?.[1];
+  if (!url) throw new Error('the process has no inspector');
+  const socket = new WebSocket(url);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from the inspector at ${url}`)), 20_000);
+      socket.once('open', () => {
+        socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
+      });
+      socket.on('message', (data) => {
+        if ((JSON.parse(String(data)) as { id?: number }).id === 1) resolve();
+      });
+      socket.once('error', reject);
+    });
+  } finally {
+    clearTimeout(timer);
+    socket.close();
+  }
+}
 const SWEEP_SECONDS = 2;
 /** The soak's length (MANGO_SOAK_SECONDS, default 180, at most an hour). */
 const SOAK_SECONDS = Math.min(Number(process.env.MANGO_SOAK_SECONDS) || 180, 3600);
@@ -654,6 +684,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
 
     apiMetricsPort = await freePort();
     api = await startApi('faults', {
+      ...API_INSPECTOR,
       MANGO_METRICS_PORT: String(apiMetricsPort),
       MANGO_VAULT_KEYRING: vaultKeyring,
       MANGO_WEBHOOK_SECRETS_KEY: webhookKey,
@@ -665,6 +696,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       MANGO_API_PORT: new URL(api.url).port,
       MANGO_LOG_LEVEL: 'info',
       MANGO_DB_POOL_SIZE: '5',
+      ...API_INSPECTOR,
       MANGO_METRICS_PORT: String(apiMetricsPort),
       MANGO_VAULT_KEYRING: vaultKeyring,
       MANGO_WEBHOOK_SECRETS_KEY: webhookKey,
@@ -1639,12 +1671,13 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
           return Object.fromEntries(
             Object.entries(API_MEMORY).map(([k, name]) => [
               k,
-              Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN),
+              Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN),
             ]),
           );
         };
         const samples: Sample[] = [];
         const sample = async () => {
+          await collectGarbage(apiProc.logs());
           const rss = Object.fromEntries(Object.entries(processes()).map(([k, p]) => [k, rssOf(p)]));
           const [{ n: connections }] = await api.sql<{ n: number }>(
             'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()',

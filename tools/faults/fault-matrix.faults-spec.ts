@@ -555,6 +555,8 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   let apiEnv: Record<string, string>;
   /** apps/api's /metrics port (the soak reads its V8 heap and external memory there). */
   let apiMetricsPort: number;
+  /** apps/orchestrator's /metrics port (the PostgreSQL rows read its background loops' state there). */
+  let orchestratorMetricsPort: number;
   let model: ScriptedModelServer;
   let temporal: OwnTemporal;
   let postgres: OwnPostgres;
@@ -712,7 +714,9 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     ).body.id;
     chatAgentId = (await ws.post('/v1/agents', { name: 'chat', model: 'm' })).body.id;
 
+    orchestratorMetricsPort = await freePort();
     orchestratorEnv = {
+      MANGO_METRICS_PORT: String(orchestratorMetricsPort),
       MANGO_DATABASE_URL: api.db.url,
       MANGO_TEMPORAL_ADDRESS: temporal.address,
       MANGO_TASK_QUEUE: `faults-${Date.now()}`,
@@ -882,6 +886,11 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     finishes?: number[];
     /** Log lines a process must write (again) between the fault and the turn's end: it says it recovered. */
     says?: Array<['orchestrator' | 'supervisor', string]>;
+    /**
+     * Background loops of the orchestrator that must report their recovery in its metrics between the
+     * fault and the turn's end: `mango_background_loop_recoveries_total` up, `mango_background_loop_failing` 0.
+     */
+    recovers?: string[];
     /** Log lines a process must not write between the fault and the turn's end. */
     saysNot?: Array<['orchestrator' | 'supervisor', string]>;
     /** Injects the fault; resolves when it has ended (the replaced process is ready, the link is back). */
@@ -1047,6 +1056,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
         ['orchestrator', 'webhook relay recovered'],
         ['orchestrator', 'session sweeper recovered'],
       ],
+      recovers: ['outbox_relay', 'webhook_relay', 'session_sweeper'],
       inject: async () => {
         await postgres.stop();
         await sleep(30_000);
@@ -1141,6 +1151,18 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     const count = (text: string, line: string) => text.split(line).length - 1;
     const saidBefore = (fault.says ?? []).map(([proc, line]) => count(logsOf(proc), line));
     const saidNotBefore = (fault.saysNot ?? []).map(([proc, line]) => count(logsOf(proc), line));
+    const loops = async () => {
+      if (!fault.recovers?.length) return [];
+      const text = await fetch(`http://127.0.0.1:${orchestratorMetricsPort}/metrics`).then((r) => r.text());
+      const value = (name: string, loop: string) =>
+        Number(new RegExp(`^${name}\\{[^}]*loop="${loop}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+      return (fault.recovers ?? []).map((loop) => ({
+        loop,
+        recoveries: value('mango_background_loop_recoveries_total', loop),
+        failing: value('mango_background_loop_failing', loop),
+      }));
+    };
+    const loopsBefore = await loops();
     await fault.inject(s);
     const faultEndedAt = Date.now();
     await ws.post(`/v1/sessions/${streamed.id}/events`, {
@@ -1214,6 +1236,15 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       written: count(logsOf(proc), line) - saidNotBefore[i]!,
     }));
     expect(saidNot.filter((l) => l.written > 0)).toEqual([]);
+    // …and its metrics say so too.
+    const loopsAfter = await loops();
+    expect(
+      loopsAfter.map((l, i) => ({
+        loop: l.loop,
+        recovered: l.recoveries - loopsBefore[i]!.recoveries >= 1,
+        failing: l.failing,
+      })),
+    ).toEqual((fault.recovers ?? []).map((loop) => ({ loop, recovered: true, failing: 0 })));
   }
 
   describe('files: its own S3 (versitygw) and apps/files on the same database', () => {

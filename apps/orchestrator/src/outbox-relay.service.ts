@@ -116,12 +116,18 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
         await this.drain();
         await this.prune();
       },
-      onPassError: (err) =>
-        this.log.error({ err: String(err) }, 'outbox relay pass failed; retrying on the next wake-up'),
-      onRecovered: () => this.log.info('outbox relay recovered: passes succeed again'),
+      onPassError: (err) => {
+        this.metrics.backgroundLoop('outbox_relay', 'failing');
+        this.log.error({ err: String(err) }, 'outbox relay pass failed; retrying on the next wake-up');
+      },
+      onRecovered: () => {
+        this.metrics.backgroundLoop('outbox_relay', 'recovered');
+        this.log.info('outbox relay recovered: passes succeed again');
+      },
       onLost: () => this.log.warn('outbox listener lost; reconnecting (the sweep keeps relaying)'),
       onReconnected: () => this.log.info('outbox listener reconnected'),
     });
+    this.metrics.backgroundLoop('outbox_relay', 'running');
     await this.loop.start();
   }
 

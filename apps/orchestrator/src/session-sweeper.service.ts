@@ -43,7 +43,7 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(SessionRepository) private readonly sessions: SessionRepository,
-    @Inject(MangoMetrics) metrics: MangoMetrics,
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
     @Inject(DataSource) dataSource: DataSource,
   ) {
     this.threads = new SessionThreadRepository(dataSource);
@@ -61,15 +61,22 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
     this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
     this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
     this.log.info({ every_seconds: seconds }, 'session sweeper running');
+    this.metrics.backgroundLoop('session_sweeper', 'running');
     const tick = () => {
       this.pass = this.sweepOnce()
         .then(() => {
-          if (this.failing) this.log.info('session sweeper recovered');
+          if (this.failing) {
+            this.metrics.backgroundLoop('session_sweeper', 'recovered');
+            this.log.info('session sweeper recovered');
+          }
           this.failing = false;
         })
         .catch((err: unknown) => {
           // A PostgreSQL or Temporal restart fails passes until it is back: said once, then on recovery.
-          if (!this.failing) this.log.warn({ err: String(err) }, 'session sweep failed; retrying next pass');
+          if (!this.failing) {
+            this.metrics.backgroundLoop('session_sweeper', 'failing');
+            this.log.warn({ err: String(err) }, 'session sweep failed; retrying next pass');
+          }
           this.failing = true;
         })
         .finally(() => {

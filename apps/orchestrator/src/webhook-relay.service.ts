@@ -3,6 +3,7 @@ import { webhookDeliveryWorkflow } from '@mango/workflows';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { WakeLoop, WEBHOOK_DELIVERIES_CHANNEL } from '@mango/persistence';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
@@ -26,6 +27,7 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -37,10 +39,16 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
       applicationName: 'mango-webhook-relay',
       sweepMs: SWEEP_MS,
       pass: () => this.drain(),
-      onPassError: (err) =>
-        this.log.error({ err: String(err) }, 'webhook relay pass failed; retrying on the next wake-up'),
-      onRecovered: () => this.log.info('webhook relay recovered: passes succeed again'),
+      onPassError: (err) => {
+        this.metrics.backgroundLoop('webhook_relay', 'failing');
+        this.log.error({ err: String(err) }, 'webhook relay pass failed; retrying on the next wake-up');
+      },
+      onRecovered: () => {
+        this.metrics.backgroundLoop('webhook_relay', 'recovered');
+        this.log.info('webhook relay recovered: passes succeed again');
+      },
     });
+    this.metrics.backgroundLoop('webhook_relay', 'running');
     await this.loop.start();
   }
 

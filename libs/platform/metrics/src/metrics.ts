@@ -103,6 +103,31 @@ export class MangoMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Background loops (the outbox and webhook relays, the Session sweeper): 1 while a loop's passes fail
+   * (its database or Temporal is unreachable), 0 while they succeed; the recoveries count each return.
+   */
+  readonly backgroundLoopFailing = new Gauge({
+    name: 'mango_background_loop_failing',
+    help: "1 while a background loop's passes fail (a dependency is unreachable), 0 while they succeed, by loop.",
+    labelNames: ['loop'] as const,
+    registers: [this.registry],
+  });
+
+  readonly backgroundLoopRecoveries = new Counter({
+    name: 'mango_background_loop_recoveries_total',
+    help: "Times a background loop's passes succeeded again after failing, by loop.",
+    labelNames: ['loop'] as const,
+    registers: [this.registry],
+  });
+
+  /** Records a background loop's state: `running` once at start, then `failing` and `recovered` as they happen. */
+  backgroundLoop(loop: string, state: 'running' | 'failing' | 'recovered'): void {
+    this.backgroundLoopFailing.set({ loop }, state === 'failing' ? 1 : 0);
+    if (state === 'recovered') this.backgroundLoopRecoveries.inc({ loop });
+    else if (state === 'running') this.backgroundLoopRecoveries.inc({ loop }, 0);
+  }
+
   readonly containerStarts = new Counter({
     name: 'mango_container_starts_total',
     help: 'Work item containers the supervisor launched, by Work type.',

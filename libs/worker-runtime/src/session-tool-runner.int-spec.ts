@@ -100,6 +100,29 @@ describe('SessionToolRunner against the real API (scripted model, network faults
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /**
+   * A Session of `agent` with one message, its Work polled and acked by `supervisor`, and a client with
+   * the Work token (through `baseUrl`) that has sent the first heartbeat: what an item runner starts with.
+   */
+  async function activated(supervisor: HttpClient, envId: string, agent: string, baseUrl: string) {
+    const s = (
+      await ws.post('/v1/sessions', {
+        agent,
+        environment_id: envId,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+      })
+    ).body;
+    const polled = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
+    await supervisor.post(`/v1/environments/${envId}/work/${polled.body.id}/ack`);
+    const token = decodeWorkSecret(polled.body.secret).sessions_token;
+    const client = new MangoClient({ baseUrl, apiKey: token, maxRetries: 0 });
+    await client.environments.work.heartbeat(envId, polled.body.id, {
+      expected_last_heartbeat: 'NO_HEARTBEAT',
+      desired_ttl_seconds: 120,
+    });
+    return { s, client };
+  }
+
   it('a lost result response is retried (the server answers the stored event) and a cut stream resumes with Last-Event-ID', async () => {
     const envId = (await ws.post('/v1/environments', { name: 'runner-pool' })).body.id;
     const supervisor = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
@@ -122,21 +145,7 @@ describe('SessionToolRunner against the real API (scripted model, network faults
     const agent = (
       await ws.post('/v1/agents', { name: 'r', model: 'm', tools: [{ type: 'agent_toolset_20260401' }] })
     ).body.id;
-    const s = (
-      await ws.post('/v1/sessions', {
-        agent,
-        environment_id: envId,
-        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
-      })
-    ).body;
-    const polled = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
-    await supervisor.post(`/v1/environments/${envId}/work/${polled.body.id}/ack`);
-    const token = decodeWorkSecret(polled.body.secret).sessions_token;
-    const client = new MangoClient({ baseUrl: proxy.url, apiKey: token, maxRetries: 0 });
-    await client.environments.work.heartbeat(envId, polled.body.id, {
-      expected_last_heartbeat: 'NO_HEARTBEAT',
-      desired_ttl_seconds: 120,
-    });
+    const { s, client } = await activated(supervisor, envId, agent, proxy.url);
 
     proxy.loseNextEventPost = true;
     const tools = createToolset({ workdir: dir, env: { PATH: process.env.PATH } });
@@ -222,21 +231,7 @@ describe('SessionToolRunner against the real API (scripted model, network faults
         multiagent: { type: 'coordinator', agents: [researcher] },
       })
     ).body.id;
-    const s = (
-      await ws.post('/v1/sessions', {
-        agent: lead,
-        environment_id: envId,
-        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
-      })
-    ).body;
-    const polled = await supervisor.get(`/v1/environments/${envId}/work/poll?block_ms=20000`);
-    await supervisor.post(`/v1/environments/${envId}/work/${polled.body.id}/ack`);
-    const token = decodeWorkSecret(polled.body.secret).sessions_token;
-    const client = new MangoClient({ baseUrl: api.url, apiKey: token, maxRetries: 0 });
-    await client.environments.work.heartbeat(envId, polled.body.id, {
-      expected_last_heartbeat: 'NO_HEARTBEAT',
-      desired_ttl_seconds: 120,
-    });
+    const { s, client } = await activated(supervisor, envId, lead, api.url);
     // The runner starts late (a slow container start): the delegate's call is in the log, followed by the
     // coordinator's finished turn.
     const whole = async () => {

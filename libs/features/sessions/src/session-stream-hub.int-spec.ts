@@ -73,6 +73,21 @@ describe('SessionStreamHub (real PostgreSQL, LISTEN through a cuttable TCP proxy
   let proxy: CuttableProxy;
   let hub: SessionStreamHub;
 
+  let metrics: MangoMetrics;
+  /** The hub's listener as `mango_background_loop_*` shows it: [failing, recoveries]. */
+  const listenerState = async () =>
+    Promise.all(
+      ['mango_background_loop_failing', 'mango_background_loop_recoveries_total'].map(
+        async (name) =>
+          (
+            (await metrics.registry.getSingleMetric(name)!.get()).values as Array<{
+              labels: { loop?: string };
+              value: number;
+            }>
+          ).find((v) => v.labels.loop === 'session_stream_listener')?.value,
+      ),
+    );
+
   beforeAll(async () => {
     db = await createTestDatabase('streamhub');
     ds = await createDataSource({ url: db.url, poolSize: 4 }).initialize();
@@ -83,7 +98,8 @@ describe('SessionStreamHub (real PostgreSQL, LISTEN through a cuttable TCP proxy
     url.port = String(proxy.port);
     // The hub's listener connects to `options.url`; everything else is the real DataSource.
     const viaProxy = Object.create(ds, { options: { value: { ...ds.options, url: url.toString() } } });
-    hub = new SessionStreamHub(viaProxy as DataSource, new MangoMetrics('api'));
+    metrics = new MangoMetrics('api');
+    hub = new SessionStreamHub(viaProxy as DataSource, metrics);
     await hub.onModuleInit();
   });
 
@@ -119,8 +135,10 @@ describe('SessionStreamHub (real PostgreSQL, LISTEN through a cuttable TCP proxy
       await append();
       await until(() => seen.length === 1);
 
+      expect(await listenerState()).toEqual([0, 0]);
       proxy.cut(); // the listener's socket dies; its reconnects are refused
       await new Promise((r) => setTimeout(r, 500)); // the loss is noticed and its re-read has run
+      expect(await listenerState()).toEqual([1, 0]); // and said
       await append(); // its NOTIFY reaches nobody
       await new Promise((r) => setTimeout(r, 500));
       expect(seen).toEqual(['1']); // nothing woke the stream yet
@@ -131,6 +149,7 @@ describe('SessionStreamHub (real PostgreSQL, LISTEN through a cuttable TCP proxy
       await until(() => seen.length === 3);
       expect(seen).toEqual(['1', '2', '3']);
       expect(ended).toBe(0);
+      expect(await listenerState()).toEqual([0, 1]); // back, and said
     } finally {
       unsubscribe();
     }

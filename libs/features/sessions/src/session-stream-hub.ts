@@ -2,6 +2,7 @@ import {
   BeforeApplicationShutdown,
   Inject,
   Injectable,
+  Logger,
   OnApplicationShutdown,
   OnModuleInit,
 } from '@nestjs/common';
@@ -34,6 +35,8 @@ interface SessionTail {
 }
 
 const BATCH = 500;
+/** Its name in `mango_background_loop_*`. */
+const LOOP = 'session_stream_listener';
 
 /**
  * One LISTEN connection per API process for `mango_session_events` (payload `<session id>:<seq>`) and
@@ -46,11 +49,13 @@ const BATCH = 500;
 export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly listener: PgListener;
   private readonly tails = new Map<string, SessionTail>();
+  private readonly log = new Logger('sessions');
 
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(MangoMetrics) metrics: MangoMetrics,
   ) {
+    metrics.backgroundLoop(LOOP, 'running');
     metrics.gauge(
       'mango_sse_streams_open',
       'Session and Thread event streams open on this API process.',
@@ -70,8 +75,16 @@ export class SessionStreamHub implements OnModuleInit, BeforeApplicationShutdown
       },
       // Re-read from the table at the loss (streams end at once if the database is gone too) and again
       // once LISTEN is back: rows committed between the two were never notified.
-      onLost: () => this.wakeAll(),
-      onReconnected: () => this.wakeAll(),
+      onLost: () => {
+        metrics.backgroundLoop(LOOP, 'failing');
+        this.log.warn('session stream listener lost; reconnecting (open streams re-read the table)');
+        this.wakeAll();
+      },
+      onReconnected: () => {
+        metrics.backgroundLoop(LOOP, 'recovered');
+        this.log.log('session stream listener reconnected');
+        this.wakeAll();
+      },
     });
   }
 

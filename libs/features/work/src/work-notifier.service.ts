@@ -1,8 +1,12 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { PgListener, WORK_CHANNEL } from '@mango/persistence';
+import { MangoMetrics } from '@mango/platform-metrics';
 import { DataSource } from 'typeorm';
 
 export { WORK_CHANNEL };
+
+/** Its name in `mango_background_loop_*`. */
+const LOOP = 'work_listener';
 
 interface Waiter {
   wake: () => void;
@@ -18,7 +22,10 @@ export class WorkNotifier implements OnModuleInit, OnApplicationShutdown {
   private readonly listener: PgListener;
   private readonly waiters = new Map<string, Set<Waiter>>();
 
-  constructor(@Inject(DataSource) dataSource: DataSource) {
+  private readonly log = new Logger('work');
+
+  constructor(@Inject(DataSource) dataSource: DataSource, @Inject(MangoMetrics) metrics: MangoMetrics) {
+    metrics.backgroundLoop(LOOP, 'running');
     this.listener = new PgListener({
       url: (dataSource.options as { url?: string }).url,
       channel: WORK_CHANNEL,
@@ -26,8 +33,16 @@ export class WorkNotifier implements OnModuleInit, OnApplicationShutdown {
       onNotify: (environmentId) => this.wakeAll(environmentId),
       // Wake everyone: they re-check the table, then wait again on the new connection; and once more when
       // LISTEN is back, for Work created while it was down (its NOTIFY was never heard).
-      onLost: () => this.wakeEveryone(),
-      onReconnected: () => this.wakeEveryone(),
+      onLost: () => {
+        metrics.backgroundLoop(LOOP, 'failing');
+        this.log.warn('work listener lost; reconnecting (long polls re-check the table)');
+        this.wakeEveryone();
+      },
+      onReconnected: () => {
+        metrics.backgroundLoop(LOOP, 'recovered');
+        this.log.log('work listener reconnected');
+        this.wakeEveryone();
+      },
     });
   }
 

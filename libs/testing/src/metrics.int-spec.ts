@@ -39,6 +39,8 @@ describe('MangoMetrics and the metrics listener', () => {
         'mango_tool_call_duration_seconds',
         'mango_tool_execution_duration_seconds',
         'mango_outbox_dispatch_lag_seconds',
+        'mango_background_loop_failing',
+        'mango_background_loop_recoveries_total',
         'mango_container_starts_total',
         'mango_container_failures_total',
         'mango_process_cpu_seconds_total',

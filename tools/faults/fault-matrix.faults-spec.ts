@@ -1748,7 +1748,16 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
           let n = 0;
           while (Date.now() < until) {
             const r = await slowUpload(filesUrl, wsKey, randomBytes(256 * 1024), { pieces: 1, delayMs: 0 });
-            expect(r.status).toBe(201);
+            // A refusal says why: its envelope, and what apps/files logged about it.
+            if (r.status !== 201)
+              throw new Error(
+                `upload ${n + 1} answered ${r.status} ${JSON.stringify(r.body)}; apps/files said:\n${files
+                  .logs()
+                  .split('\n')
+                  .filter((l) => /"level":"(warn|error)"|"level":(40|50)/.test(l))
+                  .slice(-20)
+                  .join('\n')}`,
+              );
             n++;
           }
           return n;

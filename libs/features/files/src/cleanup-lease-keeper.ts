@@ -3,6 +3,9 @@ import { CleanupLease, ObjectCleanupRepository } from './object-cleanup.reposito
 
 /** Raised into an upload whose cleanup lease was taken over: it must not commit its File. */
 export class LeaseLostError extends Error {
+  /** The request was fine; the server lost its race with a sweeper (it stalled past the lease): retry. */
+  readonly retryable = true;
+
   constructor(readonly lease: CleanupLease) {
     super(`the upload lost its cleanup lease ${lease.id}`);
     this.name = 'LeaseLostError';

@@ -88,6 +88,7 @@ describe('File upload and delete recovery (real PostgreSQL + S3, service steps)'
     expect(await intents(key)).toEqual([expect.objectContaining({ reason: 'upload' })]);
     expect(await uploads.write(pending, Readable.from([randomBytes(1000)]))).toBe(1000);
     // The process dies here: no commit, no cleanup, no more renewals.
+    await pending.keeper.stop();
     expect(await objects.exists(key)).toBe(true);
     expect(await fileRows(pending.file.id)).toEqual([]);
 
@@ -112,6 +113,7 @@ describe('File upload and delete recovery (real PostgreSQL + S3, service steps)'
       randomBytes(5 * MIB),
     );
     expect(await unfinished(key)).toBe(true);
+    await pending.keeper.stop(); // and dies: no more renewals
 
     await sleep(settings.leaseMs + 100);
     expect((await sweeper.sweepOnce()).removed).toBe(1);
@@ -147,7 +149,9 @@ describe('File upload and delete recovery (real PostgreSQL + S3, service steps)'
     });
     const key = pending.file.objectKey;
     const size = await uploads.write(pending, Readable.from([randomBytes(100)]));
-    // The upload stalls past its lease and another process's sweeper claims the intent (and is slow).
+    // The upload stalls past its lease (its renewals stop too, as in a frozen process) and another
+    // process's sweeper claims the intent (and is slow).
+    await pending.keeper.stop();
     await sleep(settings.leaseMs + 100);
     const [claim] = await cleanups.claimExpired({ leaseMs: 60_000, graceMs: 0, limit: 10 });
     expect(claim?.objectKey).toBe(key);
@@ -185,6 +189,28 @@ describe('File upload and delete recovery (real PostgreSQL + S3, service steps)'
     sweeping = false;
     expect(await sweeps).toBe(0);
     expect(sha(await readAll(await objects.open(file.objectKey)))).toBe(sha(Buffer.concat(pieces)));
+  });
+
+  it('a commit delayed past the lease (a loaded database) still commits: the lease is renewed until the commit', async () => {
+    const slowSettings = { ...settings, leaseMs: 1000 };
+    const slowUploads = new UploadFile(ds, cleanups, objects, slowSettings);
+    const bytes = randomBytes(4096);
+    const pending = await slowUploads.begin(WS, {
+      filename: 'late.bin',
+      mimeType: 'application/octet-stream',
+    });
+    const size = await slowUploads.write(pending, Readable.from([bytes]));
+    // Three leases pass between the last byte and the commit, with a sweeper (no grace) running.
+    let removed = 0;
+    const until = Date.now() + 3 * slowSettings.leaseMs;
+    while (Date.now() < until) {
+      removed += (await sweeper.sweepOnce()).removed;
+      await sleep(25);
+    }
+    expect(removed).toBe(0);
+    const file = await slowUploads.commit(pending, size);
+    expect(await intents(file.objectKey)).toEqual([]);
+    expect(sha(await readAll(await objects.open(file.objectKey)))).toBe(sha(bytes));
   });
 
   it('a stray intent never removes the object of a live File', async () => {

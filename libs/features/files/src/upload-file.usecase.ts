@@ -16,6 +16,8 @@ import { CleanupLease, ObjectCleanupRepository } from './object-cleanup.reposito
 export interface PendingUpload {
   file: FileEntity;
   lease: CleanupLease;
+  /** Renews the lease from registration until the commit (or the abandon) ends it. */
+  keeper: CleanupLeaseKeeper;
 }
 
 /**
@@ -80,7 +82,13 @@ export class UploadFile {
       reason: 'upload',
       leaseMs: this.settings.leaseMs,
     });
-    return { file, lease };
+    // Renewed from here to the commit: a loaded database can delay the commit past a lease, and a
+    // sweeper would then take a live upload's intent (and the request would fail for nothing).
+    return {
+      file,
+      lease,
+      keeper: new CleanupLeaseKeeper(this.cleanups, lease, this.settings.leaseMs, this.log),
+    };
   }
 
   /**
@@ -88,7 +96,7 @@ export class UploadFile {
    * the while renewing the lease; a lost lease aborts the write.
    */
   async write(upload: PendingUpload, source: Readable, settled?: Promise<unknown>): Promise<number> {
-    const keeper = new CleanupLeaseKeeper(this.cleanups, upload.lease, this.settings.leaseMs, this.log);
+    const { keeper } = upload;
     try {
       const size = await this.objects.write(upload.file.objectKey, source, {
         contentType: upload.file.mimeType,
@@ -99,8 +107,6 @@ export class UploadFile {
       return size;
     } catch (err) {
       throw keeper.signal.aborted ? keeper.signal.reason : err;
-    } finally {
-      await keeper.stop();
     }
   }
 
@@ -111,24 +117,27 @@ export class UploadFile {
    */
   async commit(upload: PendingUpload, sizeBytes: number): Promise<FileEntity> {
     const file = { ...upload.file, sizeBytes } as FileEntity;
-    const [row]: Array<{ id: string }> = await this.dataSource.query(
-      `WITH released AS (
+    // The lease is renewed until this statement has run (a renewal after it finds no row: harmless).
+    const [row]: Array<{ id: string }> = await this.dataSource
+      .query(
+        `WITH released AS (
          DELETE FROM object_cleanups WHERE id = $1 AND lease_owner = $2 RETURNING 1)
        INSERT INTO files (id, workspace_id, filename, mime_type, size_bytes, object_key, created_at)
        SELECT $3, $4, $5, $6, $7, $8, $9 FROM released
        RETURNING id`,
-      [
-        upload.lease.id,
-        upload.lease.owner,
-        file.id,
-        file.workspaceId,
-        file.filename,
-        file.mimeType,
-        file.sizeBytes,
-        file.objectKey,
-        file.createdAt,
-      ],
-    );
+        [
+          upload.lease.id,
+          upload.lease.owner,
+          file.id,
+          file.workspaceId,
+          file.filename,
+          file.mimeType,
+          file.sizeBytes,
+          file.objectKey,
+          file.createdAt,
+        ],
+      )
+      .finally(() => upload.keeper.stop());
     if (!row) throw new LeaseLostError(upload.lease);
     return file;
   }
@@ -139,6 +148,7 @@ export class UploadFile {
    * completed after the sweeper removed it. Anything that fails here is left to the sweeper.
    */
   async abandon(upload: PendingUpload): Promise<void> {
+    await upload.keeper.stop();
     try {
       let lease = upload.lease;
       if (!(await this.cleanups.renew(lease, this.settings.leaseMs))) {

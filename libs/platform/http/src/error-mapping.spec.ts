@@ -103,6 +103,10 @@ describe('a dependency that cannot be reached', () => {
       'a connect to several addresses',
       new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]),
     ],
+    [
+      'an error that says it is retryable (an upload that lost its lease)',
+      Object.assign(new Error('the upload lost its cleanup lease'), { retryable: true }),
+    ],
   ])('%s → 503 api_error with retry-after, internals hidden', (_name, err) => {
     expect(renderError(err, req, silent)).toEqual({
       status: 503,
@@ -123,6 +127,7 @@ describe('a dependency that cannot be reached', () => {
     ['a unique violation', pgError('23505')],
     ['a syntax error', pgError('42601')],
     ['a plain bug', new TypeError("Cannot read properties of undefined (reading 'id')")],
+    ['retryable other than true', Object.assign(new Error('x'), { retryable: 'yes' })],
   ])('%s stays a 500', (_name, err) => {
     expect(renderError(err, req, silent).status).toBe(500);
   });

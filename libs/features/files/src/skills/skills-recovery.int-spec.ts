@@ -95,6 +95,7 @@ describe('Skill upload and delete recovery (real PostgreSQL + S3, service steps)
     const stored = await uploads.store(WS, newId('skill'), form);
     await form.dispose();
     // The process dies here: no commit, no renewals.
+    await stored.keeper.stop();
     expect(await objects.exists(stored.objectKey)).toBe(true);
     expect(await intents(stored.objectKey)).toEqual([{ reason: 'upload' }]);
     expect(await sweeper.sweepOnce()).toEqual({ removed: 0, kept: 0, failed: 0 });
@@ -109,6 +110,7 @@ describe('Skill upload and delete recovery (real PostgreSQL + S3, service steps)
     const form = await formOf(BUNDLE);
     const stored = await uploads.store(WS, newId('skill'), form);
     await form.dispose();
+    await stored.keeper.stop(); // stalled past its lease, its renewals too (a frozen process)
     await sleep(settings.leaseMs + 100);
     expect((await sweeper.sweepOnce()).removed).toBe(1);
     await expect(uploads.commit(stored, async () => 'inserted')).rejects.toThrow(/lost its cleanup lease/);

@@ -29,6 +29,8 @@ export interface StoredArchive {
   sha256: string;
   /** The version's kept text files (skill-texts.ts), inserted with the version. */
   texts: SkillText[];
+  /** Renews the lease until the commit has run (a commit a loaded database delays stays ours). */
+  keeper: CleanupLeaseKeeper;
 }
 
 /**
@@ -160,8 +162,8 @@ export class UploadSkill {
       const { sizeBytes, sha256 } = archive.digest();
       if (sizeBytes !== written)
         throw new Error(`archive length mismatch: ${sizeBytes} hashed, ${written} written`);
-      await keeper.stop();
       return {
+        keeper,
         objectKey,
         lease,
         meta: { ...front, directory, expandedBytes: form.expandedBytes, fileCount: form.paths.length },
@@ -179,10 +181,12 @@ export class UploadSkill {
   /** Step 3: the row(s) and the end of the intent commit together, only while the lease is ours. */
   async commit<T>(stored: StoredArchive, insert: (tx: EntityManager) => Promise<T>): Promise<T> {
     try {
-      return await this.dataSource.transaction(async (tx) => {
-        if (!(await this.cleanups.release(stored.lease, tx))) throw new LeaseLostError(stored.lease);
-        return insert(tx);
-      });
+      return await this.dataSource
+        .transaction(async (tx) => {
+          if (!(await this.cleanups.release(stored.lease, tx))) throw new LeaseLostError(stored.lease);
+          return insert(tx);
+        })
+        .finally(() => stored.keeper.stop());
     } catch (err) {
       await this.abandon(stored.objectKey, stored.lease);
       throw err;

@@ -26,6 +26,7 @@ import {
   ScriptedModelServer,
   Toxiproxy,
   ToxiproxyLink,
+  pauseContainer,
 } from '@mango/testing';
 import { ObjectStore } from '@mango/adapter-object-store';
 
@@ -833,21 +834,6 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     const duplicated = [...seen.values()].reduce((n, c) => n + c - 1, 0);
     const detail = `log ${log.length} (last ${last}), streamed ${client.frames.length} (last ${client.frames.at(-1)?.id}), ${client.connections} connections, refused [${client.refused.slice(-5).join(',')}]`;
     return { lost, duplicated, detail };
-  }
-
-  /**
-   * `docker pause`, again while runc answers "unable to freeze" (on a loaded machine the cgroup freeze
-   * can time out; runc thaws the container and gives up).
-   */
-  async function pauseContainer(container: Docker.Container): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await container.pause();
-      } catch (err) {
-        if (attempt >= 10 || !/unable to freeze/.test(String(err))) throw err;
-        await sleep(500);
-      }
-    }
   }
 
   /** The Session's running container, once the tool's command is a process in it. */

@@ -1,4 +1,5 @@
 import Docker from 'dockerode';
+import { pauseContainer } from '@mango/testing';
 import { lastResult, Stack, startStack, toolCall, untilFileIn, watchContainers } from './support';
 
 /**
@@ -154,21 +155,6 @@ describe('faults (real API, orchestrator, dockerd)', () => {
     }
   }, 300_000);
 });
-
-/**
- * `docker pause`, again while runc answers "unable to freeze": on a loaded machine the cgroup freeze can
- * time out (runc thaws the container and gives up), which says nothing about the supervisor under test.
- */
-async function pauseContainer(container: import('dockerode').Container): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await container.pause();
-    } catch (err) {
-      if (attempt >= 10 || !/unable to freeze/.test(String(err))) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
 
 /** Waits until the container's workspace holds a `started-*` mark (the call is in flight). */
 async function untilStarted(container: import('dockerode').Container): Promise<void> {

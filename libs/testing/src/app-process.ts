@@ -56,10 +56,6 @@ export async function startApp(
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       ...workflowBundleEnv(entry),
-      // A debugging hook (e.g. `--heapsnapshot-signal=SIGUSR2` to compare heaps over a soak).
-      ...(process.env.MANGO_TEST_APP_NODE_OPTIONS
-        ? { NODE_OPTIONS: process.env.MANGO_TEST_APP_NODE_OPTIONS }
-        : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

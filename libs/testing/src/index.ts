@@ -13,3 +13,4 @@ export * from './toxiproxy';
 export * from './oauth-test-server';
 export * from './session-rows';
 export * from './otlp-collector';
+export * from './docker-pause';

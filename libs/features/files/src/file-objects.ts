@@ -1,15 +1,60 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { createHash, type Hash } from 'node:crypto';
 import { addAbortSignal, Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { fileTooLarge } from './file-input';
 import { FILES_SETTINGS, FilesSettings } from './files.settings';
 
 const S3_MAX_PARTS = 10_000;
+/** How far a request body stream reads ahead of the socket (bytes). */
+const BODY_READ_AHEAD = 64 * 1024;
+
+const noop = () => undefined;
+const sanitizeEtag = (etag: string | undefined) =>
+  etag?.replace(/^"|"$/g, '').replace(/^&quot;|&quot;$/g, '');
 
 /**
- * File bytes in the object store (minio client). Writes stream a source in parts of `partBytes`, so at
- * most one part is held in memory whatever the File's size: a source that fits in one part is a single
- * PUT, anything larger a multipart upload that is aborted if anything fails.
+ * The bytes of one S3 request body as they arrive: kept as the chunks they came in (never concatenated)
+ * and hashed on the way in, so sending needs neither a copy nor a second pass over the bytes.
+ */
+class PartBody {
+  readonly chunks: Buffer[] = [];
+  bytes = 0;
+  private readonly hash: Hash;
+
+  /** `signed`: minio signs the payload's SHA-256 (plain http); otherwise it sends Content-MD5. */
+  constructor(readonly signed: boolean) {
+    this.hash = createHash(signed ? 'sha256' : 'md5');
+  }
+
+  add(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    this.hash.update(chunk);
+  }
+
+  digest(): { sha256: string; headers: Record<string, string | number> } {
+    const headers: Record<string, string | number> = { 'Content-Length': this.bytes };
+    if (this.signed) return { sha256: this.hash.digest('hex'), headers };
+    headers['Content-MD5'] = this.hash.digest('base64');
+    return { sha256: '', headers };
+  }
+}
+
+/** A PUT whose body is being sent. */
+interface Sending {
+  done: Promise<void>;
+  body: Readable;
+  settled: boolean;
+}
+
+/**
+ * File bytes in the object store (minio client). Writes stream a source in parts of `partBytes`; a
+ * source that fits in one part is a single PUT, anything larger a multipart upload that is aborted if
+ * anything fails. While one part is sent, the next is read, but the bytes held in memory (received and
+ * not yet handed to the socket, across both) stay within `partBytes` plus one chunk, whatever the
+ * File's size.
  */
 @Injectable()
 export class FileObjects {
@@ -34,47 +79,113 @@ export class FileObjects {
     opts: { contentType: string; maxBytes?: number; signal?: AbortSignal },
   ): Promise<number> {
     const { client, bucket } = this.store;
-    const headers = { 'Content-Type': opts.contentType };
+    const signed = client.enableSHA256;
+    const contentType = { 'Content-Type': opts.contentType };
     if (opts.signal) addAbortSignal(opts.signal, source);
     let uploadId: string | undefined;
     const etags: Array<{ part: number; etag: string }> = [];
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
     let total = 0;
-    const flushPart = async () => {
-      const body = Buffer.concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
-      uploadId ??= await client.initiateNewMultipartUpload(bucket, key, headers);
-      const part = etags.length + 1;
-      const { etag } = await client.uploadPart(
-        { bucketName: bucket, objectName: key, uploadID: uploadId, partNumber: part, headers: {} },
-        body,
+    // Bytes received and not yet pulled by a request: the memory this upload holds.
+    let held = 0;
+    let pulled: (() => void) | undefined;
+    let sending: Sending | undefined;
+
+    /** PUTs `part` (the object itself, or part n of the multipart upload), releasing chunks as they go out. */
+    const put = (part: PartBody, partNumber?: number): Sending => {
+      const query = partNumber === undefined ? undefined : `uploadId=${uploadId}&partNumber=${partNumber}`;
+      const { sha256, headers } = part.digest();
+      const body = Readable.from(
+        (function* () {
+          for (let c = part.chunks.shift(); c; c = part.chunks.shift()) {
+            held -= c.length;
+            pulled?.();
+            yield c;
+          }
+        })(),
+        { objectMode: false, highWaterMark: BODY_READ_AHEAD },
       );
-      etags.push({ part, etag });
+      const done = (async () => {
+        const res = await client.makeRequestStreamAsync(
+          {
+            method: 'PUT',
+            bucketName: bucket,
+            objectName: key,
+            query,
+            headers: { ...headers, ...(query ? {} : contentType) },
+          },
+          body,
+          sha256,
+          [200],
+          '',
+        );
+        const etag = sanitizeEtag(res.headers.etag);
+        res.resume();
+        await finished(res);
+        return etag;
+      })()
+        .then((etag) => {
+          if (partNumber === undefined) return;
+          if (!etag)
+            throw new Error(`the object store answered part ${partNumber} of ${key} without an ETag`);
+          etags.push({ part: partNumber, etag });
+        })
+        .finally(() => (request.settled = true));
+      const request: Sending = { done, body, settled: false };
+      done.catch(noop);
+      return request;
     };
+    const putPart = async (part: PartBody) => {
+      uploadId ??= await client.initiateNewMultipartUpload(bucket, key, contentType);
+      return put(part, etags.length + 1);
+    };
+    const stopSending = (reason: unknown) =>
+      sending?.body.destroy(reason instanceof Error ? reason : undefined);
+    const onAbort = () => stopSending(opts.signal?.reason);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+    let part = new PartBody(signed);
     try {
-      // Pulling one chunk at a time: while a part uploads, the source (and the request) is paused.
+      // Pulling one chunk at a time: while memory is full, the source (and the request) is paused.
       for await (const chunk of source as AsyncIterable<Buffer>) {
-        pending.push(chunk);
-        pendingBytes += chunk.length;
         total += chunk.length;
         if (opts.maxBytes !== undefined && total > opts.maxBytes) throw fileTooLarge(opts.maxBytes);
-        if (pendingBytes >= this.partBytes) await flushPart();
+        part.add(chunk);
+        held += chunk.length;
+        if (part.bytes >= this.partBytes) {
+          // One part request at a time (S3 parts are numbered in order of sending).
+          await sending?.done;
+          sending = await putPart(part);
+          part = new PartBody(signed);
+        }
+        while (sending && !sending.settled && held >= this.partBytes) {
+          const wait = new Promise<void>((resolve) => (pulled = resolve));
+          await Promise.race([wait, sending.done]);
+          pulled = undefined;
+        }
       }
       opts.signal?.throwIfAborted();
-      if (uploadId === undefined) {
-        await client.putObject(bucket, key, Buffer.concat(pending, pendingBytes), pendingBytes, headers);
+      if (uploadId === undefined && !sending) {
+        sending = put(part);
+        await sending.done;
       } else {
-        if (pendingBytes > 0) await flushPart();
+        await sending?.done;
+        if (part.bytes > 0) {
+          sending = await putPart(part);
+          await sending.done;
+        }
         opts.signal?.throwIfAborted();
-        await client.completeMultipartUpload(bucket, key, uploadId, etags);
+        await client.completeMultipartUpload(bucket, key, uploadId!, etags);
       }
       return total;
     } catch (e) {
+      // No part may land after the abort: the request in flight is cut and waited for first.
+      stopSending(e);
+      await sending?.done.catch(noop);
       if (uploadId !== undefined)
         await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
       throw e;
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
     }
   }
 

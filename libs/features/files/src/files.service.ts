@@ -5,9 +5,11 @@ import { isId } from '@mango/platform-ids';
 import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
 import { FileEntity } from '@mango/persistence';
 import { DataSource } from 'typeorm';
+import { fileObjectKey } from './file-input';
 import { FileObjects, isMissingObject } from './file-objects';
 import { FileView, renderFile } from './file.view';
 
+const noop = () => undefined;
 const CURSOR = { scope: 'files', order: 'desc' as const };
 
 /** Reading Files: list, metadata and bytes, always within the caller's Workspace. */
@@ -36,11 +38,26 @@ export class FilesService {
     return renderFile(await this.find(workspaceId, fileId));
   }
 
-  /** The File and a stream of its bytes. A File deleted in the meantime is 404. */
+  /**
+   * The File and a stream of its bytes. A File deleted in the meantime is 404. The object is opened
+   * while its row is looked up (its key follows from the Workspace and the id), so a download waits for
+   * one round trip, not two; the row still decides: no row, no bytes.
+   */
   async open(workspaceId: string, fileId: string): Promise<{ file: FileEntity; body: Readable }> {
-    const file = await this.find(workspaceId, fileId);
+    if (!isId('file', fileId)) throw notFound('file', fileId);
+    const key = fileObjectKey(workspaceId, fileId);
+    let opening = this.objects.open(key);
+    opening.catch(noop);
+    const file = await this.find(workspaceId, fileId).catch((err: unknown) => {
+      void opening.then((body) => body.destroy(), noop);
+      throw err;
+    });
+    if (file.objectKey !== key) {
+      void opening.then((body) => body.destroy(), noop);
+      opening = this.objects.open(file.objectKey);
+    }
     try {
-      return { file, body: await this.objects.open(file.objectKey) };
+      return { file, body: await opening };
     } catch (err) {
       if (isMissingObject(err) && !(await this.exists(workspaceId, fileId))) throw notFound('file', fileId);
       throw err;

@@ -26,6 +26,12 @@ export interface MultipartForm {
 
 /** Room for the multipart framing around the File when comparing Content-Length with the limit. */
 const FRAMING_ALLOWANCE = 64 * 1024;
+/**
+ * How much of the File is parsed ahead of its consumer (bytes): enough that a small File is read
+ * while the upload's cleanup intent is being committed, and that large ones move in few, large hops.
+ */
+const READ_AHEAD = 1024 * 1024;
+const PARSER_BUFFER = 256 * 1024;
 
 const noop = () => undefined;
 const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
@@ -48,6 +54,8 @@ export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number
     parser = busboy({
       headers: req.headers,
       defParamCharset: 'utf8',
+      highWaterMark: PARSER_BUFFER,
+      fileHwm: PARSER_BUFFER,
       // busboy reports `limit` when a file *reaches* fileSize: one more byte means "over the limit".
       limits: { fileSize: opts.maxBytes + 1, files: 1, fieldSize: 1024 },
     });
@@ -94,7 +102,7 @@ export function readMultipartFile(req: IncomingMessage, opts: { maxBytes: number
       return fail(e);
     }
     // The consumer reads `bytes`: it carries busboy's data, but only the errors chosen here.
-    bytes = new PassThrough();
+    bytes = new PassThrough({ highWaterMark: READ_AHEAD });
     bytes.on('error', noop);
     stream.on('limit', () => fail(fileTooLarge(opts.maxBytes)));
     stream.pipe(bytes);

@@ -226,6 +226,33 @@ describe('File upload and delete recovery (real PostgreSQL + S3, service steps)'
     expect(await intents(file.objectKey)).toEqual([]);
   });
 
+  it('reads a large source at most about one part ahead of the parts the object store holds', async () => {
+    const bytes = randomBytes(21 * MIB + 5);
+    const key = `workspaces/${WS}/files/test-read-ahead`;
+    const stored = async () => {
+      let n = 0;
+      for await (const u of store.client.listIncompleteUploads(store.bucket, key, true))
+        if (u.key === key) n += u.size;
+      return n;
+    };
+    let pulled = 0;
+    let furthest = 0;
+    async function* source() {
+      for (let off = 0; off < bytes.length; off += 64 * 1024) {
+        // One part may be in flight and the next one collecting: never more than that unstored.
+        if (off % MIB === 0) furthest = Math.max(furthest, pulled - (await stored()));
+        const chunk = bytes.subarray(off, off + 64 * 1024);
+        pulled += chunk.length;
+        yield chunk;
+      }
+    }
+    expect(await objects.write(key, Readable.from(source()), { contentType: 'x/y' })).toBe(bytes.length);
+    expect(furthest).toBeGreaterThan(0);
+    expect(furthest).toBeLessThanOrEqual(2 * settings.partBytes + 64 * 1024);
+    expect(sha(await readAll(await objects.open(key)))).toBe(sha(bytes));
+    await objects.remove(key);
+  });
+
   it('writes an 11 MiB source as three parts byte-exact; a source failing mid-way leaves no unfinished upload', async () => {
     const bytes = randomBytes(11 * MIB);
     const key = `workspaces/${WS}/files/test-multipart`;

@@ -12,11 +12,16 @@ export interface ObjectStoreSettings {
 /** An S3-compatible object store (path-style) reached with the minio client. */
 export class ObjectStore {
   readonly client: Client;
+  /**
+   * The same store, for requests whose body is a stream: never retried, because a stream cannot be sent
+   * twice (a retried request would declare its Content-Length and send nothing).
+   */
+  readonly streamClient: Client;
   readonly bucket: string;
 
   constructor(private readonly settings: ObjectStoreSettings) {
     const url = new URL(settings.endpoint);
-    this.client = new Client({
+    const options = {
       endPoint: url.hostname,
       port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
       useSSL: url.protocol === 'https:',
@@ -24,7 +29,9 @@ export class ObjectStore {
       secretKey: settings.secretKey,
       region: settings.region,
       pathStyle: true,
-    });
+    };
+    this.client = new Client(options);
+    this.streamClient = new Client({ ...options, retryOptions: { disableRetry: true } });
     this.bucket = settings.bucket;
   }
 

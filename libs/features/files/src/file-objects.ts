@@ -105,7 +105,7 @@ export class FileObjects {
         { objectMode: false, highWaterMark: BODY_READ_AHEAD },
       );
       const done = (async () => {
-        const res = await client.makeRequestStreamAsync(
+        const res = await this.store.streamClient.makeRequestStreamAsync(
           {
             method: 'PUT',
             bucketName: bucket,

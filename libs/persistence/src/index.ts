@@ -4,6 +4,7 @@ export * from './migrate';
 export * from './migrations';
 export * from './persistence.module';
 export * from './insert-row';
+export * from './prepared-statement';
 export * from './pg-listener';
 export * from './wake-loop';
 export * from './session-log.repository';

@@ -11,6 +11,7 @@ import {
 import { newId } from '@mango/platform-ids';
 import type { EntityManager } from 'typeorm';
 import { WorkItemEntity } from './entities';
+import { runStatement, type StatementTarget } from './prepared-statement';
 import { leaseColumns, toLease } from './work-item.mapper';
 
 /**
@@ -253,30 +254,44 @@ export type ClaimOutcome =
       previous: { state: WorkLease['state']; claimedAt: Date | null };
     };
 
+/** Every `work_items` column by name (never `*`: prepared statements keep their result type). */
+const WORK_ITEM_COLUMNS = [
+  'id',
+  'workspace_id',
+  'environment_id',
+  'kind',
+  'session_id',
+  'state',
+  'metadata',
+  'token_digest',
+  'worker_id',
+  'claim_count',
+  'created_at',
+  'claimed_at',
+  'acknowledged_at',
+  'started_at',
+  'latest_heartbeat_at',
+  'lease_expires_at',
+  'ttl_seconds',
+  'stop_requested_at',
+  'stopped_at',
+  'expires_at',
+  'result',
+  'result_recorded_at',
+] as const;
+const returning = (alias: string) => WORK_ITEM_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+
 /**
- * Poll's claim as one statement (one round trip, its own transaction): the Environment key held
- * FOR SHARE (a revocation waits for it, and once committed refuses it), the poller's last-seen time, the
- * overdue check, and — only when nothing is overdue — the claim of one item locked FOR UPDATE SKIP LOCKED:
- * a lost lease first (oldest expiry), else the oldest unclaimed or stale queued item. The source states
- * come from `claimSources()`; the columns set are exactly `claim()`'s (back to `queued`, a fresh claim
- * time, no Ack, heartbeat or lease) plus the new token's digest, the worker and the claim count. The
- * clock is PostgreSQL's, truncated to the columns' millisecond precision.
+ * The Environment key held FOR SHARE (a revocation's UPDATE waits for the statement's transaction, and
+ * once committed makes this return no row), with PostgreSQL's clock truncated to the columns' millisecond
+ * precision. `now()` is written out (not the CTE's column) where an index scan needs it as a bound.
  */
-export async function claimOne(
-  em: Pick<EntityManager, 'query'>,
-  args: {
-    keyId: string;
-    environmentId: string;
-    workerId: string | null;
-    reclaimOlderThanMs: number;
-    tokenDigest: Buffer;
-  },
-): Promise<ClaimOutcome> {
-  const rows: Array<Record<string, any>> = await em.query(
-    `WITH k AS (
+const KEY_CTE = `k AS (
        SELECT date_trunc('milliseconds', now()) AS now FROM api_keys k JOIN environments e ON e.id = k.environment_id
         WHERE k.id = $1 AND k.revoked_at IS NULL AND e.deleted_at IS NULL
-        FOR SHARE OF k),
+        FOR SHARE OF k)`;
+
+const CLAIM_ONE_SQL = `WITH ${KEY_CTE},
      seen AS (
        INSERT INTO work_pollers (environment_id, worker_id, last_seen_at)
        SELECT $2, $3, now FROM k WHERE $3::text IS NOT NULL
@@ -285,7 +300,8 @@ export async function claimOne(
      lost AS (
        SELECT w.id, w.state, w.claimed_at FROM work_items w, k, od
         WHERE od.ids IS NULL AND w.environment_id = $2 AND w.state IN (${sqlStates(CLAIM.lostLease)})
-          AND w.lease_expires_at <= k.now AND (w.expires_at IS NULL OR w.expires_at > k.now)
+          AND w.lease_expires_at <= date_trunc('milliseconds', now())
+          AND (w.expires_at IS NULL OR w.expires_at > k.now)
         ORDER BY w.lease_expires_at LIMIT 1 FOR UPDATE OF w SKIP LOCKED),
      fresh AS (
        SELECT w.id, w.state, w.claimed_at FROM work_items w, k, od
@@ -302,10 +318,36 @@ export async function claimOne(
               lease_expires_at = NULL, ttl_seconds = NULL, token_digest = $5, worker_id = $3,
               claim_count = w.claim_count + 1
          FROM c, k WHERE w.id = c.id
-       RETURNING w.*, c.state AS previous_state, c.claimed_at AS previous_claimed_at)
-     SELECT k.now AS db_now, od.ids AS overdue, u.* FROM k CROSS JOIN od LEFT JOIN u ON true`,
-    [args.keyId, args.environmentId, args.workerId, args.reclaimOlderThanMs, args.tokenDigest],
-  );
+       RETURNING ${returning('w')}, c.state AS previous_state, c.claimed_at AS previous_claimed_at)
+     SELECT k.now AS db_now, od.ids AS overdue, ${returning('u')}, u.previous_state, u.previous_claimed_at
+       FROM k CROSS JOIN od LEFT JOIN u ON true`;
+
+/**
+ * Poll's claim as one statement (one round trip, its own transaction; a named prepared statement when
+ * given the DataSource): the Environment key held FOR SHARE, the poller's last-seen time, the overdue
+ * check, and — only when nothing is overdue — the claim of one item locked FOR UPDATE SKIP LOCKED: a
+ * lost lease first (oldest expiry, an index range scan however many leases are live), else the oldest
+ * unclaimed or stale queued item. The source states come from `claimSources()`; the columns set are
+ * exactly `claim()`'s (back to `queued`, a fresh claim time, no Ack, heartbeat or lease) plus the new
+ * token's digest, the worker and the claim count.
+ */
+export async function claimOne(
+  db: StatementTarget,
+  args: {
+    keyId: string;
+    environmentId: string;
+    workerId: string | null;
+    reclaimOlderThanMs: number;
+    tokenDigest: Buffer;
+  },
+): Promise<ClaimOutcome> {
+  const rows = await runStatement<Record<string, any>>(db, 'mango_work_claim_one', CLAIM_ONE_SQL, [
+    args.keyId,
+    args.environmentId,
+    args.workerId,
+    args.reclaimOlderThanMs,
+    args.tokenDigest,
+  ]);
   const r = rows[0];
   if (!r) return { kind: 'revoked' };
   const now = new Date(r.db_now);
@@ -319,33 +361,48 @@ export async function claimOne(
   };
 }
 
-/**
- * Ack's common case as one statement: with the Environment key held FOR SHARE, a claimed, not overdue
- * item in one of `ackTransition().from` moves to `starting` with the starting lease (exactly `ack()`).
- * Anything else (a repeat, a refusal, an overdue item, a revoked key) returns null and the caller runs
- * the transactional path, which gives the state machine's own answer.
- */
-export async function ackOne(
-  em: Pick<EntityManager, 'query'>,
-  args: { keyId: string; environmentId: string; workId: string },
-): Promise<WorkItemEntity | null> {
-  const rows: Array<Record<string, any>> = await em.query(
-    `WITH k AS (
-       SELECT date_trunc('milliseconds', now()) AS now FROM api_keys k JOIN environments e ON e.id = k.environment_id
-        WHERE k.id = $1 AND k.revoked_at IS NULL AND e.deleted_at IS NULL
-        FOR SHARE OF k),
+const ACK_ONE_SQL = `WITH ${KEY_CTE},
      u AS (UPDATE work_items w
         SET state = '${ACK.to}', acknowledged_at = k.now,
             lease_expires_at = k.now + make_interval(secs => ${ACK.leaseSeconds}), ttl_seconds = ${ACK.leaseSeconds}
        FROM k
       WHERE w.id = $2 AND w.environment_id = $3 AND w.state IN (${sqlStates(ACK.from)})
         AND w.claimed_at IS NOT NULL AND (w.expires_at IS NULL OR w.expires_at > k.now)
-     RETURNING w.*)
-     SELECT * FROM u`,
-    [args.keyId, args.workId, args.environmentId],
-  );
+     RETURNING ${returning('w')})
+     SELECT * FROM u`;
+
+/**
+ * Ack's common case as one statement (a named prepared statement when given the DataSource): with the
+ * Environment key held FOR SHARE, a claimed, not overdue item in one of `ackTransition().from` moves to
+ * `starting` with the starting lease (exactly `ack()`). Anything else (a repeat, a refusal, an overdue
+ * item, a revoked key) returns null and the caller runs the transactional path, which gives the state
+ * machine's own answer.
+ */
+export async function ackOne(
+  db: StatementTarget,
+  args: { keyId: string; environmentId: string; workId: string },
+): Promise<WorkItemEntity | null> {
+  const rows = await runStatement<Record<string, any>>(db, 'mango_work_ack_one', ACK_ONE_SQL, [
+    args.keyId,
+    args.workId,
+    args.environmentId,
+  ]);
   return rows[0] ? entityOf(rows[0]) : null;
 }
+
+/**
+ * When an item becomes claimable: queued ones now (or when their unacked claim may be reclaimed), active
+ * ones when their lease runs out. One that is claimable already was skipped only because another
+ * transaction held its row (SKIP LOCKED, e.g. a concurrent read reconciling it): the caller looks again
+ * shortly instead of sleeping until the long poll ends.
+ */
+const NEXT_CLAIMABLE_SQL = `SELECT min(at) AS at FROM (
+         SELECT coalesce(claimed_at + make_interval(secs => $3::double precision / 1000), $2) AS at FROM work_items
+          WHERE environment_id = $1 AND state = 'queued' AND (expires_at IS NULL OR expires_at > $2)
+         UNION ALL
+         SELECT lease_expires_at FROM work_items
+          WHERE environment_id = $1 AND state IN ('starting', 'active') AND (expires_at IS NULL OR expires_at > $2)
+       ) t`;
 
 /** PostgreSQL's clock, the only clock lease rules are evaluated against. */
 export async function dbNow(em: EntityManager): Promise<Date> {
@@ -454,25 +511,20 @@ export class WorkItemRepository {
     }
   }
 
-  /** Milliseconds until the next item of the Environment becomes claimable by time alone, if any. */
+  /**
+   * Milliseconds until the next item of the Environment becomes claimable by time alone, if any. On the
+   * DataSource (an empty long poll's attempt) a named prepared statement; on a manager, in its transaction.
+   */
   async nextClaimableInMs(
-    em: EntityManager,
+    db: StatementTarget,
     environmentId: string,
     now: Date,
     reclaimOlderThanMs: number,
   ): Promise<number | undefined> {
-    // When an item becomes claimable: queued ones now (or when their unacked claim may be reclaimed),
-    // active ones when their lease runs out. One that is claimable already was skipped only because
-    // another transaction held its row (SKIP LOCKED, e.g. a concurrent read reconciling it): look again
-    // shortly instead of sleeping until the long poll ends.
-    const [row] = await em.query(
-      `SELECT min(at) AS at FROM (
-         SELECT coalesce(claimed_at + make_interval(secs => $3::double precision / 1000), $2) AS at FROM work_items
-          WHERE environment_id = $1 AND state = 'queued' AND (expires_at IS NULL OR expires_at > $2)
-         UNION ALL
-         SELECT lease_expires_at FROM work_items
-          WHERE environment_id = $1 AND state IN ('starting', 'active') AND (expires_at IS NULL OR expires_at > $2)
-       ) t`,
+    const [row] = await runStatement<{ at: Date | null }>(
+      db,
+      'mango_work_next_claimable',
+      NEXT_CLAIMABLE_SQL,
       [environmentId, now, reclaimOlderThanMs],
     );
     if (!row?.at) return undefined;

@@ -197,10 +197,14 @@ describe('Work item repository (real PostgreSQL)', () => {
     expect(order).toEqual(['write committed', 'stopped']);
   });
 
-  describe('the one-statement claim and Ack', () => {
+  describe.each([
+    ['as named prepared statements (on the DataSource, as the API runs them)', true],
+    ['as text inside a transaction (on an EntityManager)', false],
+  ])('the one-statement claim and Ack, %s', (_how, prepared) => {
     let claimEnv: string;
     let keyId: string;
     const digest = () => createHash('sha256').update(randomBytes(16)).digest();
+    const target = () => (prepared ? ds : ds.manager);
     const load = async (id: string) => (await ds.manager.findOneByOrFail(WorkItemEntity, { id }))!;
 
     beforeAll(async () => {
@@ -223,7 +227,7 @@ describe('Work item repository (real PostgreSQL)', () => {
       return (await ds.transaction((tx) => ensureSessionWork(tx, s, new Date())))!;
     };
     const poll = (reclaimOlderThanMs = 5_000, tokenDigest = digest()) =>
-      claimOne(ds.manager, {
+      claimOne(target(), {
         keyId,
         environmentId: claimEnv,
         workerId: 'w1',
@@ -246,14 +250,14 @@ describe('Work item repository (real PostgreSQL)', () => {
       expect(stored.tokenDigest!.equals(tokenDigest)).toBe(true);
       expect(toLease(out.row)).toEqual(toLease(stored));
 
-      const acked = await ackOne(ds.manager, { keyId, environmentId: claimEnv, workId: first });
+      const acked = await ackOne(target(), { keyId, environmentId: claimEnv, workId: first });
       const ackedRow = await load(first);
       expect(acked && toLease(acked)).toEqual(toLease(ackedRow));
       expect(toLease(ackedRow)).toEqual(ack(toLease(stored), ackedRow.acknowledgedAt!).next);
       // A repeat is not the common case: the transactional path answers it.
-      expect(await ackOne(ds.manager, { keyId, environmentId: claimEnv, workId: first })).toBeNull();
+      expect(await ackOne(target(), { keyId, environmentId: claimEnv, workId: first })).toBeNull();
       // Another Environment's item is never touched.
-      expect(await ackOne(ds.manager, { keyId, environmentId: envId, workId: first })).toBeNull();
+      expect(await ackOne(target(), { keyId, environmentId: envId, workId: first })).toBeNull();
     });
 
     it('reclaims a lost lease first and a stale tentative claim only after reclaim_older_than_ms; at most one winner', async () => {
@@ -282,6 +286,34 @@ describe('Work item repository (real PostgreSQL)', () => {
       ).toEqual([one]);
     });
 
+    it('concurrent pollers draining the queue never claim one item twice, and each claim Acks once', async () => {
+      while ((await poll(600_000)).kind === 'claimed');
+      const queued = new Set<string>();
+      for (let i = 0; i < 30; i++) queued.add(await enqueue());
+      const claimed: string[] = [];
+      const acked: string[] = [];
+      await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          for (;;) {
+            const out = await poll(600_000);
+            if (out.kind !== 'claimed') return;
+            claimed.push(out.row.id);
+            const a = await ackOne(target(), { keyId, environmentId: claimEnv, workId: out.row.id });
+            if (a) acked.push(a.id);
+          }
+        }),
+      );
+      expect(new Set(claimed).size).toBe(claimed.length);
+      expect(new Set(claimed)).toEqual(queued);
+      expect(acked.sort()).toEqual([...claimed].sort());
+      // Each claimed exactly once (no reclaim of a live claim).
+      const rows: Array<{ claim_count: number; state: string }> = await ds.query(
+        'SELECT claim_count, state FROM work_items WHERE id = ANY($1)',
+        [[...queued]],
+      );
+      expect(rows.every((r) => r.claim_count === 1 && r.state === 'starting')).toBe(true);
+    });
+
     it('hands overdue items to the reconciling path, and refuses a revoked key', async () => {
       const overdue = newId('work');
       await ds.query(
@@ -294,9 +326,15 @@ describe('Work item repository (real PostgreSQL)', () => {
       await ds.query(`UPDATE work_items SET state = 'stopped', stopped_at = expires_at WHERE id = $1`, [
         overdue,
       ]);
+      const pending = await enqueue();
+      expect(await poll()).toMatchObject({ kind: 'claimed', row: { id: pending } });
       await ds.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [keyId]);
+      await enqueue();
       expect(await poll()).toEqual({ kind: 'revoked' });
-      expect(await ackOne(ds.manager, { keyId, environmentId: claimEnv, workId: overdue })).toBeNull();
+      expect(await ackOne(target(), { keyId, environmentId: claimEnv, workId: overdue })).toBeNull();
+      // A claim taken before the revocation cannot be Acked with the revoked key: nothing changes.
+      expect(await ackOne(target(), { keyId, environmentId: claimEnv, workId: pending })).toBeNull();
+      expect(await load(pending)).toMatchObject({ state: 'queued', acknowledgedAt: null });
     });
   });
 });

@@ -2,7 +2,14 @@
  * Benchmark: Environment Work claims. Prints, for the real API over HTTP and for a bare-SQL
  * `FOR UPDATE SKIP LOCKED` loop on the same database in the same run (the floor):
  *   - enqueue → Poll-returns latency (p50/p99) with one long-polling worker;
- *   - Poll+Ack throughput (claims/s) with 1, 4 and 16 pollers.
+ *   - Poll+Ack throughput (claims/s) with 1, 4 and 16 pollers, and the ratio API / bare SQL per count.
+ * Fairness: both sides get one database connection per poller at most — the API's pool is 20
+ * (MANGO_DB_POOL_SIZE, ≥ 16 pollers, so no request waits for a connection), the bare loop opens one
+ * connection per poller; each side drains its own batch of BENCH_ITEMS items from the same table, API
+ * first. The bare loop is a floor, not the protocol: it skips the key check, lost leases and the overdue
+ * check, and makes two round trips per claim as Poll + Ack do. Also printed per poller count: the HTTP
+ * floor of the same process (two `GET /healthz` per claim, no database), which bounds what any HTTP
+ * claim can reach on this machine.
  * Printed figures only; never pass/fail. Run: npm run bench:work-claim (services from tools/ci/services.sh).
  */
 import { Client } from 'pg';
@@ -139,8 +146,22 @@ async function main(): Promise<void> {
       );
       const bareRate = bare / ((performance.now() - t1) / 1000);
       await Promise.all(clients.map((c) => c.end()));
+
+      // The HTTP floor: the same number of clients, two bodiless requests per "claim", no database.
+      let pairs = 0;
+      const t2 = performance.now();
+      await Promise.all(
+        Array.from({ length: pollers }, async () => {
+          while (pairs < THROUGHPUT_ITEMS) {
+            pairs++;
+            await (await fetch(`${url}/healthz`)).text();
+            await (await fetch(`${url}/healthz`)).text();
+          }
+        }),
+      );
+      const httpRate = pairs / ((performance.now() - t2) / 1000);
       console.log(
-        `  ${String(pollers).padStart(2)} pollers   mango API ${apiRate.toFixed(0).padStart(6)} claims/s   bare SQL ${bareRate.toFixed(0).padStart(6)} claims/s   ratio ${(apiRate / bareRate).toFixed(2)}`,
+        `  ${String(pollers).padStart(2)} pollers   mango API ${apiRate.toFixed(0).padStart(6)} claims/s   bare SQL ${bareRate.toFixed(0).padStart(6)} claims/s   ratio ${(apiRate / bareRate).toFixed(2)}   (HTTP floor ${httpRate.toFixed(0)} pairs/s, API / HTTP floor ${(apiRate / httpRate).toFixed(2)})`,
       );
     }
     console.log(

@@ -87,7 +87,7 @@ export class PollWorkUseCase {
         api_base_url: this.settings.publicBaseUrl ?? origin,
         ...(traceparent ? { traceparent } : {}),
       });
-    const out = await claimOne(this.dataSource.manager, {
+    const out = await claimOne(this.dataSource, {
       keyId,
       environmentId,
       workerId: input.workerId,
@@ -111,7 +111,7 @@ export class PollWorkUseCase {
           nextWakeMs:
             input.blockMs > 0
               ? await this.items.nextClaimableInMs(
-                  this.dataSource.manager,
+                  this.dataSource,
                   environmentId,
                   out.now,
                   input.reclaimOlderThanMs,

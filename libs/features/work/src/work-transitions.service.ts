@@ -38,7 +38,7 @@ export class WorkTransitionsService {
   async ack(p: Principal, environmentId: string, workId: string): Promise<WorkView> {
     const env = environmentPrincipal(p, environmentId);
     // The common case in one statement (`ackOne`: key FOR SHARE + the state machine's Ack transition).
-    const acked = await ackOne(this.dataSource.manager, { keyId: env.keyId, environmentId, workId });
+    const acked = await ackOne(this.dataSource, { keyId: env.keyId, environmentId, workId });
     if (acked) return renderWork(acked);
     // Repeats, refusals and overdue items: the state machine on the locked row.
     // The key is held first and its check supplies the transaction's clock (one round trip fewer).

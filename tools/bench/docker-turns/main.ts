@@ -20,7 +20,7 @@ import { AppProcess, logged, startApi, startApp, startScriptedModel } from '@man
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 100));
-const CONCURRENCY = Number(process.env.BENCH_SUPERVISOR_CONCURRENCY ?? 64);
+const CONCURRENCY = Number(process.env.BENCH_SUPERVISOR_CONCURRENCY ?? 16);
 const IDLE_MS = Number(process.env.BENCH_SESSION_IDLE_MS ?? 500);
 const DEADLINE_MS = Number(process.env.BENCH_DEADLINE_MS ?? 900_000);
 if (!Number.isInteger(SESSIONS) || SESSIONS < 1) throw new Error('--sessions must be a positive integer');

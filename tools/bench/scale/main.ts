@@ -46,6 +46,16 @@ function rss(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
+/**
+ * Retained memory of a process started with INSPECTOR_NODE_OPTIONS: two full collections half a second
+ * apart (the first frees what the second compacts and returns), then the heap it reports.
+ */
+async function settle(app: AppProcess) {
+  await collectGarbage(app.logs());
+  await new Promise((r) => setTimeout(r, 500));
+  return collectGarbage(app.logs());
+}
+
 /** Runs `fn` over `items` with at most `width` in flight. */
 async function pool<T, R>(items: T[], width: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -110,7 +120,7 @@ async function main(): Promise<void> {
     // ── Memory per open SSE stream (apps/api) ──────────────────────────────────────────────────────
     const apiPid = api.app.child.pid!;
     const idleSessions = two.ids.slice(0, STREAMS);
-    const heapBefore = await collectGarbage(api.app.logs());
+    const heapBefore = await settle(api.app);
     const before = rss(apiPid);
     let open = 0;
     await pool(idleSessions, 50, async (id) => {
@@ -125,7 +135,7 @@ async function main(): Promise<void> {
       void res.body?.pipeTo(new WritableStream()).catch(() => undefined);
     });
     await new Promise((r) => setTimeout(r, 2000));
-    const heapAfter = await collectGarbage(api.app.logs());
+    const heapAfter = await settle(api.app);
     const after = rss(apiPid);
     const perStream = (bytes: number) => kib(bytes / Math.max(open, 1));
     console.log(
@@ -163,7 +173,7 @@ async function main(): Promise<void> {
     );
     const pids = orchestrators.map((o) => o.child.pid!);
     // Retained memory: a full GC in each orchestrator before the samples that make the per-Session figure.
-    const gc = () => Promise.all(orchestrators.map((o) => collectGarbage(o.logs())));
+    const gc = () => Promise.all(orchestrators.map(settle));
     const heapBefore = await gc();
     const rssBefore = pids.map(rss);
     const peak = [...rssBefore];

@@ -7,7 +7,6 @@ import { promisify } from 'node:util';
 import { request, IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import WebSocket from 'ws';
 import { Client, Connection } from '@temporalio/client';
 import { decodeWorkSecret } from '@mango/feature-work';
 import {
@@ -27,6 +26,8 @@ import {
   Toxiproxy,
   ToxiproxyLink,
   pauseContainer,
+  collectGarbage,
+  INSPECTOR_NODE_OPTIONS,
 } from '@mango/testing';
 import { ObjectStore } from '@mango/adapter-object-store';
 
@@ -52,33 +53,10 @@ const TTL_SECONDS = 45;
 const TOOL_SECONDS = 8;
 /**
  * apps/api runs with its inspector on a free loopback port: the soak asks it for a full garbage
- * collection before each sample (HeapProfiler.collectGarbage), so its RSS is what the process retains,
+ * collection before each sample (collectGarbage, @mango/testing), so its RSS is what the process retains,
  * not garbage a loaded machine had not collected yet.
  */
-const API_INSPECTOR = { NODE_OPTIONS: '--inspect=127.0.0.1:0' };
-
-/** A full GC in a process started with API_INSPECTOR (its inspector's URL is the last one its log names). */
-async function collectGarbage(logs: string): Promise<void> {
-  const url = [...logs.matchAll(/Debugger listening on (ws:\/\/\S+)/g)].at(-1)?.[1];
-  if (!url) throw new Error('the process has no inspector');
-  const socket = new WebSocket(url);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from the inspector at ${url}`)), 20_000);
-      socket.once('open', () => {
-        socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
-      });
-      socket.on('message', (data) => {
-        if ((JSON.parse(String(data)) as { id?: number }).id === 1) resolve();
-      });
-      socket.once('error', reject);
-    });
-  } finally {
-    clearTimeout(timer);
-    socket.close();
-  }
-}
+const API_INSPECTOR = { NODE_OPTIONS: INSPECTOR_NODE_OPTIONS };
 const SWEEP_SECONDS = 2;
 /** The soak's length (MANGO_SOAK_SECONDS, default 180, at most an hour). */
 const SOAK_SECONDS = Math.min(Number(process.env.MANGO_SOAK_SECONDS) || 180, 3600);

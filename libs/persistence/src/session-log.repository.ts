@@ -193,8 +193,25 @@ export class SessionLog {
         outboxThreads.push(e.sessionThreadId ?? null);
       }
     }
+    const runnable = events.some((e) => e.runnable);
+    session.lastSeq = seq.toString();
+    session.updatedAt = now;
+    // The only writer of sessions.status: what the status machine answers for the appended events —
+    // or, once the Session has delegate Threads, what their statuses make (running while any runs).
+    session.status = projectSessionStatus(session.status, fresh);
+    // Each Thread's status, through the Thread status machine, for the same events (ADR 0017).
+    const { sessionStatus } = await this.threads.projectStatus(tx, session.id, fresh, now);
+    if (sessionStatus && session.status !== 'terminated') session.status = sessionStatus;
+    const projection = [
+      session.lastSeq,
+      now,
+      session.status,
+      SESSION_EVENTS_CHANNEL,
+      `${session.id}:${session.lastSeq}`,
+    ];
     if (rows.length) {
-      // The events, their outbox rows and (when there are any) the relay's wake-up in one statement.
+      // The events, their outbox rows, the projection, the "look now" notice and (when there are outbox
+      // rows) the relay's wake-up in one statement: one round trip per append.
       await tx.query(
         `WITH e AS (
            INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at, session_thread_id)
@@ -205,7 +222,10 @@ export class SessionLog {
          o AS (
            INSERT INTO outbox (session_id, event_seq, kind, session_thread_id, created_at)
            SELECT $1, seq, kind, thread_id, $2 FROM unnest($10::bigint[], $11::text[], $14::text[]) AS o(seq, kind, thread_id)
-           RETURNING id)
+           RETURNING id),
+         u AS (UPDATE sessions SET last_seq = $15, updated_at = $16, status = $17 WHERE id = $1 RETURNING id)
+         SELECT pg_notify($18, $19) FROM u
+         UNION ALL
          SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`,
         [
           session.id,
@@ -222,33 +242,19 @@ export class SessionLog {
           OUTBOX_CHANNEL,
           rows.map((r) => r.sessionThreadId),
           outboxThreads,
+          ...projection,
         ],
       );
       // Lifecycle events announce themselves to subscribed webhooks in the same transaction.
       await recordWebhookEvents(tx, session.workspaceId, sessionWebhookEvents(session.id, rows), now);
+    } else {
+      // Nothing new (every event was already in the log): the projection and the notice as always.
+      await tx.query(
+        `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
+         SELECT pg_notify($5, $6) FROM u`,
+        [session.id, ...projection],
+      );
     }
-    const runnable = events.some((e) => e.runnable);
-    session.lastSeq = seq.toString();
-    session.updatedAt = now;
-    // The only writer of sessions.status: what the status machine answers for the appended events —
-    // or, once the Session has delegate Threads, what their statuses make (running while any runs).
-    session.status = projectSessionStatus(session.status, fresh);
-    // Each Thread's status, through the Thread status machine, for the same events (ADR 0017).
-    const { sessionStatus } = await this.threads.projectStatus(tx, session.id, fresh, now);
-    if (sessionStatus && session.status !== 'terminated') session.status = sessionStatus;
-    // The projection and the "look now" notice in one statement.
-    await tx.query(
-      `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
-       SELECT pg_notify($5, $6) FROM u`,
-      [
-        session.id,
-        session.lastSeq,
-        now,
-        session.status,
-        SESSION_EVENTS_CHANNEL,
-        `${session.id}:${session.lastSeq}`,
-      ],
-    );
     if (runnable) await this.work.ensureSessionWork(tx, session, now);
     return rows;
   }

@@ -14,3 +14,4 @@ export * from './oauth-test-server';
 export * from './session-rows';
 export * from './otlp-collector';
 export * from './docker-pause';
+export * from './collect-garbage';

@@ -7,11 +7,21 @@
  *   - message → idle p50/p99 (client send time → the idle event's commit time);
  *   - how many Sessions ended idle{end_turn}, how many session.error events were recorded (target 0);
  *   - each orchestrator's RSS (peak during the burst, and after it) and the memory per idle Session;
- * and, at the end, the API's memory per open SSE stream. Printed figures only; never pass/fail.
+ * and, at the end, the API's memory per open SSE stream. Memory per idle Session and per stream is what
+ * the process retains: apps/api and the orchestrators run with their loopback inspector, and a full GC
+ * (collectGarbage, @mango/testing) precedes each of those samples. Printed figures only; never pass/fail.
  * Run: npm run bench:scale [-- --sessions 200].
  */
 import { readFileSync } from 'node:fs';
-import { AppProcess, logged, startApi, startApp, startScriptedModel } from '@mango/testing';
+import {
+  AppProcess,
+  collectGarbage,
+  INSPECTOR_NODE_OPTIONS,
+  logged,
+  startApi,
+  startApp,
+  startScriptedModel,
+} from '@mango/testing';
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 1000));
@@ -36,6 +46,16 @@ function rss(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
+/**
+ * Retained memory of a process started with INSPECTOR_NODE_OPTIONS: two full collections half a second
+ * apart (the first frees what the second compacts and returns), then the heap it reports.
+ */
+async function settle(app: AppProcess) {
+  await collectGarbage(app.logs());
+  await new Promise((r) => setTimeout(r, 500));
+  return collectGarbage(app.logs());
+}
+
 /** Runs `fn` over `items` with at most `width` in flight. */
 async function pool<T, R>(items: T[], width: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -54,7 +74,11 @@ async function main(): Promise<void> {
   model.script(
     ...Array.from({ length: SESSIONS * 2 + 10 }, () => ({ content: [{ type: 'text', text: 'ok' }] })),
   );
-  const api = await startApi('benchscale', { MANGO_DB_POOL_SIZE: '20', MANGO_LOG_LEVEL: 'warn' });
+  const api = await startApi('benchscale', {
+    MANGO_DB_POOL_SIZE: '20',
+    MANGO_LOG_LEVEL: 'warn',
+    NODE_OPTIONS: INSPECTOR_NODE_OPTIONS,
+  });
   const taskQueue = `bench-scale-${Date.now()}`;
   const orchestrators: AppProcess[] = [];
   const startOrchestrator = async () => {
@@ -68,6 +92,7 @@ async function main(): Promise<void> {
         MANGO_MODEL_API_KEY: 'sk-bench',
         // info: readiness is the 'temporal worker running' line.
         MANGO_LOG_LEVEL: 'info',
+        NODE_OPTIONS: INSPECTOR_NODE_OPTIONS,
         ...(process.env.BENCH_ORCHESTRATOR_ENV ? JSON.parse(process.env.BENCH_ORCHESTRATOR_ENV) : {}),
       },
       logged('temporal worker running'),
@@ -95,6 +120,7 @@ async function main(): Promise<void> {
     // ── Memory per open SSE stream (apps/api) ──────────────────────────────────────────────────────
     const apiPid = api.app.child.pid!;
     const idleSessions = two.ids.slice(0, STREAMS);
+    const heapBefore = await settle(api.app);
     const before = rss(apiPid);
     let open = 0;
     await pool(idleSessions, 50, async (id) => {
@@ -109,10 +135,13 @@ async function main(): Promise<void> {
       void res.body?.pipeTo(new WritableStream()).catch(() => undefined);
     });
     await new Promise((r) => setTimeout(r, 2000));
+    const heapAfter = await settle(api.app);
     const after = rss(apiPid);
+    const perStream = (bytes: number) => kib(bytes / Math.max(open, 1));
     console.log(
-      `SSE streams: ${open} open on one API process: API RSS ${mib(before)} → ${mib(after)}, ` +
-        `≈ ${kib((after - before) / Math.max(open, 1))} per stream (RSS delta; GC makes it noisy below a few hundred streams)`,
+      `SSE streams: ${open} open on one API process (after a full GC): API RSS ${mib(before)} → ${mib(after)}, ` +
+        `≈ ${perStream(after - before)} per stream; V8 heap used ${mib(heapBefore.usedSize)} → ${mib(heapAfter.usedSize)}, ` +
+        `≈ ${perStream(heapAfter.usedSize - heapBefore.usedSize)} per stream`,
     );
   } finally {
     for (const c of controllers) c.abort();
@@ -143,6 +172,9 @@ async function main(): Promise<void> {
       async () => (await post('/v1/sessions', { agent, environment_id: env })).id as string,
     );
     const pids = orchestrators.map((o) => o.child.pid!);
+    // Retained memory: a full GC in each orchestrator before the samples that make the per-Session figure.
+    const gc = () => Promise.all(orchestrators.map(settle));
+    const heapBefore = await gc();
     const rssBefore = pids.map(rss);
     const peak = [...rssBefore];
     const sampler = setInterval(() => pids.forEach((p, i) => (peak[i] = Math.max(peak[i]!, rss(p)))), 200);
@@ -181,6 +213,7 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     if (sendError) throw sendError;
     await sends;
+    const heapAfter = await gc();
     const rssAfter = pids.map(rss);
     const latencies = ids.filter((id) => idleAt.has(id)).map((id) => idleAt.get(id)!.at - sentAt.get(id)!);
     const last = Math.max(...[...idleAt.values()].map((v) => v.at));
@@ -210,9 +243,11 @@ async function main(): Promise<void> {
         `  orchestrator ${i + 1} RSS: before ${mib(rssBefore[i]!)}   peak ${mib(peak[i]!)}   after ${mib(rssAfter[i]!)}`,
       ),
     );
-    const grown = rssAfter.reduce((a, b) => a + b, 0) - rssBefore.reduce((a, b) => a + b, 0);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const grown = sum(rssAfter) - sum(rssBefore);
+    const heapGrown = sum(heapAfter.map((h) => h.usedSize)) - sum(heapBefore.map((h) => h.usedSize));
     console.log(
-      `  memory per idle Session (orchestrator RSS after − before, / ${n}): ≈ ${kib(Math.max(0, grown) / n)}`,
+      `  memory per idle Session (orchestrator after − before, each after a full GC, / ${n}): RSS ≈ ${kib(grown / n)}   V8 heap used ≈ ${kib(heapGrown / n)}`,
     );
     return result;
   }

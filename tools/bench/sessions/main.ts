@@ -8,6 +8,9 @@
  *     overhead (API admission, outbox relay, Temporal signal and activities, model call, append, SSE).
  * Printed figures only; never pass/fail. Run: npm run bench:sessions.
  */
+import { get, type IncomingMessage } from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { startApi, startApp, logged, startScriptedModel } from '@mango/testing';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
@@ -23,15 +26,11 @@ const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 
 type Json = Record<string, any>;
 
-/** Reads SSE frames from one response, calling `onFrame` for each (pings skipped). */
-async function consume(res: Response, onFrame: (event: string, data: Json) => void): Promise<void> {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
+/** Splits an SSE byte stream into frames, calling `onFrame` for each (pings skipped). */
+function frameParser(onFrame: (event: string, data: Json) => void): (chunk: string) => void {
   let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
+  return (chunk) => {
+    buffer += chunk;
     let idx: number;
     while ((idx = buffer.indexOf('\n\n')) >= 0) {
       const raw = buffer.slice(0, idx);
@@ -44,6 +43,38 @@ async function consume(res: Response, onFrame: (event: string, data: Json) => vo
       }
       if (event && event !== 'ping') onFrame(event, JSON.parse(data));
     }
+  };
+}
+
+/**
+ * One SSE subscriber over node:http (no WHATWG stream per chunk): a thousand of them in this one process
+ * cost the client little, so the fan-out figure is the server's, not this process's stream machinery.
+ */
+function subscribe(
+  url: string,
+  key: string,
+  onFrame: (event: string, data: Json) => void,
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { headers: { authorization: `Bearer ${key}` }, agent: false }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', frameParser(onFrame));
+      res.on('error', () => undefined);
+      resolve(res);
+    });
+    req.on('error', reject);
+  });
+}
+
+/** Reads SSE frames from one fetch response, calling `onFrame` for each (pings skipped). */
+async function consume(res: Response, onFrame: (event: string, data: Json) => void): Promise<void> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const parse = frameParser(onFrame);
+  for (;;) {
+    const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+    if (done) return;
+    parse(decoder.decode(value, { stream: true }));
   }
 }
 
@@ -92,29 +123,27 @@ async function main(): Promise<void> {
       append.push(performance.now() - t0);
     }
     console.log(`event append (HTTP, ${APPENDS} sequential requests)`);
-    console.log(`  p50 ${fmt(pct(append, 50))}   p99 ${fmt(pct(append, 99))}   (target p99 ≤ 10 ms)`);
+    console.log(`  p50 ${fmt(pct(append, 50))}   p99 ${fmt(pct(append, 99))}   (target p99 ≤ 15 ms)`);
 
     // ── Fan-out to SSE subscribers ─────────────────────────────────────────────────────────────────
     const s2 = (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id;
     const arrivals = new Map<string, number[]>();
     let opened = 0;
-    await Promise.all(
-      Array.from({ length: SUBSCRIBERS }, async () => {
-        const controller = new AbortController();
-        controllers.push(controller);
-        const res = await fetch(`${api.url}/v1/sessions/${s2}/events/stream`, {
-          headers: { authorization: `Bearer ${key}` },
-          signal: controller.signal,
-        });
-        opened++;
-        void consume(res, (_event, data) => {
-          const at = performance.now();
-          const list = arrivals.get(data.id) ?? [];
-          list.push(at);
-          arrivals.set(data.id, list);
-        });
-      }),
-    );
+    const subscribers: IncomingMessage[] = [];
+    // Opened 50 at a time (a thousand simultaneous connects overflow the listen backlog).
+    for (let i = 0; i < SUBSCRIBERS; i += 50)
+      await Promise.all(
+        Array.from({ length: Math.min(50, SUBSCRIBERS - i) }, async () => {
+          const res = await subscribe(`${api.url}/v1/sessions/${s2}/events/stream`, key, (_event, data) => {
+            const at = performance.now();
+            const list = arrivals.get(data.id) ?? [];
+            list.push(at);
+            arrivals.set(data.id, list);
+          });
+          subscribers.push(res);
+          opened++;
+        }),
+      );
     await new Promise((r) => setTimeout(r, 500));
     const fan: number[] = [];
     const lastArrival: number[] = [];
@@ -137,7 +166,7 @@ async function main(): Promise<void> {
     console.log(
       `  per subscriber p50 ${fmt(pct(fan, 50))}   p99 ${fmt(pct(fan, 99))}   last subscriber (worst round) ${fmt(Math.max(...lastArrival))}   (target p99 ≤ 100 ms)`,
     );
-    for (const c of controllers.splice(0)) c.abort();
+    for (const res of subscribers) res.destroy();
 
     // ── Self-hosted tool round trips ────────────────────────────────────────────────────────────────
     const coder = (
@@ -200,7 +229,7 @@ async function main(): Promise<void> {
     const gaps = useTimes.slice(1).map((t, i) => t - useTimes[i]!);
     console.log(`self-hosted tool round trips (${gaps.length}, instant model and tool)`);
     console.log(
-      `  per round trip p50 ${fmt(pct(gaps, 50))}   p99 ${fmt(pct(gaps, 99))}   (target p50 ≤ 30 ms)`,
+      `  per round trip p50 ${fmt(pct(gaps, 50))}   p99 ${fmt(pct(gaps, 99))}   (target p50 ≤ 30 ms, p99 ≤ 60 ms)`,
     );
     // Where the time goes, from the events' commit timestamps (ms precision).
     const log = (await call('GET', `/v1/sessions/${s3}/events?limit=1000`)).data as Array<{
@@ -208,7 +237,7 @@ async function main(): Promise<void> {
       processed_at: string;
     }>;
     const at = (e: { processed_at: string }) => Date.parse(e.processed_at);
-    const phases = { 'result → model request': [] as number[], 'model request → tool_use': [] as number[] };
+    const phases: Record<string, number[]> = { 'result → model request': [], 'model request → tool_use': [] };
     for (let i = 0; i < log.length; i++) {
       if (log[i]!.type !== 'user.tool_result') continue;
       const start = log.slice(i).find((e) => e.type === 'span.model_request_start');
@@ -216,8 +245,40 @@ async function main(): Promise<void> {
       if (start) phases['result → model request'].push(at(start) - at(log[i]!));
       if (start && use) phases['model request → tool_use'].push(at(use) - at(start));
     }
+    // The Temporal part, from the workflow's history (server timestamps): a tool result's signal → the
+    // next model-step activity started, and the model step itself (started → completed).
+    const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+    try {
+      const history = await new Client({
+        connection,
+        namespace: process.env.MANGO_TEMPORAL_NAMESPACE ?? 'default',
+      }).workflow
+        .getHandle(s3)
+        .fetchHistory();
+      const events = history.events ?? [];
+      const when = (e: (typeof events)[number]) => tsToMs(e.eventTime);
+      // int64 fields are Long objects.
+      const num = (v: unknown) => Number(String(v));
+      const signalToStep: number[] = [];
+      const step: number[] = [];
+      events.forEach((e, i) => {
+        if (e.workflowExecutionSignaledEventAttributes && i > 2) {
+          const started = events.slice(i).find((x) => x.activityTaskStartedEventAttributes);
+          if (started) signalToStep.push(when(started) - when(e));
+        }
+        if (e.activityTaskCompletedEventAttributes) {
+          const id = num(e.activityTaskCompletedEventAttributes.startedEventId);
+          const started = events.find((x) => num(x.eventId) === id);
+          if (started) step.push(when(e) - when(started));
+        }
+      });
+      phases['tool result signal → model step started (Temporal)'] = signalToStep;
+      phases['model step activity (started → completed)'] = step;
+    } finally {
+      await connection.close();
+    }
     for (const [name, xs] of Object.entries(phases))
-      if (xs.length) console.log(`    ${name.padEnd(26)} p50 ${fmt(pct(xs, 50))}   p99 ${fmt(pct(xs, 99))}`);
+      if (xs.length) console.log(`    ${name.padEnd(52)} p50 ${fmt(pct(xs, 50))}   p99 ${fmt(pct(xs, 99))}`);
   } finally {
     for (const c of controllers) c.abort();
     await orchestrator.stop();

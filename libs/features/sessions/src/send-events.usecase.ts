@@ -101,10 +101,9 @@ export class SendEvents {
           if (!(paused && e.type === 'user.interrupt')) fresh.push(await this.onThread(tx, session.id, e));
           continue;
         }
-        // A confirmation answers a sandbox or an MCP call that asked; results answer only their own kind.
-        const target = await tx.findOne(SessionEventEntity, {
-          where: { id: answer.targetId, sessionId: session.id, type: In(answerTargetTypes(answer)) },
-        });
+        // The call and any stored answer to it, in one read. A confirmation answers a sandbox or an MCP
+        // call that asked; results answer only their own kind.
+        const { target, prior } = await this.callAndAnswer(tx, session.id, answer);
         if (target && answeredByPlatform(target))
           throw invalidRequest(
             `${answer.targetId} was run by Mango or the model endpoint; it takes no ${e.type}`,
@@ -116,11 +115,6 @@ export class SendEvents {
         }
         if (e.type === 'user.tool_result') await this.requireRunnable(tx, session.id, target);
         // Each call is answered once: an identical retry returns the stored event, a different answer is 409.
-        const prior = await tx.findOne(SessionEventEntity, {
-          where: answer.key
-            ? { sessionId: session.id, idempotencyKey: answer.key }
-            : { sessionId: session.id, toolUseId: answer.targetId },
-        });
         if (prior) {
           if (canonicalJson(prior.body) !== canonicalJson(answer.body))
             throw conflict(`${answer.targetId} already has a different ${e.type}`);
@@ -198,6 +192,30 @@ export class SendEvents {
     if (!thread)
       throw invalidRequest(`session_thread_id ${threadId} is not a thread of session ${sessionId}`);
     return { ...stored, sessionThreadId: thread.id };
+  }
+
+  /**
+   * The call an answer targets (an event of one of its target types) and the answer already stored for
+   * it (by idempotency key for confirmations, else by `tool_use_id`), read in one query.
+   */
+  private async callAndAnswer(
+    tx: EntityManager,
+    sessionId: string,
+    answer: NonNullable<ReturnType<typeof answerOf>>,
+  ): Promise<{ target: SessionEventEntity | null; prior: SessionEventEntity | null }> {
+    const types = answerTargetTypes(answer);
+    const rows = await tx.find(SessionEventEntity, {
+      where: [
+        { id: answer.targetId, sessionId, type: In(types) },
+        answer.key ? { sessionId, idempotencyKey: answer.key } : { sessionId, toolUseId: answer.targetId },
+      ],
+    });
+    const isPrior = (e: SessionEventEntity) =>
+      answer.key ? e.idempotencyKey === answer.key : e.toolUseId === answer.targetId;
+    return {
+      target: rows.find((e) => e.id === answer.targetId && types.includes(e.type)) ?? null,
+      prior: rows.find(isPrior) ?? null,
+    };
   }
 
   /** The `_traceparent` the API stored on the latest user.message before `seq` (the turn's trace). */

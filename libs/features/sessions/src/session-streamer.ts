@@ -23,12 +23,15 @@ import {
 /** The `retry-after` (seconds) sent with a 429 for a process at its stream limit. */
 const STREAMS_RETRY_AFTER_S = 5;
 
-const frames = new WeakMap<SessionEventEntity, string>();
-/** One SSE frame per event (`id:` is the sequence), rendered once however many streams carry it. */
-function frameOf(row: SessionEventEntity): string {
+const frames = new WeakMap<SessionEventEntity, Buffer>();
+/**
+ * One SSE frame per event (`id:` is the sequence), rendered and UTF-8 encoded once however many streams
+ * carry it: every stream writes the same bytes.
+ */
+function frameOf(row: SessionEventEntity): Buffer {
   let frame = frames.get(row);
   if (!frame) {
-    frame = `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`;
+    frame = Buffer.from(`id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`);
     frames.set(row, frame);
   }
   return frame;

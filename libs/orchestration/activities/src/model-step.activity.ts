@@ -123,9 +123,12 @@ export function createModelStep(
         planned.push(own(runningAgain(thread, `${key}:resumed:${failures}`)));
       const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
       planned.push(own(internal('span.model_request_start', {}, startKey)));
-      await log.append(tx, s, planned, new Date());
+      const started = await log.append(tx, s, planned, new Date());
+      // The start span just appended (a retried attempt's was already in the log: looked up).
       const startId =
-        (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ?? '';
+        started.find((e) => e.idempotencyKey === startKey)?.id ??
+        (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ??
+        '';
       return {
         agent: thread.agent,
         thread,
@@ -483,7 +486,10 @@ export function createModelStep(
         );
         recorded = { before, after: usage };
       }
-      // The step's own tool calls, looked up by key (the whole log is not read again).
+      // The step's own tool calls: the rows just appended when the whole step was (it is appended at
+      // once), else looked up by key (the whole log is not read again).
+      if (inserted.length === mine.length)
+        return inserted.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`));
       return log.eventsByKeyPrefix(tx, sessionId, `${key}:tool_use:`);
     });
     // Counted once the usage is committed (a retried activity that recorded nothing counts nothing).

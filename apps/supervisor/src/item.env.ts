@@ -2,8 +2,19 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
 import { idPattern } from '@mango/domain-kernel';
 
+/** How the item runner learns its Work: from this environment, or from its assignment line. */
+export class ItemModeEnv {
+  /**
+   * `stdin` in a pooled container (docs/operator-guide.md "Warm pool"): the Work id, Environment and type
+   * arrive with the secret as one assignment line on stdin after the Ack, not in the environment.
+   */
+  @IsOptional()
+  @IsIn(['stdin'])
+  MANGO_ITEM_ASSIGNMENT?: 'stdin';
+}
+
 /** The narrow, non-secret identity of one Work item inside its container (the item runner's `handleItem`; docs/operator-guide.md, The Docker supervisor). */
-export class ItemEnv {
+export class ItemEnv extends ItemModeEnv {
   @Matches(idPattern('work'))
   MANGO_WORK_ID!: string;
 

@@ -1,0 +1,216 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Docker from 'dockerode';
+import { createDockerClient } from './docker-engine';
+import { DockerItemLauncher, LABEL_POOL, LABEL_SUPERVISOR, LABEL_WORK } from './item-launcher';
+import { SANDBOX_SOCKET_DIR } from './work-api-socket';
+
+const ROOT = join(__dirname, '../../../..');
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ulid = () => '01J' + [...randomBytes(23)].map((b) => CROCKFORD[b % CROCKFORD.length]).join('');
+
+/**
+ * The warm pool on the real dockerd (docs/operator-guide.md "Warm pool"): pooled containers run the real
+ * item runner from this checkout and wait on stdin; what they hold before and after an assignment, their
+ * one-item life, and their removal by reconciliation and shutdown. (A healthcheck served end to end
+ * through the real API with the pool on: apps/supervisor/test/pool.e2e-spec.ts.)
+ */
+describe('DockerItemLauncher warm pool (real dockerd)', () => {
+  const docker = createDockerClient(process.env.DOCKER_HOST);
+  const supervisorId = `pool-int-${process.pid}`;
+  const environmentId = `env_${ulid()}`;
+  let socketRoot: string;
+  const launchers: DockerItemLauncher[] = [];
+
+  const launcher = (poolSize: number) => {
+    const l = new DockerItemLauncher({
+      image: process.env.MANGO_BASE_IMAGE!,
+      network: 'none',
+      upstreamUrl: 'http://127.0.0.1:9', // nothing listens: the runner's first heartbeat fails
+      socketRoot,
+      sourceDir: ROOT,
+      supervisorId,
+      environmentId,
+      poolSize,
+      workTtlSeconds: 30,
+    });
+    launchers.push(l);
+    return l;
+  };
+
+  const pooled = async () =>
+    docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL_SUPERVISOR}=${supervisorId}`, LABEL_POOL] },
+    });
+
+  async function untilReady(l: DockerItemLauncher, n = 1): Promise<void> {
+    for (let i = 0; i < 600 && l.pooledReady < n; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(l.pooledReady).toBe(n);
+  }
+
+  beforeAll(() => {
+    socketRoot = mkdtempSync(join(tmpdir(), 'mango-pool-int-'));
+  });
+
+  afterAll(async () => {
+    for (const l of launchers) await l.closePool();
+    for (const c of await docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL_SUPERVISOR}=${supervisorId}`] },
+    }))
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
+    rmSync(socketRoot, { recursive: true, force: true });
+  });
+
+  it('a pooled container is hardened like a cold one, holds no Work or secret, and serves one item only', async () => {
+    const l = launcher(1);
+    l.startPool();
+    await untilReady(l);
+    const [slot] = await pooled();
+    const before = await docker.getContainer(slot!.Id).inspect();
+    // Nothing reachable before the Ack: its socket directory is empty.
+    const socketDir = before.Mounts.find((m) => m.Destination === SANDBOX_SOCKET_DIR)!.Source;
+    expect(readdirSync(socketDir)).toEqual([]);
+    expect(before.Config.Labels[LABEL_WORK]).toBeUndefined();
+    expect(
+      (before.Config.Env ?? []).filter((e) => /^MANGO_(WORK_ID|ENVIRONMENT_ID|WORK_TYPE|SESSION)/.test(e)),
+    ).toEqual([]);
+    expect(before.Config.Env).toContain('MANGO_ITEM_ASSIGNMENT=stdin');
+
+    // Two healthchecks at once: the first takes the pooled container, the second (the pool is still
+    // refilling) starts cold. Their containers must be hardened alike.
+    const secret = `pool-int-secret-${randomBytes(12).toString('hex')}`;
+    const cold = new Map<string, Docker.ContainerInspectInfo>();
+    const events = (await docker.getEvents({
+      filters: { type: ['container'], event: ['start'], label: [LABEL_WORK] },
+    })) as NodeJS.ReadableStream & { destroy(): void };
+    events.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        void docker
+          .getContainer(JSON.parse(line).id as string)
+          .inspect()
+          .then(
+            (i) => cold.set(i.Config.Labels[LABEL_WORK]!, i),
+            () => undefined,
+          );
+    });
+    const stop = new AbortController();
+    const [a, b] = [`work_${ulid()}`, `work_${ulid()}`];
+    const lines: string[] = [];
+    const launch = (workId: string) =>
+      l.launch({
+        workId,
+        environmentId,
+        workType: 'healthcheck',
+        secret,
+        deadlineMs: 30_000,
+        signal: stop.signal,
+        onOutput: (line) => lines.push(line),
+      });
+    const outcomes = Promise.all([launch(a), launch(b)]);
+    for (let i = 0; i < 300 && !cold.has(b); i++) await new Promise((r) => setTimeout(r, 100));
+    events.destroy();
+    expect(cold.has(a)).toBe(false); // served by the pooled container: no container was made for it
+    const coldInfo = cold.get(b)!;
+    expect(coldInfo).toBeDefined();
+    // Assigned: the socket is served in the slot's directory; env, command and labels are unchanged.
+    for (let i = 0; i < 100 && !readdirSync(socketDir).includes('api.sock'); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(readdirSync(socketDir)).toEqual(['api.sock']);
+    const after = await docker.getContainer(slot!.Id).inspect();
+    for (const info of [before, after]) {
+      const text = JSON.stringify({
+        env: info.Config.Env,
+        cmd: info.Config.Cmd,
+        entrypoint: info.Config.Entrypoint,
+        labels: info.Config.Labels,
+        args: info.Args,
+      });
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(a);
+    }
+    const hardening = (i: Docker.ContainerInspectInfo) => ({
+      user: i.Config.User,
+      entrypoint: i.Config.Entrypoint,
+      cmd: i.Config.Cmd,
+      stdinOnce: i.Config.StdinOnce,
+      readonly: i.HostConfig.ReadonlyRootfs,
+      capDrop: i.HostConfig.CapDrop,
+      capAdd: i.HostConfig.CapAdd,
+      securityOpt: i.HostConfig.SecurityOpt,
+      privileged: i.HostConfig.Privileged,
+      network: i.HostConfig.NetworkMode,
+      pids: i.HostConfig.PidsLimit,
+      memory: i.HostConfig.Memory,
+      cpus: i.HostConfig.NanoCpus,
+      tmpfs: i.HostConfig.Tmpfs,
+      mounts: i.Mounts.map((m) => `${m.Type}:${m.Destination}:${m.RW}`).sort(),
+    });
+    expect(hardening(before)).toEqual(hardening(coldInfo));
+    expect(hardening(before)).toMatchObject({
+      user: '1000:1000',
+      readonly: true,
+      capDrop: ['ALL'],
+      securityOpt: ['no-new-privileges'],
+      network: 'none',
+    });
+    expect(lines.join('\n')).not.toContain(secret);
+
+    stop.abort();
+    await outcomes;
+    // Used once: the pooled container and its socket directory are gone, and a new one replaces it.
+    await expect(docker.getContainer(slot!.Id).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(existsSync(socketDir)).toBe(false);
+    await untilReady(l);
+    const [next] = await pooled();
+    expect(next!.Id).not.toBe(slot!.Id);
+
+    // Shutdown: the idle pool is removed with its socket directories.
+    await l.closePool();
+    expect(await pooled()).toEqual([]);
+    expect(readdirSync(socketRoot).filter((d) => d.startsWith('pool-'))).toEqual([]);
+  }, 180_000);
+
+  it('reconciliation at start removes the pool containers an earlier run left, and only their socket directories', async () => {
+    // Labelled as the pool makes them (an earlier run killed with -9 leaves them running), one with its
+    // socket directory under the socket root, one with a directory elsewhere: that one is not touched.
+    const outside = mkdtempSync(join(tmpdir(), 'mango-pool-outside-'));
+    const made: string[] = [];
+    for (const dir of [join(socketRoot, `pool-${randomBytes(8).toString('hex')}`), outside]) {
+      mkdirSync(dir, { recursive: true });
+      const c = await docker.createContainer({
+        name: `mango-pool-${randomBytes(8).toString('hex')}`,
+        Image: process.env.MANGO_BASE_IMAGE!,
+        Entrypoint: ['sleep'],
+        Cmd: ['300'],
+        User: '1000:1000',
+        Labels: { [LABEL_POOL]: 'x', [LABEL_SUPERVISOR]: supervisorId },
+        HostConfig: { NetworkMode: 'none', Binds: [`${dir}:${SANDBOX_SOCKET_DIR}:ro`] },
+      });
+      await c.start();
+      made.push(c.id);
+    }
+    const { pooled: removed, removed: others, adoptable } = await launcher(0).reconcile();
+    expect(removed.sort()).toEqual(made.sort());
+    expect(others).toEqual([]);
+    expect(adoptable).toEqual([]);
+    expect(await pooled()).toEqual([]);
+    expect(readdirSync(socketRoot).filter((d) => d.startsWith('pool-'))).toEqual([]);
+    expect(existsSync(outside)).toBe(true);
+    rmSync(outside, { recursive: true, force: true });
+  }, 60_000);
+
+  it('pool size 0 starts no pooled container', async () => {
+    const l = launcher(0);
+    l.startPool();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(l.pooledReady).toBe(0);
+    expect(await pooled()).toEqual([]);
+  });
+});

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
@@ -23,15 +25,18 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
   const environmentId = `env_${ulid()}`;
   let socketRoot: string;
   const launchers: DockerItemLauncher[] = [];
+  /** Mango's stand-in upstream of the Work API socket: it records each request and never answers. */
+  let upstream: Server;
+  const received: IncomingMessage[] = [];
 
-  const launcher = (poolSize: number) => {
+  const launcher = (poolSize: number, id = supervisorId) => {
     const l = new DockerItemLauncher({
       image: process.env.MANGO_BASE_IMAGE!,
       network: 'none',
-      upstreamUrl: 'http://127.0.0.1:9', // nothing listens: the runner's first heartbeat fails
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
       socketRoot,
       sourceDir: ROOT,
-      supervisorId,
+      supervisorId: id,
       environmentId,
       poolSize,
       workTtlSeconds: 30,
@@ -51,8 +56,10 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     expect(l.pooledReady).toBe(n);
   }
 
-  beforeAll(() => {
+  beforeAll(async () => {
     socketRoot = mkdtempSync(join(tmpdir(), 'mango-pool-int-'));
+    upstream = createServer((req) => received.push(req));
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   });
 
   afterAll(async () => {
@@ -66,6 +73,8 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
         .remove({ force: true })
         .catch(() => undefined);
     rmSync(socketRoot, { recursive: true, force: true });
+    upstream.closeAllConnections();
+    upstream.close();
   });
 
   it('a pooled container is hardened like a cold one, holds no Work or secret, and serves one item only', async () => {
@@ -85,7 +94,10 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
 
     // Two healthchecks at once: the first takes the pooled container, the second (the pool is still
     // refilling) starts cold. Their containers must be hardened alike.
-    const secret = `pool-int-secret-${randomBytes(12).toString('hex')}`;
+    const token = `mango_wt_poolint${randomBytes(16).toString('hex')}`;
+    const secret = Buffer.from(
+      JSON.stringify({ sessions_token: token, api_base_url: 'http://mango.sandbox' }),
+    ).toString('base64url');
     const cold = new Map<string, Docker.ContainerInspectInfo>();
     const events = (await docker.getEvents({
       filters: { type: ['container'], event: ['start'], label: [LABEL_WORK] },
@@ -119,9 +131,13 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     expect(cold.has(a)).toBe(false); // served by the pooled container: no container was made for it
     const coldInfo = cold.get(b)!;
     expect(coldInfo).toBeDefined();
-    // Assigned: the socket is served in the slot's directory; env, command and labels are unchanged.
-    for (let i = 0; i < 100 && !readdirSync(socketDir).includes('api.sock'); i++)
-      await new Promise((r) => setTimeout(r, 50));
+    // Assigned: both runners got their Work over stdin and heartbeat with its token through their socket
+    // (the pooled one through the socket opened in its slot's directory after the Ack).
+    const heartbeatOf = (workId: string) =>
+      received.find((r) => r.url?.includes(`/work/${workId}/heartbeat`));
+    for (let i = 0; i < 300 && !(heartbeatOf(a) && heartbeatOf(b)); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    for (const w of [a, b]) expect(heartbeatOf(w)?.headers.authorization).toBe(`Bearer ${token}`);
     expect(readdirSync(socketDir)).toEqual(['api.sock']);
     const after = await docker.getContainer(slot!.Id).inspect();
     for (const info of [before, after]) {
@@ -133,6 +149,7 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
         args: info.Args,
       });
       expect(text).not.toContain(secret);
+      expect(text).not.toContain(token);
       expect(text).not.toContain(a);
     }
     const hardening = (i: Docker.ContainerInspectInfo) => ({
@@ -160,7 +177,7 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
       securityOpt: ['no-new-privileges'],
       network: 'none',
     });
-    expect(lines.join('\n')).not.toContain(secret);
+    expect(lines.join('\n')).not.toContain(token);
 
     stop.abort();
     await outcomes;
@@ -190,17 +207,22 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
         Entrypoint: ['sleep'],
         Cmd: ['300'],
         User: '1000:1000',
-        Labels: { [LABEL_POOL]: 'x', [LABEL_SUPERVISOR]: supervisorId },
+        Labels: { [LABEL_POOL]: 'x', [LABEL_SUPERVISOR]: `${supervisorId}-r` },
         HostConfig: { NetworkMode: 'none', Binds: [`${dir}:${SANDBOX_SOCKET_DIR}:ro`] },
       });
       await c.start();
       made.push(c.id);
     }
-    const { pooled: removed, removed: others, adoptable } = await launcher(0).reconcile();
+    const {
+      pooled: removed,
+      removed: others,
+      adoptable,
+    } = await launcher(0, `${supervisorId}-r`).reconcile();
     expect(removed.sort()).toEqual(made.sort());
     expect(others).toEqual([]);
     expect(adoptable).toEqual([]);
-    expect(await pooled()).toEqual([]);
+    for (const id of made)
+      await expect(docker.getContainer(id).inspect()).rejects.toMatchObject({ statusCode: 404 });
     expect(readdirSync(socketRoot).filter((d) => d.startsWith('pool-'))).toEqual([]);
     expect(existsSync(outside)).toBe(true);
     rmSync(outside, { recursive: true, force: true });

@@ -100,6 +100,8 @@ describe('warm pool through the Docker supervisor (real API, real dockerd)', () 
       result: { status: 'succeeded', message: 'Sandbox process and workspace check passed' },
     });
     expect(created).toEqual([]); // no cold container was made for it
+    for (let i = 0; i < 100 && !supervisor!.logs().includes('item container finished and was removed'); i++)
+      await new Promise((r) => setTimeout(r, 100));
     // Served once: the pooled container is removed and a fresh one takes its place.
     const next = await untilPool((ids) => ids.length === 1 && !ids.includes(slot!));
     expect(next).toHaveLength(1);

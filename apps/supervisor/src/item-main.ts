@@ -26,10 +26,19 @@ async function readStdin(): Promise<string> {
 
 /** The item's identity (env) and secret (stdin); a pooled runner gets both from its assignment line. */
 async function identityAndSecret(log: ReturnType<typeof createLogger>): Promise<[ItemEnv, string]> {
-  if (loadConfig(ItemModeEnv).MANGO_ITEM_ASSIGNMENT !== 'stdin') {
+  const mode = loadConfig(ItemModeEnv);
+  // Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket.
+  if (mode.MANGO_API_SOCKET)
+    setGlobalDispatcher(new Agent({ connect: { socketPath: mode.MANGO_API_SOCKET } }));
+  if (mode.MANGO_ITEM_ASSIGNMENT !== 'stdin') {
     const env = loadConfig(ItemEnv);
     return [env, await readStdin()];
   }
+  // Pooled: the first request's one-time costs (Node's fetch loads on first use) are paid while waiting.
+  // The socket directory is still empty, so this request reaches nothing and fails at once.
+  await fetch(`${mode.MANGO_BASE_URL}/v1/pooled-warm-up`, { signal: AbortSignal.timeout(2000) }).catch(
+    () => undefined,
+  );
   log.info({}, POOLED_RUNNER_READY);
   const a = parseItemAssignment(await readStdin());
   const env = loadConfig(ItemEnv, undefined, {
@@ -47,8 +56,6 @@ async function main(): Promise<number> {
   process.on('SIGTERM', () => drain.abort());
   const log = createLogger({ service: 'item', level: 'info' });
   const [env, secret] = await identityAndSecret(log);
-  // Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket.
-  if (env.MANGO_API_SOCKET) setGlobalDispatcher(new Agent({ connect: { socketPath: env.MANGO_API_SOCKET } }));
   const customTools = env.MANGO_CUSTOM_TOOLS
     ? parseCustomTools(env.MANGO_CUSTOM_TOOLS, 'MANGO_CUSTOM_TOOLS')
     : undefined;

@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
 import { idPattern } from '@mango/domain-kernel';
 
-/** How the item runner learns its Work: from this environment, or from its assignment line. */
+/** What every item runner knows before its Work: how it learns that Work, and where Mango is. */
 export class ItemModeEnv {
   /**
    * `stdin` in a pooled container (docs/operator-guide.md "Warm pool"): the Work id, Environment and type
@@ -11,6 +11,14 @@ export class ItemModeEnv {
   @IsOptional()
   @IsIn(['stdin'])
   MANGO_ITEM_ASSIGNMENT?: 'stdin';
+
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  MANGO_BASE_URL!: string;
+
+  /** The Work API socket the supervisor mounted (a sealed sandbox reaches Mango only through it). */
+  @IsOptional()
+  @Matches(/^\/[^\0]{1,100}$/)
+  MANGO_API_SOCKET?: string;
 }
 
 /** The narrow, non-secret identity of one Work item inside its container (the item runner's `handleItem`; docs/operator-guide.md, The Docker supervisor). */
@@ -27,14 +35,6 @@ export class ItemEnv extends ItemModeEnv {
   @IsOptional()
   @Matches(idPattern('session'))
   MANGO_SESSION_ID?: string;
-
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
-  MANGO_BASE_URL!: string;
-
-  /** The Work API socket the supervisor mounted (a sealed sandbox reaches Mango only through it). */
-  @IsOptional()
-  @Matches(/^\/[^\0]{1,100}$/)
-  MANGO_API_SOCKET?: string;
 
   /** Session Work: end the activation this long after the Session went idle. */
   @IsOptional()

@@ -139,6 +139,8 @@ const WORK_ID = idPattern('work');
 const EXIT_WATCH_MS = 2_000;
 /** How long a launch that failed before its container started waits for the engine to answer again. */
 const ENGINE_RETURN_MS = 60_000;
+/** How long a healthcheck waits for a warm-pool container being made before it starts a cold one. */
+const POOL_WAIT_MS = 10_000;
 /** Errors of a Docker request whose engine is not there (its socket gone, refusing, or closed mid-request). */
 const ENGINE_GONE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const ENVIRONMENT_ID = idPattern('environment');
@@ -534,7 +536,7 @@ export class DockerItemLauncher {
     if (req.workType === 'session') await this.removeEarlierActivations(req.sessionId!, req.environmentId);
     if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
     // Healthcheck Work only: Session Work needs its workspace mounted, which a started container cannot get.
-    const slot = req.workType === 'healthcheck' ? this.pool?.take() : undefined;
+    const slot = req.workType === 'healthcheck' ? await this.pool?.take(POOL_WAIT_MS, req.signal) : undefined;
     if (slot) return this.launchPooled(req, slot, attempt);
     const socket = await openWorkApiSocket({
       root: this.settings.socketRoot,

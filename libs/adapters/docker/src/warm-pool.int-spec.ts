@@ -52,7 +52,7 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     });
 
   async function untilReady(l: DockerItemLauncher, n = 1): Promise<void> {
-    for (let i = 0; i < 600 && l.pooledReady < n; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 1500 && l.pooledReady < n; i++) await new Promise((r) => setTimeout(r, 100));
     expect(l.pooledReady).toBe(n);
   }
 
@@ -92,8 +92,8 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     ).toEqual([]);
     expect(before.Config.Env).toContain('MANGO_ITEM_ASSIGNMENT=stdin');
 
-    // Two healthchecks at once: the first takes the pooled container, the second (the pool is still
-    // refilling) starts cold. Their containers must be hardened alike.
+    // A healthcheck in the pooled container, and one in a cold container (a launcher without a pool):
+    // their containers must be hardened alike.
     const token = `mango_wt_poolint${randomBytes(16).toString('hex')}`;
     const secret = Buffer.from(
       JSON.stringify({ sessions_token: token, api_base_url: 'http://mango.sandbox' }),
@@ -115,8 +115,8 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     const stop = new AbortController();
     const [a, b] = [`work_${ulid()}`, `work_${ulid()}`];
     const lines: string[] = [];
-    const launch = (workId: string) =>
-      l.launch({
+    const launch = (workId: string, by = l) =>
+      by.launch({
         workId,
         environmentId,
         workType: 'healthcheck',
@@ -125,7 +125,7 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
         signal: stop.signal,
         onOutput: (line) => lines.push(line),
       });
-    const outcomes = Promise.all([launch(a), launch(b)]);
+    const outcomes = Promise.all([launch(a), launch(b, launcher(0))]);
     for (let i = 0; i < 300 && !cold.has(b); i++) await new Promise((r) => setTimeout(r, 100));
     events.destroy();
     expect(cold.has(a)).toBe(false); // served by the pooled container: no container was made for it
@@ -187,6 +187,36 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     await untilReady(l);
     const [next] = await pooled();
     expect(next!.Id).not.toBe(slot!.Id);
+
+    // Two at once with one idle container: the second waits for the container being made (it is ahead
+    // of a cold start) instead of starting a cold one. Neither gets a container of its own.
+    const [c, d] = [`work_${ulid()}`, `work_${ulid()}`];
+    const made: string[] = [];
+    const creates = (await docker.getEvents({
+      filters: { type: ['container'], event: ['create'], label: [LABEL_WORK] },
+    })) as NodeJS.ReadableStream & { destroy(): void };
+    creates.on('data', (chunk: Buffer) => made.push(chunk.toString()));
+    const stop2 = new AbortController();
+    const both = Promise.all(
+      [c, d].map((workId) =>
+        l.launch({
+          workId,
+          environmentId,
+          workType: 'healthcheck',
+          secret,
+          deadlineMs: 30_000,
+          signal: stop2.signal,
+        }),
+      ),
+    );
+    for (let i = 0; i < 300 && !(heartbeatOf(c) && heartbeatOf(d)); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    creates.destroy();
+    for (const w of [c, d]) expect(heartbeatOf(w)?.headers.authorization).toBe(`Bearer ${token}`);
+    expect(made).toEqual([]);
+    stop2.abort();
+    await both;
+    await untilReady(l);
 
     // Shutdown: the idle pool is removed with its socket directories.
     await l.closePool();

@@ -58,6 +58,8 @@ export class WarmPool {
   /** Every container of this pool not handed out yet (idle or still loading), for `close`. */
   private readonly owned = new Map<string, string>();
   private filling = 0;
+  /** `take` calls waiting for a container being made (each is handed the next one ready). */
+  private readonly waiters: Array<(slot: PoolSlot | undefined) => void> = [];
   private failures = 0;
   private closed = false;
   private retry?: NodeJS.Timeout;
@@ -73,9 +75,29 @@ export class WarmPool {
     this.refill();
   }
 
-  /** A ready pooled container, or undefined (the caller starts a cold one). */
-  take(): PoolSlot | undefined {
-    const slot = this.idle.shift();
+  /**
+   * A ready pooled container; else the next one of those being made (it is ahead of a cold start: created
+   * earlier), waited for up to `waitMs`; else undefined (the caller starts a cold one).
+   */
+  async take(waitMs: number, signal?: AbortSignal): Promise<PoolSlot | undefined> {
+    let slot = this.idle.shift();
+    if (!slot && !this.closed && this.filling > this.waiters.length) {
+      let timer: NodeJS.Timeout | undefined;
+      let gaveUp: () => void = () => undefined;
+      slot = await new Promise<PoolSlot | undefined>((resolve) => {
+        this.waiters.push(resolve);
+        // Removed at once, so a container made later goes to the idle pool instead of to no one.
+        gaveUp = () => {
+          const at = this.waiters.indexOf(resolve);
+          if (at >= 0) this.waiters.splice(at, 1);
+          resolve(undefined);
+        };
+        timer = setTimeout(gaveUp, waitMs);
+        signal?.addEventListener('abort', gaveUp, { once: true });
+      });
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', gaveUp);
+    }
     if (slot) this.owned.delete(slot.id);
     this.refill();
     return slot;
@@ -91,13 +113,14 @@ export class WarmPool {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
     this.idle.length = 0;
+    for (const w of this.waiters.splice(0)) w(undefined);
     await Promise.all([...this.owned.keys()].map((id) => this.discard(id)));
     await Promise.allSettled([...this.pending]); // each removes its own container once it sees `closed`
   }
 
   private refill(): void {
     if (this.retry) return; // backing off after a failure
-    while (!this.closed && this.idle.length + this.filling < this.size) {
+    while (!this.closed && this.idle.length + this.filling - this.waiters.length < this.size) {
       this.filling++;
       const filled = this.fill()
         .then(
@@ -105,6 +128,7 @@ export class WarmPool {
             this.failures = 0;
           },
           (err: unknown) => {
+            this.waiters.shift()?.(undefined); // it waited for this one: it starts cold now
             if (this.closed) return;
             this.failures++;
             this.deps.onError?.(err);
@@ -155,6 +179,12 @@ export class WarmPool {
         stderr: true,
         hijack: true,
       })) as NodeJS.ReadWriteStream;
+      // The attach stream lives as long as the slot: a broken one (a dockerd restart) must not throw.
+      let broken: (() => void) | undefined;
+      const streamGone = new Promise<void>((r) => (broken = r));
+      io.on('error', () => broken?.());
+      io.on('close', () => broken?.());
+      io.on('end', () => broken?.());
       let output: ((line: string) => void) | undefined;
       let readied: (() => void) | undefined;
       const ready = new Promise<void>((r) => (readied = r));
@@ -173,22 +203,24 @@ export class WarmPool {
           () => 'exited' as const,
           () => 'exited' as const,
         ),
+        streamGone.then(() => 'lost its stdin' as const),
         new Promise<'slow'>((r) => (timer = setTimeout(() => r('slow'), READY_WITHIN_MS))),
       ]).finally(() => clearTimeout(timer));
       if (first !== 'ready') throw new Error(`a pooled container ${first} before its runner was ready`);
       if (this.closed) throw new Error('the pool was closed');
       const slot: PoolSlot = { id, containerId, socketDir, io, exited, onOutput: (fn) => (output = fn) };
-      this.idle.push(slot);
-      // Exited while idle (killed, OOM, a dockerd restart): removed and replaced.
-      void exited
-        .catch(() => undefined)
-        .then(async () => {
-          const at = this.idle.indexOf(slot);
-          if (at < 0) return; // handed out: its taker removes it
-          this.idle.splice(at, 1);
-          await this.discard(id);
-          this.refill();
-        });
+      const waiter = this.waiters.shift();
+      if (waiter) waiter(slot);
+      else this.idle.push(slot);
+      // Exited while idle (killed, OOM), or its stdin is lost (a dockerd restart closes the attach stream,
+      // and the wait request may then never answer): removed and replaced.
+      void Promise.race([exited.catch(() => undefined), streamGone]).then(async () => {
+        const at = this.idle.indexOf(slot);
+        if (at < 0) return; // handed out: its taker removes it
+        this.idle.splice(at, 1);
+        await this.discard(id);
+        this.refill();
+      });
     } catch (err) {
       this.owned.set(id, containerId ?? '');
       await this.discard(id);

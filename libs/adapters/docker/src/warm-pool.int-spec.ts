@@ -45,10 +45,10 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     return l;
   };
 
-  const pooled = async () =>
+  const pooled = async (id = supervisorId) =>
     docker.listContainers({
       all: true,
-      filters: { label: [`${LABEL_SUPERVISOR}=${supervisorId}`, LABEL_POOL] },
+      filters: { label: [`${LABEL_SUPERVISOR}=${id}`, LABEL_POOL] },
     });
 
   async function untilReady(l: DockerItemLauncher, n = 1): Promise<void> {
@@ -64,14 +64,12 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
 
   afterAll(async () => {
     for (const l of launchers) await l.closePool();
-    for (const c of await docker.listContainers({
-      all: true,
-      filters: { label: [`${LABEL_SUPERVISOR}=${supervisorId}`] },
-    }))
-      await docker
-        .getContainer(c.Id)
-        .remove({ force: true })
-        .catch(() => undefined);
+    for (const c of await docker.listContainers({ all: true, filters: { label: [LABEL_SUPERVISOR] } }))
+      if (c.Labels[LABEL_SUPERVISOR]!.startsWith(supervisorId))
+        await docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
     rmSync(socketRoot, { recursive: true, force: true });
     upstream.closeAllConnections();
     upstream.close();
@@ -126,7 +124,7 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
         onOutput: (line) => lines.push(line),
       });
     const outcomes = Promise.all([launch(a), launch(b, launcher(0))]);
-    for (let i = 0; i < 300 && !cold.has(b); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 1200 && !cold.has(b); i++) await new Promise((r) => setTimeout(r, 100));
     events.destroy();
     expect(cold.has(a)).toBe(false); // served by the pooled container: no container was made for it
     const coldInfo = cold.get(b)!;
@@ -135,7 +133,7 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     // (the pooled one through the socket opened in its slot's directory after the Ack).
     const heartbeatOf = (workId: string) =>
       received.find((r) => r.url?.includes(`/work/${workId}/heartbeat`));
-    for (let i = 0; i < 300 && !(heartbeatOf(a) && heartbeatOf(b)); i++)
+    for (let i = 0; i < 1200 && !(heartbeatOf(a) && heartbeatOf(b)); i++)
       await new Promise((r) => setTimeout(r, 100));
     for (const w of [a, b]) expect(heartbeatOf(w)?.headers.authorization).toBe(`Bearer ${token}`);
     expect(readdirSync(socketDir)).toEqual(['api.sock']);
@@ -209,7 +207,7 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
         }),
       ),
     );
-    for (let i = 0; i < 300 && !(heartbeatOf(c) && heartbeatOf(d)); i++)
+    for (let i = 0; i < 1200 && !(heartbeatOf(c) && heartbeatOf(d)); i++)
       await new Promise((r) => setTimeout(r, 100));
     creates.destroy();
     for (const w of [c, d]) expect(heartbeatOf(w)?.headers.authorization).toBe(`Bearer ${token}`);
@@ -229,7 +227,8 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     // socket directory under the socket root, one with a directory elsewhere: that one is not touched.
     const outside = mkdtempSync(join(tmpdir(), 'mango-pool-outside-'));
     const made: string[] = [];
-    for (const dir of [join(socketRoot, `pool-${randomBytes(8).toString('hex')}`), outside]) {
+    const inside = join(socketRoot, `pool-${randomBytes(8).toString('hex')}`);
+    for (const dir of [inside, outside]) {
       mkdirSync(dir, { recursive: true });
       const c = await docker.createContainer({
         name: `mango-pool-${randomBytes(8).toString('hex')}`,
@@ -253,16 +252,16 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     expect(adoptable).toEqual([]);
     for (const id of made)
       await expect(docker.getContainer(id).inspect()).rejects.toMatchObject({ statusCode: 404 });
-    expect(readdirSync(socketRoot).filter((d) => d.startsWith('pool-'))).toEqual([]);
+    expect(existsSync(inside)).toBe(false);
     expect(existsSync(outside)).toBe(true);
     rmSync(outside, { recursive: true, force: true });
   }, 60_000);
 
   it('pool size 0 starts no pooled container', async () => {
-    const l = launcher(0);
+    const l = launcher(0, `${supervisorId}-0`);
     l.startPool();
     await new Promise((r) => setTimeout(r, 1000));
     expect(l.pooledReady).toBe(0);
-    expect(await pooled()).toEqual([]);
+    expect(await pooled(`${supervisorId}-0`)).toEqual([]);
   });
 });

@@ -143,6 +143,7 @@ export class WarmPool {
         .finally(() => {
           this.filling--;
           this.pending.delete(filled);
+          this.refill(); // a waiter it was handed to may have left the pool short
         });
       this.pending.add(filled);
     }

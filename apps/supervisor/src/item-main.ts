@@ -7,7 +7,7 @@ import { parseItemAssignment, POOLED_RUNNER_READY } from '@mango/domain-work-lea
 import { loadConfig } from '@mango/platform-config';
 import { createLogger } from '@mango/platform-logging';
 import { Agent, setGlobalDispatcher } from 'undici';
-import { ItemEnv, ItemModeEnv } from './item.env';
+import { ItemEnv, ItemModeEnv, ItemSandboxEnv } from './item.env';
 
 const MAX_SECRET_BYTES = 64 * 1024;
 
@@ -24,21 +24,25 @@ async function readStdin(): Promise<string> {
   return text;
 }
 
+/** Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket. */
+function useSocket(env: ItemSandboxEnv): void {
+  if (env.MANGO_API_SOCKET) setGlobalDispatcher(new Agent({ connect: { socketPath: env.MANGO_API_SOCKET } }));
+}
+
 /** The item's identity (env) and secret (stdin); a pooled runner gets both from its assignment line. */
 async function identityAndSecret(log: ReturnType<typeof createLogger>): Promise<[ItemEnv, string]> {
-  const mode = loadConfig(ItemModeEnv);
-  // Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket.
-  if (mode.MANGO_API_SOCKET)
-    setGlobalDispatcher(new Agent({ connect: { socketPath: mode.MANGO_API_SOCKET } }));
-  if (mode.MANGO_ITEM_ASSIGNMENT !== 'stdin') {
-    const env = loadConfig(ItemEnv);
+  if (loadConfig(ItemModeEnv).MANGO_ITEM_ASSIGNMENT !== 'stdin') {
+    const env = loadConfig(ItemEnv); // every bad variable named at once
+    useSocket(env);
     return [env, await readStdin()];
   }
+  const sandbox = loadConfig(ItemSandboxEnv);
+  useSocket(sandbox);
   // Pooled: the first request's one-time costs (Node's fetch loads on first use) are paid while waiting.
   // The socket directory is still empty, so this request reaches nothing and fails at once.
-  await fetch(`${mode.MANGO_BASE_URL}/v1/pooled-warm-up`, { signal: AbortSignal.timeout(2000) }).catch(
-    () => undefined,
-  );
+  await fetch(`${sandbox.MANGO_BASE_URL}/v1/pooled-warm-up`, {
+    signal: AbortSignal.timeout(2000),
+  }).catch(() => undefined);
   log.info({}, POOLED_RUNNER_READY);
   const a = parseItemAssignment(await readStdin());
   const env = loadConfig(ItemEnv, undefined, {

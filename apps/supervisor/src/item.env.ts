@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
 import { idPattern } from '@mango/domain-kernel';
 
-/** What every item runner knows before its Work: how it learns that Work, and where Mango is. */
+/** How the item runner learns its Work. */
 export class ItemModeEnv {
   /**
    * `stdin` in a pooled container (docs/operator-guide.md "Warm pool"): the Work id, Environment and type
@@ -11,7 +11,10 @@ export class ItemModeEnv {
   @IsOptional()
   @IsIn(['stdin'])
   MANGO_ITEM_ASSIGNMENT?: 'stdin';
+}
 
+/** What every item runner knows before its Work: where Mango is (a pooled runner's whole environment). */
+export class ItemSandboxEnv extends ItemModeEnv {
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_BASE_URL!: string;
 
@@ -22,7 +25,7 @@ export class ItemModeEnv {
 }
 
 /** The narrow, non-secret identity of one Work item inside its container (the item runner's `handleItem`; docs/operator-guide.md, The Docker supervisor). */
-export class ItemEnv extends ItemModeEnv {
+export class ItemEnv extends ItemSandboxEnv {
   @Matches(idPattern('work'))
   MANGO_WORK_ID!: string;
 

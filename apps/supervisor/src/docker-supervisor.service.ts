@@ -121,6 +121,9 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
       workTtlSeconds: this.env.MANGO_WORK_TTL_SECONDS,
       customTools: customTools.length ? JSON.stringify(customTools) : undefined,
+      poolSize: this.env.MANGO_WORKER_POOL_SIZE,
+      onPoolError: (err) =>
+        this.log.warn({ err: String(err) }, 'could not add a container to the warm pool; retrying'),
       // A dockerd restart while items run (docs/operator-guide.md, The Docker supervisor).
       onEngine: (event, item) =>
         event === 'lost'
@@ -130,6 +133,12 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     // Before anything slow (the item runner's precompilation): adopted runners are retrying meanwhile.
     await this.reconcile();
     this.launcher.setItemCommand(await this.itemCommand(docker));
+    this.launcher.startPool();
+    if (this.env.MANGO_WORKER_POOL_SIZE)
+      this.log.info(
+        { pool_size: this.env.MANGO_WORKER_POOL_SIZE },
+        'warm pool on: healthcheck Work is served by pre-started containers',
+      );
     this.loop = this.run(supervisorId);
   }
 
@@ -139,7 +148,9 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
    * MANGO_MAX_CONCURRENT_ITEMS until they exit — so a tool call in flight runs once; the rest are removed.
    */
   private async reconcile(): Promise<void> {
-    const { removed, adoptable, refused } = await this.launcher.reconcile();
+    const { removed, adoptable, refused, pooled } = await this.launcher.reconcile();
+    if (pooled.length)
+      this.log.info({ containers: pooled }, 'removed warm-pool containers left by an earlier run');
     if (removed.length)
       this.log.warn(
         { containers: removed, refused },
@@ -445,6 +456,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     if (this.watch) clearInterval(this.watch);
     this.draining.abort();
     await this.loop;
+    await this.launcher?.closePool();
     if (this.running.size) {
       // Items finish the call in flight, deliver its result and Stop (their lease stays renewable meanwhile).
       const signalled = await this.launcher.drainAll();

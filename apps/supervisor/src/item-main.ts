@@ -1,14 +1,17 @@
 // `mango-worker item`: the process inside each Work container. It becomes non-dumpable before it reads
-// the Work secret from its one-shot stdin, then serves exactly one acknowledged item.
+// the Work secret from its one-shot stdin, then serves exactly one acknowledged item. A pooled container
+// (MANGO_ITEM_ASSIGNMENT=stdin: docs/operator-guide.md "Warm pool") starts with no Work at all, loaded and
+// waiting: its Work identity arrives with the secret, as one assignment line on stdin after the Ack.
 import { makeNonDumpable, handleItem, parseCustomTools, runHealthcheckProbe } from '@mango/worker-runtime';
+import { parseItemAssignment, POOLED_RUNNER_READY } from '@mango/domain-work-lease';
 import { loadConfig } from '@mango/platform-config';
 import { createLogger } from '@mango/platform-logging';
 import { Agent, setGlobalDispatcher } from 'undici';
-import { ItemEnv } from './item.env';
+import { ItemEnv, ItemModeEnv, ItemSandboxEnv } from './item.env';
 
 const MAX_SECRET_BYTES = 64 * 1024;
 
-async function readSecret(): Promise<string> {
+async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of process.stdin) {
@@ -16,9 +19,38 @@ async function readSecret(): Promise<string> {
     if (size > MAX_SECRET_BYTES) throw new Error('the Work secret on stdin is too large');
     chunks.push(chunk as Buffer);
   }
-  const secret = Buffer.concat(chunks).toString('utf8').trim();
-  if (!secret) throw new Error('no Work secret on stdin');
-  return secret;
+  const text = Buffer.concat(chunks).toString('utf8').trim();
+  if (!text) throw new Error('no Work secret on stdin');
+  return text;
+}
+
+/** Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket. */
+function useSocket(env: ItemSandboxEnv): void {
+  if (env.MANGO_API_SOCKET) setGlobalDispatcher(new Agent({ connect: { socketPath: env.MANGO_API_SOCKET } }));
+}
+
+/** The item's identity (env) and secret (stdin); a pooled runner gets both from its assignment line. */
+async function identityAndSecret(log: ReturnType<typeof createLogger>): Promise<[ItemEnv, string]> {
+  if (loadConfig(ItemModeEnv).MANGO_ITEM_ASSIGNMENT !== 'stdin') {
+    const env = loadConfig(ItemEnv); // every bad variable named at once
+    useSocket(env);
+    return [env, await readStdin()];
+  }
+  const sandbox = loadConfig(ItemSandboxEnv);
+  useSocket(sandbox);
+  // Pooled: the first request's one-time costs (Node's fetch loads on first use) are paid while waiting.
+  // The socket directory is still empty, so this request reaches nothing and fails at once.
+  await fetch(`${sandbox.MANGO_BASE_URL}/v1/pooled-warm-up`, {
+    signal: AbortSignal.timeout(2000),
+  }).catch(() => undefined);
+  log.info({}, POOLED_RUNNER_READY);
+  const a = parseItemAssignment(await readStdin());
+  const env = loadConfig(ItemEnv, undefined, {
+    MANGO_WORK_ID: a.work_id,
+    MANGO_ENVIRONMENT_ID: a.environment_id,
+    MANGO_WORK_TYPE: a.work_type,
+  });
+  return [env, a.secret];
 }
 
 async function main(): Promise<number> {
@@ -26,14 +58,11 @@ async function main(): Promise<number> {
   // The supervisor's graceful shutdown: finish the call in flight and deliver its result, then Stop.
   const drain = new AbortController();
   process.on('SIGTERM', () => drain.abort());
-  const env = loadConfig(ItemEnv);
-  // Every request of the runner (Work, Session events and stream, Skills, Memory) goes over the socket.
-  if (env.MANGO_API_SOCKET) setGlobalDispatcher(new Agent({ connect: { socketPath: env.MANGO_API_SOCKET } }));
   const log = createLogger({ service: 'item', level: 'info' });
+  const [env, secret] = await identityAndSecret(log);
   const customTools = env.MANGO_CUSTOM_TOOLS
     ? parseCustomTools(env.MANGO_CUSTOM_TOOLS, 'MANGO_CUSTOM_TOOLS')
     : undefined;
-  const secret = await readSecret();
   return handleItem({
     identity: {
       workId: env.MANGO_WORK_ID,

@@ -2,8 +2,30 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
 import { idPattern } from '@mango/domain-kernel';
 
+/** How the item runner learns its Work. */
+export class ItemModeEnv {
+  /**
+   * `stdin` in a pooled container (docs/operator-guide.md "Warm pool"): the Work id, Environment and type
+   * arrive with the secret as one assignment line on stdin after the Ack, not in the environment.
+   */
+  @IsOptional()
+  @IsIn(['stdin'])
+  MANGO_ITEM_ASSIGNMENT?: 'stdin';
+}
+
+/** What every item runner knows before its Work: where Mango is (a pooled runner's whole environment). */
+export class ItemSandboxEnv extends ItemModeEnv {
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  MANGO_BASE_URL!: string;
+
+  /** The Work API socket the supervisor mounted (a sealed sandbox reaches Mango only through it). */
+  @IsOptional()
+  @Matches(/^\/[^\0]{1,100}$/)
+  MANGO_API_SOCKET?: string;
+}
+
 /** The narrow, non-secret identity of one Work item inside its container (the item runner's `handleItem`; docs/operator-guide.md, The Docker supervisor). */
-export class ItemEnv {
+export class ItemEnv extends ItemSandboxEnv {
   @Matches(idPattern('work'))
   MANGO_WORK_ID!: string;
 
@@ -16,14 +38,6 @@ export class ItemEnv {
   @IsOptional()
   @Matches(idPattern('session'))
   MANGO_SESSION_ID?: string;
-
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
-  MANGO_BASE_URL!: string;
-
-  /** The Work API socket the supervisor mounted (a sealed sandbox reaches Mango only through it). */
-  @IsOptional()
-  @Matches(/^\/[^\0]{1,100}$/)
-  MANGO_API_SOCKET?: string;
 
   /** Session Work: end the activation this long after the Session went idle. */
   @IsOptional()

@@ -86,6 +86,17 @@ export class SupervisorEnv extends ObservabilityEnv {
   @Max(64)
   MANGO_MAX_CONCURRENT_ITEMS: number = 4;
 
+  /**
+   * The warm pool (docs/operator-guide.md "Warm pool"): this many started, hardened containers with no
+   * Work, no secret and no workspace wait for healthcheck Work, each used for one item and then removed.
+   * 0 disables it (every item starts a cold container).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(8)
+  MANGO_WORKER_POOL_SIZE: number = 1;
+
   /** Identifies this supervisor's containers for startup reconciliation (default: hostname + Environment). */
   @IsOptional()
   @Matches(/^[A-Za-z0-9_.-]{1,128}$/)

@@ -59,6 +59,8 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
         MANGO_WORKER_IMAGE: process.env.MANGO_BASE_IMAGE!,
         MANGO_WORKER_SOURCE_DIR: ROOT,
         MANGO_SUPERVISOR_ID: `test-${envId.toLowerCase()}`,
+        // Today's cold path: one container per item (the warm pool: pool.e2e-spec.ts).
+        MANGO_WORKER_POOL_SIZE: '0',
         // Must never reach a sandbox:
         MANGO_MODEL_API_KEY: 'sk-model-secret-must-not-leak',
         MANGO_API_KEY: 'mango_ak_must_not_leak',
@@ -100,6 +102,10 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
     }
     expect(left).toEqual([]);
     expect(supervisor.logs()).toMatch(/item container finished and was removed/);
+    // Pool size 0: no pooled container was ever made for this supervisor.
+    const pool = [`dev.mango.supervisor=test-${envId.toLowerCase()}`, 'dev.mango.pool'];
+    expect(await docker.listContainers({ all: true, filters: { label: pool } })).toEqual([]);
+    expect(supervisor.logs()).not.toContain('warm pool on');
     // The supervisor's /metrics (checked by promtool) counted the container, and no failure.
     const scrape = await scrapeMetrics(metricsUrl);
     expect(

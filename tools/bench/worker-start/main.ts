@@ -1,7 +1,11 @@
 /**
  * Benchmark: Docker worker start-up. Prints, for healthcheck Work through the real API and
- * `mango-worker docker` on the real dockerd (items run from this checkout, as in tests and `npm run up`):
- *   - Ack → container running (Docker `start` event) and Ack → first heartbeat (`started_at`);
+ * `mango-worker docker` on the real dockerd (items run from this checkout, as in tests and `npm run up`),
+ * once with the warm pool off (MANGO_WORKER_POOL_SIZE=0: a cold container per item), then with it on
+ * (BENCH_POOL_SIZE, default 2: docs/operator-guide.md "Warm pool") for items back to back (the pool
+ * refills while they run) and for items BENCH_POOL_SPACING_MS (5 s) apart (periodic checks: a full pool):
+ *   - Ack → container running (Docker `start` event; cold only: a pooled container was running before)
+ *     and Ack → first heartbeat (`started_at`);
  *   - healthcheck create → `succeeded` (`stopped_at − created_at`), p50/p95;
  * next to the floor measured in the same run: a raw `docker run --rm` of the same image whose process
  * makes one HTTP request to a local listener (spawn → running, spawn → first request).
@@ -15,6 +19,9 @@ import Docker from 'dockerode';
 import { freePort, logged, startApi, startApp } from '@mango/testing';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 15);
+const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 2);
+/** The pause before each item of the spaced pool run: long enough for the pool to refill. */
+const SPACING_MS = Number(process.env.BENCH_POOL_SPACING_MS ?? 5000);
 const ROOT = join(__dirname, '../../..');
 const LABEL = 'dev.mango.work_id';
 
@@ -84,11 +91,23 @@ async function rawFloor(image: string, samples: number) {
   return { running, firstRequest };
 }
 
-async function main(): Promise<void> {
-  const image = process.env.MANGO_BASE_IMAGE!;
-  const workerImage = process.env.BENCH_WORKER_IMAGE ?? image;
-  const api = await startApi('bench-worker');
-  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+interface Run {
+  ackToRunning: number[];
+  ackToHeartbeat: number[];
+  createToAck: number[];
+  createToSucceeded: number[];
+  /** Items whose container started after their Ack (a cold start): with the pool on, pool misses. */
+  cold: number;
+}
+
+async function measure(
+  api: Awaited<ReturnType<typeof startApi>>,
+  docker: Docker,
+  workerImage: string,
+  poolSize: number,
+  /** Pause SPACING_MS before each item (periodic healthchecks: the pool has refilled by then). */
+  spaced = false,
+): Promise<Run> {
   const started = new Map<string, number>();
   const events = (await docker.getEvents({
     filters: { type: ['container'], event: ['start'], label: [LABEL] },
@@ -105,7 +124,7 @@ async function main(): Promise<void> {
     await fetch(`${api.url}/v1/environments`, {
       method: 'POST',
       headers: h,
-      body: JSON.stringify({ name: 'bench' }),
+      body: JSON.stringify({ name: `bench-pool-${poolSize}${spaced ? '-spaced' : ''}` }),
     })
   ).json()) as { id: string };
   const supervisor = await startApp(
@@ -118,18 +137,17 @@ async function main(): Promise<void> {
       MANGO_WORKER_IMAGE: workerImage,
       // Items run from this checkout unless a built worker image (tools/docker/build-worker-image.sh) is named.
       ...(process.env.BENCH_WORKER_IMAGE ? {} : { MANGO_WORKER_SOURCE_DIR: ROOT }),
-      MANGO_SUPERVISOR_ID: 'bench',
+      MANGO_SUPERVISOR_ID: `bench-pool-${poolSize}${spaced ? '-spaced' : ''}`,
+      MANGO_WORKER_POOL_SIZE: String(poolSize),
     },
     logged('docker engine connected'),
     60_000,
   );
-  const ackToRunning: number[] = [];
-  const ackToHeartbeat: number[] = [];
-  const createToSucceeded: number[] = [];
-  const createToAck: number[] = [];
+  const run: Run = { ackToRunning: [], ackToHeartbeat: [], createToAck: [], createToSucceeded: [], cold: 0 };
   try {
-    // One warm-up item (page cache, SWC cache) that is not counted.
+    // One warm-up item (page cache, SWC cache, the pool's first fill) that is not counted.
     for (let i = 0; i <= SAMPLES; i++) {
+      if (spaced) await new Promise((r) => setTimeout(r, SPACING_MS));
       const created = (await (
         await fetch(`${api.url}/v1/environments/${env.id}/work`, {
           method: 'POST',
@@ -147,31 +165,68 @@ async function main(): Promise<void> {
       }
       if (w.result?.status !== 'succeeded')
         throw new Error(`healthcheck ${w.id}: ${JSON.stringify(w.result)}`);
-      for (let k = 0; k < 100 && !started.has(w.id); k++) await new Promise((r) => setTimeout(r, 10));
+      if (poolSize === 0)
+        for (let k = 0; k < 100 && !started.has(w.id); k++) await new Promise((r) => setTimeout(r, 10));
       if (i === 0) continue;
       const ack = Date.parse(w.acknowledged_at);
-      ackToRunning.push(started.get(w.id)! - ack);
-      ackToHeartbeat.push(Date.parse(w.started_at) - ack);
-      createToAck.push(ack - Date.parse(w.created_at));
-      createToSucceeded.push(Date.parse(w.stopped_at) - Date.parse(w.created_at));
+      if (started.has(w.id)) {
+        run.cold++;
+        run.ackToRunning.push(started.get(w.id)! - ack);
+      }
+      run.ackToHeartbeat.push(Date.parse(w.started_at) - ack);
+      run.createToAck.push(ack - Date.parse(w.created_at));
+      run.createToSucceeded.push(Date.parse(w.stopped_at) - Date.parse(w.created_at));
     }
   } finally {
     events.destroy();
     await supervisor.stop();
+  }
+  return run;
+}
+
+async function main(): Promise<void> {
+  const image = process.env.MANGO_BASE_IMAGE!;
+  const workerImage = process.env.BENCH_WORKER_IMAGE ?? image;
+  const api = await startApi('bench-worker');
+  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+  let cold: Run;
+  let pooled: Run;
+  let spaced: Run;
+  try {
+    cold = await measure(api, docker, workerImage, 0);
+    pooled = await measure(api, docker, workerImage, POOL_SIZE);
+    spaced = await measure(api, docker, workerImage, POOL_SIZE, true);
+  } finally {
     await api.close();
   }
   const raw = await rawFloor(image, SAMPLES);
   console.log(
     `worker start-up on ${workerImage}, ${SAMPLES} samples each (${process.env.BENCH_WORKER_IMAGE ? 'built image' : 'items run from this checkout'}; raw floor on ${image})\n`,
   );
-  console.log(row('Mango: Ack → container running', ackToRunning));
-  console.log(row('Mango: Ack → first heartbeat', ackToHeartbeat));
   console.log(row('raw docker run --rm: spawn → running', raw.running));
   console.log(row('raw docker run --rm: spawn → first request', raw.firstRequest));
-  console.log(row('Mango: healthcheck create → Ack', createToAck));
-  console.log(row('Mango: healthcheck create → succeeded', createToSucceeded));
+  console.log('\nwarm pool off (MANGO_WORKER_POOL_SIZE=0):');
+  console.log(row('Mango: Ack → container running', cold.ackToRunning));
+  console.log(row('Mango: Ack → first heartbeat', cold.ackToHeartbeat));
+  console.log(row('Mango: healthcheck create → Ack', cold.createToAck));
+  console.log(row('Mango: healthcheck create → succeeded', cold.createToSucceeded));
   console.log(
-    `\nAck → first heartbeat vs raw floor (p50): ${(pct(ackToHeartbeat, 50) / pct(raw.firstRequest, 50)).toFixed(2)}×`,
+    `\nwarm pool on (MANGO_WORKER_POOL_SIZE=${POOL_SIZE}), items back to back (the pool refills while they run; ${pooled.cold} of ${SAMPLES} started cold):`,
+  );
+  if (pooled.ackToRunning.length)
+    console.log(row('Mango: Ack → container running (misses)', pooled.ackToRunning));
+  console.log(row('Mango: Ack → first heartbeat', pooled.ackToHeartbeat));
+  console.log(row('Mango: healthcheck create → Ack', pooled.createToAck));
+  console.log(row('Mango: healthcheck create → succeeded', pooled.createToSucceeded));
+  console.log(
+    `\nwarm pool on (MANGO_WORKER_POOL_SIZE=${POOL_SIZE}), items ${SPACING_MS} ms apart (periodic healthchecks: the pool has refilled; ${spaced.cold} of ${SAMPLES} started cold):`,
+  );
+  console.log(row('Mango: Ack → first heartbeat', spaced.ackToHeartbeat));
+  console.log(row('Mango: healthcheck create → succeeded', spaced.createToSucceeded));
+  const floor = pct(raw.firstRequest, 50);
+  const ratio = (r: Run) => (pct(r.ackToHeartbeat, 50) / floor).toFixed(2);
+  console.log(
+    `\nAck → first heartbeat vs raw floor (p50): pool off ${ratio(cold)}×, pool on back to back ${ratio(pooled)}×, pool on, items spaced ${ratio(spaced)}×`,
   );
 }
 

@@ -1,22 +1,37 @@
+import { rmSync } from 'node:fs';
 import { lstat, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
 import { idPattern } from '@mango/domain-kernel';
+import { encodeItemAssignment } from '@mango/domain-work-lease';
 import { createDockerClient } from './docker-engine';
 import {
+  HEALTHCHECK_TMPFS,
+  LABEL_ENVIRONMENT,
+  LABEL_POOL,
+  LABEL_SESSION,
+  LABEL_SUPERVISOR,
+  LABEL_WORK,
+  sandboxBaseEnv,
+  sandboxContainer,
+  TMP,
+} from './sandbox-container';
+import {
   openWorkApiSocket,
-  SANDBOX_BASE_URL,
+  POOL_SOCKET_PREFIX,
   SANDBOX_SOCKET_DIR,
-  SANDBOX_SOCKET_PATH,
   workApiSocketDir,
 } from './work-api-socket';
+import { type PoolSlot, WarmPool } from './warm-pool';
 
-export const LABEL_WORK = 'dev.mango.work_id';
-export const LABEL_ENVIRONMENT = 'dev.mango.environment_id';
-export const LABEL_SUPERVISOR = 'dev.mango.supervisor';
-/** The Session a Session item's container serves: one activation per Session workspace at a time. */
-export const LABEL_SESSION = 'dev.mango.session_id';
+export {
+  LABEL_ENVIRONMENT,
+  LABEL_POOL,
+  LABEL_SESSION,
+  LABEL_SUPERVISOR,
+  LABEL_WORK,
+} from './sandbox-container';
 
 export interface LaunchSettings {
   dockerHost?: string;
@@ -57,6 +72,13 @@ export interface LaunchSettings {
    * (a dockerd restart: see `watchExit`), so the supervisor can say so.
    */
   onEngine?: (event: 'lost' | 'back', item: { work_id: string; container?: string }) => void;
+  /**
+   * The warm pool (docs/operator-guide.md "Warm pool"): this many started, Work-less containers wait for
+   * healthcheck Work (`startPool`). 0 or unset: every item starts a cold container.
+   */
+  poolSize?: number;
+  /** Told when a container could not be added to the warm pool (it retries with a backoff). */
+  onPoolError?: (err: unknown) => void;
 }
 
 export interface LaunchRequest {
@@ -100,6 +122,8 @@ export interface Reconciliation {
   adoptable: AdoptableContainer[];
   /** Why each running container in `removed` was not adopted (container id → reason). */
   refused: Record<string, string>;
+  /** Warm-pool containers of an earlier run, removed (never adopted: they served no Work, or a healthcheck). */
+  pooled: string[];
 }
 
 export interface AdoptRequest {
@@ -115,6 +139,8 @@ const WORK_ID = idPattern('work');
 const EXIT_WATCH_MS = 2_000;
 /** How long a launch that failed before its container started waits for the engine to answer again. */
 const ENGINE_RETURN_MS = 60_000;
+/** How long a healthcheck waits for a warm-pool container being made before it starts a cold one. */
+const POOL_WAIT_MS = 10_000;
 /** Errors of a Docker request whose engine is not there (its socket gone, refusing, or closed mid-request). */
 const ENGINE_GONE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const ENVIRONMENT_ID = idPattern('environment');
@@ -141,16 +167,9 @@ export function sessionWorkspaceDir(root: string, sessionId: string): string {
 /** Only NoCopy matters; the other VolumeOptions fields are optional to the Engine API. */
 const NO_COPY = { NoCopy: true } as NonNullable<Docker.MountSettings['VolumeOptions']>;
 
-/** /tmp allows exec: the runtime materializes its native addon there (and tools run scripts anyway). */
-const TMP = 'rw,exec,nosuid,nodev,size=256m,uid=1000,gid=1000';
 /** `/mnt/memory` for Session items: Memory Store mounts (docs/api-guide.md "Memory on the worker"), not executable, owned by the runner. */
 const MEMORY_TMPFS = 'rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=0700';
-export const ITEM_COMMAND = [
-  'node',
-  '-r',
-  '/opt/mango/tools/runtime/register.js',
-  '/opt/mango/apps/supervisor/src/item-main.ts',
-];
+export { ITEM_COMMAND } from './sandbox-container';
 
 /**
  * Runs one hardened container per acknowledged Work item (docs/operator-guide.md "The Docker supervisor"): non-root
@@ -164,6 +183,7 @@ export class DockerItemLauncher {
   private readonly streams: Docker;
   /** Running Work containers by Work id. */
   private readonly running = new Map<string, string>();
+  private pool?: WarmPool;
 
   constructor(private readonly settings: LaunchSettings) {
     this.docker = createDockerClient(settings.dockerHost);
@@ -186,7 +206,39 @@ export class DockerItemLauncher {
       }
       await this.removeContainer(c.Id);
     }
+    // An earlier attempt of this run in a pooled container (it carries no Work label).
+    const pooled = this.running.get(workId);
+    if (pooled && !stale.some((c) => c.Id === pooled)) {
+      await this.removeContainer(pooled);
+      return stale.length + 1;
+    }
     return stale.length;
+  }
+
+  /**
+   * Starts the warm pool (when `poolSize` > 0): after `reconcile` removed an earlier run's pool and after
+   * `setItemCommand`, so pooled containers run the same command as cold ones.
+   */
+  startPool(): void {
+    if (!this.settings.poolSize || this.pool) return;
+    this.pool = new WarmPool(this.settings, this.settings.poolSize, {
+      docker: this.docker,
+      streams: this.streams,
+      forwardLines: (io, onOutput) => this.forwardLines(io, onOutput),
+      removeContainer: (id) => this.removeContainer(id),
+      onError: this.settings.onPoolError,
+    });
+    this.pool.start();
+  }
+
+  /** Idle warm-pool containers now (0 without a pool). */
+  get pooledReady(): number {
+    return this.pool?.ready ?? 0;
+  }
+
+  /** Drain/shutdown: the warm pool stops refilling and its idle containers are removed. */
+  async closePool(): Promise<void> {
+    await this.pool?.close();
   }
 
   /** The item runner's command, when it is known only after start-up (precompiled from the source tree). */
@@ -207,8 +259,14 @@ export class DockerItemLauncher {
       all: true,
       filters: { label: [`${LABEL_SUPERVISOR}=${this.settings.supervisorId}`] },
     });
-    const result: Reconciliation = { removed: [], adoptable: [], refused: {} };
+    const result: Reconciliation = { removed: [], adoptable: [], refused: {}, pooled: [] };
     for (const c of left) {
+      if (c.Labels[LABEL_POOL] !== undefined) {
+        await this.removeContainer(c.Id);
+        this.removePoolSocketDir(c.Mounts.find((m) => m.Destination === SANDBOX_SOCKET_DIR)?.Source);
+        result.pooled.push(c.Id);
+        continue;
+      }
       if (c.State === 'running') {
         const checked = await this.adoptable(c.Id).catch((err: unknown) => String(err));
         if (typeof checked !== 'string') {
@@ -221,6 +279,13 @@ export class DockerItemLauncher {
       result.removed.push(c.Id);
     }
     return result;
+  }
+
+  /** A removed pool container's socket directory: only a `pool-…` directory right under the socket root. */
+  private removePoolSocketDir(dir: string | undefined): void {
+    if (!dir || dirname(dir) !== this.settings.socketRoot || !basename(dir).startsWith(POOL_SOCKET_PREFIX))
+      return;
+    rmSync(dir, { recursive: true, force: true });
   }
 
   /** A running container's claim to be adopted, or why it is refused. */
@@ -470,6 +535,9 @@ export class DockerItemLauncher {
     await this.removeStale(req.workId, req.environmentId);
     if (req.workType === 'session') await this.removeEarlierActivations(req.sessionId!, req.environmentId);
     if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
+    // Healthcheck Work only: Session Work needs its workspace mounted, which a started container cannot get.
+    const slot = req.workType === 'healthcheck' ? await this.pool?.take(POOL_WAIT_MS, req.signal) : undefined;
+    if (slot) return this.launchPooled(req, slot, attempt);
     const socket = await openWorkApiSocket({
       root: this.settings.socketRoot,
       workId: req.workId,
@@ -491,18 +559,8 @@ export class DockerItemLauncher {
       `MANGO_WORK_ID=${req.workId}`,
       `MANGO_ENVIRONMENT_ID=${req.environmentId}`,
       `MANGO_WORK_TYPE=${req.workType}`,
-      `MANGO_BASE_URL=${SANDBOX_BASE_URL}`,
-      `MANGO_API_SOCKET=${SANDBOX_SOCKET_PATH}`,
-      'MANGO_SANDBOX=docker',
-      'HOME=/tmp',
-      'PATH=/usr/local/bin:/usr/bin:/bin',
+      ...sandboxBaseEnv(this.settings),
       ...(req.sessionId ? [`MANGO_SESSION_ID=${req.sessionId}`] : []),
-      ...(this.settings.workTtlSeconds !== undefined
-        ? [`MANGO_WORK_TTL_SECONDS=${this.settings.workTtlSeconds}`]
-        : []),
-      ...(this.settings.sessionIdleMs !== undefined
-        ? [`MANGO_SESSION_IDLE_MS=${this.settings.sessionIdleMs}`]
-        : []),
       ...(this.settings.customTools && req.workType === 'session'
         ? [`MANGO_CUSTOM_TOOLS=${this.settings.customTools}`]
         : []),
@@ -510,52 +568,28 @@ export class DockerItemLauncher {
     let workspace: Docker.MountSettings | undefined;
     if (req.workType === 'session') workspace = await this.ensureWorkspace(req.sessionId!, req.environmentId);
     if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
-    const mounts: Docker.HostConfig =
+    const mounts: Pick<Docker.HostConfig, 'Tmpfs' | 'Mounts'> =
       req.workType === 'healthcheck'
-        ? {
-            Tmpfs: { '/workspace': 'rw,exec,nosuid,nodev,size=16m,uid=1000,gid=1000,mode=0700', '/tmp': TMP },
-          }
+        ? { Tmpfs: HEALTHCHECK_TMPFS }
         : {
             // Attached Memory Stores are synchronized copies: a private tmpfs per activation.
             Tmpfs: { '/tmp': TMP, '/mnt/memory': MEMORY_TMPFS },
             Mounts: [workspace!],
           };
-    const container: Docker.Container = await this.docker.createContainer({
-      name: `mango-${req.workId.toLowerCase()}`,
-      Image: this.settings.image,
-      // Explicit entrypoint: worker images default to the supervisor (`mango-worker docker`).
-      Entrypoint: (this.settings.itemCommand ?? ITEM_COMMAND).slice(0, 1),
-      Cmd: (this.settings.itemCommand ?? ITEM_COMMAND).slice(1),
-      Env: env,
-      User: '1000:1000',
-      WorkingDir: '/workspace',
-      Labels: {
-        [LABEL_WORK]: req.workId,
-        [LABEL_ENVIRONMENT]: req.environmentId,
-        [LABEL_SUPERVISOR]: this.settings.supervisorId,
-        ...(req.workType === 'session' ? { [LABEL_SESSION]: req.sessionId! } : {}),
-      },
-      OpenStdin: true,
-      StdinOnce: true,
-      AttachStdin: true,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
-      HostConfig: {
-        NetworkMode: this.settings.network,
-        ReadonlyRootfs: true,
-        CapDrop: ['ALL'],
-        SecurityOpt: ['no-new-privileges'],
-        PidsLimit: this.settings.pidsLimit ?? 256,
-        Memory: this.settings.memoryBytes ?? 512 * 1024 * 1024,
-        NanoCpus: this.settings.nanoCpus ?? 1_000_000_000,
-        ...mounts,
-        Binds: [
-          `${socketDir}:${SANDBOX_SOCKET_DIR}:ro`,
-          ...(this.settings.sourceDir ? [`${this.settings.sourceDir}:/opt/mango:ro`] : []),
-        ],
-      },
-    });
+    const container: Docker.Container = await this.docker.createContainer(
+      sandboxContainer(this.settings, {
+        name: `mango-${req.workId.toLowerCase()}`,
+        env,
+        labels: {
+          [LABEL_WORK]: req.workId,
+          [LABEL_ENVIRONMENT]: req.environmentId,
+          [LABEL_SUPERVISOR]: this.settings.supervisorId,
+          ...(req.workType === 'session' ? { [LABEL_SESSION]: req.sessionId! } : {}),
+        },
+        mounts,
+        socketDir,
+      }),
+    );
     try {
       const io = (await this.streams.getContainer(container.id).attach({
         stream: true,
@@ -583,6 +617,50 @@ export class DockerItemLauncher {
     } finally {
       if (this.running.get(req.workId) === container.id) this.running.delete(req.workId);
       await this.removeContainer(container.id);
+    }
+  }
+
+  /**
+   * An acknowledged healthcheck in a warm-pool container: its Work API socket is opened in the slot's
+   * (so far empty) socket directory, then its one assignment line (Work identity and secret) is written
+   * to the runner waiting on stdin. Served to its exit like a cold container, then removed (never reused).
+   */
+  private async launchPooled(
+    req: LaunchRequest,
+    slot: PoolSlot,
+    attempt: { started: boolean },
+  ): Promise<LaunchOutcome> {
+    let socket: Awaited<ReturnType<typeof openWorkApiSocket>> | undefined;
+    try {
+      socket = await openWorkApiSocket({
+        root: this.settings.socketRoot,
+        workId: req.workId,
+        upstream: this.settings.upstreamUrl,
+        dir: slot.socketDir,
+      });
+      slot.onOutput((line) => req.onOutput?.(line));
+      attempt.started = true;
+      // No secret after cancellation.
+      if (req.signal.aborted) return { exitCode: null, timedOut: false, cancelled: true };
+      this.running.set(req.workId, slot.containerId);
+      slot.io.write(
+        encodeItemAssignment({
+          work_id: req.workId,
+          environment_id: req.environmentId,
+          work_type: 'healthcheck',
+          secret: req.secret,
+        }),
+      );
+      slot.io.end();
+      return await this.outcome(req.workId, slot.containerId, slot.exited, req.deadlineMs, req.signal);
+    } finally {
+      if (this.running.get(req.workId) === slot.containerId) this.running.delete(req.workId);
+      try {
+        await this.removeContainer(slot.containerId);
+      } finally {
+        await socket?.close();
+        rmSync(slot.socketDir, { recursive: true, force: true });
+      }
     }
   }
 

@@ -58,12 +58,17 @@ export async function openWorkApiSocket(o: {
    * the container's mount holds that directory, so a new one at the same path would never reach it.
    */
   reuse?: boolean;
+  /**
+   * Serve in this existing directory instead of the Work item's (`reuse` semantics): the per-slot
+   * directory a pooled container has had bind-mounted, empty, since before its Work was claimed.
+   */
+  dir?: string;
 }): Promise<WorkApiSocket> {
   const upstream = new URL(o.upstream);
   const prefix = upstream.pathname.replace(/\/+$/, '');
   const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
-  const dir = workApiSocketDir(o.root, o.workId);
-  if (o.reuse) {
+  const dir = o.dir ?? workApiSocketDir(o.root, o.workId);
+  if (o.reuse || o.dir) {
     const found = lstatSync(dir, { throwIfNoEntry: false });
     if (!found?.isDirectory() || found.isSymbolicLink())
       throw new Error(`the Work API socket directory ${dir} is gone; the container cannot be reached again`);
@@ -135,6 +140,9 @@ export async function openWorkApiSocket(o: {
     },
   };
 }
+
+/** A pool slot's socket directory: `pool-…` never collides with a Work item's (`work_…`). */
+export const POOL_SOCKET_PREFIX = 'pool-';
 
 /** The host directory of a Work item's socket (bind-mounted at SANDBOX_SOCKET_DIR in its container). */
 export function workApiSocketDir(root: string, workId: string): string {

@@ -3,3 +3,4 @@ export * from './work-lease.constants';
 export * from './work-lease.state';
 export * from './work-lease.types';
 export * from './work-token-routes';
+export * from './item-assignment';

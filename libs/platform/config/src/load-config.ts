@@ -25,8 +25,10 @@ function describe(errors: ValidationError[], prefix = ''): string[] {
 export function loadConfig<T extends object>(
   dto: new () => T,
   env: Record<string, string | undefined> = process.env,
+  /** Values known only at run time (e.g. a pooled item runner's assignment), validated like the rest. */
+  overrides: Record<string, string | undefined> = {},
 ): T {
-  const instance = plainToInstance(dto, { ...env }, { enableImplicitConversion: false });
+  const instance = plainToInstance(dto, { ...env, ...overrides }, { enableImplicitConversion: false });
   const errors = validateSync(instance, { whitelist: false, forbidUnknownValues: false });
   if (errors.length > 0) throw new ConfigError(describe(errors));
   return instance;

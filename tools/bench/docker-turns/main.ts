@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { AppProcess, logged, startApi, startApp, startScriptedModel } from '@mango/testing';
+import { pct, pool } from '../stats';
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 100));
@@ -28,10 +29,6 @@ const ROOT = join(__dirname, '../../..');
 const WORK_LABEL = 'dev.mango.work_id';
 const SUPERVISOR_ID = `bench-docker-${process.pid}`;
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
-};
 const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`);
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
@@ -43,18 +40,6 @@ function memory(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
-}
-
-/** Runs `fn` over `items` with at most `width` in flight. */
-async function pool<T, R>(items: T[], width: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!, i);
-    }),
-  );
-  return out;
 }
 
 async function main(): Promise<void> {

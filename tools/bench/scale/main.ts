@@ -22,6 +22,7 @@ import {
   startApp,
   startScriptedModel,
 } from '@mango/testing';
+import { pct, pool } from '../stats';
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 1000));
@@ -30,10 +31,6 @@ const CLIENT_CONCURRENCY = Number(process.env.BENCH_CLIENT_CONCURRENCY ?? 100);
 const BURST_DEADLINE_MS = Number(process.env.BENCH_DEADLINE_MS ?? 900_000);
 if (!Number.isInteger(SESSIONS) || SESSIONS < 1) throw new Error('--sessions must be a positive integer');
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
-};
 const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`);
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
@@ -54,18 +51,6 @@ async function settle(app: AppProcess) {
   await collectGarbage(app.logs());
   await new Promise((r) => setTimeout(r, 500));
   return collectGarbage(app.logs());
-}
-
-/** Runs `fn` over `items` with at most `width` in flight. */
-async function pool<T, R>(items: T[], width: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!, i);
-    }),
-  );
-  return out;
 }
 
 async function main(): Promise<void> {

@@ -12,16 +12,13 @@ import { get, type IncomingMessage } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { startApi, startApp, logged, startScriptedModel } from '@mango/testing';
+import { pct } from '../stats';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 5);
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 50);
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 
 type Json = Record<string, any>;

@@ -15,14 +15,11 @@
 import { Client } from 'pg';
 import { newId } from '@mango/platform-ids';
 import { startApi } from '@mango/testing';
+import { pct } from '../stats';
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
 const THROUGHPUT_ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
 async function main(): Promise<void> {

@@ -17,6 +17,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { freePort, logged, startApi, startApp } from '@mango/testing';
+import { pct } from '../stats';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 15);
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 2);
@@ -25,10 +26,6 @@ const SPACING_MS = Number(process.env.BENCH_POOL_SPACING_MS ?? 5000);
 const ROOT = join(__dirname, '../../..');
 const LABEL = 'dev.mango.work_id';
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const row = (name: string, xs: number[]) =>
   `${name.padEnd(46)} p50 ${pct(xs, 50).toFixed(0).padStart(6)} ms   p95 ${pct(xs, 95).toFixed(0).padStart(6)} ms   (n=${xs.length})`;
 

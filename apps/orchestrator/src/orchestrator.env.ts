@@ -118,6 +118,19 @@ export class OrchestratorEnv extends ObservabilityEnv {
   MANGO_MAX_CONCURRENT_TURNS: number = 100;
 
   /**
+   * Session workflows this orchestrator keeps in memory between their tasks (Temporal's sticky cache,
+   * `maxCachedWorkflows`). An idle Session's cached workflow costs ~2-3 MiB of RSS here; beyond the bound
+   * the least recently used is evicted and replayed from its history at its next event (one replay, no
+   * lost state). Unset, Temporal derives the bound from the machine's memory (~10,000 on 24 GiB), so an
+   * orchestrator's memory would grow with idle Sessions.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(2)
+  @Max(100_000)
+  MANGO_MAX_CACHED_WORKFLOWS: number = 250;
+
+  /**
    * Short database steps of the Session workflow (turn bookkeeping, result checks) run at once as local
    * activities; each holds one pool connection, so the default is the pool size less one for the outbox
    * relay. Beyond it they wait in the worker.

@@ -113,6 +113,8 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       // Bounded concurrency with backpressure: a step beyond these slots stays in the task queue (no
       // schedule-to-start timeout), where this or another orchestrator picks it up when a slot frees.
       maxConcurrentActivityTaskExecutions: this.env.MANGO_MAX_CONCURRENT_TURNS,
+      // Idle Sessions' workflows beyond this are evicted and replayed at their next event (bounded memory).
+      maxCachedWorkflows: this.env.MANGO_MAX_CACHED_WORKFLOWS,
       maxConcurrentLocalActivityExecutions: dbSteps(this.env),
       activities: {
         ...createProbeActivities({ dataSource: this.dataSource }),

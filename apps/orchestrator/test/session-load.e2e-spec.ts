@@ -5,7 +5,9 @@ import { HttpClient, ApiUnderTest, ScriptedModelServer } from '@mango/testing';
  * Load never fails a Session: many Sessions sent at once to one orchestrator whose pool and slots are
  * deliberately far smaller than the load (3 connections, 4 model steps, 2 database steps at once). Excess
  * work queues — in the Temporal task queue and the pool — and every Session still reaches
- * idle{end_turn} with no session.error. Not timed: the assertions are about outcomes only.
+ * idle{end_turn} with no session.error. Its workflow cache holds 4 of them (MANGO_MAX_CACHED_WORKFLOWS), so
+ * an idle Session's next turn runs in a workflow evicted and replayed from its history. Not timed: the
+ * assertions are about outcomes only.
  */
 
 const SESSIONS = 100;
@@ -15,6 +17,7 @@ describe('a burst of Sessions against a small orchestrator (real API, Temporal, 
   let stack: SessionStack;
   let model: ScriptedModelServer;
   let ws: HttpClient;
+  const ids: string[] = [];
 
   beforeAll(async () => {
     stack = await startSessionStack('load', {
@@ -23,6 +26,7 @@ describe('a burst of Sessions against a small orchestrator (real API, Temporal, 
         MANGO_DB_POOL_SIZE: '3',
         MANGO_MAX_CONCURRENT_TURNS: '4',
         MANGO_MAX_CONCURRENT_DB_STEPS: '2',
+        MANGO_MAX_CACHED_WORKFLOWS: '4',
       },
     });
     ({ api, model, ws } = stack);
@@ -38,7 +42,6 @@ describe('a burst of Sessions against a small orchestrator (real API, Temporal, 
     );
     const agent = (await ws.post('/v1/agents', { name: 'load', model: 'claude-sonnet-4-6' })).body.id;
     const env = (await ws.post('/v1/environments', { name: 'load' })).body.id;
-    const ids: string[] = [];
     for (let i = 0; i < SESSIONS; i++)
       ids.push((await ws.post('/v1/sessions', { agent, environment_id: env })).body.id);
 
@@ -88,5 +91,59 @@ describe('a burst of Sessions against a small orchestrator (real API, Temporal, 
     );
     expect(statuses).toEqual([{ status: 'idle', n: String(SESSIONS) }]);
     expect(model.requests).toHaveLength(SESSIONS);
+  }, 420_000);
+
+  it('a second message to each of them (their workflows evicted from the 4-workflow cache): each turn replays and ends once', async () => {
+    expect(ids).toHaveLength(SESSIONS);
+    model.script(
+      ...Array.from({ length: SESSIONS }, () => (body: any) => ({
+        // The model sees the whole conversation: the replayed workflow carried the first turn.
+        content: [
+          {
+            type: 'text',
+            text: `again: ${body.messages.map((m: any) => m.content[0].text).join(' | ')}`,
+          },
+        ],
+      })),
+    );
+    const sent = await Promise.all(
+      ids.map((id, i) =>
+        ws.post(`/v1/sessions/${id}/events`, {
+          events: [{ type: 'user.message', content: [{ type: 'text', text: `second ${i}` }] }],
+        }),
+      ),
+    );
+    expect(sent.map((r) => r.status)).toEqual(ids.map(() => 200));
+    const deadline = Date.now() + 300_000;
+    let ended = 0;
+    while (Date.now() < deadline) {
+      ended = Number(
+        (
+          await api.sql<{ n: string }>(
+            `SELECT count(*) AS n FROM (SELECT session_id FROM session_events WHERE type = 'session.status_idle'
+               GROUP BY session_id HAVING count(*) >= 2) AS twice`,
+          )
+        )[0]!.n,
+      );
+      if (ended >= SESSIONS) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(ended).toBe(SESSIONS);
+    expect(await api.sql(`SELECT session_id, body FROM session_events WHERE type = 'session.error'`)).toEqual(
+      [],
+    );
+    const replies = await api.sql<{ session_id: string; text: string }>(
+      `SELECT session_id, body->'content'->0->>'text' AS text FROM session_events
+        WHERE type = 'agent.message' AND body->'content'->0->>'text' LIKE 'again:%'`,
+    );
+    expect(replies).toHaveLength(SESSIONS);
+    const byId = new Map(replies.map((r) => [r.session_id, r.text]));
+    ids.forEach((id, i) => expect(byId.get(id)).toBe(`again: hello ${i} | echo: hello ${i} | second ${i}`));
+    const idles = await api.sql<{ stop: string; n: string }>(
+      `SELECT body->'stop_reason'->>'type' AS stop, count(*) AS n FROM session_events
+        WHERE type = 'session.status_idle' GROUP BY 1`,
+    );
+    expect(idles).toEqual([{ stop: 'end_turn', n: String(SESSIONS * 2) }]);
+    expect(model.requests).toHaveLength(SESSIONS * 2);
   }, 420_000);
 });

@@ -7,6 +7,7 @@ import { idPattern } from '@mango/domain-kernel';
 import { encodeItemAssignment } from '@mango/domain-work-lease';
 import { createDockerClient } from './docker-engine';
 import {
+  attachStdio,
   HEALTHCHECK_TMPFS,
   LABEL_ENVIRONMENT,
   LABEL_POOL,
@@ -591,13 +592,7 @@ export class DockerItemLauncher {
       }),
     );
     try {
-      const io = (await this.streams.getContainer(container.id).attach({
-        stream: true,
-        stdin: true,
-        stdout: true,
-        stderr: true,
-        hijack: true,
-      })) as NodeJS.ReadWriteStream;
+      const io = await attachStdio(this.streams, container.id);
       this.forwardLines(io, (line) => req.onOutput?.(line));
       // `next-exit`: a created container is already "not running", so the default condition returns at once.
       const exited = this.streams.getContainer(container.id).wait({ condition: 'next-exit' });

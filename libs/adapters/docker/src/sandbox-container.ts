@@ -100,3 +100,17 @@ export function sandboxContainer(
     },
   };
 }
+
+/**
+ * The one attach a Work container gets before it starts: its one-shot stdin (the secret or the pooled
+ * assignment is the only thing ever written) and its output, hijacked so both directions share a stream.
+ */
+export async function attachStdio(streams: Docker, containerId: string): Promise<NodeJS.ReadWriteStream> {
+  return (await streams.getContainer(containerId).attach({
+    stream: true,
+    stdin: true,
+    stdout: true,
+    stderr: true,
+    hijack: true,
+  })) as NodeJS.ReadWriteStream;
+}

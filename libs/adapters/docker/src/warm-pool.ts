@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { POOLED_RUNNER_READY } from '@mango/domain-work-lease';
 import {
+  attachStdio,
   HEALTHCHECK_TMPFS,
   LABEL_ENVIRONMENT,
   LABEL_POOL,
@@ -173,13 +174,7 @@ export class WarmPool {
       containerId = container.id;
       this.owned.set(id, containerId);
       if (this.closed) throw new Error('the pool was closed');
-      const io = (await this.deps.streams.getContainer(containerId).attach({
-        stream: true,
-        stdin: true,
-        stdout: true,
-        stderr: true,
-        hijack: true,
-      })) as NodeJS.ReadWriteStream;
+      const io = await attachStdio(this.deps.streams, containerId);
       // The attach stream lives as long as the slot: a broken one (a dockerd restart) must not throw.
       let broken: (() => void) | undefined;
       const streamGone = new Promise<void>((r) => (broken = r));

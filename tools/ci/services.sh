@@ -26,16 +26,21 @@ export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build GOFLAGS=-modcacherw CGO_
 mkdir -p "$BIN" "$RUN/log" "$RUN/pid" "$DATA"
 log() { printf '[services] %s\n' "$*" >&2; }
 
+# Two stacks may start at once on a fresh machine (.ci/run runs npm test beside the fault matrix): every build
+# into the shared cache and every apt-get runs under a lock of its own (flock, util-linux), and each re-checks
+# under it whether another process has finished the job meanwhile. Daemons are never started under a lock.
+with_lock() { local name=$1; shift; mkdir -p "$CACHE/locks"; ( flock 9; "$@" ) 9>"$CACHE/locks/$name.lock"; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-apt_ensure() {
+apt_ensure() { with_lock apt apt_ensure_locked "$@"; }
+apt_ensure_locked() {
   local p missing=(); for p in "$@"; do have_pkg "$p" || missing+=("$p"); done
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || { log "missing Debian packages (${missing[*]}); run as root or install them"; return 1; }
   log "apt-get install ${missing[*]}"
-  [ -e "$RUN/.apt-updated" ] || { apt-get update -qq >/dev/null; touch "$RUN/.apt-updated"; }
+  [ -e "$RUN/.apt-updated" ] || { apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null; touch "$RUN/.apt-updated"; }
   # keep dpkg from starting the distro's own daemons (default postgres cluster, dockerd with a bridge)
   if ! [ -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 wait_tcp() { local i; for ((i=0; i<${2:-30}*10; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
              log "${3:-service} did not open 127.0.0.1:$1 (log: $RUN/log/${3:-service}.log)"; return 1; }
@@ -53,7 +58,8 @@ need_go()  {
   [ -x /usr/local/go/bin/go ] && { export PATH=/usr/local/go/bin:$PATH; return 0; }
   apt_ensure golang-go; command -v go >/dev/null || { log "no Go toolchain"; return 1; }
 }
-go_build() { # go_build <name> <module/pkg@version> [ldflags]  → $BIN/<name>-<version>, linked as $BIN/<name>
+go_build() { with_lock "go-$1" go_build_locked "$@"; }
+go_build_locked() { # go_build <name> <module/pkg@version> [ldflags]  → $BIN/<name>-<version>, linked as $BIN/<name>
   local name=$1 pkg=$2 ldflags=${3:-} ver=${2##*@} want
   want=$BIN/$name-$ver
   if ! [ -x "$want" ]; then need_go; log "building $pkg (cached in $CACHE; first build takes minutes)"
@@ -150,7 +156,8 @@ deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; 
 # built from the Go module proxy, cached by the content key of its sources.
 KUBE_DECODE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deployments/test/kube-decode
 kube_decode_key() { cat "$KUBE_DECODE_SRC"/go.mod "$KUBE_DECODE_SRC"/go.sum "$KUBE_DECODE_SRC"/main.go | sha256sum | cut -c1-16; }
-kube_decode_build() {
+kube_decode_build() { with_lock kube-decode kube_decode_build_locked; }
+kube_decode_build_locked() {
   local want; want=$BIN/kube-decode-$(kube_decode_key)
   if ! [ -x "$want" ]; then need_go; log "building kube-decode (k8s.io/api; first build takes minutes)"
     (cd "$KUBE_DECODE_SRC" && go build -trimpath -ldflags "-s -w" -o "$want.tmp" . ) && mv "$want.tmp" "$want"; fi

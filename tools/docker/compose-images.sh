@@ -32,8 +32,8 @@ BASE=mango-compose-base:$key
 build_rootfs() {
   command -v mmdebstrap >/dev/null || {
     log "apt-get install mmdebstrap"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null 2>&1 ||
-      { apt-get update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null; }
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends mmdebstrap >/dev/null 2>&1 ||
+      { apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends mmdebstrap >/dev/null; }
   }
   mkdir -p "$CACHE/images"; local tmp=$TARBALL.tmp-$$
   log "building the Compose services' root filesystem from Debian bookworm (cached in $CACHE/images)"

@@ -22,8 +22,8 @@ build_rootfs() {
   command -v mmdebstrap >/dev/null || {
     [ "$(id -u)" = 0 ] || { log "mmdebstrap is missing: apt-get install mmdebstrap (as root)"; return 1; }
     log "apt-get install mmdebstrap"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null 2>&1 ||
-      { apt-get update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null; }
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends mmdebstrap >/dev/null 2>&1 ||
+      { apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends mmdebstrap >/dev/null; }
   }
   local npm_dir; npm_dir=$(dirname "$NODE")/../lib/node_modules/npm
   mkdir -p "$CACHE/images"; local tmp=$TARBALL.tmp-$$
@@ -42,7 +42,12 @@ build_rootfs() {
   mv "$tmp" "$TARBALL"
 }
 
-[ -s "$TARBALL" ] || build_rootfs
+# One build at a time per cache (two stacks starting at once on a fresh machine): the second waits for the
+# first's tarball instead of building its own.
+if ! [ -s "$TARBALL" ]; then
+  mkdir -p "$CACHE/locks"
+  ( flock 9; [ -s "$TARBALL" ] || build_rootfs ) 9>"$CACHE/locks/sandbox-image.lock"
+fi
 log "importing $TAG"
 docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8' -c 'WORKDIR /workspace' \
   -c 'CMD ["/bin/bash"]' "$TARBALL" "$TAG" >/dev/null

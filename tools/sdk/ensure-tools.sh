@@ -33,8 +33,8 @@ _sdk_venv() { # _sdk_venv <dir under $SDK_CACHE> <requirements file in the repo>
   if [ -z "$py" ] || ! "$py" -m venv --help >/dev/null 2>&1 || ! "$py" -c 'import ensurepip' 2>/dev/null; then
     [ "$(id -u)" = 0 ] || { _sdk_log "need Python >= 3.10 with venv (apt-get install python3 python3-venv)"; return 1; }
     _sdk_log "apt-get install python3 python3-venv"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null \
-      || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null; }
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends python3 python3-venv >/dev/null \
+      || { apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends python3 python3-venv >/dev/null; }
     py=python3
   fi
   _sdk_log "creating $dir ($("$py" --version)) from $2"

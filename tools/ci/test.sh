@@ -8,6 +8,8 @@ export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
 # warm machine reuses them for unchanged projects; test targets are never cached (they always run).
 export NX_CACHE_DIRECTORY=${NX_CACHE_DIRECTORY:-${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}/nx-cache}
 
+t0=$(date +%s)
+elapsed() { echo "$(( $(date +%s) - t0 )) s"; }
 bash tools/ci/ensure-node-deps.sh
 # A fresh run directory per test run (short path: it holds unix sockets); builds stay cached.
 export MANGO_SERVICES_RUN=${MANGO_SERVICES_RUN:-/tmp/mango-test-$$}
@@ -24,6 +26,7 @@ trap cleanup EXIT
 started=1
 bash tools/ci/services.sh start all
 eval "$(bash tools/ci/services.sh env)"
+echo "[test] services up at $(elapsed)"
 
 rm -rf tmp/test-results && mkdir -p tmp/test-results
 status=0
@@ -32,5 +35,6 @@ status=0
 # Three Nx tasks at a time: most suites wait on real clocks and processes (load stayed at 3-7 on 2 cores
 # with two), so a third overlaps that waiting. MANGO_TEST_PARALLEL overrides.
 npx nx run-many -t lint-all typecheck-all test --parallel="${MANGO_TEST_PARALLEL:-3}" --outputStyle=stream "$@" || status=$?
+echo "[test] Nx tasks done at $(elapsed)"
 node tools/ci/summarize-tests.js tmp/test-results || status=$?
 exit "$status"

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { ApiKeysService } from '@mango/feature-auth';
 import { httpClient, HttpClient } from '@mango/testing';
 import { download, FilesUnderTest, MIB, startFiles, upload } from './support';
 
@@ -57,6 +58,31 @@ describe('Files over HTTP (real apps/files process, PostgreSQL, S3)', () => {
     expect((await http.get('/v1/files')).body.data.map((f: { id: string }) => f.id)).not.toContain(id);
     expect(await files.objectKeys()).not.toContain(objectKey);
     expect((await files.stored()).cleanups).toBe(0);
+  });
+
+  it('refuses a revoked Workspace key at once (401) on upload, metadata and download, though the key was just used; the refused upload stores nothing', async () => {
+    const issued = await files.issueKey('wrkspc_default');
+    const kept = await upload(files.url, issued.api_key, Buffer.from('kept'), 'kept.txt', 'text/plain');
+    expect(kept.status).toBe(201);
+    // Used on every route that the guard answers from its principal cache, so each is cached now.
+    expect((await download(files.url, issued.api_key, kept.body.id)).status).toBe(200);
+    expect((await httpClient(files.url, issued.api_key).get(`/v1/files/${kept.body.id}`)).status).toBe(200);
+    const before = await files.stored();
+
+    await new ApiKeysService(files.ds).revoke(issued.id);
+    const refused = await upload(files.url, issued.api_key, randomBytes(64 * 1024), 'late.bin');
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.type).toBe('authentication_error');
+    const got = await download(files.url, issued.api_key, kept.body.id);
+    expect(got.status).toBe(401);
+    expect(got.body.error.type).toBe('authentication_error');
+    const meta = await httpClient(files.url, issued.api_key).get(`/v1/files/${kept.body.id}`);
+    expect(meta.status).toBe(401);
+    expect(meta.body.error.type).toBe('authentication_error');
+    // Nothing of the refused upload remains: no row, no cleanup intent, no object.
+    expect(await files.stored()).toEqual(before);
+    // The File itself is untouched; a live key still reads it.
+    expect((await download(files.url, key, kept.body.id)).bytes.toString()).toBe('kept');
   });
 
   it('streams a 5 MiB File into the object store and returns it byte-exact with its content type', async () => {

@@ -106,6 +106,21 @@ describe('Files over HTTP (real apps/files process, PostgreSQL, S3)', () => {
     expect(await files.incompleteUploads()).toEqual([]);
   });
 
+  it('with MANGO_S3_PAYLOAD_SIGNING=unsigned stores a multipart File byte-exact (UNSIGNED-PAYLOAD accepted by the real S3 server)', async () => {
+    const unsigned = await files.startProcess({
+      MANGO_FILES_PART_BYTES: String(5 * MIB),
+      MANGO_S3_PAYLOAD_SIGNING: 'unsigned',
+    });
+    for (const bytes of [randomBytes(1000), randomBytes(11 * MIB)]) {
+      const up = await upload(unsigned.url, key, bytes, 'u.bin', 'application/octet-stream');
+      expect(up.status).toBe(201);
+      expect(up.body.size_bytes).toBe(bytes.length);
+      const got = await download(unsigned.url, key, up.body.id);
+      expect(sha(got.bytes)).toBe(sha(bytes));
+    }
+    expect(await files.incompleteUploads()).toEqual([]);
+  });
+
   it('keeps empty Files and unicode filenames exactly', async () => {
     const empty = await upload(files.url, key, Buffer.alloc(0), 'résumé ✓.md', 'text/markdown');
     expect(empty.status).toBe(201);

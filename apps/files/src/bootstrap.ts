@@ -32,6 +32,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     secretKey: env.MANGO_S3_SECRET_KEY,
     region: env.MANGO_S3_REGION,
     bucket: env.MANGO_S3_BUCKET,
+    payloadSigning: env.MANGO_S3_PAYLOAD_SIGNING,
   });
   await store.ensureBucket();
   const tracing = initTracing('files', env);

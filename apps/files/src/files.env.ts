@@ -38,6 +38,13 @@ export class FilesEnv extends ObservabilityEnv {
   })
   MANGO_S3_BUCKET: string = 'mango';
 
+  /**
+   * `signed` (default): File bytes written to S3 carry their SHA-256 (http) or Content-MD5 (https), so
+   * the store verifies them; `unsigned`: UNSIGNED-PAYLOAD, integrity in transit left to TLS / the network.
+   */
+  @IsIn(['signed', 'unsigned'])
+  MANGO_S3_PAYLOAD_SIGNING: 'signed' | 'unsigned' = 'signed';
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 

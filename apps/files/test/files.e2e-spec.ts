@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { ApiKeysService } from '@mango/feature-auth';
 import { httpClient, HttpClient } from '@mango/testing';
 import { download, FilesUnderTest, MIB, startFiles, upload } from './support';
 
@@ -59,6 +60,31 @@ describe('Files over HTTP (real apps/files process, PostgreSQL, S3)', () => {
     expect((await files.stored()).cleanups).toBe(0);
   });
 
+  it('refuses a revoked Workspace key at once (401) on upload, metadata and download, though the key was just used; the refused upload stores nothing', async () => {
+    const issued = await files.issueKey('wrkspc_default');
+    const kept = await upload(files.url, issued.api_key, Buffer.from('kept'), 'kept.txt', 'text/plain');
+    expect(kept.status).toBe(201);
+    // Used on every route that the guard answers from its principal cache, so each is cached now.
+    expect((await download(files.url, issued.api_key, kept.body.id)).status).toBe(200);
+    expect((await httpClient(files.url, issued.api_key).get(`/v1/files/${kept.body.id}`)).status).toBe(200);
+    const before = await files.stored();
+
+    await new ApiKeysService(files.ds).revoke(issued.id);
+    const refused = await upload(files.url, issued.api_key, randomBytes(64 * 1024), 'late.bin');
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.type).toBe('authentication_error');
+    const got = await download(files.url, issued.api_key, kept.body.id);
+    expect(got.status).toBe(401);
+    expect(got.body.error.type).toBe('authentication_error');
+    const meta = await httpClient(files.url, issued.api_key).get(`/v1/files/${kept.body.id}`);
+    expect(meta.status).toBe(401);
+    expect(meta.body.error.type).toBe('authentication_error');
+    // Nothing of the refused upload remains: no row, no cleanup intent, no object.
+    expect(await files.stored()).toEqual(before);
+    // The File itself is untouched; a live key still reads it.
+    expect((await download(files.url, key, kept.body.id)).bytes.toString()).toBe('kept');
+  });
+
   it('streams a 5 MiB File into the object store and returns it byte-exact with its content type', async () => {
     const bytes = randomBytes(5 * MIB);
     const up = await upload(files.url, key, bytes, 'five.tar', 'application/x-tar');
@@ -77,6 +103,21 @@ describe('Files over HTTP (real apps/files process, PostgreSQL, S3)', () => {
     expect(got.headers.get('content-type')).toBe('application/x-tar');
     expect(got.headers.get('content-length')).toBe(String(5 * MIB));
     expect(sha(got.bytes)).toBe(sha(bytes));
+    expect(await files.incompleteUploads()).toEqual([]);
+  });
+
+  it('with MANGO_S3_PAYLOAD_SIGNING=unsigned stores a multipart File byte-exact (UNSIGNED-PAYLOAD accepted by the real S3 server)', async () => {
+    const unsigned = await files.startProcess({
+      MANGO_FILES_PART_BYTES: String(5 * MIB),
+      MANGO_S3_PAYLOAD_SIGNING: 'unsigned',
+    });
+    for (const bytes of [randomBytes(1000), randomBytes(11 * MIB)]) {
+      const up = await upload(unsigned.url, key, bytes, 'u.bin', 'application/octet-stream');
+      expect(up.status).toBe(201);
+      expect(up.body.size_bytes).toBe(bytes.length);
+      const got = await download(unsigned.url, key, up.body.id);
+      expect(sha(got.bytes)).toBe(sha(bytes));
+    }
     expect(await files.incompleteUploads()).toEqual([]);
   });
 

@@ -7,7 +7,17 @@ export interface ObjectStoreSettings {
   secretKey: string;
   region: string;
   bucket: string;
+  /**
+   * How streamed writes protect their body: `signed` (default) — its SHA-256 is signed over http, its
+   * Content-MD5 sent over https, so the store verifies every byte; `unsigned` — UNSIGNED-PAYLOAD and no
+   * checksum, leaving integrity in transit to TLS or the network (saves hashing the bytes here and
+   * verifying them in the store).
+   */
+  payloadSigning?: 'signed' | 'unsigned';
 }
+
+/** What a streamed write computes over its body: see ObjectStoreSettings.payloadSigning. */
+export type PayloadChecksum = 'sha256' | 'md5' | 'none';
 
 /** An S3-compatible object store (path-style) reached with the minio client. */
 export class ObjectStore {
@@ -18,6 +28,8 @@ export class ObjectStore {
    */
   readonly streamClient: Client;
   readonly bucket: string;
+  /** What `streamClient` requests must carry about their body. */
+  readonly payloadChecksum: PayloadChecksum;
 
   constructor(private readonly settings: ObjectStoreSettings) {
     const url = new URL(settings.endpoint);
@@ -32,6 +44,13 @@ export class ObjectStore {
     };
     this.client = new Client(options);
     this.streamClient = new Client({ ...options, retryOptions: { disableRetry: true } });
+    if (settings.payloadSigning === 'unsigned') {
+      // minio signs UNSIGNED-PAYLOAD when it believes the connection is https; the body is then unhashed.
+      (this.streamClient as unknown as { enableSHA256: boolean }).enableSHA256 = false;
+      this.payloadChecksum = 'none';
+    } else {
+      this.payloadChecksum = this.client.enableSHA256 ? 'sha256' : 'md5';
+    }
     this.bucket = settings.bucket;
   }
 

@@ -4,7 +4,7 @@ import { permissionDenied, unauthenticated } from '@mango/domain-kernel';
 import { PUBLIC_ROUTE } from '@mango/platform-http';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
-import { ALLOWED_CREDENTIALS } from './allow-credentials.decorator';
+import { ALLOWED_CREDENTIALS, RECHECKS_WORKSPACE_KEY } from './allow-credentials.decorator';
 import { credentialKindOf, digestCredential } from './credential';
 import { requireLiveToken, type Principal, type PrincipalKind } from './principal';
 import { WORK_TOKEN_AUTHENTICATOR, WorkTokenAuthenticator } from './work-token-authenticator.port';
@@ -25,18 +25,21 @@ export function presentedCredential(req: Request): string | undefined {
 }
 
 /**
- * Environment-key principals, remembered briefly per process so that a supervisor's Poll and Ack do not
- * cost an extra query each. Safe because every route an Environment key may call (Poll, Ack, stats)
- * re-checks the key inside its own transaction, holding the key's row FOR SHARE (WorkService.holdKey):
- * a revoked key passes this guard for at most the TTL and is refused by that check. Only successful
- * look-ups are kept; Workspace keys are looked up on every request.
+ * Principals remembered briefly per process, so that the hot routes do not cost a key query each:
+ * - Environment keys (a supervisor's Poll and Ack): every route an Environment key may call (Poll, Ack,
+ *   stats) re-checks the key inside its own transaction, holding the key's row FOR SHARE
+ *   (WorkService.holdKey);
+ * - Workspace keys, only on routes marked `RechecksWorkspaceKey` (a File's upload and download), whose
+ *   statements re-check the key (`liveWorkspaceKey`); every other route looks the key up each time.
+ * A revoked key passes this guard for at most the TTL and is refused by that check. Only successful
+ * look-ups are kept.
  */
-export const ENVIRONMENT_KEY_CACHE_TTL_MS = 10_000;
-const ENVIRONMENT_KEY_CACHE_MAX = 10_000;
+export const PRINCIPAL_CACHE_TTL_MS = 10_000;
+const PRINCIPAL_CACHE_MAX = 10_000;
 
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly environmentKeys = new Map<string, { principal: Principal; until: number }>();
+  private readonly principals = new Map<string, { principal: Principal; until: number }>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -51,7 +54,9 @@ export class AuthGuard implements CanActivate {
     const credential = presentedCredential(req);
     if (credential === undefined)
       throw unauthenticated('missing credential: send Authorization: Bearer <key> or x-api-key');
-    const principal = await this.authenticate(credential);
+    const cacheWorkspaceKey =
+      this.reflector.getAllAndOverride<boolean>(RECHECKS_WORKSPACE_KEY, targets) === true;
+    const principal = await this.authenticate(credential, { cacheWorkspaceKey });
     if (!principal) throw unauthenticated('invalid or revoked credential');
     const allowed = this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? [
       'workspace',
@@ -65,16 +70,21 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  async authenticate(credential: string): Promise<Principal | null> {
+  /** `cacheWorkspaceKey`: the route re-checks a Workspace key itself, so a cached principal may answer. */
+  async authenticate(
+    credential: string,
+    opts: { cacheWorkspaceKey?: boolean } = {},
+  ): Promise<Principal | null> {
     const kind = credentialKindOf(credential);
     if (!kind) return null;
     const digest = digestCredential(credential);
     if (kind === 'workToken') return this.workTokens ? this.workTokens.authenticate(digest) : null;
-    const cacheKey = kind === 'environmentKey' ? digest.toString('hex') : undefined;
-    if (cacheKey) {
-      const hit = this.environmentKeys.get(cacheKey);
+    const cacheable = kind === 'environmentKey' || opts.cacheWorkspaceKey === true;
+    const cacheKey = digest.toString('hex');
+    if (cacheable) {
+      const hit = this.principals.get(cacheKey);
       if (hit && hit.until > Date.now()) return hit.principal;
-      if (hit) this.environmentKeys.delete(cacheKey);
+      if (hit) this.principals.delete(cacheKey);
     }
     const rows: Array<{ id: string; workspace_id: string; environment_id: string | null }> =
       await this.dataSource.query(
@@ -87,23 +97,28 @@ export class AuthGuard implements CanActivate {
       );
     const row = rows[0];
     if (!row) return null;
+    let principal: Principal | null = null;
     if (kind === 'workspaceKey' && row.environment_id === null)
-      return { kind: 'workspace', workspaceId: row.workspace_id, keyId: row.id };
-    if (kind === 'environmentKey' && row.environment_id !== null) {
-      const principal: Principal = {
+      principal = { kind: 'workspace', workspaceId: row.workspace_id, keyId: row.id };
+    if (kind === 'environmentKey' && row.environment_id !== null)
+      principal = {
         kind: 'environment',
         workspaceId: row.workspace_id,
         environmentId: row.environment_id,
         keyId: row.id,
       };
-      if (this.environmentKeys.size >= ENVIRONMENT_KEY_CACHE_MAX) {
-        const oldest = this.environmentKeys.keys().next().value;
-        if (oldest !== undefined) this.environmentKeys.delete(oldest);
-      }
-      this.environmentKeys.set(cacheKey!, { principal, until: Date.now() + ENVIRONMENT_KEY_CACHE_TTL_MS });
-      return principal;
+    // Any successful look-up is kept (a Workspace key's too: only marked routes read it back).
+    if (principal) this.remember(cacheKey, principal);
+    return principal;
+  }
+
+  private remember(cacheKey: string, principal: Principal): void {
+    this.principals.delete(cacheKey);
+    if (this.principals.size >= PRINCIPAL_CACHE_MAX) {
+      const oldest = this.principals.keys().next().value;
+      if (oldest !== undefined) this.principals.delete(oldest);
     }
-    return null;
+    this.principals.set(cacheKey, { principal, until: Date.now() + PRINCIPAL_CACHE_TTL_MS });
   }
 }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash, type Hash } from 'node:crypto';
 import { addAbortSignal, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { ObjectStore, PayloadChecksum } from '@mango/adapter-object-store';
 import { fileTooLarge } from './file-input';
 import { FILES_SETTINGS, FilesSettings } from './files.settings';
 
@@ -21,23 +21,23 @@ const sanitizeEtag = (etag: string | undefined) =>
 class PartBody {
   readonly chunks: Buffer[] = [];
   bytes = 0;
-  private readonly hash: Hash;
+  private readonly hash: Hash | undefined;
 
-  /** `signed`: minio signs the payload's SHA-256 (plain http); otherwise it sends Content-MD5. */
-  constructor(readonly signed: boolean) {
-    this.hash = createHash(signed ? 'sha256' : 'md5');
+  /** `sha256`: minio signs the payload's hash (plain http); `md5`: Content-MD5; `none`: unsigned. */
+  constructor(readonly checksum: PayloadChecksum) {
+    this.hash = checksum === 'none' ? undefined : createHash(checksum);
   }
 
   add(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.bytes += chunk.length;
-    this.hash.update(chunk);
+    this.hash?.update(chunk);
   }
 
   digest(): { sha256: string; headers: Record<string, string | number> } {
     const headers: Record<string, string | number> = { 'Content-Length': this.bytes };
-    if (this.signed) return { sha256: this.hash.digest('hex'), headers };
-    headers['Content-MD5'] = this.hash.digest('base64');
+    if (this.checksum === 'sha256') return { sha256: this.hash!.digest('hex'), headers };
+    if (this.checksum === 'md5') headers['Content-MD5'] = this.hash!.digest('base64');
     return { sha256: '', headers };
   }
 }
@@ -79,7 +79,7 @@ export class FileObjects {
     opts: { contentType: string; maxBytes?: number; signal?: AbortSignal },
   ): Promise<number> {
     const { client, bucket } = this.store;
-    const signed = client.enableSHA256;
+    const checksum = this.store.payloadChecksum;
     const contentType = { 'Content-Type': opts.contentType };
     if (opts.signal) addAbortSignal(opts.signal, source);
     let uploadId: string | undefined;
@@ -143,7 +143,7 @@ export class FileObjects {
     const onAbort = () => stopSending(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
-    let part = new PartBody(signed);
+    let part = new PartBody(checksum);
     try {
       // Pulling one chunk at a time: while memory is full, the source (and the request) is paused.
       for await (const chunk of source as AsyncIterable<Buffer>) {
@@ -155,7 +155,7 @@ export class FileObjects {
           // One part request at a time (S3 parts are numbered in order of sending).
           await sending?.done;
           sending = await putPart(part);
-          part = new PartBody(signed);
+          part = new PartBody(checksum);
         }
         while (sending && !sending.settled && held >= this.partBytes) {
           const wait = new Promise<void>((resolve) => (pulled = resolve));

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { pipeline } from 'node:stream/promises';
-import { CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { CurrentPrincipal, Principal, RechecksWorkspaceKey } from '@mango/feature-auth';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import type { Request, Response } from 'express';
 import { DeleteFile } from './delete-file.usecase';
@@ -8,7 +8,13 @@ import { contentDisposition } from './file-input';
 import { FilesService } from './files.service';
 import { UploadFile } from './upload-file.usecase';
 
-/** `/v1/files`: Workspace API keys only (the guard's default). */
+/** The caller's Workspace key, for the routes that re-check it in their own statement. */
+const keyOf = (p: Principal) => (p.kind === 'workspace' ? p.keyId : undefined);
+
+/**
+ * `/v1/files`: Workspace API keys only (the guard's default). Upload, metadata and download re-check
+ * the key in their own statement, so the guard answers them from its principal cache.
+ */
 @Controller('v1/files')
 export class FilesController {
   constructor(
@@ -20,9 +26,10 @@ export class FilesController {
   /** The body is read here, as a stream: apps/files keeps the JSON body parser off this route. */
   @Post()
   @HttpCode(201)
+  @RechecksWorkspaceKey()
   upload(@CurrentPrincipal() p: Principal, @Req() req: Request, @Query() query: Record<string, unknown>) {
     rejectUnknownQuery(query, []);
-    return this.uploads.execute(p.workspaceId, req);
+    return this.uploads.execute(p.workspaceId, req, keyOf(p));
   }
 
   @Get()
@@ -31,14 +38,16 @@ export class FilesController {
   }
 
   @Get(':fileId')
+  @RechecksWorkspaceKey()
   get(@CurrentPrincipal() p: Principal, @Param('fileId') id: string) {
-    return this.files.get(p.workspaceId, id);
+    return this.files.get(p.workspaceId, id, keyOf(p));
   }
 
   /** The stored bytes, with the stored content type, as an attachment named after the File. */
   @Get(':fileId/content')
+  @RechecksWorkspaceKey()
   async content(@CurrentPrincipal() p: Principal, @Param('fileId') id: string, @Res() res: Response) {
-    const { file, body } = await this.files.open(p.workspaceId, id);
+    const { file, body } = await this.files.open(p.workspaceId, id, keyOf(p));
     res.status(200);
     res.setHeader('Content-Type', file.mimeType);
     res.setHeader('Content-Length', String(file.sizeBytes));

@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import { unauthenticated } from '@mango/domain-kernel';
+import { liveWorkspaceKey } from '@mango/feature-auth';
 import { newId } from '@mango/platform-ids';
 import { FileEntity } from '@mango/persistence';
 import { DataSource } from 'typeorm';
@@ -39,7 +41,8 @@ export class UploadFile {
     @Inject(FILES_SETTINGS) private readonly settings: FilesSettings,
   ) {}
 
-  async execute(workspaceId: string, req: IncomingMessage): Promise<FileView> {
+  /** `keyId`: the caller's Workspace key, re-checked by the commit (`RechecksWorkspaceKey`). */
+  async execute(workspaceId: string, req: IncomingMessage, keyId?: string): Promise<FileView> {
     const form = readMultipartFile(req, { maxBytes: this.settings.maxBytes });
     let upload: PendingUpload | undefined;
     try {
@@ -49,7 +52,7 @@ export class UploadFile {
       upload = await this.begin(workspaceId, { filename, mimeType });
       // Under the lease until the whole form is read: nothing but the one part, and a proper end.
       const size = await this.write(upload, part.stream, form.done);
-      return renderFile(await this.commit(upload, size));
+      return renderFile(await this.commit(upload, size, keyId));
     } catch (err) {
       form.abort(err);
       if (upload) await this.abandon(upload);
@@ -111,20 +114,25 @@ export class UploadFile {
   }
 
   /**
-   * Step 3: the File row and the end of the intent commit together, only while the lease is ours — as
-   * one statement (one round trip, atomic by itself): the insert happens only if the delete found the
-   * row with our owner.
+   * Step 3: the File row and the end of the intent commit together, only while the lease is ours (and,
+   * given `keyId`, while that Workspace key is unrevoked) — as one statement (one round trip, atomic by
+   * itself): the insert happens only if the delete found the row with our owner. A revoked key is 401
+   * and leaves the intent in place for `abandon`.
    */
-  async commit(upload: PendingUpload, sizeBytes: number): Promise<FileEntity> {
+  async commit(upload: PendingUpload, sizeBytes: number, keyId?: string): Promise<FileEntity> {
     const file = { ...upload.file, sizeBytes } as FileEntity;
     // The lease is renewed until this statement has run (a renewal after it finds no row: harmless).
-    const [row]: Array<{ id: string }> = await this.dataSource
+    const [row]: Array<{ key_live: boolean; id: string | null }> = await this.dataSource
       .query(
-        `WITH released AS (
-         DELETE FROM object_cleanups WHERE id = $1 AND lease_owner = $2 RETURNING 1)
-       INSERT INTO files (id, workspace_id, filename, mime_type, size_bytes, object_key, created_at)
-       SELECT $3, $4, $5, $6, $7, $8, $9 FROM released
-       RETURNING id`,
+        `WITH caller AS (SELECT ($10::text IS NULL OR ${liveWorkspaceKey('$10')}) AS live),
+       released AS (
+         DELETE FROM object_cleanups
+          WHERE id = $1 AND lease_owner = $2 AND (SELECT live FROM caller) RETURNING 1),
+       inserted AS (
+         INSERT INTO files (id, workspace_id, filename, mime_type, size_bytes, object_key, created_at)
+         SELECT $3, $4, $5, $6, $7, $8, $9 FROM released
+         RETURNING id)
+       SELECT (SELECT live FROM caller) AS key_live, (SELECT id FROM inserted) AS id`,
         [
           upload.lease.id,
           upload.lease.owner,
@@ -135,10 +143,12 @@ export class UploadFile {
           file.sizeBytes,
           file.objectKey,
           file.createdAt,
+          keyId ?? null,
         ],
       )
       .finally(() => upload.keeper.stop());
-    if (!row) throw new LeaseLostError(upload.lease);
+    if (!row?.key_live) throw unauthenticated('invalid or revoked credential');
+    if (!row.id) throw new LeaseLostError(upload.lease);
     return file;
   }
 

@@ -143,17 +143,19 @@ export class SessionLog {
    * sequence. In the same transaction: an outbox row for each event that wakes the workflow, the status
    * projected through the Session status machine, runnable input creates (or coalesces into) the
    * Session's live Work item; NOTIFY says "look now" on commit. Events whose idempotency key is already
-   * in the log are skipped (activity retries) and move nothing.
+   * in the log are skipped (activity retries) and move nothing. `unrecorded`: the caller established,
+   * under this same row lock, that none of the keys is in the log, so they are not looked up again.
    */
   async append(
     tx: EntityManager,
     session: SessionEntity,
     events: NewSessionEvent[],
     now: Date,
+    { unrecorded = false }: { unrecorded?: boolean } = {},
   ): Promise<SessionEventEntity[]> {
     const keys = events.map((e) => e.idempotencyKey).filter((k): k is string => Boolean(k));
     const seen = new Set<string>();
-    if (keys.length) {
+    if (keys.length && !unrecorded) {
       const found: Array<{ k: string }> = await tx.query(
         'SELECT idempotency_key AS k FROM session_events WHERE session_id = $1 AND idempotency_key = ANY($2::text[])',
         [session.id, keys],

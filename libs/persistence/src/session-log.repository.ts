@@ -10,6 +10,7 @@ import {
 import { newId } from '@mango/platform-ids';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
+import type { SessionLogCache } from './session-log-cache';
 import { OUTBOX_CHANNEL } from './outbox';
 import { primaryThreadId, SessionThreadRepository } from './session-thread.repository';
 import { SessionWorkPort, workItemSessionWork } from './session-work.port';
@@ -263,12 +264,15 @@ export class SessionLog {
 
   /**
    * A reader of one Session's log for one step: its first `read` loads the whole log, later ones only the
-   * events appended since, so a step reads the log once however often it looks (ADR 0004).
+   * events appended since, so a step reads the log once however often it looks (ADR 0004). With a
+   * `cache`, the first read starts from what an earlier step of this process read and loads only the
+   * events appended since. Call `read` before the transaction writes anything (it keeps what it saw).
    */
-  reader(sessionId: string): SessionLogReader {
-    let events: SessionEventEntity[] = [];
+  reader(sessionId: string, cache?: SessionLogCache): SessionLogReader {
+    let events: SessionEventEntity[] | undefined;
     return {
       async read(tx) {
+        events ??= cache?.get(sessionId) ?? [];
         const after = events.length ? events[events.length - 1]!.seq : '0';
         const more = await tx
           .createQueryBuilder(SessionEventEntity, 'e')
@@ -276,6 +280,7 @@ export class SessionLog {
           .orderBy('e.seq', 'ASC')
           .getMany();
         events = events.concat(more);
+        cache?.keep(sessionId, events);
         return events;
       },
     };

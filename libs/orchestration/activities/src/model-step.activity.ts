@@ -25,7 +25,7 @@ import {
   threadKeyPrefix,
   threadLog,
 } from '@mango/domain-sessions';
-import { SessionEventEntity, type SessionLog, SessionRepository } from '@mango/persistence';
+import { SessionEventEntity, type SessionLog, SessionLogCache, SessionRepository } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
@@ -76,9 +76,24 @@ export function createModelStep(
   deps: ModelStepDeps,
   log: SessionLog,
   sessions: SessionRepository = new SessionRepository(),
+  /** The logs earlier steps of this process read: a step reads only what was appended since. */
+  logs: SessionLogCache = new SessionLogCache(),
 ): (ref: ModelStepRef) => Promise<StepOutcome> {
   const compaction = { compactAtTokens: deps.compactAtTokens, profiles: deps.profiles };
-  return async function modelStep({ sessionId, threadId, turn, step }: ModelStepRef): Promise<StepOutcome> {
+  // A log is kept across the steps of a turn only: a turn that stops (or a step that fails) lets it go,
+  // so an idle Session holds no memory here.
+  return async function modelStep(ref: ModelStepRef): Promise<StepOutcome> {
+    try {
+      const outcome = await runStep(ref);
+      if (outcome.stopReason !== 'tool_use') logs.forget(ref.sessionId);
+      return outcome;
+    } catch (err) {
+      logs.forget(ref.sessionId);
+      throw err;
+    }
+  };
+
+  async function runStep({ sessionId, threadId, turn, step }: ModelStepRef): Promise<StepOutcome> {
     if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
     if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
     const model = deps.model;
@@ -87,8 +102,8 @@ export function createModelStep(
     const key = `${prefix}turn:${turn}:step:${step}`;
     const own = (e: StoredEvent): StoredEvent => (threadId ? { ...e, sessionThreadId: threadId } : e);
     // The step reads the Session's log once (ADR 0004): compaction and the request share that read, a
-    // later look reads only what was appended since.
-    const reader = log.reader(sessionId);
+    // later look reads only what was appended since — as does the next step (the process's log cache).
+    const reader = log.reader(sessionId, logs);
     // Each Thread's transcript is compacted on its own (a delegate's with its Thread's keys and usage).
     if (step === 0)
       await compactIfNeeded(
@@ -512,7 +527,7 @@ export function createModelStep(
     if (response.stop_reason === 'pause_turn' && outcome.stopReason === 'end_turn')
       return { stopReason: 'tool_use', toolUseIds: [], answered: [] };
     return outcome;
-  };
+  }
 }
 
 /** The `session.error` type of a failed model request (openapi.yaml `SessionEvent`). */

@@ -1,5 +1,6 @@
 import { decodeWorkSecret } from '@mango/feature-work';
 import {
+  localActivityTypes,
   recordHistory,
   SessionStack,
   STACK_TIMEOUT_MS,
@@ -137,6 +138,9 @@ describe('a self-hosted tool round trip (real API, orchestrator, Temporal, scrip
         ],
       },
     ]);
+    // The step said its call had no result yet, so the wait for it took no look at the log: the result's
+    // signal alone moved the turn (no local activity held the workflow task open in between).
+    expect(await localActivityTypes(s.id)).toEqual(['resumeState', 'beginTurn', 'endTurn']);
     // RECORD_HISTORIES=dir keeps this workflow's history as a replay fixture (apps/orchestrator/test/histories).
     await recordHistory(s.id, 'session-tool-round-trip');
     // After Stop the token is dead: no more results, no more reads.

@@ -54,6 +54,22 @@ export async function recordHistory(workflowId: string, name: string, runId?: st
   }
 }
 
+/** The activity types of a workflow's local activities, in the order its history recorded them. */
+export async function localActivityTypes(workflowId: string): Promise<string[]> {
+  const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+  try {
+    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? []).flatMap((e) => {
+      const marker = e.markerRecordedEventAttributes;
+      if (marker?.markerName !== 'core_local_activity') return [];
+      const data = marker.details?.data?.payloads?.[0]?.data;
+      return data ? [String(JSON.parse(Buffer.from(data).toString('utf8')).activity_type)] : [];
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
 /** The model id the suites' Agents use; unknown to the built-in profiles. */
 export const TEST_MODEL = 'm';
 

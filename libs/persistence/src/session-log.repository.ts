@@ -10,6 +10,7 @@ import {
 import { newId } from '@mango/platform-ids';
 import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
+import type { SessionLogCache } from './session-log-cache';
 import { OUTBOX_CHANNEL } from './outbox';
 import { primaryThreadId, SessionThreadRepository } from './session-thread.repository';
 import { SessionWorkPort, workItemSessionWork } from './session-work.port';
@@ -143,17 +144,19 @@ export class SessionLog {
    * sequence. In the same transaction: an outbox row for each event that wakes the workflow, the status
    * projected through the Session status machine, runnable input creates (or coalesces into) the
    * Session's live Work item; NOTIFY says "look now" on commit. Events whose idempotency key is already
-   * in the log are skipped (activity retries) and move nothing.
+   * in the log are skipped (activity retries) and move nothing. `unrecorded`: the caller established,
+   * under this same row lock, that none of the keys is in the log, so they are not looked up again.
    */
   async append(
     tx: EntityManager,
     session: SessionEntity,
     events: NewSessionEvent[],
     now: Date,
+    { unrecorded = false }: { unrecorded?: boolean } = {},
   ): Promise<SessionEventEntity[]> {
     const keys = events.map((e) => e.idempotencyKey).filter((k): k is string => Boolean(k));
     const seen = new Set<string>();
-    if (keys.length) {
+    if (keys.length && !unrecorded) {
       const found: Array<{ k: string }> = await tx.query(
         'SELECT idempotency_key AS k FROM session_events WHERE session_id = $1 AND idempotency_key = ANY($2::text[])',
         [session.id, keys],
@@ -261,12 +264,15 @@ export class SessionLog {
 
   /**
    * A reader of one Session's log for one step: its first `read` loads the whole log, later ones only the
-   * events appended since, so a step reads the log once however often it looks (ADR 0004).
+   * events appended since, so a step reads the log once however often it looks (ADR 0004). With a
+   * `cache`, the first read starts from what an earlier step of this process read and loads only the
+   * events appended since. Call `read` before the transaction writes anything (it keeps what it saw).
    */
-  reader(sessionId: string): SessionLogReader {
-    let events: SessionEventEntity[] = [];
+  reader(sessionId: string, cache?: SessionLogCache): SessionLogReader {
+    let events: SessionEventEntity[] | undefined;
     return {
       async read(tx) {
+        events ??= cache?.get(sessionId) ?? [];
         const after = events.length ? events[events.length - 1]!.seq : '0';
         const more = await tx
           .createQueryBuilder(SessionEventEntity, 'e')
@@ -274,6 +280,7 @@ export class SessionLog {
           .orderBy('e.seq', 'ASC')
           .getMany();
         events = events.concat(more);
+        cache?.keep(sessionId, events);
         return events;
       },
     };

@@ -258,6 +258,14 @@ async function main(): Promise<void> {
       const num = (v: unknown) => Number(String(v));
       const signalToStep: number[] = [];
       const step: number[] = [];
+      // The outbox relay's part: a tool result's commit time (ms) → its signal in the history.
+      const signals = events.filter((e, i) => e.workflowExecutionSignaledEventAttributes && i > 2).map(when);
+      phases['tool result → signal (outbox relay)'] = log
+        .filter((e) => e.type === 'user.tool_result')
+        .flatMap((e) => {
+          const sent = signals.find((t) => t >= at(e) - 1);
+          return sent === undefined ? [] : [sent - at(e)];
+        });
       events.forEach((e, i) => {
         if (e.workflowExecutionSignaledEventAttributes && i > 2) {
           const started = events.slice(i).find((x) => x.activityTaskStartedEventAttributes);

@@ -25,7 +25,7 @@ import {
   threadKeyPrefix,
   threadLog,
 } from '@mango/domain-sessions';
-import { SessionEventEntity, type SessionLog, SessionRepository } from '@mango/persistence';
+import { SessionEventEntity, type SessionLog, SessionLogCache, SessionRepository } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
@@ -76,9 +76,24 @@ export function createModelStep(
   deps: ModelStepDeps,
   log: SessionLog,
   sessions: SessionRepository = new SessionRepository(),
+  /** The logs earlier steps of this process read: a step reads only what was appended since. */
+  logs: SessionLogCache = new SessionLogCache(),
 ): (ref: ModelStepRef) => Promise<StepOutcome> {
   const compaction = { compactAtTokens: deps.compactAtTokens, profiles: deps.profiles };
-  return async function modelStep({ sessionId, threadId, turn, step }: ModelStepRef): Promise<StepOutcome> {
+  // A log is kept across the steps of a turn only: a turn that stops (or a step that fails) lets it go,
+  // so an idle Session holds no memory here.
+  return async function modelStep(ref: ModelStepRef): Promise<StepOutcome> {
+    try {
+      const outcome = await runStep(ref);
+      if (outcome.stopReason !== 'tool_use') logs.forget(ref.sessionId);
+      return outcome;
+    } catch (err) {
+      logs.forget(ref.sessionId);
+      throw err;
+    }
+  };
+
+  async function runStep({ sessionId, threadId, turn, step }: ModelStepRef): Promise<StepOutcome> {
     if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
     if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
     const model = deps.model;
@@ -87,8 +102,8 @@ export function createModelStep(
     const key = `${prefix}turn:${turn}:step:${step}`;
     const own = (e: StoredEvent): StoredEvent => (threadId ? { ...e, sessionThreadId: threadId } : e);
     // The step reads the Session's log once (ADR 0004): compaction and the request share that read, a
-    // later look reads only what was appended since.
-    const reader = log.reader(sessionId);
+    // later look reads only what was appended since — as does the next step (the process's log cache).
+    const reader = log.reader(sessionId, logs);
     // Each Thread's transcript is compacted on its own (a delegate's with its Thread's keys and usage).
     if (step === 0)
       await compactIfNeeded(
@@ -106,11 +121,13 @@ export function createModelStep(
       const thread = await threadContext(tx, s, threadId);
       // A delegate Thread that is gone or archived takes no more steps.
       if (!thread || thread.closed) return undefined;
+      // The whole log, read under the row lock: which keys are recorded needs no other look.
+      const whole = await reader.read(tx);
       // The Thread's own log out of the Session's one log (its status events read as the Session's).
-      const events = threadLog(await reader.read(tx), threadId);
+      const events = threadLog(whole, threadId);
       // Calls still open come first: the model is asked again only when every call is answered.
       const pending = openCalls(events);
-      if (pending) return { pending };
+      if (pending) return { pending: withAnswered(pending, events) };
       const done = events.some((e) => e.idempotencyKey === `${key}:model_end`);
       if (done) return { done: events };
       // The pre-request gate: a requires_action above outranks it; nothing is sent once the cap is reached.
@@ -123,12 +140,16 @@ export function createModelStep(
         planned.push(own(runningAgain(thread, `${key}:resumed:${failures}`)));
       const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
       planned.push(own(internal('span.model_request_start', {}, startKey)));
-      const started = await log.append(tx, s, planned, new Date());
-      // The start span just appended (a retried attempt's was already in the log: looked up).
-      const startId =
-        started.find((e) => e.idempotencyKey === startKey)?.id ??
-        (await tx.findOne(SessionEventEntity, { where: { sessionId, idempotencyKey: startKey } }))?.id ??
-        '';
+      const byKey = new Map(whole.map((e) => [e.idempotencyKey ?? '', e]));
+      const started = await log.append(
+        tx,
+        s,
+        planned.filter((e) => !byKey.has(e.idempotencyKey!)),
+        new Date(),
+        { unrecorded: true },
+      );
+      // The start span just appended (a retried attempt's was already in the log).
+      const startId = (started.find((e) => e.idempotencyKey === startKey) ?? byKey.get(startKey))?.id ?? '';
       return {
         agent: thread.agent,
         thread,
@@ -150,7 +171,8 @@ export function createModelStep(
     });
     if (!prepared) return { stopReason: 'end_turn' };
     if ('pending' in prepared) return prepared.pending!;
-    if ('done' in prepared) return doneOutcome(prepared.done!, key, `${prefix}turn:${turn}:`);
+    if ('done' in prepared)
+      return withAnswered(doneOutcome(prepared.done!, key, `${prefix}turn:${turn}:`), prepared.done!);
     const { agent, startId, failures } = prepared;
     const thread = prepared.thread!;
     const context = Context.current();
@@ -355,8 +377,10 @@ export function createModelStep(
     let recorded: { before: SessionUsage; after: SessionUsage } | undefined;
     const appended = await log.withOpenSession(sessionId, async (tx, s) => {
       // A concurrent attempt of this step already recorded it (the row lock orders them): only read.
+      // The step's events are appended in one statement with its model_end, so without it none is.
       const recordedBefore = await log.eventsByKeyPrefix(tx, sessionId, `${key}:model_end`);
-      if (recordedBefore.length) return log.eventsByKeyPrefix(tx, sessionId, `${key}:tool_use:`);
+      if (recordedBefore.length)
+        return { uses: await log.eventsByKeyPrefix(tx, sessionId, `${key}:tool_use:`) };
       const now = new Date();
       // Platform calls (a coordinator's list_agents / send_to_agent / consult_advisor) are decided and
       // carried out here, in the transaction that records them (thread-calls.ts).
@@ -466,7 +490,7 @@ export function createModelStep(
       ];
       // Every event of the step is the Thread's own, except what a platform call wrote for other Threads.
       const mine = planned.map((e) => (platformEvents.includes(e) || e.sessionThreadId ? e : own(e)));
-      const inserted = await log.append(tx, s, mine, now);
+      const inserted = await log.append(tx, s, mine, now, { unrecorded: true });
       if (inserted.length) {
         const add = (u: SessionUsage) => {
           const replied = addUsage(agent.model.id, u, response.usage, deps.prices ?? {});
@@ -486,22 +510,24 @@ export function createModelStep(
         );
         recorded = { before, after: usage };
       }
-      // The step's own tool calls: the rows just appended when the whole step was (it is appended at
-      // once), else looked up by key (the whole log is not read again).
-      if (inserted.length === mine.length)
-        return inserted.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`));
-      return log.eventsByKeyPrefix(tx, sessionId, `${key}:tool_use:`);
+      // The step's own tool calls, just appended: no result can answer them yet.
+      return { uses: inserted.filter((e) => e.idempotencyKey?.startsWith(`${key}:tool_use:`)), fresh: true };
     });
     // Counted once the usage is committed (a retried activity that recorded nothing counts nothing).
     if (recorded && deps.metrics) countUsage(deps.metrics, agent.model.id, response.usage, recorded);
-    const outcome = outcomeOf(appended ?? []);
+    const decided = outcomeOf(appended?.uses ?? []);
+    // Calls this attempt recorded have no result yet; an earlier attempt's may (the workflow looks).
+    const outcome: StepOutcome =
+      appended && 'fresh' in appended && decided.stopReason === 'tool_use'
+        ? { ...decided, answered: [] }
+        : decided;
     // A cut reply continues the turn the way a step of only denied calls does: the model is asked again.
-    if (continues) return { stopReason: 'tool_use', toolUseIds: [] };
+    if (continues) return { stopReason: 'tool_use', toolUseIds: [], answered: [] };
     // A long-running web tool paused the reply (`pause_turn`): the next request continues it.
     if (response.stop_reason === 'pause_turn' && outcome.stopReason === 'end_turn')
-      return { stopReason: 'tool_use', toolUseIds: [] };
+      return { stopReason: 'tool_use', toolUseIds: [], answered: [] };
     return outcome;
-  };
+  }
 }
 
 /** The `session.error` type of a failed model request (openapi.yaml `SessionEvent`). */
@@ -567,6 +593,17 @@ async function recordFailure(
   return retrying
     ? err
     : ApplicationFailure.create({ message: err.message, type: MODEL_REQUEST_EXHAUSTED, nonRetryable: true });
+}
+
+/**
+ * A step's tool calls with the ones the log read under the row lock already answers (`answered`): the
+ * workflow then needs no look of its own, since any later result is signalled to it.
+ */
+function withAnswered(outcome: StepOutcome, log: readonly SessionEventEntity[]): StepOutcome {
+  if (outcome.stopReason !== 'tool_use') return outcome;
+  const ids = new Set(outcome.toolUseIds);
+  const answered = log.filter((e) => e.toolUseId && ids.has(e.toolUseId)).map((e) => e.toolUseId!);
+  return { ...outcome, answered: [...new Set(answered)] };
 }
 
 /** What a model step asks for: the pure decision (libs/domain/sessions `stepOutcome`) over its tool calls. */

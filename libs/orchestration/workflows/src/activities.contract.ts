@@ -25,7 +25,18 @@ export type StepOutcome =
    * Tool calls to run: sandbox calls (`toolUseIds`) wait for a user.tool_result each; MCP calls
    * (`mcpToolUseIds`) are made by the orchestrator (`runMcpCall`) before that wait.
    */
-  | { stopReason: 'tool_use'; toolUseIds: string[]; mcpToolUseIds?: string[] }
+  | {
+      stopReason: 'tool_use';
+      toolUseIds: string[];
+      mcpToolUseIds?: string[];
+      /**
+       * Which of `toolUseIds` already had their user.tool_result when the step read the log under the
+       * Session's row lock (none for calls it just recorded). Any other result commits later and reaches
+       * the running workflow as a signal, so the workflow waits on signals alone. Absent (a result
+       * recorded before this field, or a step that could not tell): the workflow looks at the log once.
+       */
+      answered?: string[];
+    }
   /** Calls that need a confirmation (always_ask): the turn ends idle with these event ids. */
   | { stopReason: 'requires_action'; eventIds: string[] }
   /** The pre-request budget gate closed: the turn pauses until the budget is raised or removed. */

@@ -167,11 +167,13 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
             // MCP calls are made here, one at a time, each journaled by the activity.
             for (const mcpToolUseId of outcome.mcpToolUseIds ?? [])
               await activities.runMcpCall({ sessionId, mcpToolUseId, ...thread });
-            // Wait until every tool call of this step has its result: one look at the log (results that
-            // landed before this run saw their signals), then the signals alone.
+            // Wait until every tool call of this step has its result. The step says which calls had one
+            // when it read the log (`answered`): every later result reaches this run as a signal, so the
+            // signals alone decide. A step result without it (recorded before) gets one look at the log.
             const ids = outcome.toolUseIds;
-            if (!(await local.toolResultsReady({ sessionId, toolUseIds: ids })))
-              await condition(() => ids.every((id) => answered.has(id)));
+            for (const id of outcome.answered ?? []) answered.add(id);
+            const ready = !outcome.answered && (await local.toolResultsReady({ sessionId, toolUseIds: ids }));
+            if (!ready) await condition(() => ids.every((id) => answered.has(id)));
           }
           return true;
         };

@@ -30,7 +30,8 @@ const BUILD_LOCK_MS = 120_000;
  * The loader a container runs (`node <dir>/item-runner.js`): compiles the bundle with its V8 code cache
  * (made for this very bundle and Node at build time; V8 rejects a cache of another Node or V8 flags and
  * compiles from source instead), then runs it as a CommonJS module of this directory. Given
- * `--write-code-cache=<file>` (the build step only), it writes the cache as the process exits.
+ * `--write-code-cache=<file>` and `--code-cache-as=<path in the container>` (the build step only), it
+ * writes the cache as the process exits.
  */
 const LOADER_SOURCE = `'use strict';
 // The Mango item runner's loader, written by apps/supervisor/src/compile-runner.ts. Do not edit.
@@ -43,8 +44,12 @@ let cachedData;
 try {
   cachedData = readFileSync(join(__dirname, '${CODE_CACHE}'));
 } catch {}
-const script = new Script(wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });
-const out = (process.argv.find((a) => a.startsWith('--write-code-cache=')) || '').slice(19);
+const arg = (name) => (process.argv.find((a) => a.startsWith(name)) || '').slice(name.length);
+// Building the cache: compiled under the name the bundle has where containers run it (a cached script
+// keeps the name it was compiled under, for stack traces), and written as the process exits.
+const out = arg('--write-code-cache=');
+const filename = (out && arg('--code-cache-as=')) || file;
+const script = new Script(wrap(readFileSync(file, 'utf8')), { filename, cachedData: out ? undefined : cachedData });
 if (out) process.on('exit', () => writeFileSync(out, script.createCachedData()));
 const m = { exports: {} };
 script.runInThisContext().call(m.exports, m.exports, createRequire(file), m, file, __dirname);
@@ -99,7 +104,11 @@ export async function compileItemRunner(sourceRoot: string): Promise<CompiledRun
     outputs.set(rel.replace(/\.ts$/, '.js'), code);
     for (const [, spec] of code.matchAll(REQUIRE)) queue.push(resolveSource(dirname(file), spec!));
   }
-  const hash = createHash('sha256').update(process.version);
+  // Keyed by how it is built too (the loader, the bundler's settings), so a change there is rebuilt.
+  const hash = createHash('sha256')
+    .update(process.version)
+    .update(LOADER_SOURCE)
+    .update(String(bundleRunner));
   const lock = join(sourceRoot, 'package-lock.json');
   if (existsSync(lock)) hash.update(readFileSync(lock));
   for (const [rel, code] of [...outputs].sort(([a], [b]) => a.localeCompare(b)))
@@ -127,7 +136,8 @@ export async function compileItemRunner(sourceRoot: string): Promise<CompiledRun
     }
     try {
       for (const [rel, code] of outputs) writeReadable(join(tmp, rel), code, tmp);
-      notBundled = await bundleRunner(tmp, ITEM_ENTRY.replace(/\.ts$/, '.js')).catch((err: unknown) =>
+      const runAs = join('/opt/mango', relative(sourceRoot, final), BUNDLE);
+      notBundled = await bundleRunner(tmp, ITEM_ENTRY.replace(/\.ts$/, '.js'), runAs).catch((err: unknown) =>
         String((err as Error)?.message ?? err),
       );
       if (notBundled) writeReadable(join(tmp, 'NOT-BUNDLED'), notBundled, tmp);
@@ -177,7 +187,7 @@ async function waitForOtherBuilder(building: string, done: () => boolean): Promi
  * Node (it exits at its configuration check, every module loaded). Resolves to undefined when bundled, or
  * to why not: any webpack warning (a dynamic require it cannot follow) fails the bundle.
  */
-async function bundleRunner(dir: string, entry: string): Promise<string | undefined> {
+async function bundleRunner(dir: string, entry: string, runAs: string): Promise<string | undefined> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when a runner is built
   const webpack = require('webpack') as typeof import('webpack');
   const stats = await new Promise<import('webpack').Stats | undefined>((done, fail) =>
@@ -212,12 +222,16 @@ async function bundleRunner(dir: string, entry: string): Promise<string | undefi
   chmodSync(join(dir, BUNDLE), 0o644);
   writeReadable(join(dir, LOADER), LOADER_SOURCE, dir);
   const cache = join(dir, CODE_CACHE);
-  const run = spawnSync(process.execPath, [join(dir, LOADER), `--write-code-cache=${cache}`], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const run = spawnSync(
+    process.execPath,
+    [join(dir, LOADER), `--write-code-cache=${cache}`, `--code-cache-as=${runAs}`],
+    {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   // Without its environment the runner refuses to start, naming what is missing (exit 2): it loaded.
   if (run.status !== 2 || !/MANGO_WORK_ID/.test(run.stderr ?? '') || !existsSync(cache)) {
     rmSync(join(dir, LOADER), { force: true });

@@ -188,7 +188,7 @@ async function waitForOtherBuilder(building: string, done: () => boolean): Promi
  * to why not: any webpack warning (a dynamic require it cannot follow) fails the bundle.
  */
 async function bundleRunner(dir: string, entry: string, runAs: string): Promise<string | undefined> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when a runner is built
+  // Loaded only when a runner is built (not at every supervisor start).
   const webpack = require('webpack') as typeof import('webpack');
   const stats = await new Promise<import('webpack').Stats | undefined>((done, fail) =>
     webpack(
@@ -226,7 +226,7 @@ async function bundleRunner(dir: string, entry: string, runAs: string): Promise<
     process.execPath,
     [join(dir, LOADER), `--write-code-cache=${cache}`, `--code-cache-as=${runAs}`],
     {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      env: { PATH: '/usr/bin:/bin' },
       stdio: ['ignore', 'ignore', 'pipe'],
       encoding: 'utf8',
       timeout: 60_000,

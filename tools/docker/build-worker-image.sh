@@ -33,7 +33,7 @@ fi
 ln -s "$ROOT/node_modules" "$ctx/opt/mango/node_modules"
 # The item runner precompiled to plain JavaScript (containers start Node without SWC); the image declares it.
 entry=$(cd "$ROOT" && node -r ./tools/runtime/register.js -e \
-  "process.stdout.write(require('./apps/supervisor/src/compile-runner.ts').compileItemRunner(process.argv[1]))" \
+  "require('./apps/supervisor/src/compile-runner.ts').compileItemRunner(process.argv[1]).then((r) => { if (r.notBundled) console.error('item runner not bundled: ' + r.notBundled); process.stdout.write(r.entry); })" \
   "$ctx/opt/mango")
 mkdir -p "$ctx/usr/local/bin"
 ln -s /opt/mango/tools/cli/bin/mango-worker.js "$ctx/usr/local/bin/mango-worker"

@@ -10,34 +10,46 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { compileItemRunner, ensureSandboxReadable } from './compile-runner';
+import { isBuiltin } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { BUNDLE, CODE_CACHE, compileItemRunner, ensureSandboxReadable, ITEM_ENTRY } from './compile-runner';
 
 const ROOT = join(__dirname, '../../..');
 
 describe('compileItemRunner', () => {
-  it('emits plain JavaScript for the runner graph, content-addressed and stable, that Node runs directly', () => {
-    const entry = compileItemRunner(ROOT);
-    expect(entry).toMatch(/^dist\/item-runner\/[0-9a-f]{16}\/apps\/supervisor\/src\/item-main\.js$/);
-    expect(compileItemRunner(ROOT)).toBe(entry);
-    const code = readFileSync(join(ROOT, entry), 'utf8');
-    expect(code).not.toMatch(/require\("@mango\//);
+  it('bundles the runner graph into one file with a code cache, content-addressed and stable, that Node runs directly', async () => {
+    const { entry, notBundled } = await compileItemRunner(ROOT);
+    expect(notBundled).toBeUndefined();
+    expect(entry).toMatch(/^dist\/item-runner\/[0-9a-f]{16}\/item-runner\.js$/);
+    expect((await compileItemRunner(ROOT)).entry).toBe(entry);
+    const dir = dirname(join(ROOT, entry));
+    const bundle = readFileSync(join(dir, BUNDLE), 'utf8');
+    expect(bundle).not.toMatch(/require\("@mango\//);
+    // Dependencies are inside (no require of a package at run time) except the native ones.
+    const required = [...bundle.matchAll(/\brequire\("([^".][^"]*)"\)/g)].map(([, p]) => p!);
+    expect(required.filter((p) => !p.startsWith('node:') && !isBuiltin(p)).sort()).toEqual(
+      expect.arrayContaining(['koffi']),
+    );
+    expect(required.filter((p) => ['undici', 'class-validator', 'pino', 'yaml'].includes(p))).toEqual([]);
+    expect(statSync(join(dir, CODE_CACHE)).size).toBeGreaterThan(100_000);
     // Without its environment the runner refuses to start, naming what is missing (exit 2): it loaded.
-    const run = spawnSync(process.execPath, [join(ROOT, entry)], {
-      env: { PATH: '/usr/bin:/bin' },
-      encoding: 'utf8',
-    });
-    expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/MANGO_WORK_ID/);
+    for (const file of [entry, relative(ROOT, join(dir, ITEM_ENTRY.replace(/\.ts$/, '.js')))]) {
+      const run = spawnSync(process.execPath, [join(ROOT, file)], {
+        env: { PATH: '/usr/bin:/bin' },
+        encoding: 'utf8',
+      });
+      expect([file, run.status]).toEqual([file, 2]);
+      expect(run.stderr).toMatch(/MANGO_WORK_ID/);
+    }
   });
 
-  it('writes the runner world-readable even under umask 077 (the sandbox uid must read it)', () => {
+  it('writes the runner world-readable even under umask 077 (the sandbox uid must read it)', async () => {
     const root = mkdtempSync(join(tmpdir(), 'runner-umask-'));
     for (const n of ['apps', 'libs', 'tools', 'node_modules', 'tsconfig.base.json'])
       symlinkSync(join(ROOT, n), join(root, n));
     const old = process.umask(0o077);
     try {
-      const entry = compileItemRunner(root);
+      const { entry } = await compileItemRunner(root);
       const modes: Array<[string, number]> = [];
       const walk = (p: string) => {
         const st = statSync(p);

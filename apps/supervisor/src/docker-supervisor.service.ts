@@ -216,8 +216,13 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       return entry ? ['node', entry] : undefined;
     }
     try {
-      const entry = compileItemRunner(source);
-      this.log.info({ entry }, 'item runner precompiled from the source tree');
+      const { entry, notBundled } = await compileItemRunner(source);
+      if (notBundled)
+        this.log.warn(
+          { entry, reason: notBundled },
+          'item runner precompiled from the source tree, but not bundled: containers load it file by file',
+        );
+      else this.log.info({ entry }, 'item runner precompiled and bundled from the source tree');
       return ['node', `/opt/mango/${entry}`];
     } catch (err) {
       this.log.warn(

@@ -2,7 +2,7 @@
 // the Work secret from its one-shot stdin, then serves exactly one acknowledged item. A pooled container
 // (MANGO_ITEM_ASSIGNMENT=stdin: docs/operator-guide.md "Warm pool") starts with no Work at all, loaded and
 // waiting: its Work identity arrives with the secret, as one assignment line on stdin after the Ack.
-import { makeNonDumpable, handleItem, parseCustomTools, runHealthcheckProbe } from '@mango/worker-runtime';
+import { makeNonDumpable, handleItem, runHealthcheckProbe } from '@mango/worker-runtime/item';
 import { parseItemAssignment, POOLED_RUNNER_READY } from '@mango/domain-work-lease';
 import { loadConfig } from '@mango/platform-config';
 import { createLogger } from '@mango/platform-logging';
@@ -60,8 +60,9 @@ async function main(): Promise<number> {
   process.on('SIGTERM', () => drain.abort());
   const log = createLogger({ service: 'item', level: 'info' });
   const [env, secret] = await identityAndSecret(log);
+  // Session Work only (the supervisor passes custom tools to Session items): loaded only then.
   const customTools = env.MANGO_CUSTOM_TOOLS
-    ? parseCustomTools(env.MANGO_CUSTOM_TOOLS, 'MANGO_CUSTOM_TOOLS')
+    ? (await import('@mango/worker-runtime')).parseCustomTools(env.MANGO_CUSTOM_TOOLS, 'MANGO_CUSTOM_TOOLS')
     : undefined;
   return handleItem({
     identity: {

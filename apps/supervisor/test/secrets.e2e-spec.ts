@@ -28,7 +28,7 @@ describe('the Work token stays inside the item runner (real dockerd)', () => {
   it('is absent from inspect, env and the process list, and unreadable through /proc from Bash', async () => {
     const results: Array<{ text: string; is_error: boolean }> = [];
     const probe = [
-      'runner=$(for p in /proc/[0-9]*; do grep_ok=0; while IFS= read -r -d "" a; do [[ $a == *item-main.* ]] && grep_ok=1; done < $p/cmdline; [ $grep_ok = 1 ] && echo ${p#/proc/}; done 2>/dev/null)',
+      'runner=$(for p in /proc/[0-9]*; do grep_ok=0; while IFS= read -r -d "" a; do [[ $a == */item-runner.js ]] && grep_ok=1; done < $p/cmdline; [ $grep_ok = 1 ] && echo ${p#/proc/}; done 2>/dev/null)',
       'echo "runner=$runner"',
       'cat /proc/$runner/environ >/dev/null 2>&1 && echo environ-readable || echo environ-denied',
       'ls /proc/$runner/fd >/dev/null 2>&1 && echo fd-readable || echo fd-denied',
@@ -64,7 +64,7 @@ describe('the Work token stays inside the item runner (real dockerd)', () => {
 
     const [probed, listed, env] = results;
     expect(probed!.text).toMatch(/^runner=\d+\nenviron-denied\nfd-denied\nmem-denied$/);
-    expect(listed!.text).toMatch(/\/opt\/mango\/dist\/item-runner\/\w+\/apps\/supervisor\/src\/item-main.js/); // the runner was visible
+    expect(listed!.text).toMatch(/\/opt\/mango\/dist\/item-runner\/\w+\/item-runner\.js/); // the (bundled) runner was visible
     expect(listed!.text).toContain('TERM=dumb'); // and the shell's own environment too
     expect(env!.text).toContain('PWD=/workspace');
     expect(env!.text).not.toMatch(/MANGO_/);

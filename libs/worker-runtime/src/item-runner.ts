@@ -3,7 +3,6 @@ import { backoffMs, sleep } from './backoff';
 import { HEALTHCHECK_TIMEOUT_MS, ProbeResult } from './healthcheck-probe';
 import type { HandleItemOptions } from './item-options';
 import { WorkLeaseKeeper } from './work-lease-keeper';
-import { EXIT_LEAVE_LEASE, runSessionActivation } from './session-activation';
 
 /**
  * Serves one already-acknowledged Work item (the seeds' `HandleItem`): first heartbeat before anything
@@ -44,6 +43,8 @@ export async function handleItem(o: HandleItemOptions): Promise<number> {
       case 'healthcheck':
         return await runHealthcheck(o, client, keeper, cancel);
       case 'session': {
+        // Loaded here, not at start: a healthcheck's runner never loads the Session modules.
+        const { EXIT_LEAVE_LEASE, runSessionActivation } = await import('./session-activation');
         const code = await runSessionActivation(o, client, cancel.signal, keeper);
         await keeper.close();
         // A temporary input failure leaves the lease to expire, so the Work is reclaimed and retried.

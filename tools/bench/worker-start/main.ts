@@ -4,11 +4,13 @@
  * once with the warm pool off (MANGO_WORKER_POOL_SIZE=0: a cold container per item), then with it on
  * (BENCH_POOL_SIZE, default 2: docs/operator-guide.md "Warm pool") for items back to back (the pool
  * refills while they run) and for items BENCH_POOL_SPACING_MS (5 s) apart (periodic checks: a full pool):
- *   - Ack → container running (Docker `start` event; cold only: a pooled container was running before)
- *     and Ack → first heartbeat (`started_at`);
+ *   - Ack → container running (Docker `start` event; cold only: a pooled container was running before),
+ *     Ack → first heartbeat (`started_at`), and for cold starts the part after `start`: container running
+ *     → first heartbeat (Node, the item runner's load, its stdin, the heartbeat's round trip);
  *   - healthcheck create → `succeeded` (`stopped_at − created_at`), p50/p95;
  * next to the floor measured in the same run: a raw `docker run --rm` of the same image whose process
- * makes one HTTP request to a local listener (spawn → running, spawn → first request).
+ * makes one HTTP request to a local listener (spawn → running, spawn → first request, running → first
+ * request).
  * Printed figures only; never pass/fail. Run: npm run bench:worker-start (BENCH_WORKER_IMAGE=<tag> measures a
  * built worker image instead of items run from this checkout).
  */
@@ -39,6 +41,7 @@ async function rawFloor(image: string, samples: number) {
   const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
   const running: number[] = [];
   const firstRequest: number[] = [];
+  const runningToRequest: number[] = [];
   try {
     for (let i = 0; i < samples; i++) {
       const name = `mango-bench-raw-${process.pid}-${i}`;
@@ -80,17 +83,20 @@ async function rawFloor(image: string, samples: number) {
         await new Promise((r) => setTimeout(r, 5));
       }
       firstRequest.push((await requested) - t0);
+      runningToRequest.push(firstRequest.at(-1)! - running.at(-1)!);
       await exited;
     }
   } finally {
     server.close();
   }
-  return { running, firstRequest };
+  return { running, firstRequest, runningToRequest };
 }
 
 interface Run {
   ackToRunning: number[];
   ackToHeartbeat: number[];
+  /** Cold starts only: Docker `start` event → first heartbeat (Node, the item runner's load, stdin, the heartbeat's round trip). */
+  runningToHeartbeat: number[];
   createToAck: number[];
   createToSucceeded: number[];
   /** Items whose container started after their Ack (a cold start): with the pool on, pool misses. */
@@ -140,7 +146,14 @@ async function measure(
     logged('docker engine connected'),
     60_000,
   );
-  const run: Run = { ackToRunning: [], ackToHeartbeat: [], createToAck: [], createToSucceeded: [], cold: 0 };
+  const run: Run = {
+    ackToRunning: [],
+    ackToHeartbeat: [],
+    runningToHeartbeat: [],
+    createToAck: [],
+    createToSucceeded: [],
+    cold: 0,
+  };
   try {
     // One warm-up item (page cache, SWC cache, the pool's first fill) that is not counted.
     for (let i = 0; i <= SAMPLES; i++) {
@@ -169,6 +182,7 @@ async function measure(
       if (started.has(w.id)) {
         run.cold++;
         run.ackToRunning.push(started.get(w.id)! - ack);
+        run.runningToHeartbeat.push(Date.parse(w.started_at) - started.get(w.id)!);
       }
       run.ackToHeartbeat.push(Date.parse(w.started_at) - ack);
       run.createToAck.push(ack - Date.parse(w.created_at));
@@ -202,9 +216,11 @@ async function main(): Promise<void> {
   );
   console.log(row('raw docker run --rm: spawn → running', raw.running));
   console.log(row('raw docker run --rm: spawn → first request', raw.firstRequest));
+  console.log(row('raw docker run --rm: running → first request', raw.runningToRequest));
   console.log('\nwarm pool off (MANGO_WORKER_POOL_SIZE=0):');
   console.log(row('Mango: Ack → container running', cold.ackToRunning));
   console.log(row('Mango: Ack → first heartbeat', cold.ackToHeartbeat));
+  console.log(row('Mango: container running → first heartbeat', cold.runningToHeartbeat));
   console.log(row('Mango: healthcheck create → Ack', cold.createToAck));
   console.log(row('Mango: healthcheck create → succeeded', cold.createToSucceeded));
   console.log(

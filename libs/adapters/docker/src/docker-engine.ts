@@ -24,7 +24,7 @@ export function createDockerClient(dockerHost?: string, options: { timeoutMs?: n
 }
 
 /**
- * The precompiled item runner an image declares (`ENV MANGO_ITEM_ENTRY=/opt/mango/dist/…/item-main.js`,
+ * The precompiled item runner an image declares (`ENV MANGO_ITEM_ENTRY=/opt/mango/dist/item-runner/…/item-runner.js`,
  * set by the image builds), or undefined when the image only has the TypeScript sources.
  */
 export async function imageItemEntry(docker: Docker, image: string): Promise<string | undefined> {

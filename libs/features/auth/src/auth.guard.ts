@@ -34,9 +34,16 @@ export function presentedCredential(req: Request): string | undefined {
 export const ENVIRONMENT_KEY_CACHE_TTL_MS = 10_000;
 const ENVIRONMENT_KEY_CACHE_MAX = 10_000;
 
+interface RouteAccess {
+  public: boolean;
+  /** Credential kinds the route accepts (Workspace API keys only, unless it says otherwise). */
+  allowed: readonly PrincipalKind[];
+}
+
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly environmentKeys = new Map<string, { principal: Principal; until: number }>();
+  private readonly routes = new WeakMap<object, RouteAccess>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -45,24 +52,41 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const route = this.routeAccess(context);
+    if (route.public) return true;
     const req = context.switchToHttp().getRequest<Request>();
     const credential = presentedCredential(req);
     if (credential === undefined)
       throw unauthenticated('missing credential: send Authorization: Bearer <key> or x-api-key');
     const principal = await this.authenticate(credential);
     if (!principal) throw unauthenticated('invalid or revoked credential');
-    const allowed = this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? [
-      'workspace',
-    ];
-    if (!allowed.includes(principal.kind)) {
+    if (!route.allowed.includes(principal.kind)) {
       // A Work token that is no longer usable is simply invalid; a live one is valid but out of scope.
       requireLiveToken(principal);
       throw permissionDenied(`a ${describeKind(principal.kind)} may not perform this request`);
     }
     req.principal = principal;
     return true;
+  }
+
+  /**
+   * A route's `@Public()` and `@AllowCredentials()` (handler over class), read once per handler: route
+   * metadata is fixed at boot, so each request need not walk it again.
+   */
+  private routeAccess(context: ExecutionContext): RouteAccess {
+    const handler = context.getHandler();
+    let access = this.routes.get(handler);
+    if (!access) {
+      const targets = [handler, context.getClass()];
+      access = {
+        public: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) === true,
+        allowed: this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? [
+          'workspace',
+        ],
+      };
+      this.routes.set(handler, access);
+    }
+    return access;
   }
 
   async authenticate(credential: string): Promise<Principal | null> {

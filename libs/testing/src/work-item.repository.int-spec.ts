@@ -371,7 +371,7 @@ describe('Work item repository (real PostgreSQL)', () => {
     await insert(3000, 'queued', 'NULL, NULL, NULL, NULL');
 
     let text = '';
-    const capture = { query: async (sql: string) => ((text = sql), []) };
+    const capture = { query: async (sql: string) => ((text = sql), [] as never) };
     await claimOne(capture, {
       keyId: key,
       environmentId: env,

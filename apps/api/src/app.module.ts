@@ -33,13 +33,15 @@ export class AppModule {
           applicationName: 'mango-api',
         }),
         AuthModule,
+        // First among the routes after /healthz: Express tries routes in registration order, and Poll and
+        // Ack are the requests every supervisor repeats (no other route overlaps /v1/environments/:id/work).
+        WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         AgentsModule,
         EnvironmentsModule,
         SessionsModule,
         modelPrices(env),
         sessionLimits(env),
         VaultsModule.forRoot({ keyring, allowlist: parseAddressAllowlist(env.MANGO_MCP_ALLOWED_ADDRESSES) }),
-        WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         webhooks(env),
         DeploymentsModule.forRoot({ scheduler: scheduler(env) }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.

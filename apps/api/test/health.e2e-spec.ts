@@ -54,6 +54,24 @@ describe('health (docs/api-guide.md, Health)', () => {
     expect(await eventually(readyz, [200, 'ok'])).toEqual([200, 'ok']);
   });
 
+  it('responses carry no ETag, and a bodiless POST is answered as one whose body is {}', async () => {
+    const health = await fetch(`${api.url}/healthz`);
+    expect(health.headers.get('etag')).toBeNull();
+    const { api_key } = await api.issueKey('wrkspc_default');
+    const post = async (init: RequestInit) => {
+      const res = await fetch(`${api.url}/v1/environments`, {
+        method: 'POST',
+        ...init,
+        headers: { authorization: `Bearer ${api_key}`, ...init.headers },
+      });
+      const body = (await res.json()) as { error?: { type: string; message: string } };
+      return [res.status, res.headers.get('etag'), body.error];
+    };
+    const bodiless = await post({});
+    expect(bodiless[0]).toBe(400);
+    expect(bodiless).toEqual(await post({ body: '{}', headers: { 'content-type': 'application/json' } }));
+  });
+
   it('the process exits cleanly on SIGTERM', async () => {
     const code = await api.app.stop('SIGTERM');
     expect(code).toBe(0);

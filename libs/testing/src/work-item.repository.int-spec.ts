@@ -337,4 +337,80 @@ describe('Work item repository (real PostgreSQL)', () => {
       expect(await load(pending)).toMatchObject({ state: 'queued', acknowledgedAt: null });
     });
   });
+
+  /**
+   * PostgreSQL caches a generic plan for the prepared claim, planned from whatever statistics it had then
+   * (an API just started: an empty queue). That plan must still read the queue from its front when the
+   * queue and the table are long: a sort of every queued row, or a sequential scan of the table, on each
+   * claim makes draining a queue quadratic.
+   */
+  it("the claim's generic plan, from statistics taken with an empty queue, reads a few rows of a long queue", async () => {
+    const env = newId('environment');
+    const key = newId('apiKey');
+    await ds.query(
+      `INSERT INTO environments (id, workspace_id, name, config, metadata, created_at, updated_at)
+       VALUES ($1, $2, $1, '{"type":"self_hosted"}', '{}', now(), now())`,
+      [env, ws],
+    );
+    await ds.query(
+      `INSERT INTO api_keys (id, workspace_id, environment_id, label, digest, key_hint, created_at)
+       VALUES ($1, $2, $3, 'plan', $4, 'x', now())`,
+      [key, ws, env, createHash('sha256').update(randomBytes(16)).digest()],
+    );
+    const insert = (n: number, state: string, lease: string) =>
+      ds.query(
+        `INSERT INTO work_items (id, workspace_id, environment_id, kind, session_id, state, metadata, created_at,
+                                 claimed_at, acknowledged_at, lease_expires_at, ttl_seconds)
+         SELECT id, $2, $3, 'session', 'sesn_' || substr(id, 6), $4, '{}', clock_timestamp(), ${lease}
+           FROM unnest($1::text[]) id`,
+        [Array.from({ length: n }, () => newId('work')), ws, env, state],
+      );
+    // Claimed and acknowledged history, statistics taken while nothing was queued; then a long queue.
+    await insert(500, 'starting', "now(), now(), now() + interval '60 seconds', 60");
+    await ds.query('ANALYZE work_items');
+    await insert(3000, 'queued', 'NULL, NULL, NULL, NULL');
+
+    let text = '';
+    const capture = { query: async (sql: string) => ((text = sql), [] as never) };
+    await claimOne(capture, {
+      keyId: key,
+      environmentId: env,
+      workerId: null,
+      reclaimOlderThanMs: 60_000,
+      tokenDigest: Buffer.alloc(32),
+    });
+    const plan = await ds.transaction(async (tx) => {
+      await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      await tx.query(`PREPARE claim_plan_check AS ${text}`);
+      try {
+        const [row] = await tx.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_plan_check('${key}', '${env}', NULL, 60000, sha256('x'))`,
+        );
+        return row['QUERY PLAN'][0].Plan as PlanNode;
+      } finally {
+        await tx.query('DEALLOCATE claim_plan_check');
+      }
+    });
+    const reads: string[] = [];
+    const walk = (n: PlanNode) => {
+      if (n['Relation Name'] === 'work_items') {
+        const rows = n['Actual Rows'] * n['Actual Loops'] + (n['Rows Removed by Filter'] ?? 0);
+        reads.push(`${n['Node Type']} ${n['Index Name'] ?? ''}: ${rows}`);
+      }
+      n.Plans?.forEach(walk);
+    };
+    walk(plan);
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.filter((r) => r.startsWith('Seq Scan') || Number(r.split(': ')[1]) > 20)).toEqual([]);
+  });
 });
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}

@@ -37,9 +37,18 @@ export function presentedCredential(req: Request): string | undefined {
 export const PRINCIPAL_CACHE_TTL_MS = 10_000;
 const PRINCIPAL_CACHE_MAX = 10_000;
 
+interface RouteAccess {
+  public: boolean;
+  /** Credential kinds the route accepts (Workspace API keys only, unless it says otherwise). */
+  allowed: readonly PrincipalKind[];
+  /** `RechecksWorkspaceKey`: the route's statements re-check a Workspace key, so a cached one may answer. */
+  rechecksWorkspaceKey: boolean;
+}
+
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly principals = new Map<string, { principal: Principal; until: number }>();
+  private readonly routes = new WeakMap<object, RouteAccess>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -48,26 +57,45 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const route = this.routeAccess(context);
+    if (route.public) return true;
     const req = context.switchToHttp().getRequest<Request>();
     const credential = presentedCredential(req);
     if (credential === undefined)
       throw unauthenticated('missing credential: send Authorization: Bearer <key> or x-api-key');
-    const cacheWorkspaceKey =
-      this.reflector.getAllAndOverride<boolean>(RECHECKS_WORKSPACE_KEY, targets) === true;
-    const principal = await this.authenticate(credential, { cacheWorkspaceKey });
+    const principal = await this.authenticate(credential, {
+      cacheWorkspaceKey: route.rechecksWorkspaceKey,
+    });
     if (!principal) throw unauthenticated('invalid or revoked credential');
-    const allowed = this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? [
-      'workspace',
-    ];
-    if (!allowed.includes(principal.kind)) {
+    if (!route.allowed.includes(principal.kind)) {
       // A Work token that is no longer usable is simply invalid; a live one is valid but out of scope.
       requireLiveToken(principal);
       throw permissionDenied(`a ${describeKind(principal.kind)} may not perform this request`);
     }
     req.principal = principal;
     return true;
+  }
+
+  /**
+   * A route's `@Public()` and `@AllowCredentials()` (handler over class), read once per handler: route
+   * metadata is fixed at boot, so each request need not walk it again.
+   */
+  private routeAccess(context: ExecutionContext): RouteAccess {
+    const handler = context.getHandler();
+    let access = this.routes.get(handler);
+    if (!access) {
+      const targets = [handler, context.getClass()];
+      access = {
+        public: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) === true,
+        rechecksWorkspaceKey:
+          this.reflector.getAllAndOverride<boolean>(RECHECKS_WORKSPACE_KEY, targets) === true,
+        allowed: this.reflector.getAllAndOverride<PrincipalKind[]>(ALLOWED_CREDENTIALS, targets) ?? [
+          'workspace',
+        ],
+      };
+      this.routes.set(handler, access);
+    }
+    return access;
   }
 
   /** `cacheWorkspaceKey`: the route re-checks a Workspace key itself, so a cached principal may answer. */

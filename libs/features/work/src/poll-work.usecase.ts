@@ -157,16 +157,17 @@ export class PollWorkUseCase {
 
   /** Counted once the claim committed; a span under the Poll request's (no secret or token attributes). */
   private recordClaim(environmentId: string, workId: string, workType: string, reclaim: string): void {
-    tracer()
-      .startSpan('mango.environment.work.claim', {
-        attributes: {
-          'mango.environment.id': environmentId,
-          'mango.work.id': workId,
-          'mango.work.type': workType,
-          'mango.work.reclaim': reclaim,
-        },
-      })
-      .end();
+    if (tracingEnabled())
+      tracer()
+        .startSpan('mango.environment.work.claim', {
+          attributes: {
+            'mango.environment.id': environmentId,
+            'mango.work.id': workId,
+            'mango.work.type': workType,
+            'mango.work.reclaim': reclaim,
+          },
+        })
+        .end();
     const labels = { environment_id: environmentId, work_type: workType };
     this.metrics.workClaims.inc({ ...labels, reclaim });
     if (reclaim === 'lease_expired') this.metrics.workLeaseExpiries.inc(labels);

@@ -13,6 +13,7 @@ import { AddDeploymentVaults1796135262423 } from './1796135262423-AddDeploymentV
 import { CreateSkillVersionFiles1796143000000 } from './1796143000000-CreateSkillVersionFiles';
 import { AddSessionPromptInputs1796150000000 } from './1796150000000-AddSessionPromptInputs';
 import { CreateSessionThreads1796160000000 } from './1796160000000-CreateSessionThreads';
+import { AddWorkClaimIndexes1796323337434 } from './1796323337434-AddWorkClaimIndexes';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -30,4 +31,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateSkillVersionFiles1796143000000,
   AddSessionPromptInputs1796150000000,
   CreateSessionThreads1796160000000,
+  AddWorkClaimIndexes1796323337434,
 ];

@@ -5,7 +5,15 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { MangoMetrics } from '@mango/platform-metrics';
-import { context, propagation, SpanKind, SpanStatusCode, trace, tracer } from '@mango/platform-tracing';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  tracer,
+  tracingEnabled,
+} from '@mango/platform-tracing';
 import { ApiExceptionFilter, renderError, sendError } from './api-exception.filter';
 import { NestPinoLogger } from './nest-pino-logger';
 import { requestIdMiddleware } from './request-id';
@@ -38,11 +46,21 @@ export async function createHttpApp(
   });
   const express = app.getHttpAdapter().getInstance();
   express.disable('x-powered-by');
+  // No ETag on API responses: every body is dynamic JSON, and Express's default hashed each one (SHA-1)
+  // on every request for a conditional GET no Mango client makes (docs/api-guide.md).
+  express.set('etag', false);
   express.set('query parser', 'extended');
   app.use(requestIdMiddleware);
   app.use(traceRequests);
   app.use(accessLog(options.log, options.metrics));
-  app.useBodyParser('json', { limit: options.jsonLimit ?? '32mb', strict: false, type: () => true });
+  // A request that declares an empty body gets what the JSON parser would make of it ({}) without
+  // streaming zero bytes through it (Ack, Stop and other bodiless POSTs).
+  app.use(emptyBodyShortcut);
+  app.useBodyParser('json', {
+    limit: options.jsonLimit ?? '32mb',
+    strict: false,
+    type: (req: Request) => !declaresEmptyBody(req),
+  });
   // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
   // one 400 naming the field for every route, before any handler runs.
   app.use(rejectUnstorableText());
@@ -92,9 +110,10 @@ function accessLog(log: Logger, metrics?: MangoMetrics) {
 /**
  * One SERVER span per request, continuing an inbound W3C `traceparent` (the SDKs send one); the handler
  * runs in its context, so spans and stored trace context below it join the caller's trace. Named
- * `<METHOD> <route template>` once routed. A no-op while tracing is not configured.
+ * `<METHOD> <route template>` once routed. Skipped while tracing is not configured.
  */
 function traceRequests(req: Request, res: Response, next: NextFunction) {
+  if (!tracingEnabled()) return next();
   const parent = propagation.extract(context.active(), req.headers);
   const span = tracer().startSpan(
     req.method,
@@ -119,4 +138,24 @@ function traceRequests(req: Request, res: Response, next: NextFunction) {
     span.end();
   });
   context.with(trace.setSpan(parent, span), next);
+}
+
+/**
+ * `Content-Length: 0` and nothing that could make the JSON parser refuse it (no content type, charset
+ * or content encoding to check): the body is empty and parses to `{}`, exactly as body-parser's own
+ * empty-body rule makes it.
+ */
+function declaresEmptyBody(req: Request): boolean {
+  const h = req.headers;
+  return (
+    h['content-length'] === '0' &&
+    h['transfer-encoding'] === undefined &&
+    h['content-type'] === undefined &&
+    h['content-encoding'] === undefined
+  );
+}
+
+function emptyBodyShortcut(req: Request, _res: Response, next: NextFunction): void {
+  if (declaresEmptyBody(req)) req.body = {};
+  next();
 }

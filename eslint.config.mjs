@@ -82,6 +82,9 @@ const boundaries = (testing) => [
   {
     enforceBuildableLibDependency: false,
     banTransitiveDependencies: false,
+    // The item runner loads worker-runtime's Session modules on first use (a healthcheck never needs
+    // them: docs/operator-guide.md "Item runner start-up"), while the supervisor imports them statically.
+    checkDynamicDependenciesExceptions: ['@mango/worker-runtime'],
     allow: [],
     depConstraints: [...typeConstraints(testing), ...scopeConstraints],
   },

@@ -41,6 +41,17 @@ function workflowBundleEnv(entry: string): Record<string, string> {
 }
 
 /**
+ * Extra node flags for the apps started here, for profiling a benchmark's server side, e.g.
+ * `MANGO_APP_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'` (flags NODE_OPTIONS refuses). Only for
+ * the entries named in MANGO_APP_NODE_FLAGS_FOR (comma-separated, e.g. `apps/api/src/main.ts`) when set.
+ */
+function nodeFlags(entry: string): string[] {
+  const flags = process.env.MANGO_APP_NODE_FLAGS?.trim();
+  const only = process.env.MANGO_APP_NODE_FLAGS_FOR?.split(',').map((s) => s.trim());
+  return flags && (!only || only.includes(entry)) ? flags.split(/\s+/) : [];
+}
+
+/**
  * Starts one of Mango's apps as a real child process (`node -r tools/runtime/register.js <entry>`)
  * and waits until `ready()` resolves true.
  */
@@ -50,16 +61,20 @@ export async function startApp(
   ready: (logs: () => string) => Promise<boolean>,
   timeoutMs = START_TIMEOUT_MS,
 ): Promise<AppProcess> {
-  const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      ...workflowBundleEnv(entry),
-      ...env,
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags(entry), '-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        ...workflowBundleEnv(entry),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let output = '';
   child.stdout!.on('data', (d) => (output += String(d)));
   child.stderr!.on('data', (d) => (output += String(d)));

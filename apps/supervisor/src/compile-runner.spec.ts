@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -7,12 +8,21 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { BUNDLE, CODE_CACHE, compileItemRunner, ensureSandboxReadable, ITEM_ENTRY } from './compile-runner';
+import {
+  BUNDLE,
+  CODE_CACHE,
+  compileItemRunner,
+  ensureSandboxReadable,
+  ITEM_ENTRY,
+  pruneStaleRunners,
+  STALE_RUNNER_MS,
+} from './compile-runner';
 
 const ROOT = join(__dirname, '../../..');
 
@@ -40,6 +50,35 @@ describe('compileItemRunner', () => {
       });
       expect([file, run.status]).toEqual([file, 2]);
       expect(run.stderr).toMatch(/MANGO_WORK_ID/);
+    }
+  });
+
+  it("removes other runner builds unused for a day, keeps the current one, recent ones and builders' work", () => {
+    const base = mkdtempSync(join(tmpdir(), 'runner-prune-'));
+    try {
+      const now = Date.now();
+      const old = new Date(now - STALE_RUNNER_MS - 60_000);
+      const dirs = {
+        current: 'aaaaaaaaaaaaaaaa',
+        stale: 'bbbbbbbbbbbbbbbb',
+        recent: 'cccccccccccccccc',
+        tmp: '.tmp-1-2',
+        lock: 'dddddddddddddddd.building',
+      };
+      for (const d of Object.values(dirs)) {
+        mkdirSync(join(base, d, 'x'), { recursive: true });
+        if (d !== dirs.recent) utimesSync(join(base, d), old, old);
+      }
+      pruneStaleRunners(base, join(base, dirs.current), now);
+      expect(
+        Object.values(dirs)
+          .filter((d) => existsSync(join(base, d)))
+          .sort(),
+      ).toEqual([dirs.current, dirs.recent, dirs.tmp, dirs.lock].sort());
+      // The current build counts as used now: a later start does not take it for stale.
+      expect(now - statSync(join(base, dirs.current)).mtimeMs).toBeLessThan(1_000);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
     }
   });
 

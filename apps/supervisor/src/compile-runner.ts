@@ -10,6 +10,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -25,6 +26,13 @@ export const LOADER = 'item-runner.js';
 const NATIVE_PACKAGES = ['koffi', '@lydell/node-pty'];
 /** How long a supervisor waits for another one building the same runner before it builds it itself. */
 const BUILD_LOCK_MS = 120_000;
+/**
+ * Other builds under dist/item-runner unused for this long are removed when a supervisor starts (each is
+ * several MiB; a source tree that changes often piles them up). A build in use is touched at every start,
+ * so a supervisor still running older sources keeps its own for a day after its last start.
+ */
+export const STALE_RUNNER_MS = 24 * 3600_000;
+const BUILD_DIR = /^[0-9a-f]{16}$/;
 
 /**
  * The loader a container runs (`node <dir>/item-runner.js`): compiles the bundle with its V8 code cache
@@ -152,12 +160,38 @@ export async function compileItemRunner(sourceRoot: string): Promise<CompiledRun
     }
   }
   ensureSandboxReadable(sourceRoot);
+  pruneStaleRunners(base, final);
   if (existsSync(join(final, LOADER))) return { entry: relative(sourceRoot, join(final, LOADER)) };
   const reason = join(final, 'NOT-BUNDLED');
   return {
     entry: treeEntry,
     notBundled: notBundled ?? (existsSync(reason) ? readFileSync(reason, 'utf8') : 'no bundle was built'),
   };
+}
+
+/**
+ * Marks `current` as used now and removes the other content-addressed builds in `base` not used for
+ * STALE_RUNNER_MS (temporary and lock directories are left to their builders). Best effort: a build
+ * another process removes first, or one it cannot remove, is skipped.
+ */
+export function pruneStaleRunners(base: string, current: string, now = Date.now()): void {
+  const t = new Date(now);
+  try {
+    utimesSync(current, t, t);
+  } catch {
+    // not ours to touch: its age then counts from its build
+  }
+  for (const name of readdirSync(base)) {
+    const dir = join(base, name);
+    if (!BUILD_DIR.test(name) || dir === current) continue;
+    const used = statSync(dir, { throwIfNoEntry: false })?.mtimeMs;
+    if (used !== undefined && now - used > STALE_RUNNER_MS)
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // removed by another supervisor, or not ours to remove
+      }
+  }
 }
 
 /** Writes a file and any missing directories up to `top`, readable by everyone (0644 / 0755). */

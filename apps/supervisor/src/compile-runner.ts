@@ -68,6 +68,8 @@ export interface CompiledRunner {
   entry: string;
   /** Why the runner is not one bundle (the file tree is used then), if it is not. */
   notBundled?: string;
+  /** The build's directory (dist/item-runner/<hash>, absolute), to keep marked as used. */
+  dir: string;
 }
 
 /**
@@ -161,10 +163,12 @@ export async function compileItemRunner(sourceRoot: string): Promise<CompiledRun
   }
   ensureSandboxReadable(sourceRoot);
   pruneStaleRunners(base, final);
-  if (existsSync(join(final, LOADER))) return { entry: relative(sourceRoot, join(final, LOADER)) };
+  if (existsSync(join(final, LOADER)))
+    return { entry: relative(sourceRoot, join(final, LOADER)), dir: final };
   const reason = join(final, 'NOT-BUNDLED');
   return {
     entry: treeEntry,
+    dir: final,
     notBundled: notBundled ?? (existsSync(reason) ? readFileSync(reason, 'utf8') : 'no bundle was built'),
   };
 }
@@ -175,12 +179,7 @@ export async function compileItemRunner(sourceRoot: string): Promise<CompiledRun
  * another process removes first, or one it cannot remove, is skipped.
  */
 export function pruneStaleRunners(base: string, current: string, now = Date.now()): void {
-  const t = new Date(now);
-  try {
-    utimesSync(current, t, t);
-  } catch {
-    // not ours to touch: its age then counts from its build
-  }
+  markRunnerUsed(current, now);
   for (const name of readdirSync(base)) {
     const dir = join(base, name);
     if (!BUILD_DIR.test(name) || dir === current) continue;
@@ -191,6 +190,19 @@ export function pruneStaleRunners(base: string, current: string, now = Date.now(
       } catch {
         // removed by another supervisor, or not ours to remove
       }
+  }
+}
+
+/**
+ * Marks a runner build (its dist/item-runner/<hash> directory) as used now: a running supervisor does this
+ * every hour, so another one's pruning never takes a build in use. Best effort.
+ */
+export function markRunnerUsed(dir: string, now = Date.now()): void {
+  const t = new Date(now);
+  try {
+    utimesSync(dir, t, t);
+  } catch {
+    // gone or not ours to touch: its age then counts from its build
   }
 }
 

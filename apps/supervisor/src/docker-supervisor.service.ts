@@ -32,12 +32,14 @@ import {
   trace,
   tracer,
 } from '@mango/platform-tracing';
-import { compileItemRunner } from './compile-runner';
+import { compileItemRunner, markRunnerUsed } from './compile-runner';
 import { SupervisorEnv } from './supervisor.env';
 
 export const SUPERVISOR_ENV = Symbol('SUPERVISOR_ENV');
 export const LOGGER = Symbol('LOGGER');
 const ENGINE_CHECK_INTERVAL_MS = 15_000;
+/** How often a running supervisor marks its item runner build as used (builds unused for 24 h are pruned). */
+const RUNNER_IN_USE_MS = 3600_000;
 /** The Docker launcher (docs/operator-guide.md, The Docker supervisor) bounds a healthcheck container attempt to 30 seconds. */
 const HEALTHCHECK_CONTAINER_BOUND_MS = 30_000;
 /** How long shutdown waits for running items to deliver results, tear down and Stop before hard kill. */
@@ -51,6 +53,8 @@ const SHUTDOWN_GRACE_MS = 5 * 60_000;
 @Injectable()
 export class DockerSupervisorService implements OnApplicationBootstrap, OnApplicationShutdown {
   private watch?: NodeJS.Timeout;
+  /** Keeps this supervisor's item runner build marked as used (compile-runner.ts prunes unused ones). */
+  private runnerInUse?: NodeJS.Timeout;
   private engineUp = true;
   private readonly draining = new AbortController();
   /** Aborted when the shutdown grace is over: running containers are killed. */
@@ -216,13 +220,16 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       return entry ? ['node', entry] : undefined;
     }
     try {
-      const { entry, notBundled } = await compileItemRunner(source);
+      const { entry, notBundled, dir } = await compileItemRunner(source);
       if (notBundled)
         this.log.warn(
           { entry, reason: notBundled },
           'item runner precompiled from the source tree, but not bundled: containers load it file by file',
         );
       else this.log.info({ entry }, 'item runner precompiled and bundled from the source tree');
+      clearInterval(this.runnerInUse);
+      this.runnerInUse = setInterval(() => markRunnerUsed(dir), RUNNER_IN_USE_MS);
+      this.runnerInUse.unref();
       return ['node', `/opt/mango/${entry}`];
     } catch (err) {
       this.log.warn(
@@ -459,6 +466,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
 
   async onApplicationShutdown(): Promise<void> {
     if (this.watch) clearInterval(this.watch);
+    if (this.runnerInUse) clearInterval(this.runnerInUse);
     this.draining.abort();
     await this.loop;
     await this.launcher?.closePool();

@@ -106,6 +106,32 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
     expect(await api.sql('SELECT id FROM work_items WHERE session_id = $1', [s.id])).toHaveLength(1);
   });
 
+  it('refuses a revoked Workspace key at once (401) on event append, though the key was just used; nothing is appended, and a missing Session is 401 too', async () => {
+    const issued = await api.issueKey('wrkspc_default');
+    const mine = httpClient(api.url, issued.api_key);
+    const s = (await ws.post('/v1/sessions', { agent: agentId, environment_id: envId })).body;
+    // The append route answers from the guard's principal cache, so this key is cached now.
+    expect((await mine.post(`/v1/sessions/${s.id}/events`, { events: [message('before')] })).status).toBe(
+      200,
+    );
+
+    await api.revokeKey(issued.id);
+    const refused = await mine.post(`/v1/sessions/${s.id}/events`, { events: [message('after')] });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.type).toBe('authentication_error');
+    const missing = await mine.post('/v1/sessions/sesn_01M9178R3J3E6SQP24V9MT4BHS/events', {
+      events: [message('after')],
+    });
+    expect(missing.status).toBe(401);
+    const types = await api.sql<{ type: string; body: { content: Array<{ text: string }> } }>(
+      'SELECT type, body FROM session_events WHERE session_id = $1 ORDER BY seq',
+      [s.id],
+    );
+    expect(types.map((e) => e.body.content?.[0]?.text)).toEqual(['before']);
+    // A live key still appends to the same Session, right after the refused one (the row lock was released).
+    expect((await ws.post(`/v1/sessions/${s.id}/events`, { events: [message('live')] })).status).toBe(200);
+  });
+
   it('lists events in order with types, paging and order; echoes persisted events on send', async () => {
     const s = (await ws.post('/v1/sessions', { agent: agentId, environment_id: envId })).body;
     const sent = await ws.post(`/v1/sessions/${s.id}/events`, {

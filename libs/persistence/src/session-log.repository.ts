@@ -12,6 +12,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { SessionEntity, SessionEventEntity } from './entities';
 import type { SessionLogCache } from './session-log-cache';
 import { OUTBOX_CHANNEL } from './outbox';
+import { runStatement } from './prepared-statement';
 import { primaryThreadId, SessionThreadRepository } from './session-thread.repository';
 import { SessionWorkPort, workItemSessionWork } from './session-work.port';
 import { recordWebhookEvents, sessionWebhookEvents } from './webhook-outbox';
@@ -20,6 +21,29 @@ import { recordWebhookEvents, sessionWebhookEvents } from './webhook-outbox';
 export const SESSION_EVENTS_CHANNEL = 'mango_session_events';
 /** NOTIFY channel of message previews (JSON payload, never persisted): only SSE streams listen (ADR 0007). */
 export const SESSION_PREVIEWS_CHANNEL = 'mango_session_previews';
+
+/**
+ * An append in one statement (one round trip, prepared once per connection): the events, their outbox
+ * rows, the projection, the "look now" notice and (when there are outbox rows) the relay's wake-up.
+ */
+const APPEND_SQL = `WITH e AS (
+    INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at, session_thread_id)
+    SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2, thread_id
+      FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[], $13::text[])
+           AS t(id, seq, type, body, key, tool_use_id, processed_at, thread_id)
+    RETURNING seq),
+  o AS (
+    INSERT INTO outbox (session_id, event_seq, kind, session_thread_id, created_at)
+    SELECT $1, seq, kind, thread_id, $2 FROM unnest($10::bigint[], $11::text[], $14::text[]) AS o(seq, kind, thread_id)
+    RETURNING id),
+  u AS (UPDATE sessions SET last_seq = $15, updated_at = $16, status = $17 WHERE id = $1 RETURNING id)
+  SELECT pg_notify($18, $19) FROM u
+  UNION ALL
+  SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`;
+
+/** An append whose events were all in the log already: the projection and the notice as always. */
+const PROJECT_SQL = `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
+  SELECT pg_notify($5, $6) FROM u`;
 
 /** Reads one Session's log incrementally (see {@link SessionLog.reader}). */
 export interface SessionLogReader {
@@ -215,48 +239,28 @@ export class SessionLog {
     if (rows.length) {
       // The events, their outbox rows, the projection, the "look now" notice and (when there are outbox
       // rows) the relay's wake-up in one statement: one round trip per append.
-      await tx.query(
-        `WITH e AS (
-           INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at, session_thread_id)
-           SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2, thread_id
-             FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[], $13::text[])
-                  AS t(id, seq, type, body, key, tool_use_id, processed_at, thread_id)
-           RETURNING seq),
-         o AS (
-           INSERT INTO outbox (session_id, event_seq, kind, session_thread_id, created_at)
-           SELECT $1, seq, kind, thread_id, $2 FROM unnest($10::bigint[], $11::text[], $14::text[]) AS o(seq, kind, thread_id)
-           RETURNING id),
-         u AS (UPDATE sessions SET last_seq = $15, updated_at = $16, status = $17 WHERE id = $1 RETURNING id)
-         SELECT pg_notify($18, $19) FROM u
-         UNION ALL
-         SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`,
-        [
-          session.id,
-          now,
-          rows.map((r) => r.id),
-          rows.map((r) => r.seq),
-          rows.map((r) => r.type),
-          rows.map((r) => JSON.stringify(r.body)),
-          rows.map((r) => r.idempotencyKey),
-          rows.map((r) => r.toolUseId),
-          rows.map((r) => r.processedAt),
-          outboxSeqs,
-          outboxKinds,
-          OUTBOX_CHANNEL,
-          rows.map((r) => r.sessionThreadId),
-          outboxThreads,
-          ...projection,
-        ],
-      );
+      await runStatement(tx, 'mango_session_append', APPEND_SQL, [
+        session.id,
+        now,
+        rows.map((r) => r.id),
+        rows.map((r) => r.seq),
+        rows.map((r) => r.type),
+        rows.map((r) => JSON.stringify(r.body)),
+        rows.map((r) => r.idempotencyKey),
+        rows.map((r) => r.toolUseId),
+        rows.map((r) => r.processedAt),
+        outboxSeqs,
+        outboxKinds,
+        OUTBOX_CHANNEL,
+        rows.map((r) => r.sessionThreadId),
+        outboxThreads,
+        ...projection,
+      ]);
       // Lifecycle events announce themselves to subscribed webhooks in the same transaction.
       await recordWebhookEvents(tx, session.workspaceId, sessionWebhookEvents(session.id, rows), now);
     } else {
       // Nothing new (every event was already in the log): the projection and the notice as always.
-      await tx.query(
-        `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
-         SELECT pg_notify($5, $6) FROM u`,
-        [session.id, ...projection],
-      );
+      await runStatement(tx, 'mango_session_append_none', PROJECT_SQL, [session.id, ...projection]);
     }
     if (runnable) await this.work.ensureSessionWork(tx, session, now);
     return rows;

@@ -6,6 +6,13 @@ import WebSocket from 'ws';
  */
 export const INSPECTOR_NODE_OPTIONS = '--inspect=127.0.0.1:0';
 
+/** The inspector's WebSocket URL: the last one the process's log names. */
+export function inspectorUrl(logs: string): string {
+  const url = [...logs.matchAll(/Debugger listening on (ws:\/\/\S+)/g)].at(-1)?.[1];
+  if (!url) throw new Error('the process has no inspector');
+  return url;
+}
+
 /** The V8 heap after a collection (Runtime.getHeapUsage), bytes. */
 export interface HeapUsage {
   usedSize: number;
@@ -18,8 +25,7 @@ export interface HeapUsage {
  * Answers the V8 heap right after it. The inspector's URL is the last one the process's log names.
  */
 export async function collectGarbage(logs: string): Promise<HeapUsage> {
-  const url = [...logs.matchAll(/Debugger listening on (ws:\/\/\S+)/g)].at(-1)?.[1];
-  if (!url) throw new Error('the process has no inspector');
+  const url = inspectorUrl(logs);
   const socket = new WebSocket(url);
   let timer: NodeJS.Timeout | undefined;
   try {

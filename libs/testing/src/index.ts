@@ -15,3 +15,4 @@ export * from './session-rows';
 export * from './otlp-collector';
 export * from './docker-pause';
 export * from './collect-garbage';
+export * from './cpu-profile';

@@ -1,8 +1,11 @@
 import {
   createDataSource,
+  entitySelectList,
   OUTBOX_CHANNEL,
   PgListener,
   pruneDispatchedOutbox,
+  runStatement,
+  SessionEntity,
   SessionLog,
 } from '@mango/persistence';
 import type { DataSource } from 'typeorm';
@@ -158,5 +161,41 @@ describe('SessionLog (real PostgreSQL)', () => {
     // With a zero retention the recent dispatched rows go too; pending rows never do.
     expect(await pruneDispatchedOutbox(ds, { retentionMs: 0 })).toBe(5);
     expect((await ds.query('SELECT count(*)::int AS n FROM outbox'))[0].n).toBe(5);
+  });
+
+  it("appends with statements prepared on the transaction's own connection: they roll back with it", async () => {
+    const id = await newSession();
+    const prepared = await ds.transaction(async (tx) => {
+      await log.append(tx, (await log.lock(tx, id))!, [event('user.interrupt')], new Date());
+      const rows: Array<{ name: string }> = await tx.query('SELECT name FROM pg_prepared_statements');
+      return rows.map((r) => r.name);
+    });
+    expect(prepared).toContain('mango_session_append');
+    await expect(
+      ds.transaction(async (tx) => {
+        await log.append(tx, (await log.lock(tx, id))!, [event('user.interrupt')], new Date());
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    const rows = await ds.query('SELECT seq FROM session_events WHERE session_id = $1', [id]);
+    expect(rows.map((r: { seq: string }) => r.seq)).toEqual(['1']);
+    expect((await ds.query('SELECT last_seq FROM sessions WHERE id = $1', [id]))[0].last_seq).toBe('1');
+  });
+
+  it('entitySelectList reads a Session row as TypeORM reads the entity (every column, the same types)', async () => {
+    const id = await newSession();
+    await ds.query(`UPDATE sessions SET budget = '{"type":"limit"}', archived_at = now() WHERE id = $1`, [
+      id,
+    ]);
+    const [raw] = await runStatement<SessionEntity>(
+      ds,
+      'test_session_select_list',
+      `SELECT ${entitySelectList(ds.manager, SessionEntity)} FROM sessions WHERE id = $1`,
+      [id],
+    );
+    const orm = await ds.manager.findOneByOrFail(SessionEntity, { id });
+    expect({ ...raw }).toEqual({ ...orm });
+    expect(raw!.archivedAt).toBeInstanceOf(Date);
+    expect(typeof raw!.lastSeq).toBe('string');
   });
 });

@@ -11,15 +11,37 @@
 import { get, type IncomingMessage } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
-import { startApi, startApp, logged, startScriptedModel } from '@mango/testing';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  INSPECTOR_NODE_OPTIONS,
+  logged,
+  startApi,
+  startApp,
+  startCpuProfile,
+  startScriptedModel,
+} from '@mango/testing';
 import { pct } from '../stats';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 5);
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 50);
+/** A directory: the API's CPU profile of the append and of the fan-out phase is written there. */
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+
+/** CPU time (user + system) a process has used so far, ms (Linux /proc; NaN elsewhere). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
 
 type Json = Record<string, any>;
 
@@ -77,7 +99,21 @@ async function consume(res: Response, onFrame: (event: string, data: Json) => vo
 
 async function main(): Promise<void> {
   const model = await startScriptedModel();
-  const api = await startApi('benchsessions', { MANGO_DB_POOL_SIZE: '20' });
+  const api = await startApi('benchsessions', {
+    MANGO_DB_POOL_SIZE: '20',
+    ...(CPU_PROFILE ? { NODE_OPTIONS: INSPECTOR_NODE_OPTIONS } : {}),
+  });
+  const profile = async <T>(phase: string, fn: () => Promise<T>): Promise<T> => {
+    if (!CPU_PROFILE) return fn();
+    const profiling = await startCpuProfile(api.app.logs());
+    try {
+      return await fn();
+    } finally {
+      const path = join(CPU_PROFILE, `api-${phase}.cpuprofile`);
+      await profiling.stop(path);
+      console.log(`  (API CPU profile: ${path})`);
+    }
+  };
   const orchestrator = await startApp(
     'apps/orchestrator/src/main.ts',
     {
@@ -114,13 +150,23 @@ async function main(): Promise<void> {
     // and the append transaction (gapless sequence, projection, outbox, NOTIFY) over HTTP.
     const s1 = (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id;
     const append: number[] = [];
-    for (let i = 0; i < APPENDS; i++) {
-      const t0 = performance.now();
-      await call('POST', `/v1/sessions/${s1}/events`, { events: [{ type: 'user.interrupt' }] });
-      append.push(performance.now() - t0);
-    }
+    const appendCpu = cpuMs(api.app.child.pid);
+    const appendOrchestratorCpu = cpuMs(orchestrator.child.pid);
+    await profile('append', async () => {
+      for (let i = 0; i < APPENDS; i++) {
+        const t0 = performance.now();
+        await call('POST', `/v1/sessions/${s1}/events`, { events: [{ type: 'user.interrupt' }] });
+        append.push(performance.now() - t0);
+      }
+    });
     console.log(`event append (HTTP, ${APPENDS} sequential requests)`);
-    console.log(`  p50 ${fmt(pct(append, 50))}   p99 ${fmt(pct(append, 99))}   (target p99 ≤ 15 ms)`);
+    console.log(
+      `  p50 ${fmt(pct(append, 50))}   p90 ${fmt(pct(append, 90))}   p99 ${fmt(pct(append, 99))}   max ${fmt(Math.max(...append))}   (target p99 ≤ 15 ms)`,
+    );
+    // The API's own CPU per request: steadier than latency on a shared machine.
+    console.log(
+      `  API CPU per append ${fmt((cpuMs(api.app.child.pid) - appendCpu) / APPENDS)}   orchestrator's (each interrupt is relayed to its workflow) ${fmt((cpuMs(orchestrator.child.pid) - appendOrchestratorCpu) / APPENDS)}`,
+    );
 
     // ── Fan-out to SSE subscribers ─────────────────────────────────────────────────────────────────
     const s2 = (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id;
@@ -144,24 +190,35 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
     const fan: number[] = [];
     const lastArrival: number[] = [];
-    for (let round = 0; round < FANOUT_ROUNDS; round++) {
-      const t0 = performance.now();
-      const sent = await call('POST', `/v1/sessions/${s2}/events`, { events: [{ type: 'user.interrupt' }] });
-      const id = sent.data[0].id as string;
-      const deadline = Date.now() + 30_000;
-      while ((arrivals.get(id)?.length ?? 0) < SUBSCRIBERS && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 5));
-      const got = (arrivals.get(id) ?? []).map((at) => at - t0);
-      fan.push(...got);
-      lastArrival.push(Math.max(...got));
-      if (got.length < SUBSCRIBERS)
-        console.log(`  round ${round}: only ${got.length} of ${SUBSCRIBERS} received`);
-    }
+    const fanCpu = cpuMs(api.app.child.pid);
+    const benchCpu = process.cpuUsage();
+    const fanOrchestratorCpu = cpuMs(orchestrator.child.pid);
+    await profile('fanout', async () => {
+      for (let round = 0; round < FANOUT_ROUNDS; round++) {
+        const t0 = performance.now();
+        const sent = await call('POST', `/v1/sessions/${s2}/events`, {
+          events: [{ type: 'user.interrupt' }],
+        });
+        const id = sent.data[0].id as string;
+        const deadline = Date.now() + 30_000;
+        while ((arrivals.get(id)?.length ?? 0) < SUBSCRIBERS && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 5));
+        const got = (arrivals.get(id) ?? []).map((at) => at - t0);
+        fan.push(...got);
+        lastArrival.push(Math.max(...got));
+        if (got.length < SUBSCRIBERS)
+          console.log(`  round ${round}: only ${got.length} of ${SUBSCRIBERS} received`);
+      }
+    });
     console.log(
       `one event to ${opened} SSE subscribers of one Session (${FANOUT_ROUNDS} rounds, one API process)`,
     );
     console.log(
       `  per subscriber p50 ${fmt(pct(fan, 50))}   p99 ${fmt(pct(fan, 99))}   last subscriber (worst round) ${fmt(Math.max(...lastArrival))}   (target p99 ≤ 100 ms)`,
+    );
+    const bench = process.cpuUsage(benchCpu);
+    console.log(
+      `  API CPU per round ${fmt((cpuMs(api.app.child.pid) - fanCpu) / FANOUT_ROUNDS)}   this bench's own (the subscribers') ${fmt((bench.user + bench.system) / 1000 / FANOUT_ROUNDS)}   orchestrator's ${fmt((cpuMs(orchestrator.child.pid) - fanOrchestratorCpu) / FANOUT_ROUNDS)}`,
     );
     for (const res of subscribers) res.destroy();
 

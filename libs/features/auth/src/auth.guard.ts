@@ -29,8 +29,9 @@ export function presentedCredential(req: Request): string | undefined {
  * - Environment keys (a supervisor's Poll and Ack): every route an Environment key may call (Poll, Ack,
  *   stats) re-checks the key inside its own transaction, holding the key's row FOR SHARE
  *   (WorkService.holdKey);
- * - Workspace keys, only on routes marked `RechecksWorkspaceKey` (a File's upload and download), whose
- *   statements re-check the key (`liveWorkspaceKey`); every other route looks the key up each time.
+ * - Workspace keys, only on routes marked `RechecksWorkspaceKey` (a File's upload and download, a
+ *   Session's event append), whose statements re-check the key (`liveWorkspaceKey`); every other route
+ *   looks the key up each time.
  * A revoked key passes this guard for at most the TTL and is refused by that check. Only successful
  * look-ups are kept.
  */

@@ -29,7 +29,7 @@ import {
   isAnswerable,
 } from './event-admission';
 import { EventView, renderEvent } from './session.view';
-import { findSession, sessionIdFor } from './session-reads';
+import { lockSessionForAppend, sessionIdFor } from './session-reads';
 import { admitFileDocuments } from './file-documents';
 import { toStored } from './stored-event';
 import type { SessionServiceLimits } from './session-limits';
@@ -71,7 +71,7 @@ export class SendEvents {
       traceparent?: string;
     }> = [];
     const out = await this.dataSource.transaction(async (tx) => {
-      const session = await findSession(tx, p.workspaceId, sessionIdFor(p, id), true);
+      const session = await lockSessionForAppend(tx, p, sessionIdFor(p, id));
       if (session.archivedAt) throw conflict(`session ${session.id} is archived; events are not accepted`);
       if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
       // The Work item's current token and live lease, held FOR SHARE until the append commits.

@@ -1,8 +1,14 @@
-import { notFound } from '@mango/domain-kernel';
-import { Principal, requireLiveToken } from '@mango/feature-auth';
+import { notFound, unauthenticated } from '@mango/domain-kernel';
+import { liveWorkspaceKey, Principal, requireLiveToken } from '@mango/feature-auth';
 import { OUTCOME_EVENT_TYPES, OutcomeEvaluation, outcomeEvaluations } from '@mango/domain-sessions';
 import { isId } from '@mango/platform-ids';
-import { SessionEntity, SessionEventEntity, sessionMemoryResources } from '@mango/persistence';
+import {
+  entitySelectList,
+  runStatement,
+  SessionEntity,
+  SessionEventEntity,
+  sessionMemoryResources,
+} from '@mango/persistence';
 import { EntityManager, In, IsNull } from 'typeorm';
 import { renderSession, SessionView } from './session.view';
 
@@ -23,6 +29,41 @@ export async function findSession(
   });
   if (!s) throw notFound('session', id);
   return s;
+}
+
+const LOCK_FOR_APPEND = 'mango_session_lock_for_append';
+let lockForAppendSql: string | undefined;
+
+/**
+ * The caller's Session locked FOR UPDATE for an append (`POST /v1/sessions/{id}/events`), in one prepared
+ * statement that also re-checks a Workspace key (`RechecksWorkspaceKey`: the auth guard may have answered
+ * from its principal cache): a key revoked before this statement is 401, and nothing is appended with it.
+ * A Work token's lease is checked by its own statement (`requireLiveLease`). 404 as `findSession`.
+ */
+export async function lockSessionForAppend(
+  tx: EntityManager,
+  p: Principal,
+  id: string,
+): Promise<SessionEntity> {
+  if (!isId('session', id)) throw notFound('session', id);
+  const keyId = p.kind === 'workspace' ? p.keyId : null;
+  lockForAppendSql ??= `SELECT ${entitySelectList(tx, SessionEntity)} FROM sessions
+     WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL AND ($3::text IS NULL OR ${liveWorkspaceKey('$3')})
+       FOR UPDATE`;
+  const [row] = await runStatement<SessionEntity>(tx, LOCK_FOR_APPEND, lockForAppendSql, [
+    id,
+    p.workspaceId,
+    keyId,
+  ]);
+  if (row) return Object.assign(new SessionEntity(), row);
+  // No row: a revoked key is told so before whether the Session exists.
+  if (keyId) {
+    const [key]: Array<{ live: boolean }> = await tx.query(`SELECT ${liveWorkspaceKey('$1')} AS live`, [
+      keyId,
+    ]);
+    if (!key?.live) throw unauthenticated('invalid or revoked credential');
+  }
+  throw notFound('session', id);
 }
 
 /** A Work token reads and writes only its own Session; anything else is invisible (404). */

@@ -6,6 +6,7 @@ import {
   WORK_TOKEN_AUTHENTICATOR,
   type WorkTokenAuthenticator,
 } from '@mango/feature-auth';
+import { sseFrame, type SseFrame, sseWriter } from '@mango/platform-http';
 import { isId } from '@mango/platform-ids';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import { MessageDelta, primaryThreadId, SessionEntity, SessionEventEntity } from '@mango/persistence';
@@ -23,19 +24,21 @@ import {
 /** The `retry-after` (seconds) sent with a 429 for a process at its stream limit. */
 const STREAMS_RETRY_AFTER_S = 5;
 
-const frames = new WeakMap<SessionEventEntity, Buffer>();
+const frames = new WeakMap<SessionEventEntity, SseFrame>();
 /**
- * One SSE frame per event (`id:` is the sequence), rendered and UTF-8 encoded once however many streams
- * carry it: every stream writes the same bytes.
+ * One SSE frame per event (`id:` is the sequence), rendered, UTF-8 encoded and framed as an HTTP chunk once
+ * however many streams carry it: every stream writes the same bytes.
  */
-function frameOf(row: SessionEventEntity): Buffer {
+function frameOf(row: SessionEventEntity): SseFrame {
   let frame = frames.get(row);
   if (!frame) {
-    frame = Buffer.from(`id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`);
+    frame = sseFrame(`id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(renderEvent(row))}\n\n`);
     frames.set(row, frame);
   }
   return frame;
 }
+
+const PING = sseFrame(`event: ping\ndata: {}\n\n`);
 
 /** `event_deltas[]`: the event types whose previews this connection wants (openapi.yaml `SessionStreamFrame`). */
 function parseEventDeltas(query: Record<string, unknown>): Set<string> {
@@ -168,9 +171,10 @@ export class SessionStreamer {
     res.setHeader('Connection', 'keep-alive');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
+    const write = sseWriter(req, res);
 
     let closed = false;
-    const previews = previewFrames((frame) => !closed && res.write(frame), deltas);
+    const previews = previewFrames((frame) => !closed && write(frame), deltas);
     const finish = () => {
       if (closed) return;
       closed = true;
@@ -186,13 +190,13 @@ export class SessionStreamer {
       deliver: (row) => {
         if (closed || (visible && !visible(row))) return;
         if (row.type === 'agent.message' || row.type === 'agent.thinking') previews.completed(row.id);
-        res.write(frameOf(row));
+        write(frameOf(row));
         if (row.type === 'session.deleted') finish();
       },
       end: () => finish(),
       ...(deltas.size ? { delta: previews.delta } : {}),
     });
-    const keepalive = setInterval(() => res.write(`event: ping\ndata: {}\n\n`), KEEPALIVE_MS);
+    const keepalive = setInterval(() => write(PING), KEEPALIVE_MS);
     // A Work token's stream lives only as long as its lease: after Stop, expiry or a reclaim it ends
     // with an error frame, so a stale worker stops seeing its successor's events.
     const ownership =
@@ -201,7 +205,7 @@ export class SessionStreamer {
             this.stillOwns(p, sessionId).then(
               (owns) => {
                 if (owns || closed) return;
-                res.write(
+                write(
                   `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'the Work token no longer owns this session' } })}\n\n`,
                 );
                 finish();

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { AllowCredentials, CurrentPrincipal, Principal, RechecksWorkspaceKey } from '@mango/feature-auth';
 import { SessionsService } from './sessions.service';
 
 type Q = Record<string, unknown>;
@@ -47,8 +47,10 @@ export class SessionsController {
     return this.sessions.delete(p.workspaceId, id);
   }
 
+  /** The append re-checks a Workspace key in its own locking statement (lockSessionForAppend). */
   @Post(':sessionId/events')
   @AllowCredentials('workspace', 'work')
+  @RechecksWorkspaceKey()
   @HttpCode(200)
   send(@CurrentPrincipal() p: Principal, @Param('sessionId') id: string, @Body() body: unknown) {
     return this.sessions.sendEvents(p, id, body);

@@ -9,3 +9,4 @@ export * from './readiness';
 export * from './request-id';
 export * from './run-main';
 export * from './storable-text';
+export * from './sse-writer';

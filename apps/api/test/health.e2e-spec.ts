@@ -87,7 +87,9 @@ describe('health (docs/api-guide.md, Health)', () => {
     expect(res.headers.get('request-id')).toMatch(/^req_/);
     expect(JSON.parse(bytes.toString('utf8'))).toMatchObject({ type: 'environment', name });
     // A list (an object holding an array) and HEAD: the same headers, and HEAD has no body.
-    const list = await fetch(`${api.url}/v1/environments`, { headers: { authorization: `Bearer ${api_key}` } });
+    const list = await fetch(`${api.url}/v1/environments`, {
+      headers: { authorization: `Bearer ${api_key}` },
+    });
     expect(list.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(((await list.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
     const head = await fetch(`${api.url}/healthz`, { method: 'HEAD' });

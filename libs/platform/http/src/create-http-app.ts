@@ -26,6 +26,11 @@ export interface HttpAppOptions {
   jsonLimit?: string | number;
   /** Observes `mango_http_request_duration_seconds` by route template when given. */
   metrics?: MangoMetrics;
+  /**
+   * Requests whose body the JSON parser must leave unread, for their handler to stream (apps/files'
+   * uploads). Their path and query are still checked for storable text.
+   */
+  streamedBody?: (req: Request) => boolean;
   /** Mounts plain Express handlers (e.g. static files) after the request middleware, before the routes. */
   beforeRoutes?: (app: NestExpressApplication) => void;
 }
@@ -62,9 +67,11 @@ export async function createHttpApp(
   // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
   // one 400 naming the field for every route, before any handler runs.
   const storable = rejectUnstorableText();
-  app.use((req: Request, res: Response, next: NextFunction) =>
-    parseJson(req, res, (err?: unknown) => (err ? next(err) : storable(req, res, next))),
-  );
+  const streamed = options.streamedBody;
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (streamed?.(req)) return storable(req, res, next);
+    parseJson(req, res, (err?: unknown) => (err ? next(err) : storable(req, res, next)));
+  });
   answerMalformedHeadersWithEnvelope(app.getHttpServer() as Server);
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
   options.beforeRoutes?.(app);

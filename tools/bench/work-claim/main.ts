@@ -108,7 +108,9 @@ async function main(): Promise<void> {
       const http = new Pool(url, { connections: pollers });
       const get = async (path: string, headers?: Record<string, string>) => {
         const res = await http.request({ method: 'GET', path, headers });
-        return res.body.text();
+        const text = await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`GET ${path} answered ${res.statusCode}: ${text}`);
+        return text;
       };
       await enqueue(THROUGHPUT_ITEMS);
       let claimed = 0;

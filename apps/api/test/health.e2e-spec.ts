@@ -72,6 +72,32 @@ describe('health (docs/api-guide.md, Health)', () => {
     expect(bodiless).toEqual(await post({ body: '{}', headers: { 'content-type': 'application/json' } }));
   });
 
+  it('a JSON response is UTF-8 JSON with its status, byte length and request id (Nest reply written directly)', async () => {
+    const { api_key } = await api.issueKey('wrkspc_default');
+    const name = 'é ☃ 𝄞 "quoted"';
+    const res = await fetch(`${api.url}/v1/environments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
+    expect(res.headers.get('request-id')).toMatch(/^req_/);
+    expect(JSON.parse(bytes.toString('utf8'))).toMatchObject({ type: 'environment', name });
+    // A list (an object holding an array) and HEAD: the same headers, and HEAD has no body.
+    const list = await fetch(`${api.url}/v1/environments`, {
+      headers: { authorization: `Bearer ${api_key}` },
+    });
+    expect(list.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(((await list.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    const head = await fetch(`${api.url}/healthz`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await head.text()).toBe('');
+  });
+
   it('the process exits cleanly on SIGTERM', async () => {
     const code = await api.app.stop('SIGTERM');
     expect(code).toBe(0);

@@ -10,7 +10,7 @@ import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { initTracing } from '@mango/platform-tracing';
 import { AppModule } from './app.module';
 import { FilesEnv } from './files.env';
-import { streamUploadBodies } from './upload-body';
+import { isUploadRequest } from './upload-body';
 
 export interface RunningFiles {
   app: INestApplication;
@@ -37,8 +37,11 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   await store.ensureBucket();
   const tracing = initTracing('files', env);
   const metrics = new MangoMetrics('files');
-  const app = await createHttpApp(AppModule.forRoot(env, store, metrics), { log, metrics });
-  streamUploadBodies(app);
+  const app = await createHttpApp(AppModule.forRoot(env, store, metrics), {
+    log,
+    metrics,
+    streamedBody: isUploadRequest,
+  });
   const server = app.getHttpServer() as Server;
   server.requestTimeout = env.MANGO_FILES_REQUEST_TIMEOUT_MS;
   await app.listen(env.MANGO_FILES_PORT, env.MANGO_FILES_HOST);

@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { pooledRandomBytes } from '@mango/platform-ids';
 
 /**
  * Credential formats. The prefix tells the guard which table holds the digest; the rest is 32 random
- * bytes. Only SHA-256 digests are ever stored.
+ * bytes from the OS CSPRNG (pooled, `pooledRandomBytes`). Only SHA-256 digests are ever stored.
  */
 export const CREDENTIAL_PREFIXES = {
   workspaceKey: 'mango_ak_',
@@ -13,7 +14,7 @@ export const CREDENTIAL_PREFIXES = {
 export type CredentialKind = keyof typeof CREDENTIAL_PREFIXES;
 
 export function generateCredential(kind: CredentialKind): string {
-  return CREDENTIAL_PREFIXES[kind] + randomBytes(32).toString('base64url');
+  return CREDENTIAL_PREFIXES[kind] + pooledRandomBytes(32).toString('base64url');
 }
 
 export function digestCredential(credential: string): Buffer {

@@ -1,8 +1,8 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
+import { json, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import {
@@ -15,8 +15,9 @@ import {
   tracingEnabled,
 } from '@mango/platform-tracing';
 import { ApiExceptionFilter, renderError, sendError } from './api-exception.filter';
+import { JsonReplyExpressAdapter } from './json-reply-adapter';
 import { NestPinoLogger } from './nest-pino-logger';
-import { requestIdMiddleware } from './request-id';
+import { assignRequestId } from './request-id';
 import { answerMalformedHeadersWithEnvelope, rejectUnstorableText } from './storable-text';
 
 export interface HttpAppOptions {
@@ -25,6 +26,11 @@ export interface HttpAppOptions {
   jsonLimit?: string | number;
   /** Observes `mango_http_request_duration_seconds` by route template when given. */
   metrics?: MangoMetrics;
+  /**
+   * Requests whose body the JSON parser must leave unread, for their handler to stream (apps/files'
+   * uploads). Their path and query are still checked for storable text.
+   */
+  streamedBody?: (req: Request) => boolean;
   /** Mounts plain Express handlers (e.g. static files) after the request middleware, before the routes. */
   beforeRoutes?: (app: NestExpressApplication) => void;
 }
@@ -39,7 +45,7 @@ export async function createHttpApp(
   module: Type<unknown> | DynamicModule,
   options: HttpAppOptions,
 ): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(module, {
+  const app = await NestFactory.create<NestExpressApplication>(module, new JsonReplyExpressAdapter(), {
     bodyParser: false,
     logger: new NestPinoLogger(options.log),
     abortOnError: false,
@@ -50,20 +56,22 @@ export async function createHttpApp(
   // on every request for a conditional GET no Mango client makes (docs/api-guide.md).
   express.set('etag', false);
   express.set('query parser', 'extended');
-  app.use(requestIdMiddleware);
-  app.use(traceRequests);
-  app.use(accessLog(options.log, options.metrics));
-  // A request that declares an empty body gets what the JSON parser would make of it ({}) without
-  // streaming zero bytes through it (Ack, Stop and other bodiless POSTs).
-  app.use(emptyBodyShortcut);
-  app.useBodyParser('json', {
+  // The per-request middleware is two Express layers, not six: Express walks its stack layer by layer for
+  // every request, and Poll and Ack are the requests every supervisor repeats.
+  app.use(perRequest(options.log, options.metrics));
+  const parseJson = json({
     limit: options.jsonLimit ?? '32mb',
     strict: false,
-    type: (req: Request) => !declaresEmptyBody(req),
+    type: (req: IncomingMessage) => !declaresEmptyBody(req),
   });
   // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
   // one 400 naming the field for every route, before any handler runs.
-  app.use(rejectUnstorableText());
+  const storable = rejectUnstorableText();
+  const streamed = options.streamedBody;
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (streamed?.(req)) return storable(req, res, next);
+    parseJson(req, res, (err?: unknown) => (err ? next(err) : storable(req, res, next)));
+  });
   answerMalformedHeadersWithEnvelope(app.getHttpServer() as Server);
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
   options.beforeRoutes?.(app);
@@ -76,8 +84,30 @@ export async function createHttpApp(
   return app;
 }
 
+/**
+ * Every request's bookkeeping in one layer: its request id, the SERVER span (while tracing is on), the
+ * access log and duration metric, and the empty-body shortcut: a request that declares an empty body
+ * gets what the JSON parser would make of it ({}) without streaming zero bytes through it (Ack, Stop and
+ * other bodiless POSTs).
+ */
+function perRequest(log: Logger, metrics?: MangoMetrics) {
+  const logRequest = accessLog(log, metrics);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    assignRequestId(req, res);
+    if (declaresEmptyBody(req)) req.body = {};
+    if (!tracingEnabled()) {
+      logRequest(req, res);
+      return next();
+    }
+    traceRequests(req, res, () => {
+      logRequest(req, res);
+      next();
+    });
+  };
+}
+
 function accessLog(log: Logger, metrics?: MangoMetrics) {
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req: Request, res: Response): void => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
@@ -92,6 +122,7 @@ function accessLog(log: Logger, metrics?: MangoMetrics) {
         ms / 1000,
       );
       const level = res.statusCode >= 500 ? 'error' : 'info';
+      if (!log.isLevelEnabled(level)) return;
       log[level](
         {
           request_id: req.requestId,
@@ -103,7 +134,6 @@ function accessLog(log: Logger, metrics?: MangoMetrics) {
         'request',
       );
     });
-    next();
   };
 }
 
@@ -112,8 +142,7 @@ function accessLog(log: Logger, metrics?: MangoMetrics) {
  * runs in its context, so spans and stored trace context below it join the caller's trace. Named
  * `<METHOD> <route template>` once routed. Skipped while tracing is not configured.
  */
-function traceRequests(req: Request, res: Response, next: NextFunction) {
-  if (!tracingEnabled()) return next();
+function traceRequests(req: Request, res: Response, next: () => void) {
   const parent = propagation.extract(context.active(), req.headers);
   const span = tracer().startSpan(
     req.method,
@@ -145,7 +174,7 @@ function traceRequests(req: Request, res: Response, next: NextFunction) {
  * or content encoding to check): the body is empty and parses to `{}`, exactly as body-parser's own
  * empty-body rule makes it.
  */
-function declaresEmptyBody(req: Request): boolean {
+function declaresEmptyBody(req: IncomingMessage): boolean {
   const h = req.headers;
   return (
     h['content-length'] === '0' &&
@@ -153,9 +182,4 @@ function declaresEmptyBody(req: Request): boolean {
     h['content-type'] === undefined &&
     h['content-encoding'] === undefined
   );
-}
-
-function emptyBodyShortcut(req: Request, _res: Response, next: NextFunction): void {
-  if (declaresEmptyBody(req)) req.body = {};
-  next();
 }

@@ -3,6 +3,7 @@ export * from './create-http-app';
 export * from './dependency-unavailable';
 export * from './error-mapping';
 export * from './health.controller';
+export * from './json-reply-adapter';
 export * from './nest-pino-logger';
 export * from './public.decorator';
 export * from './readiness';

@@ -1,4 +1,4 @@
-import { DEFAULT_WORKSPACE_ID, isId, newId } from './ids';
+import { DEFAULT_WORKSPACE_ID, isId, newId, pooledRandomBytes } from './ids';
 
 describe('ids', () => {
   it('are the kind prefix followed by a 26-character ULID', () => {
@@ -27,5 +27,24 @@ describe('ids', () => {
   it('accept the default workspace id as a workspace id only', () => {
     expect(isId('workspace', DEFAULT_WORKSPACE_ID)).toBe(true);
     expect(isId('agent', DEFAULT_WORKSPACE_ID)).toBe(false);
+  });
+
+  it('pooled random bytes: own buffers of the size asked, never repeated or zeroed, across pool refills', () => {
+    const seen = new Set<string>();
+    const zero = Buffer.alloc(32);
+    for (let i = 0; i < 400; i++) {
+      // Interleaved with ULIDs, which draw from the same pool.
+      newId('work');
+      const b = pooledRandomBytes(32);
+      expect(b.length).toBe(32);
+      expect(b.equals(zero)).toBe(false);
+      seen.add(b.toString('hex'));
+    }
+    expect(seen.size).toBe(400);
+    const held = pooledRandomBytes(16);
+    const copy = Buffer.from(held);
+    for (let i = 0; i < 300; i++) pooledRandomBytes(32);
+    expect(held.equals(copy)).toBe(true);
+    expect(() => pooledRandomBytes(4097)).toThrow(RangeError);
   });
 });

@@ -121,8 +121,10 @@ s3_install() { go_build versitygw "github.com/versity/versitygw/cmd/versitygw@$V
 s3_start() {
   s3_install; mkdir -p "$DATA/s3/data" "$DATA/s3/meta"
   running s3 || need_port "$S3_PORT" s3 || return 1
+  # --keep-alive: versitygw otherwise answers every request with Connection: close, so each S3 request
+  # (every File upload, part and download) opened a new TCP connection, unlike S3 and MinIO.
   start_bg s3 "$BIN/versitygw" --access "$S3_ACCESS_KEY" --secret "$S3_SECRET_KEY" --region us-east-1 \
-    --port "127.0.0.1:$S3_PORT" --health /health --quiet posix --sidecar "$DATA/s3/meta" "$DATA/s3/data"
+    --port "127.0.0.1:$S3_PORT" --health /health --quiet --keep-alive posix --sidecar "$DATA/s3/meta" "$DATA/s3/data"
   wait_tcp "$S3_PORT" 30 s3
 }
 s3_stop() { stop_bg s3; }

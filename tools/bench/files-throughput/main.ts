@@ -4,6 +4,8 @@
  * same node:http client and keep-alive agent) against the same S3 server in the same run, for 1 MiB and 256 MiB Files; and the peak RSS of the apps/files process
  * during each size (VmHWM, reset between sizes). Printed figures only; never pass/fail.
  * Run: npm run bench:files-throughput (PostgreSQL and S3 from tools/ci/services.sh).
+ * A third path, "hop", is the proxy floor: the same bytes through bare-hop.ts (one more HTTP hop, streamed,
+ * and nothing else), so the figures also say how much of the gap any Node proxy in between costs here.
  * BENCH_SMALL_REPS (default 30) and BENCH_LARGE_REPS (default 3) set the repetitions;
  * MANGO_S3_PAYLOAD_SIGNING (signed, the default, or unsigned) is passed to apps/files.
  */
@@ -64,6 +66,20 @@ async function main(): Promise<void> {
     answers(`${url}/healthz`),
   );
   const pid = files.child.pid!;
+  const hopPort = await freePort();
+  const hopUrl = `http://127.0.0.1:${hopPort}`;
+  const hop = await startApp(
+    'tools/bench/files-throughput/bare-hop.ts',
+    {
+      MANGO_S3_ENDPOINT: env('MANGO_S3_ENDPOINT'),
+      MANGO_S3_ACCESS_KEY: env('MANGO_S3_ACCESS_KEY'),
+      MANGO_S3_SECRET_KEY: env('MANGO_S3_SECRET_KEY'),
+      MANGO_S3_REGION: process.env.MANGO_S3_REGION ?? 'us-east-1',
+      MANGO_S3_BUCKET: bucket,
+      BENCH_HOP_PORT: String(hopPort),
+    },
+    answers(`${hopUrl}/healthz`),
+  );
   const ds = await createDataSource({ url: db.url, poolSize: 1 }).initialize();
   const key = (await new ApiKeysService(ds).create({ workspaceId: 'wrkspc_default', label: 'bench' }))
     .api_key;
@@ -156,6 +172,21 @@ async function main(): Promise<void> {
     },
   };
 
+  // The proxy floor: the same bytes through one bare node:http hop (bare-hop.ts), streamed both ways.
+  const viaHop = {
+    ...direct,
+    async upload(bytes: Buffer): Promise<string> {
+      const name = `hop/${randomBytes(8).toString('hex')}`;
+      const res = await call('PUT', `${hopUrl}/o/${name}`, { 'content-length': bytes.length }, [bytes]);
+      if (res.status !== 200) throw new Error(`hop upload: ${res.status} ${res.text}`);
+      return name;
+    },
+    async download(name: string, size: number): Promise<void> {
+      const res = await call('GET', `${hopUrl}/o/${name}`, {}, undefined, false);
+      if (res.status !== 200 || res.bytes !== size) throw new Error(`hop download: ${res.status}`);
+    },
+  };
+
   // A second floor for an upload of unknown length: what a client that streams bytes it cannot count in
   // advance must do against S3 with bounded memory, i.e. a multipart upload in the product's part size
   // (minio's uploadPart, which signs each part's SHA-256 as apps/files does).
@@ -183,6 +214,7 @@ async function main(): Promise<void> {
   const idleRss = rssMiB(pid);
   const rows: string[] = [];
   const ratios: string[] = [];
+  const hopRatios: string[] = [];
   for (const [label, size, reps] of [
     ['1 MiB', MIB, SMALL_REPS],
     ['256 MiB', 256 * MIB, LARGE_REPS],
@@ -193,10 +225,12 @@ async function main(): Promise<void> {
       ? ([
           ['files', viaFiles],
           ['direct', direct],
+          ['hop', viaHop],
         ] as const)
       : ([
           ['files', viaFiles],
           ['direct', direct],
+          ['hop', viaHop],
           ['streamed', directStreamed],
         ] as const);
     const ms: Record<string, { up: number[]; down: number[] }> = {};
@@ -219,23 +253,30 @@ async function main(): Promise<void> {
     const rate = (xs: number[]) => (size * xs.length) / MIB / (sum(xs) / 1000);
     const f = ms.files!;
     const d = ms.direct!;
+    const h = ms.hop!;
     if (small) {
       for (const dir of ['up', 'down'] as const) {
-        const [a, b] = [p50(f[dir]), p50(d[dir])];
+        const [a, b, c] = [p50(f[dir]), p50(d[dir]), p50(h[dir])];
         const what = dir === 'up' ? 'upload  ' : 'download';
         rows.push(
-          `${label.padEnd(8)} ${what} p50 apps/files ${a.toFixed(2).padStart(7)} ms   direct ${b.toFixed(2).padStart(7)} ms`,
+          `${label.padEnd(8)} ${what} p50 apps/files ${a.toFixed(2).padStart(7)} ms   direct ${b.toFixed(2).padStart(7)} ms   bare hop ${c.toFixed(2).padStart(7)} ms`,
         );
         ratios.push(`${label.padEnd(8)} ${what} ${(b / a).toFixed(2)}  (direct p50 / apps/files p50)`);
+        hopRatios.push(
+          `${label.padEnd(8)} ${what} bare hop ${(b / c).toFixed(2)} of direct; apps/files ${(c / a).toFixed(2)} of the bare hop`,
+        );
       }
     } else {
       const s = ms.streamed!;
       for (const dir of ['up', 'down'] as const) {
-        const [a, b] = [rate(f[dir]), rate(d[dir])];
+        const [a, b, c] = [rate(f[dir]), rate(d[dir]), rate(h[dir])];
         const what = dir === 'up' ? 'upload  ' : 'download';
         rows.push(
-          `${label.padEnd(8)} ${what} apps/files ${a.toFixed(1).padStart(7)} MiB/s   direct ${b.toFixed(1).padStart(7)} MiB/s` +
+          `${label.padEnd(8)} ${what} apps/files ${a.toFixed(1).padStart(7)} MiB/s   direct ${b.toFixed(1).padStart(7)} MiB/s   bare hop ${c.toFixed(1).padStart(7)} MiB/s` +
             (dir === 'up' ? `   direct multipart ${rate(s.up).toFixed(1).padStart(7)} MiB/s` : ''),
+        );
+        hopRatios.push(
+          `${label.padEnd(8)} ${what} bare hop ${(c / b).toFixed(2)} of direct; apps/files ${(a / c).toFixed(2)} of the bare hop`,
         );
         ratios.push(`${label.padEnd(8)} ${what} ${(a / b).toFixed(2)}  (apps/files MiB/s / direct MiB/s)`);
         if (dir === 'up')
@@ -258,8 +299,11 @@ async function main(): Promise<void> {
   for (const r of rows) console.log(r);
   console.log('Ratios (target ≥ 0.80):');
   for (const r of ratios) console.log(`  ${r}`);
+  console.log('The proxy floor (one bare node:http hop, streamed, same run):');
+  for (const r of hopRatios) console.log(`  ${r}`);
 
   await files.stop();
+  await hop.stop();
   await ds.destroy();
   await db.drop();
   for await (const u of minio.listIncompleteUploads(bucket, '', true))

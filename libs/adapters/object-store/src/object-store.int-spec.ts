@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { finished } from 'node:stream/promises';
 import { ObjectStore } from './object-store';
 
 const settings = () => ({
@@ -20,6 +22,25 @@ describe('ObjectStore against the real S3 server', () => {
     expect(Buffer.concat(chunks).toString()).toBe('hello');
     expect(await store.ping()).toBe('ok');
     await store.client.removeObject(store.bucket, 'a/b.txt');
+    await store.client.removeBucket(store.bucket);
+  });
+
+  it('reuses its connection to the store from one request to the next (keep-alive on both ends)', async () => {
+    const store = new ObjectStore(settings());
+    await store.ensureBucket();
+    await store.client.putObject(store.bucket, 'k', Buffer.from('x'));
+    const reused: boolean[] = [];
+    for (let i = 0; i < 3; i++) {
+      const body = (await store.client.getObject(store.bucket, 'k')) as IncomingMessage & {
+        req: ClientRequest;
+      };
+      body.resume();
+      await finished(body);
+      reused.push(body.req.reusedSocket);
+    }
+    // The first GET may open a connection (or take the put's); the next ones take it from the pool.
+    expect(reused.slice(1)).toEqual([true, true]);
+    await store.client.removeObject(store.bucket, 'k');
     await store.client.removeBucket(store.bucket);
   });
 

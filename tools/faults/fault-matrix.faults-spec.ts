@@ -283,6 +283,9 @@ class OwnS3 {
         '--health',
         '/health',
         '--quiet',
+        // As the test stack and compose run it (and as S3 behaves): connections are kept alive, so a kill -9
+        // also finds apps/files holding pooled sockets to the store.
+        '--keep-alive',
         'posix',
         '--sidecar',
         `${this.dir}/meta`,

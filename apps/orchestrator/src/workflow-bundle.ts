@@ -8,14 +8,15 @@ const ROOT = join(__dirname, '../../..');
 export const WORKFLOWS_PATH = join(ROOT, 'libs/orchestration/workflows/src/index.ts');
 
 /**
- * Temporal's OpenTelemetry workflow interceptors (@temporalio/interceptors-opentelemetry, see
- * libs/platform/tracing/src/temporal.ts), compiled into every workflow bundle, tracing configured or not:
- * the workflow code a history replays against never depends on configuration (without tracing the sink
- * drops their spans). The SDK's bundler swaps the module's workflow imports for the real ones. Resolved
- * here, not through an @mango alias: the test global set-up bundles before any alias mapping exists.
+ * The workflow interceptors (libs/platform/tracing/src/workflow-interceptors.ts): Temporal's OpenTelemetry
+ * workflow interceptors (@temporalio/interceptors-opentelemetry, see libs/platform/tracing/src/temporal.ts)
+ * for the calls that carry a trace, compiled into every workflow bundle, tracing configured or not: the
+ * workflow code a history replays against never depends on configuration (without tracing no call carries
+ * a trace and no span is made). The SDK's bundler swaps the module's workflow imports for the real ones.
+ * A path, not an @mango alias: the test global set-up bundles before any alias mapping exists.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES: string[] = [
-  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+  require.resolve(join(ROOT, 'libs/platform/tracing/src/workflow-interceptors.ts')),
 ];
 
 /** Resolves the @mango/* aliases inside the bundle, from tsconfig.base.json like every other runtime. */

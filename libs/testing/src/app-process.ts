@@ -49,17 +49,23 @@ export async function startApp(
   env: Record<string, string>,
   ready: (logs: () => string) => Promise<boolean>,
   timeoutMs = START_TIMEOUT_MS,
+  /** Node options before the entry (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow). */
+  nodeArgs: string[] = [],
 ): Promise<AppProcess> {
-  const child = spawn(process.execPath, ['-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      ...workflowBundleEnv(entry),
-      ...env,
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        ...workflowBundleEnv(entry),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let output = '';
   child.stdout!.on('data', (d) => (output += String(d)));
   child.stderr!.on('data', (d) => (output += String(d)));

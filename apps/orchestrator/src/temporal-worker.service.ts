@@ -21,7 +21,7 @@ import { MangoMetrics } from '@mango/platform-metrics';
 import { temporalActivityInterceptors, temporalWorkflowSinks } from '@mango/platform-tracing';
 import { SessionRepository } from '@mango/persistence';
 import { DataSource } from 'typeorm';
-import { WORKFLOW_INTERCEPTOR_MODULES, workflowBundlerOptions, WORKFLOWS_PATH } from './workflow-bundle';
+import { bundleWorkflowsInThread } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { McpResultFileStore } from './mcp-result-files';
@@ -99,16 +99,14 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       connection: this.connection,
       namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
       taskQueue: this.env.MANGO_TASK_QUEUE,
-      ...(this.env.MANGO_WORKFLOW_BUNDLE
-        ? { workflowBundle: { codePath: this.env.MANGO_WORKFLOW_BUNDLE } }
-        : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions() }),
-      // OpenTelemetry (Temporal's interceptors): the workflow interceptors are in every bundle (a prebuilt
-      // one has them compiled in) and their spans reach the exporter through the sink, dropped without
-      // tracing; activity spans only with tracing.
-      interceptors: {
-        activity: temporalActivityInterceptors(),
-        ...(this.env.MANGO_WORKFLOW_BUNDLE ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
-      },
+      // A prebuilt bundle, or one bundled now in a worker thread (webpack's memory leaves with it).
+      workflowBundle: this.env.MANGO_WORKFLOW_BUNDLE
+        ? { codePath: this.env.MANGO_WORKFLOW_BUNDLE }
+        : { code: await bundleWorkflowsInThread() },
+      // OpenTelemetry (Temporal's interceptors): the workflow interceptors are compiled into every bundle
+      // and their spans reach the exporter through the sink (traced calls only, see
+      // libs/platform/tracing/src/workflow-interceptors.ts); activity spans only with tracing.
+      interceptors: { activity: temporalActivityInterceptors() },
       sinks: temporalWorkflowSinks(),
       // Bounded concurrency with backpressure: a step beyond these slots stays in the task queue (no
       // schedule-to-start timeout), where this or another orchestrator picks it up when a slot frees.

@@ -60,10 +60,12 @@ export async function startApp(
   env: Record<string, string>,
   ready: (logs: () => string) => Promise<boolean>,
   timeoutMs = START_TIMEOUT_MS,
+  /** Node options before the entry (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow). */
+  nodeArgs: string[] = [],
 ): Promise<AppProcess> {
   const child = spawn(
     process.execPath,
-    [...nodeFlags(entry), '-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)],
+    [...nodeFlags(entry), ...nodeArgs, '-r', join(ROOT, 'tools/runtime/register.js'), join(ROOT, entry)],
     {
       cwd: ROOT,
       env: {

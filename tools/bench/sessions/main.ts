@@ -8,6 +8,7 @@
  *     overhead (API admission, outbox relay, Temporal signal and activities, model call, append, SSE).
  * Printed figures only; never pass/fail. Run: npm run bench:sessions.
  */
+import { readFileSync } from 'node:fs';
 import { get, type IncomingMessage } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
@@ -35,7 +36,8 @@ const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 /** CPU time (user + system) a process has used so far, ms (Linux /proc; NaN elsewhere). */
 function cpuMs(pid: number | undefined): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
@@ -126,6 +128,9 @@ async function main(): Promise<void> {
     },
     logged('temporal worker running'),
     90_000,
+    // e.g. BENCH_ORCHESTRATOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the orchestrator
+    // (its main thread and the workflow thread, one file each, written when it stops).
+    process.env.BENCH_ORCHESTRATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
   );
   const controllers: AbortController[] = [];
   try {
@@ -255,6 +260,9 @@ async function main(): Promise<void> {
       token,
     );
     const useTimes: number[] = [];
+    // CPU of the orchestrator and the API from the first tool call to the end of the turn.
+    let cpuAtFirst: number[] = [];
+    const cpuNow = () => [cpuMs(orchestrator.child.pid), cpuMs(api.app.child.pid)];
     const controller = new AbortController();
     controllers.push(controller);
     const stream = await fetch(`${api.url}/v1/sessions/${s3}/events/stream`, {
@@ -265,6 +273,7 @@ async function main(): Promise<void> {
       void consume(stream, (event, data) => {
         if (event === 'agent.tool_use') {
           useTimes.push(performance.now());
+          if (useTimes.length === 1) cpuAtFirst = cpuNow();
           void call(
             'POST',
             `/v1/sessions/${s3}/events`,
@@ -280,11 +289,17 @@ async function main(): Promise<void> {
       });
     });
     await finished;
+    const cpuAtLast = cpuNow();
     const gaps = useTimes.slice(1).map((t, i) => t - useTimes[i]!);
     console.log(`self-hosted tool round trips (${gaps.length}, instant model and tool)`);
     console.log(
       `  per round trip p50 ${fmt(pct(gaps, 50))}   p99 ${fmt(pct(gaps, 99))}   (target p50 ≤ 30 ms, p99 ≤ 60 ms)`,
     );
+    const [orchCpu, apiCpu] = cpuAtLast.map((c, i) => (c - cpuAtFirst[i]!) / gaps.length);
+    if (Number.isFinite(orchCpu) && Number.isFinite(apiCpu))
+      console.log(
+        `  CPU per round trip (10 ms ticks, averaged): orchestrator ${fmt(orchCpu)}   api ${fmt(apiCpu)}`,
+      );
     // Where the time goes, from the events' commit timestamps (ms precision).
     const log = (await call('GET', `/v1/sessions/${s3}/events?limit=1000`)).data as Array<{
       type: string;

@@ -12,7 +12,6 @@ import { readFileSync } from 'node:fs';
 import { get, type IncomingMessage } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   INSPECTOR_NODE_OPTIONS,

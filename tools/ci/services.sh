@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/ci/services.sh — install, build, cache and start the real services Mango's tests and local stack need.
 #   tools/ci/services.sh install [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]
-#   tools/ci/services.sh start   [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]
+#   tools/ci/services.sh start   [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]…  (one or more; quoted lists too)
 #   tools/ci/services.sh stop    [pg|temporal|s3|docker|all]
 #   eval "$(tools/ci/services.sh env)"
 # Idempotent. Builds are cached under $MANGO_SERVICES_CACHE (default ~/.cache/mango-services), which this
@@ -196,7 +196,7 @@ ENV
 }
 # Sourced by tools/dev/up.sh for its helpers: stop here.
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
-action=${1:-start}; what=${2:-all}; [ "$what" = all ] && what="pg temporal s3 docker image deploytools obstools toxiproxy"
+action=${1:-start}; what=${*:2}; what=${what:-all}; [ "$what" = all ] && what="pg temporal s3 docker image deploytools obstools toxiproxy"
 case "$action" in
   install|start|stop) for p in $what; do "${p}_${action}"; done ;;
   env) print_env ;;

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import { bundleWorkflowCode, type BundleOptions, type Logger } from '@temporalio/worker';
+import { parentPort, Worker } from 'node:worker_threads';
+import { bundleWorkflowCode, DefaultLogger, type BundleOptions, type Logger } from '@temporalio/worker';
 
 const ROOT = join(__dirname, '../../..');
 
@@ -54,14 +54,12 @@ export async function workflowBundleCode(logger?: Logger): Promise<string> {
  * (`npm run bench:sessions`: about a fifth more orchestrator CPU per tool round trip).
  */
 export async function bundleWorkflowsInThread(): Promise<string> {
-  // The thread loads the TypeScript sources as the apps do (a no-op where Node's -r already did).
+  // The thread loads the TypeScript sources as the apps do (a no-op where Node's -r already did), then
+  // this module, which requires what it needs itself: an eval'd thread's own require() resolves packages
+  // from the process's cwd (`/` in the images), not from this file.
   const worker = new Worker(
     `require(${JSON.stringify(join(ROOT, 'tools/runtime/register.js'))});
-     const { parentPort } = require('node:worker_threads');
-     const { DefaultLogger } = require('@temporalio/worker');
-     require(${JSON.stringify(__filename)})
-       .workflowBundleCode(new DefaultLogger('WARN'))
-       .then((code) => parentPort.postMessage({ code }), (err) => parentPort.postMessage({ error: String(err && err.stack || err) }));`,
+     require(${JSON.stringify(__filename)}).answerBundleToParent();`,
     { eval: true },
   );
   try {
@@ -77,6 +75,14 @@ export async function bundleWorkflowsInThread(): Promise<string> {
   } finally {
     await worker.terminate();
   }
+}
+
+/** The bundler thread's side of bundleWorkflowsInThread: bundles, then posts the code or the error. */
+export function answerBundleToParent(): void {
+  workflowBundleCode(new DefaultLogger('WARN')).then(
+    (code) => parentPort!.postMessage({ code }),
+    (err: unknown) => parentPort!.postMessage({ error: String((err as Error)?.stack ?? err) }),
+  );
 }
 
 /**

@@ -75,7 +75,7 @@ wait_tcp "$API_PORT" 60 api; wait_tcp "$FILES_PORT" 60 files
 # The orchestrator validates its configuration at boot: a refusal is reported here, never a silent "up".
 for _ in $(seq 1 600); do grep -q 'temporal worker running' "$RUN/log/orchestrator.log" 2>/dev/null && break; running orchestrator || break; sleep 0.2; done
 grep -q 'temporal worker running' "$RUN/log/orchestrator.log" 2>/dev/null ||
-  { say "the orchestrator did not start: $(tail -n 1 "$RUN/log/orchestrator.log" 2>/dev/null) (log: $RUN/log/orchestrator.log)"; exit 1; }
+  { say "the orchestrator did not start: $(tail -n 20 "$RUN/log/orchestrator.log" 2>/dev/null) (log: $RUN/log/orchestrator.log)"; exit 1; }
 
 nginx_install
 mkdir -p "$RUN/nginx"
@@ -103,7 +103,7 @@ MANGO_BASE_URL=$BASE MANGO_ENVIRONMENT_ID=$MANGO_ENVIRONMENT_ID MANGO_ENVIRONMEN
 # a supervisor that exited is reported at once with its last log line.
 for _ in $(seq 1 600); do grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null && break; running supervisor || break; sleep 0.2; done
 grep -q 'docker engine connected' "$RUN/log/supervisor.log" 2>/dev/null ||
-  { say "the supervisor did not start: $(tail -n 1 "$RUN/log/supervisor.log" 2>/dev/null) (log: $RUN/log/supervisor.log)"; exit 1; }
+  { say "the supervisor did not start: $(tail -n 20 "$RUN/log/supervisor.log" 2>/dev/null) (log: $RUN/log/supervisor.log)"; exit 1; }
 
 if [ -n "$MODEL_URL" ]; then model="$MODEL_URL"; else model="https://api.anthropic.com (the public Anthropic API)"; fi
 if [ -n "$MODEL_KEY" ]; then model_key="a key is set"

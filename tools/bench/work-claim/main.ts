@@ -12,6 +12,8 @@
  * claim can reach on this machine.
  * Printed figures only; never pass/fail. Run: npm run bench:work-claim (services from tools/ci/services.sh).
  */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { Client } from 'pg';
 import { Pool } from 'undici';
 import { newId } from '@mango/platform-ids';
@@ -22,6 +24,23 @@ const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
 const THROUGHPUT_ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
 
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
+
+/** CPU time (user + system) a process has used so far, ms (Linux /proc, 10 ms ticks; NaN elsewhere). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+/** This process's CPU time so far, ms (the load generator: undici for the API, node-postgres for bare SQL). */
+const selfCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const perClaim = (ms: number, n: number) => `${(ms / n).toFixed(3)} ms`;
 
 async function main(): Promise<void> {
   // BENCH_API_NODE_OPTIONS: node options for the API process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
@@ -114,6 +133,9 @@ async function main(): Promise<void> {
       };
       await enqueue(THROUGHPUT_ITEMS);
       let claimed = 0;
+      const apiPid = api.app.child.pid;
+      const load = loadavg()[0]!.toFixed(2);
+      const [apiCpu0, client0] = [cpuMs(apiPid), selfCpuMs()];
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: pollers }, async () => {
@@ -132,6 +154,7 @@ async function main(): Promise<void> {
         }),
       );
       const apiRate = claimed / ((performance.now() - t0) / 1000);
+      const [apiCpu, apiClientCpu] = [cpuMs(apiPid) - apiCpu0, selfCpuMs() - client0];
 
       await enqueue(THROUGHPUT_ITEMS);
       const clients = await Promise.all(
@@ -142,6 +165,7 @@ async function main(): Promise<void> {
         }),
       );
       let bare = 0;
+      const bareClient0 = selfCpuMs();
       const t1 = performance.now();
       await Promise.all(
         clients.map(async (c) => {
@@ -161,10 +185,12 @@ async function main(): Promise<void> {
         }),
       );
       const bareRate = bare / ((performance.now() - t1) / 1000);
+      const bareClientCpu = selfCpuMs() - bareClient0;
       await Promise.all(clients.map((c) => c.end()));
 
       // The HTTP floor: the same number of clients, two bodiless requests per "claim", no database.
       let pairs = 0;
+      const floorCpu0 = cpuMs(apiPid);
       const t2 = performance.now();
       await Promise.all(
         Array.from({ length: pollers }, async () => {
@@ -176,9 +202,13 @@ async function main(): Promise<void> {
         }),
       );
       const httpRate = pairs / ((performance.now() - t2) / 1000);
+      const floorCpu = cpuMs(apiPid) - floorCpu0;
       await http.close();
       console.log(
         `  ${String(pollers).padStart(2)} pollers   mango API ${apiRate.toFixed(0).padStart(6)} claims/s   bare SQL ${bareRate.toFixed(0).padStart(6)} claims/s   ratio ${(apiRate / bareRate).toFixed(2)}   (HTTP floor ${httpRate.toFixed(0)} pairs/s, API / HTTP floor ${(apiRate / httpRate).toFixed(2)})`,
+      );
+      console.log(
+        `              CPU per claim: API process ${perClaim(apiCpu, claimed)} (HTTP floor ${perClaim(floorCpu, pairs)} per pair); load generator ${perClaim(apiClientCpu, claimed)} for the API, ${perClaim(bareClientCpu, bare)} for bare SQL   (load average ${load})`,
       );
     }
     console.log(

@@ -213,32 +213,67 @@ const sqlStates = (states: readonly string[]) => states.map((st) => `'${st}'`).j
 const CLAIM = claimSources();
 const ACK = ackTransition();
 
-/** A `work_items` row as node-postgres returns it (snake_case), mapped onto the entity. */
-function entityOf(r: Record<string, any>): WorkItemEntity {
-  return Object.assign(new WorkItemEntity(), {
+/**
+ * What a Work item's wire form reads (`renderWork`): the one-statement claim and Ack return only these
+ * columns. node-postgres builds a parser per column and field per row on every execution, so the eight
+ * columns no response shows (the workspace, token digest, worker, claim count and the lease bookkeeping)
+ * were CPU spent on each Poll and Ack for nothing.
+ */
+export type WorkItemView = Pick<
+  WorkItemEntity,
+  | 'id'
+  | 'environmentId'
+  | 'kind'
+  | 'sessionId'
+  | 'state'
+  | 'metadata'
+  | 'result'
+  | 'expiresAt'
+  | 'createdAt'
+  | 'acknowledgedAt'
+  | 'startedAt'
+  | 'latestHeartbeatAt'
+  | 'stopRequestedAt'
+  | 'stoppedAt'
+>;
+
+/** The view's columns by name (never `*`: prepared statements keep their result type). */
+const VIEW_COLUMNS = [
+  'id',
+  'environment_id',
+  'kind',
+  'session_id',
+  'state',
+  'metadata',
+  'result',
+  'expires_at',
+  'created_at',
+  'acknowledged_at',
+  'started_at',
+  'latest_heartbeat_at',
+  'stop_requested_at',
+  'stopped_at',
+] as const;
+const returning = (alias: string) => VIEW_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+
+/** A returned row (snake_case, as node-postgres gives it) as the view. */
+function viewOf(r: Record<string, any>): WorkItemView {
+  return {
     id: r.id,
-    workspaceId: r.workspace_id,
     environmentId: r.environment_id,
     kind: r.kind,
     sessionId: r.session_id,
     state: r.state,
     metadata: r.metadata,
-    tokenDigest: r.token_digest,
-    workerId: r.worker_id,
-    claimCount: r.claim_count,
+    result: r.result,
+    expiresAt: r.expires_at,
     createdAt: r.created_at,
-    claimedAt: r.claimed_at,
     acknowledgedAt: r.acknowledged_at,
     startedAt: r.started_at,
     latestHeartbeatAt: r.latest_heartbeat_at,
-    leaseExpiresAt: r.lease_expires_at,
-    ttlSeconds: r.ttl_seconds,
     stopRequestedAt: r.stop_requested_at,
     stoppedAt: r.stopped_at,
-    expiresAt: r.expires_at,
-    result: r.result,
-    resultRecordedAt: r.result_recorded_at,
-  });
+  };
 }
 
 /** What the one-statement claim did. */
@@ -250,36 +285,9 @@ export type ClaimOutcome =
   | {
       kind: 'claimed';
       now: Date;
-      row: WorkItemEntity;
+      row: WorkItemView;
       previous: { state: WorkLease['state']; claimedAt: Date | null };
     };
-
-/** Every `work_items` column by name (never `*`: prepared statements keep their result type). */
-const WORK_ITEM_COLUMNS = [
-  'id',
-  'workspace_id',
-  'environment_id',
-  'kind',
-  'session_id',
-  'state',
-  'metadata',
-  'token_digest',
-  'worker_id',
-  'claim_count',
-  'created_at',
-  'claimed_at',
-  'acknowledged_at',
-  'started_at',
-  'latest_heartbeat_at',
-  'lease_expires_at',
-  'ttl_seconds',
-  'stop_requested_at',
-  'stopped_at',
-  'expires_at',
-  'result',
-  'result_recorded_at',
-] as const;
-const returning = (alias: string) => WORK_ITEM_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
 
 /**
  * The Environment key held FOR SHARE (a revocation's UPDATE waits for the statement's transaction, and
@@ -356,7 +364,7 @@ export async function claimOne(
   return {
     kind: 'claimed',
     now,
-    row: entityOf(r),
+    row: viewOf(r),
     previous: { state: r.previous_state, claimedAt: r.previous_claimed_at },
   };
 }
@@ -381,13 +389,13 @@ const ACK_ONE_SQL = `WITH ${KEY_CTE},
 export async function ackOne(
   db: StatementTarget,
   args: { keyId: string; environmentId: string; workId: string },
-): Promise<WorkItemEntity | null> {
+): Promise<WorkItemView | null> {
   const rows = await runStatement<Record<string, any>>(db, 'mango_work_ack_one', ACK_ONE_SQL, [
     args.keyId,
     args.workId,
     args.environmentId,
   ]);
-  return rows[0] ? entityOf(rows[0]) : null;
+  return rows[0] ? viewOf(rows[0]) : null;
 }
 
 /**

@@ -5,7 +5,7 @@ import { PUBLIC_ROUTE } from '@mango/platform-http';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { ALLOWED_CREDENTIALS, RECHECKS_WORKSPACE_KEY } from './allow-credentials.decorator';
-import { credentialKindOf, digestCredential } from './credential';
+import { credentialDigestKey, credentialKindOf, digestCredential } from './credential';
 import { requireLiveToken, type Principal, type PrincipalKind } from './principal';
 import { WORK_TOKEN_AUTHENTICATOR, WorkTokenAuthenticator } from './work-token-authenticator.port';
 
@@ -106,10 +106,10 @@ export class AuthGuard implements CanActivate {
   ): Promise<Principal | null> {
     const kind = credentialKindOf(credential);
     if (!kind) return null;
-    const digest = digestCredential(credential);
-    if (kind === 'workToken') return this.workTokens ? this.workTokens.authenticate(digest) : null;
+    if (kind === 'workToken')
+      return this.workTokens ? this.workTokens.authenticate(digestCredential(credential)) : null;
     const cacheable = kind === 'environmentKey' || opts.cacheWorkspaceKey === true;
-    const cacheKey = digest.toString('hex');
+    const cacheKey = credentialDigestKey(credential);
     if (cacheable) {
       const hit = this.principals.get(cacheKey);
       if (hit && hit.until > Date.now()) return hit.principal;
@@ -122,7 +122,7 @@ export class AuthGuard implements CanActivate {
          LEFT JOIN environments e ON e.id = k.environment_id
         WHERE k.digest = $1 AND k.revoked_at IS NULL
           AND (k.environment_id IS NULL OR e.deleted_at IS NULL)`,
-        [digest],
+        [Buffer.from(cacheKey, 'base64')],
       );
     const row = rows[0];
     if (!row) return null;

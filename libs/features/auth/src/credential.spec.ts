@@ -1,4 +1,11 @@
-import { credentialHint, credentialKindOf, digestCredential, generateCredential } from './credential';
+import { createHash } from 'node:crypto';
+import {
+  credentialDigestKey,
+  credentialHint,
+  credentialKindOf,
+  digestCredential,
+  generateCredential,
+} from './credential';
 
 describe('credentials', () => {
   it.each(['workspaceKey', 'environmentKey', 'workToken'] as const)(
@@ -16,6 +23,16 @@ describe('credentials', () => {
     const digest = digestCredential(key);
     expect(digest).toHaveLength(32);
     expect(digest.toString('utf8')).not.toContain(key);
+  });
+
+  it('the digest is SHA-256 of the UTF-8 key (what api_keys.digest stores) and the cache key is its base64', () => {
+    const key = generateCredential('environmentKey');
+    const sha = createHash('sha256').update(key, 'utf8').digest();
+    expect(digestCredential(key).equals(sha)).toBe(true);
+    expect(credentialDigestKey(key)).toBe(sha.toString('base64'));
+    expect(digestCredential('ünïcode').equals(createHash('sha256').update('ünïcode', 'utf8').digest())).toBe(
+      true,
+    );
   });
 
   it('rejects unknown formats', () => {

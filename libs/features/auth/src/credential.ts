@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { pooledRandomBytes } from '@mango/platform-ids';
 
 /**
@@ -17,8 +17,14 @@ export function generateCredential(kind: CredentialKind): string {
   return CREDENTIAL_PREFIXES[kind] + pooledRandomBytes(32).toString('base64url');
 }
 
+/** The SHA-256 digest stored for a credential (one-shot `crypto.hash`: no Hash object per request). */
 export function digestCredential(credential: string): Buffer {
-  return createHash('sha256').update(credential, 'utf8').digest();
+  return hash('sha256', credential, 'buffer');
+}
+
+/** The same digest as base64 text: the auth guard's cache key, without a Buffer and a hex copy per request. */
+export function credentialDigestKey(credential: string): string {
+  return hash('sha256', credential, 'base64');
 }
 
 export function credentialKindOf(credential: string): CredentialKind | undefined {

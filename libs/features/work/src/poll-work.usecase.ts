@@ -43,7 +43,7 @@ export class PollWorkUseCase {
     environmentId: string,
     query: Record<string, unknown>,
     workerHeader: unknown,
-    origin: string,
+    origin: () => string,
   ): Promise<WorkView | Record<string, never>> {
     const input = parsePollQuery(query, workerHeader);
     const env = environmentPrincipal(p, environmentId);
@@ -78,13 +78,13 @@ export class PollWorkUseCase {
     keyId: string,
     environmentId: string,
     input: ReturnType<typeof parsePollQuery>,
-    origin: string,
+    origin: () => string,
   ): Promise<Attempt> {
     const token = generateCredential('workToken');
     const secret = (traceparent?: string) =>
       encodeWorkSecret({
         sessions_token: token,
-        api_base_url: this.settings.publicBaseUrl ?? origin,
+        api_base_url: this.settings.publicBaseUrl ?? origin(),
         ...(traceparent ? { traceparent } : {}),
       });
     const out = await claimOne(this.dataSource, {

@@ -36,7 +36,8 @@ export class WorkController {
     @Headers('anthropic-worker-id') worker: unknown,
     @Req() req: Request,
   ) {
-    return this.pollWork.execute(p, env, q, worker, `${req.protocol}://${req.get('host')}`);
+    // The request's origin is read only when MANGO_PUBLIC_BASE_URL is not set (and only for a claim).
+    return this.pollWork.execute(p, env, q, worker, () => `${req.protocol}://${req.get('host')}`);
   }
 
   @Get('stats')

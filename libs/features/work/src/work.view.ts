@@ -1,9 +1,9 @@
-import type { WorkItemEntity } from '@mango/persistence';
+import type { WorkItemView } from '@mango/persistence';
 
 const time = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** The wire form of a Work item. `secret` is only ever non-null in a Poll response. */
-export function renderWork(w: WorkItemEntity, secret: string | null = null) {
+export function renderWork(w: WorkItemView, secret: string | null = null) {
   return {
     id: w.id,
     type: 'work' as const,

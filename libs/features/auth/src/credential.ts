@@ -27,9 +27,12 @@ export function credentialDigestKey(credential: string): string {
   return hash('sha256', credential, 'base64');
 }
 
+/** The prefixes as pairs, built once (every authenticated request asks for its credential's kind). */
+const KINDS = Object.entries(CREDENTIAL_PREFIXES) as ReadonlyArray<[CredentialKind, string]>;
+
 export function credentialKindOf(credential: string): CredentialKind | undefined {
-  for (const [kind, prefix] of Object.entries(CREDENTIAL_PREFIXES) as Array<[CredentialKind, string]>) {
-    if (credential.startsWith(prefix) && credential.length === prefix.length + 43) return kind;
+  for (const [kind, prefix] of KINDS) {
+    if (credential.length === prefix.length + 43 && credential.startsWith(prefix)) return kind;
   }
   return undefined;
 }

@@ -9,10 +9,12 @@
  * first. The bare loop is a floor, not the protocol: it skips the key check, lost leases and the overdue
  * check, and makes two round trips per claim as Poll + Ack do. Also printed per poller count: the HTTP
  * floor of the same process (two `GET /healthz` per claim, no database), which bounds what any HTTP
- * claim can reach on this machine.
+ * claim can reach on this machine. Under each row: CPU time per claim (/proc, 10 ms ticks) of the API
+ * process, of this process (the load generator) and of the PostgreSQL server, for each side, with the
+ * load average: steadier than rates on a shared machine.
  * Printed figures only; never pass/fail. Run: npm run bench:work-claim (services from tools/ci/services.sh).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Client } from 'pg';
 import { Pool } from 'undici';
@@ -35,6 +37,31 @@ function cpuMs(pid: number | undefined): number {
     return NaN;
   }
 }
+/** Fields after the command name of /proc/<pid>/stat (ppid is [1], utime [11], stime [12]). */
+function statFields(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
+ * CPU time (ms) of the PostgreSQL server so far: the postmaster and every live child (backends, walwriter,
+ * …). A backend that exits takes its time with it, so read this before closing connections.
+ */
+function postgresCpuMs(postmaster: number): number {
+  let sum = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const f = statFields(pid);
+      if (Number(pid) === postmaster || Number(f[1]) === postmaster)
+        sum += (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return sum;
+}
+
 /** This process's CPU time so far, ms (the load generator: undici for the API, node-postgres for bare SQL). */
 const selfCpuMs = () => {
   const u = process.cpuUsage();
@@ -70,6 +97,11 @@ async function main(): Promise<void> {
          `,
         [Array.from({ length: n }, () => newId('work')), env.id],
       );
+    // The postmaster: the parent of this connection's backend (NaN figures when PostgreSQL is not local).
+    const postmaster = await sql
+      .query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+      .then((r) => Number(statFields(r.rows[0]!.pid)[1]))
+      .catch(() => NaN);
     const notify = () => sql.query(`SELECT pg_notify('mango_work', $1)`, [env.id]);
 
     // ── Latency: one long-polling worker, items enqueued one at a time ───────────────────────────────
@@ -135,7 +167,7 @@ async function main(): Promise<void> {
       let claimed = 0;
       const apiPid = api.app.child.pid;
       const load = loadavg()[0]!.toFixed(2);
-      const [apiCpu0, client0] = [cpuMs(apiPid), selfCpuMs()];
+      const [apiCpu0, client0, pg0] = [cpuMs(apiPid), selfCpuMs(), postgresCpuMs(postmaster)];
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: pollers }, async () => {
@@ -154,7 +186,11 @@ async function main(): Promise<void> {
         }),
       );
       const apiRate = claimed / ((performance.now() - t0) / 1000);
-      const [apiCpu, apiClientCpu] = [cpuMs(apiPid) - apiCpu0, selfCpuMs() - client0];
+      const [apiCpu, apiClientCpu, apiPgCpu] = [
+        cpuMs(apiPid) - apiCpu0,
+        selfCpuMs() - client0,
+        postgresCpuMs(postmaster) - pg0,
+      ];
 
       await enqueue(THROUGHPUT_ITEMS);
       const clients = await Promise.all(
@@ -165,7 +201,7 @@ async function main(): Promise<void> {
         }),
       );
       let bare = 0;
-      const bareClient0 = selfCpuMs();
+      const [bareClient0, barePg0] = [selfCpuMs(), postgresCpuMs(postmaster)];
       const t1 = performance.now();
       await Promise.all(
         clients.map(async (c) => {
@@ -185,7 +221,7 @@ async function main(): Promise<void> {
         }),
       );
       const bareRate = bare / ((performance.now() - t1) / 1000);
-      const bareClientCpu = selfCpuMs() - bareClient0;
+      const [bareClientCpu, barePgCpu] = [selfCpuMs() - bareClient0, postgresCpuMs(postmaster) - barePg0];
       await Promise.all(clients.map((c) => c.end()));
 
       // The HTTP floor: the same number of clients, two bodiless requests per "claim", no database.
@@ -208,7 +244,7 @@ async function main(): Promise<void> {
         `  ${String(pollers).padStart(2)} pollers   mango API ${apiRate.toFixed(0).padStart(6)} claims/s   bare SQL ${bareRate.toFixed(0).padStart(6)} claims/s   ratio ${(apiRate / bareRate).toFixed(2)}   (HTTP floor ${httpRate.toFixed(0)} pairs/s, API / HTTP floor ${(apiRate / httpRate).toFixed(2)})`,
       );
       console.log(
-        `              CPU per claim: API process ${perClaim(apiCpu, claimed)} (HTTP floor ${perClaim(floorCpu, pairs)} per pair); load generator ${perClaim(apiClientCpu, claimed)} for the API, ${perClaim(bareClientCpu, bare)} for bare SQL   (load average ${load})`,
+        `              CPU per claim: API process ${perClaim(apiCpu, claimed)} (HTTP floor ${perClaim(floorCpu, pairs)} per pair); load generator ${perClaim(apiClientCpu, claimed)} for the API, ${perClaim(bareClientCpu, bare)} for bare SQL; PostgreSQL ${perClaim(apiPgCpu, claimed)} for the API, ${perClaim(barePgCpu, bare)} for bare SQL   (load average ${load})`,
       );
     }
     console.log(

@@ -31,9 +31,9 @@ describe('untilReady', () => {
 
   it('is ready at once when the first look says so, and leaves no subscription behind', async () => {
     const wakes = new SessionWakes();
-    await expect(untilReady(wakes, 's', async () => true, { timeoutMs: HOUR, recheckMs: HOUR })).resolves.toBe(
-      'ready',
-    );
+    await expect(
+      untilReady(wakes, 's', async () => true, { timeoutMs: HOUR, recheckMs: HOUR }),
+    ).resolves.toBe('ready');
     expect(wakes.waiting).toBe(0);
   });
 
@@ -133,12 +133,11 @@ describe('untilReady', () => {
     expect(wakes.waiting).toBe(0);
     let looked = false;
     await expect(
-      untilReady(
-        wakes,
-        's',
-        async () => (looked = true),
-        { timeoutMs: HOUR, recheckMs: HOUR, signal: controller.signal },
-      ),
+      untilReady(wakes, 's', async () => (looked = true), {
+        timeoutMs: HOUR,
+        recheckMs: HOUR,
+        signal: controller.signal,
+      }),
     ).resolves.toBe('aborted');
     expect(looked).toBe(false);
   });

@@ -168,7 +168,11 @@ export function createModelStep(
         stopped = state.stopped;
         return stopped || answered.length === toolUseIds.length;
       },
-      { timeoutMs: wait!.ms, recheckMs: wait!.recheckMs ?? RECHECK_MS, signal: Context.current().cancellationSignal },
+      {
+        timeoutMs: wait!.ms,
+        recheckMs: wait!.recheckMs ?? RECHECK_MS,
+        signal: Context.current().cancellationSignal,
+      },
     );
     return { end: end === 'ready' && stopped ? 'stopped' : end, answered };
   }

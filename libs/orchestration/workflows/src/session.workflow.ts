@@ -162,7 +162,7 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
         let step = resumed?.step ?? 0;
         // Model steps until the model ends its turn (true), or stops for an action or the budget (false).
         const runSteps = async (): Promise<boolean> => {
-          for (let n = 0; n < STEPS_PER_TURN; ) {
+          for (let n = 0; n < STEPS_PER_TURN;) {
             // The activity may run several steps when tool results come back fast (ADR 0019); it says how
             // many, so step numbers (idempotency keys) stay unique and STEPS_PER_TURN still bounds a turn.
             const many = patched(STEPS_IN_ACTIVITY_PATCH);

@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { PersistenceModule } from '@mango/persistence';
+import { PersistenceModule, SessionWakes } from '@mango/persistence';
 import type { Logger } from 'pino';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import { DeploymentReconcileService } from './deployment-reconcile.service';
@@ -28,6 +28,8 @@ export class AppModule {
       providers: [
         { provide: ORCHESTRATOR_ENV, useValue: env },
         { provide: LOGGER, useValue: log },
+        // One per process: the outbox relay's LISTEN wakes the model steps waiting for tool results.
+        { provide: SessionWakes, useValue: new SessionWakes() },
         TemporalWorkerService,
         OutboxRelayService,
         WebhookRelayService,

@@ -141,6 +141,19 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Min(1)
   @Max(200)
   MANGO_MAX_CONCURRENT_DB_STEPS?: number;
+
+  /**
+   * How long a model step that ended in self-hosted or custom tool calls waits, in its own activity, for
+   * their results (ADR 0019): if they all arrive in time it runs the next model step itself, skipping the
+   * outbox relay, the signal and two workflow tasks per tool round trip. It holds its activity slot
+   * (`MANGO_MAX_CONCURRENT_TURNS`) meanwhile; past the window the turn waits in the workflow as before.
+   * 0 turns it off.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  MANGO_TOOL_RESULT_WAIT_MS: number = 1_500;
   /** Opens the webhook signing secrets apps/api sealed (the same 32-byte key, hex or base64). */
   @IsOptional()
   @IsString()

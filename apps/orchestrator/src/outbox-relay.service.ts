@@ -18,6 +18,7 @@ import {
   primaryThreadId,
   pruneDispatchedOutbox,
   SessionThreadRepository,
+  SessionWakes,
   WakeLoop,
 } from '@mango/persistence';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -73,6 +74,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
+    @Inject(SessionWakes) private readonly wakes: SessionWakes,
   ) {
     metrics.gauge(
       'mango_outbox_pending',
@@ -127,8 +129,14 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
         this.metrics.backgroundLoop('outbox_relay', 'recovered');
         this.log.info('outbox relay recovered: passes succeed again');
       },
+      // The same notices wake this process's model steps that wait for their tool results (ADR 0019):
+      // the payload is the Session id. No extra connection per waiting step.
+      onNotice: (sessionId) => this.wakes.wake(sessionId),
       onLost: () => this.log.warn('outbox listener lost; reconnecting (the sweep keeps relaying)'),
-      onReconnected: () => this.log.info('outbox listener reconnected'),
+      onReconnected: () => {
+        this.log.info('outbox listener reconnected');
+        this.wakes.wakeAll();
+      },
     });
     this.metrics.backgroundLoop('outbox_relay', 'running');
     await this.loop.start();

@@ -19,7 +19,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@tem
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { temporalActivityInterceptors, temporalWorkflowSinks } from '@mango/platform-tracing';
-import { SessionRepository } from '@mango/persistence';
+import { SessionRepository, SessionWakes } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { bundleWorkflowsInThread } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -41,6 +41,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
+    @Inject(SessionWakes) private readonly wakes: SessionWakes,
   ) {
     // Read from PostgreSQL at scrape time: cluster-wide, the same on every replica (aggregate with max).
     metrics.gauge(
@@ -145,6 +146,8 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           metrics: this.metrics,
           mcp,
           prices,
+          // A step waits this long for its tool results and then runs the next step itself (ADR 0019).
+          toolResultWait: { ms: this.env.MANGO_TOOL_RESULT_WAIT_MS, wakes: this.wakes },
           model: endpoint.usable
             ? new ModelClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey })
             : { unavailable: endpoint.reason },

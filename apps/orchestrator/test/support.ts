@@ -70,6 +70,38 @@ export async function localActivityTypes(workflowId: string): Promise<string[]> 
   }
 }
 
+/**
+ * A workflow's (non-local) activities in the order its history scheduled them, each with how it ended so
+ * far (undefined: still running or waiting for a retry).
+ */
+export async function scheduledActivities(
+  workflowId: string,
+): Promise<Array<{ type: string; end?: 'completed' | 'failed' | 'timed_out' | 'canceled' }>> {
+  const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+  try {
+    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    const events = history.events ?? [];
+    const byId = new Map<string, { type: string; end?: 'completed' | 'failed' | 'timed_out' | 'canceled' }>();
+    for (const e of events) {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      if (scheduled) byId.set(String(e.eventId), { type: scheduled.activityType?.name ?? '' });
+      const ends = [
+        ['completed', e.activityTaskCompletedEventAttributes],
+        ['failed', e.activityTaskFailedEventAttributes],
+        ['timed_out', e.activityTaskTimedOutEventAttributes],
+        ['canceled', e.activityTaskCanceledEventAttributes],
+      ] as const;
+      for (const [end, attrs] of ends) {
+        const activity = attrs ? byId.get(String(attrs.scheduledEventId)) : undefined;
+        if (activity) activity.end = end;
+      }
+    }
+    return [...byId.values()];
+  } finally {
+    await connection.close();
+  }
+}
+
 /** The model id the suites' Agents use; unknown to the built-in profiles. */
 export const TEST_MODEL = 'm';
 

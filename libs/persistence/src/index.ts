@@ -9,6 +9,7 @@ export * from './pg-listener';
 export * from './wake-loop';
 export * from './session-log.repository';
 export * from './session-log-cache';
+export * from './session-wakes';
 export * from './session.repository';
 export * from './prompt-inputs';
 export * from './session-work.port';

@@ -16,6 +16,8 @@ export interface WakeLoopOptions {
   onLost?: () => void;
   /** Called when the LISTEN connection works again after a loss. */
   onReconnected?: () => void;
+  /** Each notice's payload, before the pass it wakes (e.g. in-process wake-ups by Session, ADR 0019). */
+  onNotice?: (payload: string) => void;
 }
 
 /**
@@ -37,7 +39,10 @@ export class WakeLoop {
       url: this.o.url,
       channel: this.o.channel,
       applicationName: this.o.applicationName,
-      onNotify: () => this.kick(),
+      onNotify: (payload) => {
+        this.o.onNotice?.(payload);
+        this.kick();
+      },
       onLost: () => {
         this.o.onLost?.();
         this.kick();

@@ -339,8 +339,10 @@ async function main(): Promise<void> {
         });
       events.forEach((e, i) => {
         if (e.workflowExecutionSignaledEventAttributes && i > 2) {
+          // A step started after the signal (the slow path). Since ADR 0019 a result that came back within
+          // the window is taken by the step already running (no signal → step hand-off to measure).
           const started = events.slice(i).find((x) => x.activityTaskStartedEventAttributes);
-          if (started) signalToStep.push(when(started) - when(e));
+          if (started && when(started) >= when(e)) signalToStep.push(when(started) - when(e));
         }
         if (e.activityTaskCompletedEventAttributes) {
           const id = num(e.activityTaskCompletedEventAttributes.startedEventId);
@@ -348,6 +350,10 @@ async function main(): Promise<void> {
           if (started) step.push(when(e) - when(started));
         }
       });
+      const stepActivities = events.filter((e) => e.activityTaskScheduledEventAttributes).length;
+      console.log(
+        `  model-step activities: ${stepActivities} for ${useTimes.length} tool calls (ADR 0019: fast results stay in one)`,
+      );
       phases['tool result signal → model step started (Temporal)'] = signalToStep;
       phases['model step activity (started → completed)'] = step;
     } finally {

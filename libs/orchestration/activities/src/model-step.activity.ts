@@ -25,7 +25,14 @@ import {
   threadKeyPrefix,
   threadLog,
 } from '@mango/domain-sessions';
-import { SessionEventEntity, type SessionLog, SessionLogCache, SessionRepository } from '@mango/persistence';
+import {
+  SessionEventEntity,
+  type SessionLog,
+  SessionLogCache,
+  SessionRepository,
+  type SessionWakes,
+  untilReady,
+} from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, SpanKind, SpanStatusCode, tracer } from '@mango/platform-tracing';
@@ -34,6 +41,7 @@ import {
   MODEL_REQUEST_EXHAUSTED,
   type ModelStepRef,
   type StepOutcome,
+  type StepsOutcome,
 } from '@mango/workflows';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { AutoJudgeSettings, autoEvaluations } from './auto-permission';
@@ -42,6 +50,7 @@ import type { McpRuntime } from './mcp.activities';
 import { previewPublisher } from './preview-publisher';
 import { answerActivation, failureMessage, serverToolEvents } from './session-prompt';
 import { countUsage, internal, StoredEvent, turnTraceparent } from './step-events';
+import { mayContinue, resultsState } from './step-continuation';
 import { carryOutPlatformCall } from './thread-calls';
 import { type ThreadContext, threadContext } from './thread-context';
 import { type PromptInputs, skillEntries, skillVersionRows } from '@mango/persistence';
@@ -66,7 +75,15 @@ export interface ModelStepDeps {
   metrics?: MangoMetrics;
   /** Bounds of the `auto` policy's judgement request. */
   autoJudge?: AutoJudgeSettings;
+  /**
+   * The in-activity wait for a step's tool results (ADR 0019, `MANGO_TOOL_RESULT_WAIT_MS`): `ms` 0 or
+   * absent turns it off; `wakes` are the outbox relay's notices by Session; `recheckMs` the safety re-check.
+   */
+  toolResultWait?: { ms: number; wakes: SessionWakes; recheckMs?: number };
 }
+
+/** The wait's look at the log when no notice came (a lost notice costs at most this). */
+const RECHECK_MS = 500;
 
 /**
  * One model step: the transcript from one read of the log, the model request (no transaction open
@@ -78,11 +95,12 @@ export function createModelStep(
   sessions: SessionRepository = new SessionRepository(),
   /** The logs earlier steps of this process read: a step reads only what was appended since. */
   logs: SessionLogCache = new SessionLogCache(),
-): (ref: ModelStepRef) => Promise<StepOutcome> {
+): (ref: ModelStepRef) => Promise<StepsOutcome> {
   const compaction = { compactAtTokens: deps.compactAtTokens, profiles: deps.profiles };
+  const wait = deps.toolResultWait;
   // A log is kept across the steps of a turn only: a turn that stops (or a step that fails) lets it go,
   // so an idle Session holds no memory here.
-  return async function modelStep(ref: ModelStepRef): Promise<StepOutcome> {
+  const modelStep = async (ref: ModelStepRef): Promise<StepOutcome> => {
     try {
       const outcome = await runStep(ref);
       if (outcome.stopReason !== 'tool_use') logs.forget(ref.sessionId);
@@ -92,6 +110,72 @@ export function createModelStep(
       throw err;
     }
   };
+  /**
+   * Steps `ref.step`, `ref.step + 1`, … (ADR 0019): after a step that ended in sandbox tool calls the
+   * activity waits up to `wait.ms` for their results (woken by the relay's notices, read under the row
+   * lock) and, when all are in and nothing closed the turn's calls, runs the next step itself. Each step is
+   * the same idempotent step as alone: a retried activity takes the steps already in the log from the log
+   * (their model_end), and the model is asked again only for a step that recorded no reply.
+   */
+  return async function modelSteps(ref: ModelStepRef): Promise<StepsOutcome> {
+    const maxSteps = Math.max(1, ref.maxSteps ?? 1);
+    const context = Context.current();
+    const began = Date.now();
+    for (let ran = 1, step = ref.step; ; ran++, step++) {
+      const outcome = await modelStep({ ...ref, step });
+      const counted: StepsOutcome = ref.maxSteps === undefined ? outcome : { ...outcome, steps: ran };
+      if (
+        !wait ||
+        !mayContinue(outcome, {
+          ran,
+          maxSteps,
+          waitMs: wait.ms,
+          elapsedMs: Date.now() - began,
+          timeoutMs: context.info.startToCloseTimeoutMs,
+        })
+      )
+        return counted;
+      const waited = await awaitResults(ref, step, outcome.toolUseIds);
+      if (waited.end === 'aborted') throw new CancelledFailure('the turn was interrupted');
+      // Past the window (or stopped): the workflow waits as before; the calls the last look saw answered
+      // are said (any later result reaches it as a signal).
+      // (Only a workflow that passed maxSteps > 1 gets here: the count is always said.)
+      if (waited.end !== 'ready') return { ...outcome, answered: waited.answered, steps: ran };
+    }
+  };
+
+  /** The in-activity wait for one step's calls: 'ready' when every call has its result. */
+  async function awaitResults(
+    { sessionId, threadId, turn }: ModelStepRef,
+    step: number,
+    toolUseIds: string[],
+  ): Promise<{ end: 'ready' | 'timeout' | 'stopped' | 'aborted'; answered: string[] }> {
+    const prefix = threadKeyPrefix(threadId);
+    const since = [`${prefix}turn:${turn}:running`, `${prefix}turn:${turn}:step:${step}:model_start`];
+    const reader = log.reader(sessionId, logs);
+    let answered: string[] = [];
+    let stopped = false;
+    const end = await untilReady(
+      wait!.wakes,
+      sessionId,
+      async () => {
+        const state = await log.withOpenSession(sessionId, async (tx) =>
+          resultsState(threadLog(await reader.read(tx), threadId), toolUseIds, since),
+        );
+        // A deleted or terminated Session: nothing more is recorded; the workflow stops it.
+        if (!state) return (stopped = true);
+        answered = state.answered;
+        stopped = state.stopped;
+        return stopped || answered.length === toolUseIds.length;
+      },
+      {
+        timeoutMs: wait!.ms,
+        recheckMs: wait!.recheckMs ?? RECHECK_MS,
+        signal: Context.current().cancellationSignal,
+      },
+    );
+    return { end: end === 'ready' && stopped ? 'stopped' : end, answered };
+  }
 
   async function runStep({ sessionId, threadId, turn, step }: ModelStepRef): Promise<StepOutcome> {
     if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');

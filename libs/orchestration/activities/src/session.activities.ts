@@ -1,8 +1,8 @@
 import type { ModelClient } from '@mango/adapter-model';
 import type { ModelProfileOverrides, PriceTable } from '@mango/domain-sessions';
-import { SessionLog } from '@mango/persistence';
+import { SessionLog, type SessionWakes } from '@mango/persistence';
 import type { MangoMetrics } from '@mango/platform-metrics';
-import type { ModelStepRef, SessionActivities, StepOutcome } from '@mango/workflows';
+import type { ModelStepRef, SessionActivities, StepsOutcome } from '@mango/workflows';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DataSource } from 'typeorm';
 import type { McpRuntime } from './mcp.activities';
@@ -38,6 +38,11 @@ export function createSessionActivities(deps: {
   metrics?: MangoMetrics;
   /** Bounds of the `auto` policy's judgement request (MANGO_AUTO_PERMISSION_TIMEOUT_MS). */
   autoJudge?: { timeoutMs?: number };
+  /**
+   * The wait for a step's tool results inside the step's activity (ADR 0019): `ms` 0 or absent turns it
+   * off (every step returns to the workflow); `wakes` are the relay's notices by Session.
+   */
+  toolResultWait?: { ms: number; wakes: SessionWakes; recheckMs?: number };
   /** How often a running grader appends `span.outcome_evaluation_ongoing` (default 10 s). */
   outcomeOngoingMs?: number;
 }): SessionActivities {
@@ -48,7 +53,7 @@ export function createSessionActivities(deps: {
     ...createOutcomeGrader({ ...deps, ongoingMs: deps.outcomeOngoingMs }, log),
     ...createResumeActivities(log),
 
-    async runModelStep(ref: ModelStepRef): Promise<StepOutcome> {
+    async runModelStep(ref: ModelStepRef): Promise<StepsOutcome> {
       // The step heartbeats for its whole life, not only across the model request: a step queued for a
       // pool connection (or in compaction) is alive, and only a dead worker misses the heartbeat timeout.
       const context = Context.current();

@@ -17,7 +17,19 @@ export interface TurnRef {
 export interface ModelStepRef extends TurnRef {
   /** Model calls within the turn (one per tool round trip). */
   step: number;
+  /**
+   * Steps this activity may run (ADR 0019): after a step whose tool calls are answered within the
+   * orchestrator's wait window it runs the next one itself (`step + 1`, …), at most this many in all.
+   * Absent (workflows recorded before): one step.
+   */
+  maxSteps?: number;
 }
+
+/**
+ * The last step's outcome and, when the workflow passed `maxSteps`, how many steps the activity ran
+ * (at least 1): the workflow's next step is `step + steps`.
+ */
+export type StepsOutcome = StepOutcome & { steps?: number };
 
 export type StepOutcome =
   | { stopReason: 'end_turn' }
@@ -59,8 +71,11 @@ export interface SessionActivities extends OutcomeActivities {
    * sets the projection to running.
    */
   beginTurn(ref: TurnRef): Promise<void>;
-  /** Builds the transcript from the event log, calls the model, appends its events once. */
-  runModelStep(ref: ModelStepRef): Promise<StepOutcome>;
+  /**
+   * Builds the transcript from the event log, calls the model, appends its events once; with `maxSteps`,
+   * waits a bounded window for the step's tool results and runs the following steps too (ADR 0019).
+   */
+  runModelStep(ref: ModelStepRef): Promise<StepsOutcome>;
   /**
    * Makes one allowed (or confirmed) MCP call under the journal and appends its single
    * agent.mcp_tool_result; a call whose earlier attempt may have reached the server gets an

@@ -57,6 +57,12 @@ export interface SessionWorkflowState {
 /** The patch marker of the start-from-log read: histories recorded before it replay without it. */
 export const START_FROM_LOG_PATCH = 'mango-start-from-log';
 
+/**
+ * The patch marker of multi-step model activities (ADR 0019): the workflow passes `maxSteps` and advances by
+ * the steps the activity ran; histories recorded before it call one step per activity.
+ */
+export const STEPS_IN_ACTIVITY_PATCH = 'mango-steps-in-activity';
+
 /** Turns per workflow run before continuing as new, to bound history size for long Sessions. */
 const DEFAULT_TURNS_PER_RUN = 100;
 /** Model calls per turn (tool round trips) before the turn is stopped. */
@@ -156,8 +162,21 @@ export async function sessionWorkflow(state: SessionWorkflowState): Promise<void
         let step = resumed?.step ?? 0;
         // Model steps until the model ends its turn (true), or stops for an action or the budget (false).
         const runSteps = async (): Promise<boolean> => {
-          for (let n = 0; n < STEPS_PER_TURN; n++) {
-            const outcome = await activities.runModelStep({ sessionId, ...thread, turn, step: step++ });
+          for (let n = 0; n < STEPS_PER_TURN;) {
+            // The activity may run several steps when tool results come back fast (ADR 0019); it says how
+            // many, so step numbers (idempotency keys) stay unique and STEPS_PER_TURN still bounds a turn.
+            const many = patched(STEPS_IN_ACTIVITY_PATCH);
+            const left = STEPS_PER_TURN - n;
+            const outcome = await activities.runModelStep({
+              sessionId,
+              ...thread,
+              turn,
+              step,
+              ...(many ? { maxSteps: left } : {}),
+            });
+            const ran = many ? Math.min(Math.max(1, outcome.steps ?? 1), left) : 1;
+            step += ran;
+            n += ran;
             if (outcome.stopReason === 'end_turn') return true;
             if (outcome.stopReason === 'budget_reached' || outcome.stopReason === 'requires_action') {
               stopReason = outcome.stopReason;

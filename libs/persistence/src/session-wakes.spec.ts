@@ -1,0 +1,144 @@
+import { SessionWakes, untilReady } from './session-wakes';
+
+describe('SessionWakes', () => {
+  it('wakes only the subscribers of that Session, until they unsubscribe', () => {
+    const wakes = new SessionWakes();
+    const seen: string[] = [];
+    const offA = wakes.subscribe('a', () => seen.push('a1'));
+    wakes.subscribe('a', () => seen.push('a2'));
+    wakes.subscribe('b', () => seen.push('b'));
+    wakes.wake('a');
+    expect(seen).toEqual(['a1', 'a2']);
+    offA();
+    wakes.wake('a');
+    wakes.wake('nobody');
+    expect(seen).toEqual(['a1', 'a2', 'a2']);
+    wakes.wakeAll();
+    expect(seen).toEqual(['a1', 'a2', 'a2', 'a2', 'b']);
+    expect(wakes.waiting).toBe(2);
+  });
+
+  it('forgets a Session once its last subscriber is gone', () => {
+    const wakes = new SessionWakes();
+    const off = [wakes.subscribe('a', () => undefined), wakes.subscribe('a', () => undefined)];
+    off.forEach((f) => f());
+    expect(wakes.waiting).toBe(0);
+  });
+});
+
+describe('untilReady', () => {
+  const HOUR = 3_600_000;
+
+  it('is ready at once when the first look says so, and leaves no subscription behind', async () => {
+    const wakes = new SessionWakes();
+    await expect(
+      untilReady(wakes, 's', async () => true, { timeoutMs: HOUR, recheckMs: HOUR }),
+    ).resolves.toBe('ready');
+    expect(wakes.waiting).toBe(0);
+  });
+
+  it("looks again at the Session's wake-up (not at another Session's) and is ready then", async () => {
+    const wakes = new SessionWakes();
+    let looks = 0;
+    let ready = false;
+    const waiting = untilReady(
+      wakes,
+      's',
+      async () => {
+        looks += 1;
+        return ready;
+      },
+      { timeoutMs: HOUR, recheckMs: HOUR },
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(looks).toBe(1);
+    wakes.wake('other');
+    await new Promise((r) => setImmediate(r));
+    expect(looks).toBe(1);
+    ready = true;
+    wakes.wake('s');
+    await expect(waiting).resolves.toBe('ready');
+    expect(looks).toBe(2);
+    expect(wakes.waiting).toBe(0);
+  });
+
+  it('a wake-up that comes while a look is running is not lost: it looks once more', async () => {
+    const wakes = new SessionWakes();
+    let looks = 0;
+    const waiting = untilReady(
+      wakes,
+      's',
+      async () => {
+        looks += 1;
+        // The result commits (and its notice arrives) while the first look reads the log.
+        if (looks === 1) wakes.wake('s');
+        return looks === 2;
+      },
+      { timeoutMs: HOUR, recheckMs: HOUR },
+    );
+    await expect(waiting).resolves.toBe('ready');
+    expect(looks).toBe(2);
+  });
+
+  it('without any wake-up it re-checks on its own (a lost notice) and ends at the window with one last look', async () => {
+    jest.useFakeTimers();
+    try {
+      const wakes = new SessionWakes();
+      let looks = 0;
+      const waiting = untilReady(
+        wakes,
+        's',
+        async () => {
+          looks += 1;
+          return false;
+        },
+        { timeoutMs: 1000, recheckMs: 300 },
+      );
+      // Looks at 0, 300, 600, 900 and at the window's end (1000).
+      await jest.advanceTimersByTimeAsync(1000);
+      await expect(waiting).resolves.toBe('timeout');
+      expect(looks).toBe(5);
+      expect(wakes.waiting).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('a safety re-check finds what a lost notice did not announce', async () => {
+    jest.useFakeTimers();
+    try {
+      let looks = 0;
+      const waiting = untilReady(new SessionWakes(), 's', async () => ++looks === 3, {
+        timeoutMs: 10_000,
+        recheckMs: 500,
+      });
+      await jest.advanceTimersByTimeAsync(1000);
+      await expect(waiting).resolves.toBe('ready');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('an abort (the activity is cancelled) ends the wait at once, and one before it starts skips the look', async () => {
+    const wakes = new SessionWakes();
+    const controller = new AbortController();
+    const waiting = untilReady(wakes, 's', async () => false, {
+      timeoutMs: HOUR,
+      recheckMs: HOUR,
+      signal: controller.signal,
+    });
+    await new Promise((r) => setImmediate(r));
+    controller.abort();
+    await expect(waiting).resolves.toBe('aborted');
+    expect(wakes.waiting).toBe(0);
+    let looked = false;
+    await expect(
+      untilReady(wakes, 's', async () => (looked = true), {
+        timeoutMs: HOUR,
+        recheckMs: HOUR,
+        signal: controller.signal,
+      }),
+    ).resolves.toBe('aborted');
+    expect(looked).toBe(false);
+  });
+});

@@ -9,8 +9,13 @@ export MANGO_SERVICES_RUN=${MANGO_SERVICES_RUN:-/tmp/mango-bench}
 services=${MANGO_BENCH_SERVICES:-pg}
 started=()
 for s in $services; do
-  pidfile=$MANGO_SERVICES_RUN/pid/$s.pid; [ "$s" = docker ] && pidfile=$MANGO_SERVICES_RUN/pid/dockerd.pid
-  if ! { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }; then started+=("$s"); fi
+  pidfile=$MANGO_SERVICES_RUN/pid/$s.pid
+  case "$s" in
+    docker) pidfile=$MANGO_SERVICES_RUN/pid/dockerd.pid ;;
+    # pg_ctl keeps PostgreSQL's pid in its data directory (first line of postmaster.pid), not under pid/.
+    pg) pidfile=${MANGO_SERVICES_DATA:-$MANGO_SERVICES_RUN}/pg/data/postmaster.pid ;;
+  esac
+  if ! { [ -f "$pidfile" ] && kill -0 "$(head -n1 "$pidfile")" 2>/dev/null; }; then started+=("$s"); fi
 done
 stop_started() { [ -n "${MANGO_BENCH_KEEP_SERVICES:-}" ] || [ ${#started[@]} -eq 0 ] || bash tools/ci/services.sh stop "${started[*]}" >&2 || true; }
 trap stop_started EXIT

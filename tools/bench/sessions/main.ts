@@ -14,6 +14,8 @@ import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { join } from 'node:path';
 import {
+  answers,
+  freePort,
   INSPECTOR_NODE_OPTIONS,
   logged,
   startApi,
@@ -26,7 +28,12 @@ import { pct } from '../stats';
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 5);
-const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 50);
+const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 150);
+/**
+ * Tool calls per turn: a turn is at most 50 model steps (the Session workflow's STEPS_PER_TURN), so the
+ * round trips are spread over turns of at most 49 calls (the 50th step ends the turn with text).
+ */
+const CALLS_PER_TURN = 49;
 /** A directory: the API's CPU profile of the append and of the fan-out phase is written there. */
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
 
@@ -96,6 +103,56 @@ async function consume(res: Response, onFrame: (event: string, data: Json) => vo
     if (done) return;
     parse(decoder.decode(value, { stream: true }));
   }
+}
+
+/**
+ * Opens SUBSCRIBERS SSE streams on `streamUrl`, then FANOUT_ROUNDS times sends one event (`send` returns
+ * its id) and times, from just before the send, each subscriber's receipt of its frame. `around` wraps the
+ * rounds (a CPU profile). The streams are closed at the end.
+ */
+async function measureFanout(
+  streamUrl: string,
+  key: string,
+  around: (run: () => Promise<void>) => Promise<void>,
+  send: () => Promise<string>,
+): Promise<{ fan: number[]; lastArrival: number[]; opened: number }> {
+  const arrivals = new Map<string, number[]>();
+  const subscribers: IncomingMessage[] = [];
+  // Opened 50 at a time (a thousand simultaneous connects overflow the listen backlog).
+  for (let i = 0; i < SUBSCRIBERS; i += 50)
+    await Promise.all(
+      Array.from({ length: Math.min(50, SUBSCRIBERS - i) }, async () => {
+        const res = await subscribe(streamUrl, key, (_event, data) => {
+          const at = performance.now();
+          const list = arrivals.get(data.id) ?? [];
+          list.push(at);
+          arrivals.set(data.id, list);
+        });
+        subscribers.push(res);
+      }),
+    );
+  await new Promise((r) => setTimeout(r, 500));
+  const fan: number[] = [];
+  const lastArrival: number[] = [];
+  try {
+    await around(async () => {
+      for (let round = 0; round < FANOUT_ROUNDS; round++) {
+        const t0 = performance.now();
+        const id = await send();
+        const deadline = Date.now() + 30_000;
+        while ((arrivals.get(id)?.length ?? 0) < SUBSCRIBERS && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 5));
+        const got = (arrivals.get(id) ?? []).map((at) => at - t0);
+        fan.push(...got);
+        lastArrival.push(Math.max(...got));
+        if (got.length < SUBSCRIBERS)
+          console.log(`  round ${round}: only ${got.length} of ${SUBSCRIBERS} received`);
+      }
+    });
+  } finally {
+    for (const res of subscribers) res.destroy();
+  }
+  return { fan, lastArrival, opened: subscribers.length };
 }
 
 async function main(): Promise<void> {
@@ -174,46 +231,26 @@ async function main(): Promise<void> {
 
     // ── Fan-out to SSE subscribers ─────────────────────────────────────────────────────────────────
     const s2 = (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id;
-    const arrivals = new Map<string, number[]>();
-    let opened = 0;
-    const subscribers: IncomingMessage[] = [];
-    // Opened 50 at a time (a thousand simultaneous connects overflow the listen backlog).
-    for (let i = 0; i < SUBSCRIBERS; i += 50)
-      await Promise.all(
-        Array.from({ length: Math.min(50, SUBSCRIBERS - i) }, async () => {
-          const res = await subscribe(`${api.url}/v1/sessions/${s2}/events/stream`, key, (_event, data) => {
-            const at = performance.now();
-            const list = arrivals.get(data.id) ?? [];
-            list.push(at);
-            arrivals.set(data.id, list);
-          });
-          subscribers.push(res);
-          opened++;
-        }),
-      );
-    await new Promise((r) => setTimeout(r, 500));
-    const fan: number[] = [];
-    const lastArrival: number[] = [];
-    const fanCpu = cpuMs(api.app.child.pid);
-    const benchCpu = process.cpuUsage();
-    const fanOrchestratorCpu = cpuMs(orchestrator.child.pid);
-    await profile('fanout', async () => {
-      for (let round = 0; round < FANOUT_ROUNDS; round++) {
-        const t0 = performance.now();
+    // CPU from the first round on (the streams are open by then).
+    let fanCpu = 0;
+    let benchCpu = process.cpuUsage();
+    let fanOrchestratorCpu = 0;
+    const { fan, lastArrival, opened } = await measureFanout(
+      `${api.url}/v1/sessions/${s2}/events/stream`,
+      key,
+      (run) => {
+        fanCpu = cpuMs(api.app.child.pid);
+        benchCpu = process.cpuUsage();
+        fanOrchestratorCpu = cpuMs(orchestrator.child.pid);
+        return profile('fanout', run);
+      },
+      async () => {
         const sent = await call('POST', `/v1/sessions/${s2}/events`, {
           events: [{ type: 'user.interrupt' }],
         });
-        const id = sent.data[0].id as string;
-        const deadline = Date.now() + 30_000;
-        while ((arrivals.get(id)?.length ?? 0) < SUBSCRIBERS && Date.now() < deadline)
-          await new Promise((r) => setTimeout(r, 5));
-        const got = (arrivals.get(id) ?? []).map((at) => at - t0);
-        fan.push(...got);
-        lastArrival.push(Math.max(...got));
-        if (got.length < SUBSCRIBERS)
-          console.log(`  round ${round}: only ${got.length} of ${SUBSCRIBERS} received`);
-      }
-    });
+        return sent.data[0].id as string;
+      },
+    );
     console.log(
       `one event to ${opened} SSE subscribers of one Session (${FANOUT_ROUNDS} rounds, one API process)`,
     );
@@ -224,7 +261,35 @@ async function main(): Promise<void> {
     console.log(
       `  API CPU per round ${fmt((cpuMs(api.app.child.pid) - fanCpu) / FANOUT_ROUNDS)}   this bench's own (the subscribers') ${fmt((bench.user + bench.system) / 1000 / FANOUT_ROUNDS)}   orchestrator's ${fmt((cpuMs(orchestrator.child.pid) - fanOrchestratorCpu) / FANOUT_ROUNDS)}`,
     );
-    for (const res of subscribers) res.destroy();
+
+    if (SUBSCRIBERS > 0 && FANOUT_ROUNDS > 0) {
+      // The floor in the same run: the same subscribers on a bare node:http SSE server (bare-fanout.ts).
+      const port = await freePort();
+      const floorApp = await startApp(
+        'tools/bench/sessions/bare-fanout.ts',
+        { BENCH_FANOUT_PORT: String(port) },
+        answers(`http://127.0.0.1:${port}/healthz`),
+      );
+      try {
+        let round = 0;
+        const floor = await measureFanout(
+          `http://127.0.0.1:${port}/stream`,
+          '',
+          (run) => run(),
+          async () => {
+            const id = `sevt_floor${++round}`;
+            const res = await fetch(`http://127.0.0.1:${port}/send?id=${id}`, { method: 'POST' });
+            await res.text();
+            return id;
+          },
+        );
+        console.log(
+          `  floor: the same frame from a bare node:http SSE server to ${floor.opened} subscribers   p50 ${fmt(pct(floor.fan, 50))}   p99 ${fmt(pct(floor.fan, 99))}   → Mango p99 / floor p99 ${(pct(fan, 99) / pct(floor.fan, 99)).toFixed(2)}`,
+        );
+      } finally {
+        await floorApp.stop();
+      }
+    }
 
     // ── Self-hosted tool round trips ────────────────────────────────────────────────────────────────
     const coder = (
@@ -235,13 +300,16 @@ async function main(): Promise<void> {
       })
     ).id;
     let n = 0;
-    model.script(
-      ...Array.from({ length: ROUND_TRIPS }, () => ({
-        content: [{ type: 'tool_use', id: `toolu_${++n}`, name: 'bash', input: { command: 'true' } }],
-        stop_reason: 'tool_use',
-      })),
-      { content: [{ type: 'text', text: 'done' }] },
-    );
+    const turns: number[] = [];
+    for (let left = ROUND_TRIPS; left > 0; left -= CALLS_PER_TURN) turns.push(Math.min(left, CALLS_PER_TURN));
+    for (const calls of turns)
+      model.script(
+        ...Array.from({ length: calls }, () => ({
+          content: [{ type: 'tool_use', id: `toolu_${++n}`, name: 'bash', input: { command: 'true' } }],
+          stop_reason: 'tool_use',
+        })),
+        { content: [{ type: 'text', text: 'done' }] },
+      );
     const s3 = (
       await call('POST', '/v1/sessions', {
         agent: coder,
@@ -259,7 +327,11 @@ async function main(): Promise<void> {
       token,
     );
     const useTimes: number[] = [];
-    // CPU of the orchestrator and the API from the first tool call to the end of the turn.
+    // The gaps between consecutive tool calls of one turn (a turn's first call follows a user.message).
+    const gaps: number[] = [];
+    let turn = 0;
+    let turnOfLastUse = -1;
+    // CPU of the orchestrator and the API from the first tool call to the end of the last turn.
     let cpuAtFirst: number[] = [];
     const cpuNow = () => [cpuMs(orchestrator.child.pid), cpuMs(api.app.child.pid)];
     const controller = new AbortController();
@@ -271,7 +343,10 @@ async function main(): Promise<void> {
     const finished = new Promise<void>((resolve) => {
       void consume(stream, (event, data) => {
         if (event === 'agent.tool_use') {
-          useTimes.push(performance.now());
+          const now = performance.now();
+          if (turnOfLastUse === turn) gaps.push(now - useTimes.at(-1)!);
+          useTimes.push(now);
+          turnOfLastUse = turn;
           if (useTimes.length === 1) cpuAtFirst = cpuNow();
           void call(
             'POST',
@@ -284,13 +359,20 @@ async function main(): Promise<void> {
             token,
           );
         }
-        if (event === 'session.status_idle') resolve();
+        if (event === 'session.status_idle') {
+          if (++turn === turns.length) resolve();
+          else
+            void call('POST', `/v1/sessions/${s3}/events`, {
+              events: [{ type: 'user.message', content: [{ type: 'text', text: 'again' }] }],
+            });
+        }
       });
     });
     await finished;
     const cpuAtLast = cpuNow();
-    const gaps = useTimes.slice(1).map((t, i) => t - useTimes[i]!);
-    console.log(`self-hosted tool round trips (${gaps.length}, instant model and tool)`);
+    console.log(
+      `self-hosted tool round trips (${gaps.length}, in ${turns.length} turn(s) of ≤ ${CALLS_PER_TURN} calls; instant model and tool)`,
+    );
     console.log(
       `  per round trip p50 ${fmt(pct(gaps, 50))}   p99 ${fmt(pct(gaps, 99))}   (target p50 ≤ 30 ms, p99 ≤ 60 ms)`,
     );
@@ -300,16 +382,25 @@ async function main(): Promise<void> {
         `  CPU per round trip (10 ms ticks, averaged): orchestrator ${fmt(orchCpu)}   api ${fmt(apiCpu)}`,
       );
     // Where the time goes, from the events' commit timestamps (ms precision).
-    const log = (await call('GET', `/v1/sessions/${s3}/events?limit=1000`)).data as Array<{
-      type: string;
-      processed_at: string;
-    }>;
+    const log: Array<{ type: string; processed_at: string }> = [];
+    for (let page: string | null = null; ;) {
+      const got = await call(
+        'GET',
+        `/v1/sessions/${s3}/events?limit=1000${page ? `&page=${encodeURIComponent(page)}` : ''}`,
+      );
+      log.push(...got.data);
+      page = got.next_page;
+      if (!page) break;
+    }
     const at = (e: { processed_at: string }) => Date.parse(e.processed_at);
     const phases: Record<string, number[]> = { 'result → model request': [], 'model request → tool_use': [] };
     for (let i = 0; i < log.length; i++) {
       if (log[i]!.type !== 'user.tool_result') continue;
-      const start = log.slice(i).find((e) => e.type === 'span.model_request_start');
-      const use = log.slice(i).find((e) => e.type === 'agent.tool_use');
+      const rest = log.slice(i);
+      const idle = rest.findIndex((e) => e.type === 'session.status_idle');
+      const turnRest = idle < 0 ? rest : rest.slice(0, idle);
+      const start = turnRest.find((e) => e.type === 'span.model_request_start');
+      const use = turnRest.find((e) => e.type === 'agent.tool_use');
       if (start) phases['result → model request'].push(at(start) - at(log[i]!));
       if (start && use) phases['model request → tool_use'].push(at(use) - at(start));
     }

@@ -276,7 +276,12 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     await page.type('input[name=message]', 'take your time');
     await page.click('.composer button[type=submit]');
     await textUntil((t) => /take your time/.test(t) && /\brunning\b/.test(t), 'running');
+    // The model request has started (the turn is in its 60 s reply) and the page has rendered it: the
+    // transcript stops growing, so the composer stays where it is while it is clicked (one CI run's click
+    // by coordinates landed beside a button that the transcript's last rows had just moved).
+    await waitForEvents(s.id, (l) => l.at(-1)?.type === 'span.model_request_start');
     await page.waitForSelector('button.interrupt:not([disabled])');
+    await new Promise((r) => setTimeout(r, 500));
     await page.click('button.interrupt');
     await waitForEvents(s.id, (l) => l.some((e) => e.type === 'user.interrupt'));
     await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'idle', {

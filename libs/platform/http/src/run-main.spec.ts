@@ -27,7 +27,8 @@ function app(bootMs: number) {
   });
   let out = '';
   child.stdout.on('data', (d) => (out += String(d)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': it comes after the child's stdout has been read to its end (one CI run's 'exit' came before the last line).
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const until = async (text: string) => {
     while (!out.includes(text)) await new Promise((r) => setTimeout(r, 10));
   };

@@ -101,6 +101,9 @@ describe('healthcheck through the Docker supervisor (real API, real dockerd)', (
       left = await docker.listContainers(byWork);
     }
     expect(left).toEqual([]);
+    // The supervisor logs the removal once dockerd has answered it, which can be after the list above.
+    for (let i = 0; i < 100 && !supervisor.logs().includes('item container finished and was removed'); i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(supervisor.logs()).toMatch(/item container finished and was removed/);
     // Pool size 0: no pooled container was ever made for this supervisor.
     const pool = [`dev.mango.supervisor=test-${envId.toLowerCase()}`, 'dev.mango.pool'];

@@ -91,7 +91,11 @@ describe('warm pool through the Docker supervisor (real API, real dockerd)', () 
     const events = (await docker.getEvents({
       filters: { type: ['container'], event: ['create'], label: [WORK] },
     })) as NodeJS.ReadableStream & { destroy(): void };
-    events.on('data', (c: Buffer) => created.push(c.toString()));
+    // This Environment's containers only: other suites on the same dockerd make Work containers too.
+    events.on('data', (c: Buffer) => {
+      for (const line of c.toString().split('\n').filter(Boolean))
+        if (JSON.parse(line).Actor?.Attributes?.['dev.mango.environment_id'] === envId) created.push(line);
+    });
     const work = (await ws.post(`/v1/environments/${envId}/work`, { data: { type: 'healthcheck' } })).body;
     const done = await until(work.id, (w) => w.state === 'stopped');
     events.destroy();

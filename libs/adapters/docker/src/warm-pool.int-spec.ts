@@ -193,7 +193,14 @@ describe('DockerItemLauncher warm pool (real dockerd)', () => {
     const creates = (await docker.getEvents({
       filters: { type: ['container'], event: ['create'], label: [LABEL_WORK] },
     })) as NodeJS.ReadableStream & { destroy(): void };
-    creates.on('data', (chunk: Buffer) => made.push(chunk.toString()));
+    // Only this test's launcher counts: other suites on the same dockerd make Work containers too.
+    creates.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) {
+        const labels = (JSON.parse(line) as { Actor?: { Attributes?: Record<string, string> } }).Actor
+          ?.Attributes;
+        if (labels?.[LABEL_SUPERVISOR]?.startsWith(supervisorId)) made.push(line);
+      }
+    });
     const stop2 = new AbortController();
     const both = Promise.all(
       [c, d].map((workId) =>

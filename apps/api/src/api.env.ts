@@ -27,6 +27,13 @@ export class ApiEnv extends ObservabilityEnv {
   @IsString()
   MANGO_API_HOST: string = '127.0.0.1';
 
+  /** How long an idle keep-alive connection stays open. Keep it above your load balancer's idle timeout. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
+
   /** The base URL workers use to reach the API (it goes into each Work secret as api_base_url). */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })

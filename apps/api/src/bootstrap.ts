@@ -32,6 +32,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   const app = await createHttpApp(AppModule.forRoot(env, metrics, keyring), {
     log,
     metrics,
+    keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     jsonLimit: env.MANGO_MAX_REQUEST_BYTES,
     beforeRoutes: (a) => mountConsole(a, env.MANGO_CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, log),
   });

@@ -1,3 +1,4 @@
+import { Agent, get } from 'node:http';
 import { Client } from 'pg';
 import { adminUrl, httpClient } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
@@ -52,6 +53,16 @@ describe('health (docs/api-guide.md, Health)', () => {
       `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${api.db.name}' AND pid <> pg_backend_pid()`,
     );
     expect(await eventually(readyz, [200, 'ok'])).toEqual([200, 'ok']);
+  });
+
+  it("keeps an idle connection 65 s and says so (Keep-Alive), not Node's 5 s that raced pooled clients", async () => {
+    const keepAlive = await new Promise<string | undefined>((resolve, reject) =>
+      get(`${api.url}/healthz`, { agent: new Agent({ keepAlive: true }) }, (res) => {
+        res.resume();
+        resolve(res.headers['keep-alive']);
+      }).on('error', reject),
+    );
+    expect(keepAlive).toBe('timeout=65');
   });
 
   it('responses carry no ETag, and a bodiless POST is answered as one whose body is {}', async () => {

@@ -40,6 +40,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   const app = await createHttpApp(AppModule.forRoot(env, store, metrics), {
     log,
     metrics,
+    keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     streamedBody: isUploadRequest,
   });
   const server = app.getHttpServer() as Server;

@@ -90,6 +90,13 @@ export class FilesEnv extends ObservabilityEnv {
   @Max(86_400_000)
   MANGO_FILES_REQUEST_TIMEOUT_MS: number = 3_600_000;
 
+  /** How long an idle keep-alive connection stays open. Keep it above your load balancer's idle timeout. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
+
   /** Largest Memory content in UTF-8 bytes (hosted: 102,400); larger writes are 413 `request_too_large`. */
   @Type(() => Number)
   @IsInt()

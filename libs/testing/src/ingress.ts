@@ -40,6 +40,10 @@ export async function startIngress(o: {
     req.pause();
     void held.then(() => forward(req, res));
   });
+  // Like apps/api: an idle client connection is kept 65 s, not Node's 5 s (a client reusing its pooled
+  // connection as the server closes it got a reset; Schemathesis reported it as a network error once).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {

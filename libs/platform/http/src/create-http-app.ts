@@ -20,6 +20,9 @@ import { NestPinoLogger } from './nest-pino-logger';
 import { assignRequestId } from './request-id';
 import { answerMalformedHeadersWithEnvelope, rejectUnstorableText } from './storable-text';
 
+/** See {@link HttpAppOptions.keepAliveTimeoutMs}. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export interface HttpAppOptions {
   log: Logger;
   /** Largest accepted JSON body, e.g. '32mb' or a number of bytes. */
@@ -31,6 +34,12 @@ export interface HttpAppOptions {
    * uploads). Their path and query are still checked for storable text.
    */
   streamedBody?: (req: Request) => boolean;
+  /**
+   * How long an idle keep-alive connection stays open (default 65 s). Node's own default is 5 s: a
+   * client or load balancer that reuses a pooled connection at the moment the server closes it gets a
+   * reset. Above the usual balancer idle timeout (60 s), the balancer closes first.
+   */
+  keepAliveTimeoutMs?: number;
   /** Mounts plain Express handlers (e.g. static files) after the request middleware, before the routes. */
   beforeRoutes?: (app: NestExpressApplication) => void;
 }
@@ -72,7 +81,12 @@ export async function createHttpApp(
     if (streamed?.(req)) return storable(req, res, next);
     parseJson(req, res, (err?: unknown) => (err ? next(err) : storable(req, res, next)));
   });
-  answerMalformedHeadersWithEnvelope(app.getHttpServer() as Server);
+  const server = app.getHttpServer() as Server;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  // Node's rule: the headers timeout must exceed the keep-alive timeout, or a slow next request on a
+  // kept connection is cut by the wrong timer.
+  server.headersTimeout = Math.max(server.headersTimeout, server.keepAliveTimeout + 1_000);
+  answerMalformedHeadersWithEnvelope(server);
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
   options.beforeRoutes?.(app);
   // Errors raised before routing (body parser) reach Express's error chain: render them too.

@@ -59,7 +59,7 @@ describe('health (docs/api-guide.md, Health)', () => {
     const keepAlive = await new Promise<string | undefined>((resolve, reject) =>
       get(`${api.url}/healthz`, { agent: new Agent({ keepAlive: true }) }, (res) => {
         res.resume();
-        resolve(res.headers['keep-alive']);
+        resolve(res.headers['keep-alive'] as string | undefined);
       }).on('error', reject),
     );
     expect(keepAlive).toBe('timeout=65');

@@ -25,8 +25,9 @@ export const SESSION_PREVIEWS_CHANNEL = 'mango_session_previews';
 /**
  * An append in one statement (one round trip, prepared once per connection): the events, their outbox
  * rows, the projection, the "look now" notice and (when there are outbox rows) the relay's wake-up.
+ * Exported for the sessions bench's floor (tools/bench/sessions), which runs this same text over bare pg.
  */
-const APPEND_SQL = `WITH e AS (
+export const APPEND_SQL = `WITH e AS (
     INSERT INTO session_events (id, session_id, seq, type, body, idempotency_key, tool_use_id, processed_at, created_at, session_thread_id)
     SELECT id, $1, seq, type, body, key, tool_use_id, processed_at, $2, thread_id
       FROM unnest($3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::timestamptz[], $13::text[])

@@ -1,7 +1,9 @@
 /**
  * Benchmark: Sessions. Prints, against real processes (apps/api, apps/orchestrator on Temporal, PostgreSQL,
  * the scripted Messages API answering instantly):
- *   - event append latency (POST /v1/sessions/{id}/events, one user.message per request) p50/p99;
+ *   - event append latency (POST /v1/sessions/{id}/events, one user.interrupt per request) p50/p99, and
+ *     its floor in the same run: the same transaction over a bare pg client, and behind a bare node:http
+ *     server (append-floor.ts, bare-append.ts), measured before the orchestrator starts;
  *   - one event fanned out to 1,000 SSE subscribers of one Session: append → each subscriber's frame p50/p99;
  *   - control-plane overhead per self-hosted tool round trip: a raw-HTTP worker on the Session stream
  *     answers every agent.tool_use at once; the interval between consecutive tool calls is the loop's
@@ -13,8 +15,10 @@ import { get, type IncomingMessage } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { join } from 'node:path';
+import { Client as PgClient } from 'pg';
 import {
   answers,
+  type AppProcess,
   freePort,
   INSPECTOR_NODE_OPTIONS,
   logged,
@@ -24,6 +28,8 @@ import {
   startScriptedModel,
 } from '@mango/testing';
 import { pct } from '../stats';
+import { appendInterrupt } from './append-floor';
+import { postgresCpuMs, temporalCpuMs } from './service-cpu';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
@@ -38,6 +44,8 @@ const CALLS_PER_TURN = 49;
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+const figures = (xs: number[]) =>
+  `p50 ${fmt(pct(xs, 50))}   p90 ${fmt(pct(xs, 90))}   p99 ${fmt(pct(xs, 99))}   max ${fmt(Math.max(...xs))}`;
 
 /** CPU time (user + system) a process has used so far, ms (Linux /proc; NaN elsewhere). */
 function cpuMs(pid: number | undefined): number {
@@ -155,6 +163,68 @@ async function measureFanout(
   return { fan, lastArrival, opened: subscribers.length };
 }
 
+/**
+ * The append's floor: APPENDS sequential appends of one user.interrupt with the floor transaction
+ * (append-floor.ts), first on a bare pg client in this process, then through a bare node:http server in
+ * its own process (bare-append.ts) called with the same fetch as Mango's API. Each on a fresh Session
+ * (`newSession`), so both start from the same log length as Mango's.
+ */
+async function measureAppendFloor(
+  dbUrl: string,
+  key: string,
+  newSession: () => Promise<string>,
+): Promise<{ pg: number[]; http: number[]; serverCpu: number; postgresCpu: number; sessions: string[] }> {
+  const workspace = 'wrkspc_default';
+  const direct = await newSession();
+  const pg: number[] = [];
+  const client = new PgClient({ connectionString: dbUrl, application_name: 'mango-bench-floor' });
+  await client.connect();
+  const pgCpu = postgresCpuMs();
+  try {
+    for (let i = 0; i < APPENDS; i++) {
+      const t0 = performance.now();
+      await appendInterrupt(client, direct, workspace);
+      pg.push(performance.now() - t0);
+    }
+  } finally {
+    await client.end();
+  }
+  const postgresCpu = (postgresCpuMs() - pgCpu) / APPENDS;
+  const viaHttp = await newSession();
+  const port = await freePort();
+  const server = await startApp(
+    'tools/bench/sessions/bare-append.ts',
+    { BENCH_APPEND_PORT: String(port), BENCH_APPEND_DATABASE_URL: dbUrl },
+    answers(`http://127.0.0.1:${port}/healthz`),
+  );
+  const http: number[] = [];
+  const serverCpu = cpuMs(server.child.pid);
+  try {
+    const url = `http://127.0.0.1:${port}/append?session=${viaHttp}&workspace=${workspace}`;
+    for (let i = 0; i < APPENDS; i++) {
+      const t0 = performance.now();
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ events: [{ type: 'user.interrupt' }] }),
+      });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`floor append → ${res.status} ${text}`);
+      JSON.parse(text);
+      http.push(performance.now() - t0);
+    }
+    return {
+      pg,
+      http,
+      serverCpu: (cpuMs(server.child.pid) - serverCpu) / APPENDS,
+      postgresCpu,
+      sessions: [direct, viaHttp],
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const model = await startScriptedModel();
   const api = await startApi('benchsessions', {
@@ -172,23 +242,8 @@ async function main(): Promise<void> {
       console.log(`  (API CPU profile: ${path})`);
     }
   };
-  const orchestrator = await startApp(
-    'apps/orchestrator/src/main.ts',
-    {
-      MANGO_DATABASE_URL: api.db.url,
-      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-      MANGO_TASK_QUEUE: `bench-${Date.now()}`,
-      MANGO_MODEL_BASE_URL: model.url,
-      MANGO_MODEL_API_KEY: 'sk-bench',
-      MANGO_LOG_LEVEL: 'info',
-    },
-    logged('temporal worker running'),
-    90_000,
-    // e.g. BENCH_ORCHESTRATOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the orchestrator
-    // (its main thread and the workflow thread, one file each, written when it stops).
-    process.env.BENCH_ORCHESTRATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
-  );
   const controllers: AbortController[] = [];
+  let started: AppProcess | undefined;
   try {
     const key = (await api.issueKey('wrkspc_default')).api_key;
     const call = async (method: string, path: string, body?: unknown, auth = key): Promise<Json> => {
@@ -206,13 +261,42 @@ async function main(): Promise<void> {
     // A model-less agent for the append and fan-out parts: no orchestrator turn competes for the CPU.
     const quiet = (await call('POST', '/v1/agents', { name: 'quiet', model: 'claude-sonnet-4-6' })).id;
 
+    // ── Append floor (before the orchestrator starts: no relay, no Temporal work competes) ──────────────
+    const floor = await measureAppendFloor(api.db.url, key, async () => {
+      return (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id as string;
+    });
+    // The floor's outbox rows are never relayed: its Session has no workflow, and this run's numbers are
+    // about the append alone.
+    await api.sql('DELETE FROM outbox WHERE session_id = ANY($1)', [floor.sessions]);
+
+    const orchestrator = await startApp(
+      'apps/orchestrator/src/main.ts',
+      {
+        MANGO_DATABASE_URL: api.db.url,
+        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
+        MANGO_TASK_QUEUE: `bench-${Date.now()}`,
+        MANGO_MODEL_BASE_URL: model.url,
+        MANGO_MODEL_API_KEY: 'sk-bench',
+        MANGO_LOG_LEVEL: 'info',
+      },
+      logged('temporal worker running'),
+      90_000,
+      // e.g. BENCH_ORCHESTRATOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the orchestrator
+      // (its main thread and the workflow thread, one file each, written when it stops).
+      process.env.BENCH_ORCHESTRATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
+    );
+    started = orchestrator;
+
     // ── Append latency ─────────────────────────────────────────────────────────────────────────────
-    // Interrupts are appended (not runnable): the orchestrator stays idle, so this measures admission
-    // and the append transaction (gapless sequence, projection, outbox, NOTIFY) over HTTP.
+    // Interrupts are appended (not runnable): the orchestrator runs no turn, so this measures admission
+    // and the append transaction (gapless sequence, projection, outbox, NOTIFY) over HTTP — while the
+    // outbox relay signals each interrupt to the Session's workflow (orchestrator and Temporal CPU).
     const s1 = (await call('POST', '/v1/sessions', { agent: quiet, environment_id: env })).id;
     const append: number[] = [];
     const appendCpu = cpuMs(api.app.child.pid);
     const appendOrchestratorCpu = cpuMs(orchestrator.child.pid);
+    const appendTemporalCpu = temporalCpuMs();
+    const appendPostgresCpu = postgresCpuMs();
     await profile('append', async () => {
       for (let i = 0; i < APPENDS; i++) {
         const t0 = performance.now();
@@ -227,6 +311,21 @@ async function main(): Promise<void> {
     // The API's own CPU per request: steadier than latency on a shared machine.
     console.log(
       `  API CPU per append ${fmt((cpuMs(api.app.child.pid) - appendCpu) / APPENDS)}   orchestrator's (each interrupt is relayed to its workflow) ${fmt((cpuMs(orchestrator.child.pid) - appendOrchestratorCpu) / APPENDS)}`,
+    );
+    const temporalPerAppend = (temporalCpuMs() - appendTemporalCpu) / APPENDS;
+    const postgresPerAppend = (postgresCpuMs() - appendPostgresCpu) / APPENDS;
+    if (Number.isFinite(temporalPerAppend) && Number.isFinite(postgresPerAppend))
+      console.log(
+        `  services' CPU per append: Temporal server ${fmt(temporalPerAppend)}   PostgreSQL ${fmt(postgresPerAppend)} (floor: ${fmt(floor.postgresCpu)})`,
+      );
+    console.log(
+      `  floor (same run, no orchestrator yet): the same transaction on a bare pg client   ${figures(floor.pg)}`,
+    );
+    console.log(
+      `  floor behind a bare node:http server (same request)   ${figures(floor.http)}   server CPU per append ${fmt(floor.serverCpu)}`,
+    );
+    console.log(
+      `  → Mango / floor (bare http): p50 ${(pct(append, 50) / pct(floor.http, 50)).toFixed(2)}   p99 ${(pct(append, 99) / pct(floor.http, 99)).toFixed(2)}`,
     );
 
     // ── Fan-out to SSE subscribers ─────────────────────────────────────────────────────────────────
@@ -454,7 +553,7 @@ async function main(): Promise<void> {
       if (xs.length) console.log(`    ${name.padEnd(52)} p50 ${fmt(pct(xs, 50))}   p99 ${fmt(pct(xs, 99))}`);
   } finally {
     for (const c of controllers) c.abort();
-    await orchestrator.stop();
+    await started?.stop();
     await api.close();
     await model.close();
   }

@@ -34,7 +34,7 @@ import { postgresCpuMs, temporalCpuMs } from './service-cpu';
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 5);
-const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 150);
+const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 400);
 /**
  * Tool calls per turn: a turn is at most 50 model steps (the Session workflow's STEPS_PER_TURN), so the
  * round trips are spread over turns of at most 49 calls (the 50th step ends the turn with text).
@@ -475,6 +475,14 @@ async function main(): Promise<void> {
     console.log(
       `  per round trip p50 ${fmt(pct(gaps, 50))}   p99 ${fmt(pct(gaps, 99))}   (target p50 ≤ 30 ms, p99 ≤ 60 ms)`,
     );
+    // Every step sends the whole transcript: the same figures by how long the Session already was.
+    for (let from = 0; from < gaps.length; from += 150) {
+      const part = gaps.slice(from, from + 150);
+      if (part.length < 20 || gaps.length <= 150) break;
+      console.log(
+        `    round trips ${from + 1}–${from + part.length} of the Session   p50 ${fmt(pct(part, 50))}   p99 ${fmt(pct(part, 99))}`,
+      );
+    }
     const [orchCpu, apiCpu] = cpuAtLast.map((c, i) => (c - cpuAtFirst[i]!) / gaps.length);
     if (Number.isFinite(orchCpu) && Number.isFinite(apiCpu))
       console.log(

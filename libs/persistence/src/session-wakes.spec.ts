@@ -141,4 +141,53 @@ describe('untilReady', () => {
     ).resolves.toBe('aborted');
     expect(looked).toBe(false);
   });
+
+  describe('with a watch begun earlier (since)', () => {
+    it('makes no first look when nothing woke the Session since the watch began, and looks at its wake-up', async () => {
+      const wakes = new SessionWakes();
+      const since = wakes.watch('s');
+      wakes.wake('other');
+      let looks = 0;
+      const waiting = untilReady(wakes, 's', async () => ++looks > 0, {
+        timeoutMs: HOUR,
+        recheckMs: HOUR,
+        since,
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(looks).toBe(0);
+      // The watch is closed: only untilReady's own subscription is left.
+      expect(wakes.waiting).toBe(1);
+      wakes.wake('s');
+      await expect(waiting).resolves.toBe('ready');
+      expect(looks).toBe(1);
+      expect(wakes.waiting).toBe(0);
+    });
+
+    it('looks at once when the Session was woken after the watch began (e.g. a result came during the step)', async () => {
+      const wakes = new SessionWakes();
+      const since = wakes.watch('s');
+      wakes.wake('s');
+      expect(since.woken).toBe(true);
+      let looks = 0;
+      await expect(
+        untilReady(wakes, 's', async () => ++looks > 0, { timeoutMs: HOUR, recheckMs: HOUR, since }),
+      ).resolves.toBe('ready');
+      expect(looks).toBe(1);
+      expect(wakes.waiting).toBe(0);
+    });
+
+    it('still looks at the recheck interval and at the end of the window (a lost notice)', async () => {
+      const wakes = new SessionWakes();
+      let looks = 0;
+      await expect(
+        untilReady(wakes, 's', async () => (++looks, false), {
+          timeoutMs: 30,
+          recheckMs: 10,
+          since: wakes.watch('s'),
+        }),
+      ).resolves.toBe('timeout');
+      expect(looks).toBeGreaterThanOrEqual(2);
+      expect(wakes.waiting).toBe(0);
+    });
+  });
 });

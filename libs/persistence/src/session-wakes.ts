@@ -24,6 +24,17 @@ export class SessionWakes {
     for (const fn of [...(this.waiters.get(sessionId) ?? [])]) fn();
   }
 
+  /**
+   * Starts remembering whether the Session is woken, before the thing to wait for can happen (e.g. before
+   * a step commits the tool calls whose results it will wait for). Given to {@link untilReady} as
+   * `since`, it spares the first look when nothing woke the Session meanwhile.
+   */
+  watch(sessionId: string): WakeWatch {
+    const watch = { woken: false, close: () => unsubscribe() };
+    const unsubscribe = this.subscribe(sessionId, () => (watch.woken = true));
+    return watch;
+  }
+
   /** Every waiter looks again (the LISTEN connection came back: notices sent meanwhile are gone). */
   wakeAll(): void {
     for (const set of [...this.waiters.values()]) for (const fn of [...set]) fn();
@@ -35,21 +46,30 @@ export class SessionWakes {
   }
 }
 
+/** See {@link SessionWakes.watch}. */
+export interface WakeWatch {
+  /** A wake-up of the Session came since the watch began. */
+  readonly woken: boolean;
+  close(): void;
+}
+
 /** How {@link untilReady} ended: `check` said ready, the window passed, or `signal` aborted. */
 export type WaitEnd = 'ready' | 'timeout' | 'aborted';
 
 /**
  * Waits until `check` answers true: it looks at once, after every wake-up of the Session, every
  * `recheckMs` (the safety net for a lost notice) and once more when `timeoutMs` has passed. Wake-ups
- * during a check are not lost (the subscription starts before the first look).
+ * during a check are not lost (the subscription starts before the first look). With `since` (a watch
+ * begun before what is awaited could happen), the first look is made only if that watch was woken: what
+ * could not have happened before the watch began cannot be there unannounced.
  */
 export async function untilReady(
   wakes: SessionWakes,
   sessionId: string,
   check: () => Promise<boolean>,
-  options: { timeoutMs: number; recheckMs: number; signal?: AbortSignal },
+  options: { timeoutMs: number; recheckMs: number; signal?: AbortSignal; since?: WakeWatch },
 ): Promise<WaitEnd> {
-  const { timeoutMs, recheckMs, signal } = options;
+  const { timeoutMs, recheckMs, signal, since } = options;
   const deadline = Date.now() + timeoutMs;
   let woken = false;
   let poke: (() => void) | undefined;
@@ -57,11 +77,14 @@ export async function untilReady(
     woken = true;
     poke?.();
   });
+  // This subscription now hears every later wake-up: the watch's answer covers the time before it.
+  let look = since === undefined || since.woken;
+  since?.close();
   try {
-    for (;;) {
+    for (; ; look = true) {
       if (signal?.aborted) return 'aborted';
       woken = false;
-      if (await check()) return 'ready';
+      if (look && (await check())) return 'ready';
       if (signal?.aborted) return 'aborted';
       const left = deadline - Date.now();
       if (left <= 0) return 'timeout';

@@ -31,6 +31,7 @@ import {
   SessionLogCache,
   SessionRepository,
   type SessionWakes,
+  type WakeWatch,
   untilReady,
 } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
@@ -122,7 +123,16 @@ export function createModelStep(
     const context = Context.current();
     const began = Date.now();
     for (let ran = 1, step = ref.step; ; ran++, step++) {
-      const outcome = await modelStep({ ...ref, step });
+      // Watched from before the step commits its tool calls: a result (which can only follow its call)
+      // always wakes the watch, so the wait needs no look until something did.
+      const watch = wait && ran < maxSteps ? wait.wakes.watch(ref.sessionId) : undefined;
+      let outcome: StepOutcome;
+      try {
+        outcome = await modelStep({ ...ref, step });
+      } catch (err) {
+        watch?.close();
+        throw err;
+      }
       const counted: StepsOutcome = ref.maxSteps === undefined ? outcome : { ...outcome, steps: ran };
       if (
         !wait ||
@@ -133,9 +143,11 @@ export function createModelStep(
           elapsedMs: Date.now() - began,
           timeoutMs: context.info.startToCloseTimeoutMs,
         })
-      )
+      ) {
+        watch?.close();
         return counted;
-      const waited = await awaitResults(ref, step, outcome.toolUseIds);
+      }
+      const waited = await awaitResults(ref, step, outcome.toolUseIds, watch);
       if (waited.end === 'aborted') throw new CancelledFailure('the turn was interrupted');
       // Past the window (or stopped): the workflow waits as before; the calls the last look saw answered
       // are said (any later result reaches it as a signal).
@@ -149,6 +161,7 @@ export function createModelStep(
     { sessionId, threadId, turn }: ModelStepRef,
     step: number,
     toolUseIds: string[],
+    watch?: WakeWatch,
   ): Promise<{ end: 'ready' | 'timeout' | 'stopped' | 'aborted'; answered: string[] }> {
     const prefix = threadKeyPrefix(threadId);
     const since = [`${prefix}turn:${turn}:running`, `${prefix}turn:${turn}:step:${step}:model_start`];
@@ -172,6 +185,7 @@ export function createModelStep(
         timeoutMs: wait!.ms,
         recheckMs: wait!.recheckMs ?? RECHECK_MS,
         signal: Context.current().cancellationSignal,
+        since: watch,
       },
     );
     return { end: end === 'ready' && stopped ? 'stopped' : end, answered };

@@ -17,8 +17,12 @@ function app(bootMs: number) {
      runMain('test', () => new Promise((resolve) => {
        console.log('booting');
        setTimeout(() => {
+         // An app that is up holds the event loop open (a real one has its server): without this the
+         // child ended on its own right after 'up', and a SIGTERM landing during that exit killed it
+         // (exit null under load).
+         const alive = setInterval(() => {}, 60_000);
          console.log('up');
-         resolve({ close: async () => console.log('closed') });
+         resolve({ close: async () => { clearInterval(alive); console.log('closed'); } });
        }, ${bootMs});
      }));`,
   );
@@ -28,7 +32,10 @@ function app(bootMs: number) {
   let out = '';
   child.stdout.on('data', (d) => (out += String(d)));
   // 'close', not 'exit': it comes after the child's stdout has been read to its end (one CI run's 'exit' came before the last line).
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // A death by signal resolves as the signal's name, so a failure says which.
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.on('close', (code, signal) => resolve(code ?? signal)),
+  );
   const until = async (text: string) => {
     while (!out.includes(text)) await new Promise((r) => setTimeout(r, 10));
   };

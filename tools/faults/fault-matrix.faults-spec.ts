@@ -1,6 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
@@ -1087,12 +1087,50 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
   const runFault = async (_name: string, fault: (typeof FAULTS)[number]) => {
     const tag = `f${rows.length}`;
     await fault.before?.();
+    const marks = rowLogMarks();
     try {
       await runRow(tag, fault);
+    } catch (err) {
+      dumpRowLogs(fault.name, marks);
+      throw err;
     } finally {
       await fault.after?.();
     }
   };
+
+  /** Where each process's output stands when a row begins (see {@link dumpRowLogs}). */
+  const rowLogMarks = () => ({
+    api: { proc: apiProc, at: apiProc.logs().length },
+    orchestrator: { proc: orchestrator, at: orchestrator.logs().length },
+    supervisor: { proc: supervisor, at: supervisor.logs().length },
+  });
+
+  /**
+   * A failed row leaves its processes' output since the row began under tmp/faults-logs/ and prints their
+   * warnings and errors: a CI run keeps only what was printed (one landing's PostgreSQL restart row missed
+   * its bound by 5.6 s and nothing said why). A process replaced during the row counts from its start.
+   */
+  function dumpRowLogs(name: string, marks: ReturnType<typeof rowLogMarks>): void {
+    const dir = join(ROOT, 'tmp/faults-logs');
+    mkdirSync(dir, { recursive: true });
+    const slug = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+    const current = { api: apiProc, orchestrator, supervisor };
+    for (const [proc, mark] of Object.entries(marks) as Array<
+      [keyof typeof current, { proc: AppProcess; at: number }]
+    >) {
+      const now = current[proc];
+      const text = now.logs().slice(now === mark.proc ? mark.at : 0);
+      const file = join(dir, `${slug}.${proc}.log`);
+      writeFileSync(file, text);
+      const notable = text
+        .split('\n')
+        .filter((l) => /"level":"(warn|error|fatal)"/.test(l))
+        .slice(-40);
+      process.stdout.write(
+        `[faults] ${name}: ${proc} output of the row in ${file}; its last warnings and errors:\n${notable.map((l) => `  ${l.slice(0, 600)}`).join('\n')}\n`,
+      );
+    }
+  }
   const ROW_TITLE = '%s: nothing lost, nothing duplicated, each tool once, the turn finishes on its own';
 
   it.each(FAULTS.map((f) => [f.name, f] as const))(ROW_TITLE, runFault, 420_000);

@@ -10,12 +10,11 @@ import {
   freshBucketEnv,
   httpClient,
   HttpClient,
-  logged,
   ScriptedModelServer,
   startApi,
-  startApp,
   startFilesApp,
   startIngress,
+  startOrchestrator,
   startScriptedModel,
   WebhookReceiver,
 } from '@mango/testing';
@@ -84,23 +83,16 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
     origin = ingress.url;
     receiver = await new WebhookReceiver().start();
     model = await startScriptedModel();
-    orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: taskQueue,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-scripted-model-key',
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue,
+      modelUrl: model.url,
+      env: {
         MANGO_MODEL_PRICES: PRICES,
         MANGO_VAULT_KEYRING: VAULT_KEYRING,
         MANGO_WEBHOOK_SECRETS_KEY: WEBHOOK_KEY,
         MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-        MANGO_LOG_LEVEL: 'info',
       },
-      logged('temporal worker running'),
-      90_000,
-    );
+    });
     key = (await api.issueKey('wrkspc_default')).api_key;
     ws = httpClient(origin, key);
     envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;

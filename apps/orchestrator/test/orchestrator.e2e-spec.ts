@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { AppProcess, createTestDatabase, logged, startApp, TestDatabase } from '@mango/testing';
+import { AppProcess, createTestDatabase, startOrchestrator, TestDatabase } from '@mango/testing';
 import type { probeWorkflow } from '@mango/workflows';
 
 /** The real orchestrator process, the real Temporal dev server and a real PostgreSQL database. */
@@ -10,17 +10,7 @@ describe('apps/orchestrator runs workflows on the real Temporal server', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('orch');
-    app = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: taskQueue,
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      90_000,
-    );
+    app = await startOrchestrator(db.url, { taskQueue });
   }, 120_000);
 
   afterAll(async () => {

@@ -6,10 +6,11 @@ import {
   httpClient,
   HttpClient,
   logged,
+  ScriptedModelServer,
   startApi,
   startApp,
+  startOrchestrator,
   startScriptedModel,
-  ScriptedModelServer,
 } from '@mango/testing';
 
 export const ROOT = join(__dirname, '../../..');
@@ -43,20 +44,12 @@ export async function startStack(
 ): Promise<Stack> {
   const api = await startApi(label, options.apiEnv);
   const model = await startScriptedModel();
-  const orchestrator = await startApp(
-    'apps/orchestrator/src/main.ts',
-    {
-      MANGO_DATABASE_URL: api.db.url,
-      MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-      MANGO_TASK_QUEUE: `${label}-${Date.now()}`,
-      MANGO_MODEL_BASE_URL: model.url,
-      MANGO_MODEL_API_KEY: 'sk-scripted-model-key-must-not-leak',
-      MANGO_LOG_LEVEL: 'info',
-      ...options.orchestratorEnv,
-    },
-    logged('temporal worker running'),
-    90_000,
-  );
+  const orchestrator = await startOrchestrator(api.db.url, {
+    taskQueue: `${label}-${Date.now()}`,
+    modelUrl: model.url,
+    modelKey: 'sk-scripted-model-key-must-not-leak',
+    env: options.orchestratorEnv,
+  });
   const ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
   const envId = (await ws.post('/v1/environments', { name: `${label}-pool` })).body.id as string;
   const envKey = (await api.issueKey('wrkspc_default', envId)).api_key;

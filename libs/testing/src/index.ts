@@ -1,4 +1,5 @@
 export * from './app-process';
+export * from './orchestrator-process';
 export * from './http-client';
 export * from './openapi-contract';
 export * from './test-database';

@@ -9,11 +9,10 @@ import {
   freePort,
   httpClient,
   HttpClient,
-  logged,
-  startApi,
-  startApp,
-  startScriptedModel,
   ScriptedModelServer,
+  startApi,
+  startOrchestrator,
+  startScriptedModel,
 } from '@mango/testing';
 import { SessionToolRunner } from './session-tool-runner';
 import { createToolset } from './tools/toolset';
@@ -76,19 +75,10 @@ describe('SessionToolRunner against the real API (scripted model, network faults
   beforeAll(async () => {
     api = await startApi('runner');
     model = await startScriptedModel();
-    orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `runner-${Date.now()}`,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-scripted',
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      90_000,
-    );
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `runner-${Date.now()}`,
+      modelUrl: model.url,
+    });
     ws = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
     dir = mkdtempSync(join(tmpdir(), 'runner-'));
   }, 180_000);

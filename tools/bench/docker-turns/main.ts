@@ -16,7 +16,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import { AppProcess, logged, startApi, startApp, startScriptedModel } from '@mango/testing';
+import {
+  AppProcess,
+  logged,
+  startApi,
+  startApp,
+  startOrchestrator,
+  startScriptedModel,
+} from '@mango/testing';
 import { pct, pool } from '../stats';
 
 const flag = process.argv.indexOf('--sessions');
@@ -77,19 +84,12 @@ async function main(): Promise<void> {
   let supervisor: AppProcess | undefined;
   let env = '';
   try {
-    orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `bench-docker-${Date.now()}`,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-bench',
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      180_000,
-    );
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `bench-docker-${Date.now()}`,
+      modelUrl: model.url,
+      modelKey: 'sk-bench',
+      timeoutMs: 180_000,
+    });
     env = (await call('POST', '/v1/environments', { name: 'bench-docker' })).id as string;
     supervisor = await startApp(
       'apps/supervisor/src/main.ts',

@@ -17,9 +17,8 @@ import {
   AppProcess,
   collectGarbage,
   INSPECTOR_NODE_OPTIONS,
-  logged,
   startApi,
-  startApp,
+  startOrchestrator,
   startScriptedModel,
 } from '@mango/testing';
 import { pct, pool } from '../stats';
@@ -66,35 +65,29 @@ async function main(): Promise<void> {
   });
   const taskQueue = `bench-scale-${Date.now()}`;
   const orchestrators: AppProcess[] = [];
-  const startOrchestrator = async () => {
-    const app = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: taskQueue,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-bench',
-        // info: readiness is the 'temporal worker running' line.
-        MANGO_LOG_LEVEL: 'info',
+  const addOrchestrator = async () => {
+    const app = await startOrchestrator(api.db.url, {
+      taskQueue,
+      modelUrl: model.url,
+      modelKey: 'sk-bench',
+      env: {
         NODE_OPTIONS: INSPECTOR_NODE_OPTIONS,
         ...(process.env.BENCH_ORCHESTRATOR_ENV ? JSON.parse(process.env.BENCH_ORCHESTRATOR_ENV) : {}),
       },
-      logged('temporal worker running'),
-      180_000,
-    );
+      timeoutMs: 180_000,
+    });
     orchestrators.push(app);
     return app;
   };
   const controllers: AbortController[] = [];
   try {
     const key = (await api.issueKey('wrkspc_default')).api_key;
-    await startOrchestrator();
+    await addOrchestrator();
     // Warm-up: one turn, so the workflow bundle, the connections and the JIT are ready before the burst.
     await burst(1, 'warm-up', { print: false });
 
     const one = await burst(SESSIONS, '1 orchestrator');
-    await startOrchestrator();
+    await addOrchestrator();
     await burst(1, 'warm-up 2', { print: false });
     const two = await burst(SESSIONS, '2 orchestrators');
     console.log(

@@ -21,10 +21,10 @@ import {
   type AppProcess,
   freePort,
   INSPECTOR_NODE_OPTIONS,
-  logged,
   startApi,
   startApp,
   startCpuProfile,
+  startOrchestrator,
   startScriptedModel,
 } from '@mango/testing';
 import { pct } from '../stats';
@@ -269,22 +269,14 @@ async function main(): Promise<void> {
     // about the append alone.
     await api.sql('DELETE FROM outbox WHERE session_id = ANY($1)', [floor.sessions]);
 
-    const orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `bench-${Date.now()}`,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-bench',
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      90_000,
+    const orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `bench-${Date.now()}`,
+      modelUrl: model.url,
+      modelKey: 'sk-bench',
       // e.g. BENCH_ORCHESTRATOR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the orchestrator
       // (its main thread and the workflow thread, one file each, written when it stops).
-      process.env.BENCH_ORCHESTRATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
-    );
+      nodeArgs: process.env.BENCH_ORCHESTRATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
+    });
     started = orchestrator;
 
     // ── Append latency ─────────────────────────────────────────────────────────────────────────────

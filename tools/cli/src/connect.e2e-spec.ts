@@ -9,10 +9,9 @@ import {
   freePort,
   httpClient,
   HttpClient,
-  logged,
   ScriptedModelServer,
   startApi,
-  startApp,
+  startOrchestrator,
   startScriptedModel,
 } from '@mango/testing';
 
@@ -109,19 +108,10 @@ describe('mango sessions connect in tmux (real API, orchestrator, Temporal, scri
   beforeAll(async () => {
     api = await startApi('connect');
     model = await startScriptedModel();
-    orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `connect-${Date.now()}`,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-scripted-model-key',
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      90_000,
-    );
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `connect-${Date.now()}`,
+      modelUrl: model.url,
+    });
     key = (await api.issueKey('wrkspc_default')).api_key;
     ws = httpClient(api.url, key);
     envId = (await ws.post('/v1/environments', { name: 'pool' })).body.id;

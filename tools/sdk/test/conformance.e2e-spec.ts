@@ -7,13 +7,12 @@ import {
   AppProcess,
   dropBucket,
   freshBucketEnv,
-  logged,
   ScriptedModelServer,
   ScriptedReply,
   startApi,
-  startApp,
   startFilesApp,
   startIngress,
+  startOrchestrator,
   startScriptedModel,
 } from '@mango/testing';
 
@@ -110,19 +109,10 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
     files = await startFilesApp(api.db.url, s3);
     model = await startScriptedModel();
     model.script(...Array.from({ length: 200 }, () => respond));
-    orchestrator = await startApp(
-      'apps/orchestrator/src/main.ts',
-      {
-        MANGO_DATABASE_URL: api.db.url,
-        MANGO_TEMPORAL_ADDRESS: process.env.MANGO_TEMPORAL_ADDRESS!,
-        MANGO_TASK_QUEUE: `sdkconf-${Date.now()}`,
-        MANGO_MODEL_BASE_URL: model.url,
-        MANGO_MODEL_API_KEY: 'sk-scripted-model-key',
-        MANGO_LOG_LEVEL: 'info',
-      },
-      logged('temporal worker running'),
-      90_000,
-    );
+    orchestrator = await startOrchestrator(api.db.url, {
+      taskQueue: `sdkconf-${Date.now()}`,
+      modelUrl: model.url,
+    });
     ingress = await startIngress({ apiUrl: api.url, filesUrl: files.url });
     const key = await api.issueKey('wrkspc_default');
     const environment = async (name: string) => {

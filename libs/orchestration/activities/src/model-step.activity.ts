@@ -26,6 +26,7 @@ import {
   threadLog,
 } from '@mango/domain-sessions';
 import {
+  type SessionEntity,
   SessionEventEntity,
   type SessionLog,
   SessionLogCache,
@@ -101,9 +102,11 @@ export function createModelStep(
   const wait = deps.toolResultWait;
   // A log is kept across the steps of a turn only: a turn that stops (or a step that fails) lets it go,
   // so an idle Session holds no memory here.
-  const modelStep = async (ref: ModelStepRef): Promise<StepOutcome> => {
+  /** A step's start made by the wait that found its inputs ready (see {@link prepareIn}). */
+  type Ready = { prepared: Awaited<ReturnType<typeof prepareIn>> };
+  const modelStep = async (ref: ModelStepRef, ready?: Ready): Promise<StepOutcome> => {
     try {
-      const outcome = await runStep(ref);
+      const outcome = await runStep(ref, ready);
       if (outcome.stopReason !== 'tool_use') logs.forget(ref.sessionId);
       return outcome;
     } catch (err) {
@@ -122,13 +125,14 @@ export function createModelStep(
     const maxSteps = Math.max(1, ref.maxSteps ?? 1);
     const context = Context.current();
     const began = Date.now();
+    let ready: Ready | undefined;
     for (let ran = 1, step = ref.step; ; ran++, step++) {
       // Watched from before the step commits its tool calls: a result (which can only follow its call)
       // always wakes the watch, so the wait needs no look until something did.
       const watch = wait && ran < maxSteps ? wait.wakes.watch(ref.sessionId) : undefined;
       let outcome: StepOutcome;
       try {
-        outcome = await modelStep({ ...ref, step });
+        outcome = await modelStep({ ...ref, step }, ready);
       } catch (err) {
         watch?.close();
         throw err;
@@ -153,28 +157,39 @@ export function createModelStep(
       // are said (any later result reaches it as a signal).
       // (Only a workflow that passed maxSteps > 1 gets here: the count is always said.)
       if (waited.end !== 'ready') return { ...outcome, answered: waited.answered, steps: ran };
+      ready = waited.next;
     }
   };
 
-  /** The in-activity wait for one step's calls: 'ready' when every call has its result. */
+  /**
+   * The in-activity wait for one step's calls: 'ready' when every call has its result. The look that finds
+   * them all answered also starts the next step in its transaction (`next`, {@link prepareIn}): the row
+   * is locked and the log read already, so the step needs no transaction of its own for that.
+   */
   async function awaitResults(
-    { sessionId, threadId, turn }: ModelStepRef,
+    ref: ModelStepRef,
     step: number,
     toolUseIds: string[],
     watch?: WakeWatch,
-  ): Promise<{ end: 'ready' | 'timeout' | 'stopped' | 'aborted'; answered: string[] }> {
+  ): Promise<{ end: 'ready' | 'timeout' | 'stopped' | 'aborted'; answered: string[]; next?: Ready }> {
+    const { sessionId, threadId, turn } = ref;
     const prefix = threadKeyPrefix(threadId);
     const since = [`${prefix}turn:${turn}:running`, `${prefix}turn:${turn}:step:${step}:model_start`];
     const reader = log.reader(sessionId, logs);
     let answered: string[] = [];
     let stopped = false;
+    let next: Ready | undefined;
     const end = await untilReady(
       wait!.wakes,
       sessionId,
       async () => {
-        const state = await log.withOpenSession(sessionId, async (tx) =>
-          resultsState(threadLog(await reader.read(tx), threadId), toolUseIds, since),
-        );
+        const state = await log.withOpenSession(sessionId, async (tx, s) => {
+          const whole = await reader.read(tx);
+          const found = resultsState(threadLog(whole, threadId), toolUseIds, since);
+          if (!found.stopped && found.answered.length === toolUseIds.length)
+            next = { prepared: await prepareIn(tx, s, { ...ref, step: step + 1 }, async () => whole) };
+          return found;
+        });
         // A deleted or terminated Session: nothing more is recorded; the workflow stops it.
         if (!state) return (stopped = true);
         answered = state.answered;
@@ -188,10 +203,76 @@ export function createModelStep(
         since: watch,
       },
     );
-    return { end: end === 'ready' && stopped ? 'stopped' : end, answered };
+    return { end: end === 'ready' && stopped ? 'stopped' : end, answered, ...(next ? { next } : {}) };
   }
 
-  async function runStep({ sessionId, threadId, turn, step }: ModelStepRef): Promise<StepOutcome> {
+  /**
+   * A step's start, under the Session's row lock: the Thread's context, the whole log (`read`), the calls
+   * still open or the step already recorded, the budget gate, and the step's start span appended. Run in
+   * its own transaction by the step, or in the wait's transaction once that wait found the calls answered.
+   */
+  async function prepareIn(
+    tx: EntityManager,
+    s: SessionEntity,
+    { sessionId, threadId, turn, step }: ModelStepRef,
+    read: () => Promise<SessionEventEntity[]>,
+  ) {
+    const prefix = threadKeyPrefix(threadId);
+    const key = `${prefix}turn:${turn}:step:${step}`;
+    const own = (e: StoredEvent): StoredEvent => (threadId ? { ...e, sessionThreadId: threadId } : e);
+    const thread = await threadContext(tx, s, threadId);
+    // A delegate Thread that is gone or archived takes no more steps.
+    if (!thread || thread.closed) return undefined;
+    // The whole log, read under the row lock: which keys are recorded needs no other look.
+    const whole = await read();
+    // The Thread's own log out of the Session's one log (its status events read as the Session's).
+    const events = threadLog(whole, threadId);
+    // Calls still open come first: the model is asked again only when every call is answered.
+    const pending = openCalls(events);
+    if (pending) return { pending: withAnswered(pending, events) };
+    const done = events.some((e) => e.idempotencyKey === `${key}:model_end`);
+    if (done) return { done: events };
+    // The pre-request gate: a requires_action above outranks it; nothing is sent once the cap is reached.
+    if (budgetReached(s.budget as Budget | null, (s.usage as SessionUsage).list_cost))
+      return { pending: { stopReason: 'budget_reached' as const } };
+    // Failed attempts of this request so far (each recorded once): the next start span is numbered by them.
+    const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
+    const planned: StoredEvent[] = [];
+    if (thread.status === 'rescheduling')
+      planned.push(own(runningAgain(thread, `${key}:resumed:${failures}`)));
+    const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
+    planned.push(own(internal('span.model_request_start', {}, startKey)));
+    const byKey = new Map(whole.map((e) => [e.idempotencyKey ?? '', e]));
+    const started = await log.append(
+      tx,
+      s,
+      planned.filter((e) => !byKey.has(e.idempotencyKey!)),
+      new Date(),
+      { unrecorded: true },
+    );
+    // The start span just appended (a retried attempt's was already in the log).
+    const startId = (started.find((e) => e.idempotencyKey === startKey) ?? byKey.get(startKey))?.id ?? '';
+    return {
+      agent: thread.agent,
+      thread,
+      snapshot: s.agent as unknown as CoordinatorSnapshot,
+      vaultIds: s.vaultIds ?? [],
+      messages: transcript(events),
+      failures,
+      startId,
+      traceparent: turnTraceparent(events),
+      // Frozen on the Session at create: no query (a Session from before the freeze reads them).
+      prompt: await threadPromptInputs(tx, s, thread, sessions),
+      usageEstimate: estimateFromUsage(events),
+      // Replies of this turn cut at max_tokens and continued so far.
+      continuations: events.filter(
+        (e) => e.idempotencyKey?.startsWith(`${prefix}turn:${turn}:`) && e.body._stop_reason === 'max_tokens',
+      ).length,
+    };
+  }
+
+  async function runStep(ref: ModelStepRef, ready?: Ready): Promise<StepOutcome> {
+    const { sessionId, threadId, turn, step } = ref;
     if (!deps.model) throw ApplicationFailure.nonRetryable('no model endpoint is configured');
     if ('unavailable' in deps.model) throw ApplicationFailure.nonRetryable(deps.model.unavailable);
     const model = deps.model;
@@ -203,7 +284,7 @@ export function createModelStep(
     // later look reads only what was appended since — as does the next step (the process's log cache).
     const reader = log.reader(sessionId, logs);
     // Each Thread's transcript is compacted on its own (a delegate's with its Thread's keys and usage).
-    if (step === 0)
+    if (step === 0 && !ready)
       await compactIfNeeded(
         log,
         reader,
@@ -215,58 +296,10 @@ export function createModelStep(
         deps.metrics,
         threadId,
       );
-    const prepared = await log.withOpenSession(sessionId, async (tx, s) => {
-      const thread = await threadContext(tx, s, threadId);
-      // A delegate Thread that is gone or archived takes no more steps.
-      if (!thread || thread.closed) return undefined;
-      // The whole log, read under the row lock: which keys are recorded needs no other look.
-      const whole = await reader.read(tx);
-      // The Thread's own log out of the Session's one log (its status events read as the Session's).
-      const events = threadLog(whole, threadId);
-      // Calls still open come first: the model is asked again only when every call is answered.
-      const pending = openCalls(events);
-      if (pending) return { pending: withAnswered(pending, events) };
-      const done = events.some((e) => e.idempotencyKey === `${key}:model_end`);
-      if (done) return { done: events };
-      // The pre-request gate: a requires_action above outranks it; nothing is sent once the cap is reached.
-      if (budgetReached(s.budget as Budget | null, (s.usage as SessionUsage).list_cost))
-        return { pending: { stopReason: 'budget_reached' as const } };
-      // Failed attempts of this request so far (each recorded once): the next start span is numbered by them.
-      const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
-      const planned: StoredEvent[] = [];
-      if (thread.status === 'rescheduling')
-        planned.push(own(runningAgain(thread, `${key}:resumed:${failures}`)));
-      const startKey = failures ? `${key}:model_start:${failures}` : `${key}:model_start`;
-      planned.push(own(internal('span.model_request_start', {}, startKey)));
-      const byKey = new Map(whole.map((e) => [e.idempotencyKey ?? '', e]));
-      const started = await log.append(
-        tx,
-        s,
-        planned.filter((e) => !byKey.has(e.idempotencyKey!)),
-        new Date(),
-        { unrecorded: true },
-      );
-      // The start span just appended (a retried attempt's was already in the log).
-      const startId = (started.find((e) => e.idempotencyKey === startKey) ?? byKey.get(startKey))?.id ?? '';
-      return {
-        agent: thread.agent,
-        thread,
-        snapshot: s.agent as unknown as CoordinatorSnapshot,
-        vaultIds: s.vaultIds ?? [],
-        messages: transcript(events),
-        failures,
-        startId,
-        traceparent: turnTraceparent(events),
-        // Frozen on the Session at create: no query (a Session from before the freeze reads them).
-        prompt: await threadPromptInputs(tx, s, thread, sessions),
-        usageEstimate: estimateFromUsage(events),
-        // Replies of this turn cut at max_tokens and continued so far.
-        continuations: events.filter(
-          (e) =>
-            e.idempotencyKey?.startsWith(`${prefix}turn:${turn}:`) && e.body._stop_reason === 'max_tokens',
-        ).length,
-      };
-    });
+    // Prepared already when the in-activity wait found this step's inputs ready (one transaction for both).
+    const prepared = ready
+      ? ready.prepared
+      : await log.withOpenSession(sessionId, (tx, s) => prepareIn(tx, s, ref, () => reader.read(tx)));
     if (!prepared) return { stopReason: 'end_turn' };
     if ('pending' in prepared) return prepared.pending!;
     if ('done' in prepared)

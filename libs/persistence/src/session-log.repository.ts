@@ -24,7 +24,8 @@ export const SESSION_PREVIEWS_CHANNEL = 'mango_session_previews';
 
 /**
  * An append in one statement (one round trip, prepared once per connection): the events, their outbox
- * rows, the projection, the "look now" notice and (when there are outbox rows) the relay's wake-up.
+ * rows, the projection, the "look now" notice and (when there are outbox rows) the relay's wake-up. Its
+ * values come from {@link appendValues}.
  * Exported for the sessions bench's floor (tools/bench/sessions), which runs this same text over bare pg.
  */
 export const APPEND_SQL = `WITH e AS (
@@ -41,6 +42,51 @@ export const APPEND_SQL = `WITH e AS (
   SELECT pg_notify($18, $19) FROM u
   UNION ALL
   SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`;
+
+/** One event row of {@link appendValues}. */
+export interface AppendRow {
+  id: string;
+  seq: string;
+  type: string;
+  body: Record<string, unknown>;
+  idempotencyKey: string | null;
+  toolUseId: string | null;
+  processedAt: Date | null;
+  sessionThreadId: string | null;
+}
+
+/** The values of {@link APPEND_SQL}, in its parameters' order: the one place that knows them. */
+export function appendValues(a: {
+  sessionId: string;
+  now: Date;
+  rows: readonly AppendRow[];
+  /** The rows that wake the workflow: their sequence, outbox kind and Thread. */
+  outbox: ReadonlyArray<{ seq: string; kind: string; sessionThreadId: string | null }>;
+  lastSeq: string;
+  status: string;
+}): unknown[] {
+  return [
+    a.sessionId,
+    a.now,
+    a.rows.map((r) => r.id),
+    a.rows.map((r) => r.seq),
+    a.rows.map((r) => r.type),
+    a.rows.map((r) => JSON.stringify(r.body)),
+    a.rows.map((r) => r.idempotencyKey),
+    a.rows.map((r) => r.toolUseId),
+    a.rows.map((r) => r.processedAt),
+    a.outbox.map((o) => o.seq),
+    a.outbox.map((o) => o.kind),
+    OUTBOX_CHANNEL,
+    a.rows.map((r) => r.sessionThreadId),
+    a.outbox.map((o) => o.sessionThreadId),
+    a.lastSeq,
+    a.now,
+    a.status,
+    SESSION_EVENTS_CHANNEL,
+    `${a.sessionId}:${a.lastSeq}`,
+  ];
+}
 
 /** An append whose events were all in the log already: the projection and the notice as always. */
 const PROJECT_SQL = `WITH u AS (UPDATE sessions SET last_seq = $2, updated_at = $3, status = $4 WHERE id = $1 RETURNING id)
@@ -191,9 +237,7 @@ export class SessionLog {
     let seq = BigInt(session.lastSeq);
     const rows: SessionEventEntity[] = [];
     // Outbox rows only for kinds that wake the workflow (ADR 0007): sequence and kind of each.
-    const outboxSeqs: string[] = [];
-    const outboxKinds: string[] = [];
-    const outboxThreads: Array<string | null> = [];
+    const outbox: Array<{ seq: string; kind: string; sessionThreadId: string | null }> = [];
     const fresh: NewSessionEvent[] = [];
     for (const e of events) {
       if (e.idempotencyKey && seen.has(e.idempotencyKey)) continue;
@@ -215,11 +259,8 @@ export class SessionLog {
         }),
       );
       const kind = e.outboxKind ?? e.type;
-      if (wakesWorkflow(kind)) {
-        outboxSeqs.push(seq.toString());
-        outboxKinds.push(kind);
-        outboxThreads.push(e.sessionThreadId ?? null);
-      }
+      if (wakesWorkflow(kind))
+        outbox.push({ seq: seq.toString(), kind, sessionThreadId: e.sessionThreadId ?? null });
     }
     const runnable = events.some((e) => e.runnable);
     session.lastSeq = seq.toString();
@@ -240,23 +281,19 @@ export class SessionLog {
     if (rows.length) {
       // The events, their outbox rows, the projection, the "look now" notice and (when there are outbox
       // rows) the relay's wake-up in one statement: one round trip per append.
-      await runStatement(tx, 'mango_session_append', APPEND_SQL, [
-        session.id,
-        now,
-        rows.map((r) => r.id),
-        rows.map((r) => r.seq),
-        rows.map((r) => r.type),
-        rows.map((r) => JSON.stringify(r.body)),
-        rows.map((r) => r.idempotencyKey),
-        rows.map((r) => r.toolUseId),
-        rows.map((r) => r.processedAt),
-        outboxSeqs,
-        outboxKinds,
-        OUTBOX_CHANNEL,
-        rows.map((r) => r.sessionThreadId),
-        outboxThreads,
-        ...projection,
-      ]);
+      await runStatement(
+        tx,
+        'mango_session_append',
+        APPEND_SQL,
+        appendValues({
+          sessionId: session.id,
+          now,
+          rows,
+          outbox,
+          lastSeq: session.lastSeq,
+          status: session.status,
+        }),
+      );
       // Lifecycle events announce themselves to subscribed webhooks in the same transaction.
       await recordWebhookEvents(tx, session.workspaceId, sessionWebhookEvents(session.id, rows), now);
     } else {

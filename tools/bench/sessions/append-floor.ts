@@ -6,7 +6,7 @@
  * append statement of libs/persistence (APPEND_SQL: event, outbox row, projection, both notices);
  * COMMIT. Both statements are named prepared statements, as Mango's are.
  */
-import { APPEND_SQL, OUTBOX_CHANNEL, SESSION_EVENTS_CHANNEL } from '@mango/persistence';
+import { APPEND_SQL, appendValues } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import type { ClientBase } from 'pg';
 
@@ -33,27 +33,25 @@ export async function appendInterrupt(
     await client.query({
       name: 'floor_append',
       text: APPEND_SQL,
-      values: [
+      values: appendValues({
         sessionId,
         now,
-        [id],
-        [seq],
-        ['user.interrupt'],
-        [JSON.stringify({})],
-        [null],
-        [null],
-        [null],
-        [seq],
-        ['user.interrupt'],
-        OUTBOX_CHANNEL,
-        [null],
-        [null],
-        seq,
-        now,
-        rows[0].status,
-        SESSION_EVENTS_CHANNEL,
-        `${sessionId}:${seq}`,
-      ],
+        rows: [
+          {
+            id,
+            seq,
+            type: 'user.interrupt',
+            body: {},
+            idempotencyKey: null,
+            toolUseId: null,
+            processedAt: null,
+            sessionThreadId: null,
+          },
+        ],
+        outbox: [{ seq, kind: 'user.interrupt', sessionThreadId: null }],
+        lastSeq: seq,
+        status: rows[0].status,
+      }),
     });
     await client.query('COMMIT');
     return { id, seq };

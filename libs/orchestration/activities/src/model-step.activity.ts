@@ -214,7 +214,7 @@ export function createModelStep(
   async function prepareIn(
     tx: EntityManager,
     s: SessionEntity,
-    { sessionId, threadId, turn, step }: ModelStepRef,
+    { threadId, turn, step }: ModelStepRef,
     read: () => Promise<SessionEventEntity[]>,
   ) {
     const prefix = threadKeyPrefix(threadId);

@@ -39,8 +39,13 @@ describe('Session recovery: a lost workflow resumes its turn from the log (real 
     temporal = new Client({ connection });
   }, 120_000);
 
-  afterAll(async () => {
+  // Each test starts its own orchestrator (the second with the sweeper on): stopped even when the test failed.
+  afterEach(async () => {
     await orchestrator?.stop();
+    orchestrator = undefined;
+  });
+
+  afterAll(async () => {
     await connection?.close();
     await model?.close();
     await api?.close();
@@ -118,7 +123,11 @@ describe('Session recovery: a lost workflow resumes its turn from the log (real 
     orchestrator = await startOrchestrator(api.db.url, {
       taskQueue,
       modelUrl: model.url,
-      env: { MANGO_SESSION_SWEEP_SECONDS: '0' },
+      // No in-activity wait for the result (ADR 0019): the lost run's activity returns at once, so the
+      // result arrives with no attempt of this turn alive — the case this test is about. With the wait on,
+      // that activity may still be waiting and run the next step itself; an attempt of the new run then
+      // waits for its reply (step-flights.int-spec.ts), or asks again if a heartbeat cancelled it first.
+      env: { MANGO_SESSION_SWEEP_SECONDS: '0', MANGO_TOOL_RESULT_WAIT_MS: '0' },
     });
     model.script(
       {
@@ -180,8 +189,6 @@ describe('Session recovery: a lost workflow resumes its turn from the log (real 
       'session.status_idle',
     ]);
     expectGaplessOnce(next);
-    await orchestrator.stop();
-    orchestrator = undefined;
   }, 240_000);
 
   it('workflow lost after the result was delivered (nothing will signal): the sweeper restarts it and the turn finishes', async () => {

@@ -21,7 +21,7 @@ export type ScriptedReply =
       /** …with this pause between deltas. */
       chunkDelayMs?: number;
     }
-  | { status: number; error: string };
+  | { status: number; error: string; /** Answer only after this long. */ delayMs?: number };
 
 export interface ScriptedModelServer {
   url: string;
@@ -49,9 +49,12 @@ export async function startScriptedModel(): Promise<ScriptedModelServer> {
       const reply =
         typeof next === 'function' ? next(body) : (next ?? { status: 500, error: 'script exhausted' });
       if ('status' in reply) {
-        res
-          .writeHead(reply.status, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: reply.error } }));
+        const fail = () =>
+          res
+            .writeHead(reply.status, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: reply.error } }));
+        if (reply.delayMs) setTimeout(fail, reply.delayMs).unref();
+        else fail();
         return;
       }
       const message = {

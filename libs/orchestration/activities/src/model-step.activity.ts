@@ -53,6 +53,7 @@ import { previewPublisher } from './preview-publisher';
 import { answerActivation, failureMessage, serverToolEvents } from './session-prompt';
 import { countUsage, internal, StoredEvent, turnTraceparent } from './step-events';
 import { mayContinue, resultsState } from './step-continuation';
+import { claiming, StepFlights, untilLanded } from './step-flights';
 import { carryOutPlatformCall } from './thread-calls';
 import { type ThreadContext, threadContext } from './thread-context';
 import { type PromptInputs, skillEntries, skillVersionRows } from '@mango/persistence';
@@ -100,6 +101,7 @@ export function createModelStep(
 ): (ref: ModelStepRef) => Promise<StepsOutcome> {
   const compaction = { compactAtTokens: deps.compactAtTokens, profiles: deps.profiles };
   const wait = deps.toolResultWait;
+  const flights = new StepFlights();
   // A log is kept across the steps of a turn only: a turn that stops (or a step that fails) lets it go,
   // so an idle Session holds no memory here.
   /** A step's start made by the wait that found its inputs ready (see {@link prepareIn}). */
@@ -111,9 +113,13 @@ export function createModelStep(
       return outcome;
     } catch (err) {
       logs.forget(ref.sessionId);
+      // A claim the wait made for this step is given back however the step failed (releasing is idempotent).
+      releaseOf(ready)?.();
       throw err;
     }
   };
+  const releaseOf = (ready?: Ready) =>
+    ready?.prepared && 'release' in ready.prepared ? ready.prepared.release : undefined;
   /**
    * Steps `ref.step`, `ref.step + 1`, … (ADR 0019): after a step that ended in sandbox tool calls the
    * activity waits up to `wait.ms` for their results (woken by the relay's notices, read under the row
@@ -152,11 +158,17 @@ export function createModelStep(
         return counted;
       }
       const waited = await awaitResults(ref, step, outcome.toolUseIds, watch);
-      if (waited.end === 'aborted') throw new CancelledFailure('the turn was interrupted');
+      if (waited.end === 'aborted') {
+        releaseOf(waited.next)?.();
+        throw new CancelledFailure('the turn was interrupted');
+      }
       // Past the window (or stopped): the workflow waits as before; the calls the last look saw answered
       // are said (any later result reaches it as a signal).
       // (Only a workflow that passed maxSteps > 1 gets here: the count is always said.)
-      if (waited.end !== 'ready') return { ...outcome, answered: waited.answered, steps: ran };
+      if (waited.end !== 'ready') {
+        releaseOf(waited.next)?.();
+        return { ...outcome, answered: waited.answered, steps: ran };
+      }
       ready = waited.next;
     }
   };
@@ -183,13 +195,17 @@ export function createModelStep(
       wait!.wakes,
       sessionId,
       async () => {
-        const state = await log.withOpenSession(sessionId, async (tx, s) => {
-          const whole = await reader.read(tx);
-          const found = resultsState(threadLog(whole, threadId), toolUseIds, since);
-          if (!found.stopped && found.answered.length === toolUseIds.length)
-            next = { prepared: await prepareIn(tx, s, { ...ref, step: step + 1 }, async () => whole) };
-          return found;
-        });
+        const state = await claiming((claims) =>
+          log.withOpenSession(sessionId, async (tx, s) => {
+            const whole = await reader.read(tx);
+            const found = resultsState(threadLog(whole, threadId), toolUseIds, since);
+            if (!found.stopped && found.answered.length === toolUseIds.length)
+              next = {
+                prepared: await prepareIn(tx, s, { ...ref, step: step + 1 }, async () => whole, claims),
+              };
+            return found;
+          }),
+        );
         // A deleted or terminated Session: nothing more is recorded; the workflow stops it.
         if (!state) return (stopped = true);
         answered = state.answered;
@@ -216,6 +232,8 @@ export function createModelStep(
     s: SessionEntity,
     { threadId, turn, step }: ModelStepRef,
     read: () => Promise<SessionEventEntity[]>,
+    /** Where the step's claim on its model request is left (released by the caller if the transaction fails). */
+    claims: Array<() => void>,
   ) {
     const prefix = threadKeyPrefix(threadId);
     const key = `${prefix}turn:${turn}:step:${step}`;
@@ -235,6 +253,10 @@ export function createModelStep(
     // The pre-request gate: a requires_action above outranks it; nothing is sent once the cap is reached.
     if (budgetReached(s.budget as Budget | null, (s.usage as SessionUsage).list_cost))
       return { pending: { stopReason: 'budget_reached' as const } };
+    // One model request per step at a time in this process (ADR 0019 "One request per step").
+    const flight = flights.claim(`${s.id}/${key}`);
+    if ('busy' in flight) return { busy: flight.busy };
+    claims.push(flight.release);
     // Failed attempts of this request so far (each recorded once): the next start span is numbered by them.
     const failures = events.filter((e) => e.idempotencyKey?.startsWith(`${key}:failed:`)).length;
     const planned: StoredEvent[] = [];
@@ -253,6 +275,7 @@ export function createModelStep(
     // The start span just appended (a retried attempt's was already in the log).
     const startId = (started.find((e) => e.idempotencyKey === startKey) ?? byKey.get(startKey))?.id ?? '';
     return {
+      release: flight.release,
       agent: thread.agent,
       thread,
       snapshot: s.agent as unknown as CoordinatorSnapshot,
@@ -279,7 +302,6 @@ export function createModelStep(
     // A delegate's keys live under `thread:<id>:` (ADR 0017); the primary's are as they always were.
     const prefix = threadKeyPrefix(threadId);
     const key = `${prefix}turn:${turn}:step:${step}`;
-    const own = (e: StoredEvent): StoredEvent => (threadId ? { ...e, sessionThreadId: threadId } : e);
     // The step reads the Session's log once (ADR 0004): compaction and the request share that read, a
     // later look reads only what was appended since — as does the next step (the process's log cache).
     const reader = log.reader(sessionId, logs);
@@ -299,11 +321,36 @@ export function createModelStep(
     // Prepared already when the in-activity wait found this step's inputs ready (one transaction for both).
     const prepared = ready
       ? ready.prepared
-      : await log.withOpenSession(sessionId, (tx, s) => prepareIn(tx, s, ref, () => reader.read(tx)));
+      : await claiming((claims) =>
+          log.withOpenSession(sessionId, (tx, s) => prepareIn(tx, s, ref, () => reader.read(tx), claims)),
+        );
     if (!prepared) return { stopReason: 'end_turn' };
     if ('pending' in prepared) return prepared.pending!;
     if ('done' in prepared)
       return withAnswered(doneOutcome(prepared.done!, key, `${prefix}turn:${turn}:`), prepared.done!);
+    if ('busy' in prepared) {
+      // Another attempt of this step in this process is asking the model (an attempt whose workflow run
+      // was lost, or that Temporal gave up on): its reply, once in the log, answers this one.
+      await untilLanded(prepared.busy!, Context.current().cancellationSignal);
+      return runStep(ref);
+    }
+    try {
+      return await requestStep(ref, prepared, model);
+    } finally {
+      prepared.release();
+    }
+  }
+
+  /** The model request of a prepared step, and its reply's events appended once. */
+  async function requestStep(
+    ref: ModelStepRef,
+    prepared: NonNullable<Extract<Awaited<ReturnType<typeof prepareIn>>, { agent: unknown }>>,
+    model: ModelClient,
+  ): Promise<StepOutcome> {
+    const { sessionId, threadId, turn, step } = ref;
+    const prefix = threadKeyPrefix(threadId);
+    const key = `${prefix}turn:${turn}:step:${step}`;
+    const own = (e: StoredEvent): StoredEvent => (threadId ? { ...e, sessionThreadId: threadId } : e);
     const { agent, startId, failures } = prepared;
     const thread = prepared.thread!;
     const context = Context.current();

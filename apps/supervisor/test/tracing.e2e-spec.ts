@@ -55,11 +55,23 @@ describe('OpenTelemetry traces from the API to the Docker supervisor (real API, 
     const [work] = await stack.untilWork(s.id, (w) => w.length === 1 && w[0].state === 'stopped');
 
     const inTrace = () => collector.spans.filter((x) => x.traceId === traceId);
-    const wanted = ['mango.environment.work', 'RunActivity:runModelStep', 'RunWorkflow:sessionWorkflow'];
+    // Every span read below: each process exports its spans in its own batches, in any order.
+    const wanted = [
+      'mango.environment.work',
+      'mango.outbox.dispatch',
+      'SignalWithStartWorkflow:sessionWorkflow',
+      'RunWorkflow:sessionWorkflow',
+      'StartActivity:runModelStep',
+      'RunActivity:runModelStep',
+      'chat m',
+    ];
     const toolSpan = () =>
       inTrace().find((x) => x.service === 'mango-supervisor' && x.name === 'mango.tool_use bash');
-    for (let i = 0; i < 300 && !(wanted.every((n) => inTrace().some((x) => x.name === n)) && toolSpan()); i++)
-      await new Promise((r) => setTimeout(r, 100));
+    const apiSpans = () =>
+      inTrace().some((x) => x.service === 'mango-api' && x.kind === 2) &&
+      inTrace().some((x) => x.service === 'mango-api' && x.name === 'mango.tool_use bash');
+    const all = () => wanted.every((n) => inTrace().some((x) => x.name === n)) && toolSpan() && apiSpans();
+    for (let i = 0; i < 300 && !all(); i++) await new Promise((r) => setTimeout(r, 100));
     const spans = inTrace();
     const named = (name: string): CollectedSpan | undefined => spans.find((x) => x.name === name);
 

@@ -51,6 +51,39 @@ function nodeFlags(entry: string): string[] {
   return flags && (!only || only.includes(entry)) ? flags.split(/\s+/) : [];
 }
 
+/** Every app process started here and not exited yet (in this Jest test file, or this script). */
+const running = new Set<ChildProcess>();
+
+/**
+ * The safety net of a test file that left an app running (a test that failed before its own stop, or
+ * started a second process over the first): killed once the file's own afterAll hooks have run, so the
+ * Jest worker can exit instead of hanging on the child's pipes until CI's time limit. Said on stderr,
+ * since a test that leaks a process is a test to fix. Registered at the file's root when this module is
+ * first loaded by a test file; nothing outside Jest.
+ */
+function killLeftovers(): Promise<unknown> {
+  const left = [...running];
+  if (left.length)
+    console.error(
+      `[testing] ${left.length} app process(es) still running after the test file: killed (pids ${left.map((c) => c.pid).join(', ')})`,
+    );
+  return Promise.all(
+    left.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          c.once('exit', () => resolve());
+          c.kill('SIGKILL');
+        }),
+    ),
+  );
+}
+try {
+  if (typeof afterAll === 'function') afterAll(killLeftovers, 15_000);
+} catch {
+  // Loaded inside a running test (hooks cannot be added there): no safety net for that file.
+}
+
 /**
  * Starts one of Mango's apps as a real child process (`node -r tools/runtime/register.js <entry>`)
  * and waits until `ready()` resolves true.
@@ -77,6 +110,8 @@ export async function startApp(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let output = '';
   child.stdout!.on('data', (d) => (output += String(d)));
   child.stderr!.on('data', (d) => (output += String(d)));

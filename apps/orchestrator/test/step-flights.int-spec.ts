@@ -64,15 +64,18 @@ describe('one model request per step in a process (real PostgreSQL, model client
     (await ws.get(`/v1/sessions/${sessionId}/events?limit=1000`)).body.data;
   const step = (sessionId: string, env = new MockActivityEnvironment()) =>
     env.run(activities.runModelStep, { sessionId, turn: 1, step: 0 });
-  const later = <T>(ms: number, fn: () => Promise<T>) =>
-    new Promise<T>((resolve, reject) => setTimeout(() => fn().then(resolve, reject), ms));
+  /** Runs `fn` once the model has received more than `n` requests: the first attempt is then in flight. */
+  const whenAsked = async <T>(n: number, fn: () => Promise<T>): Promise<T> => {
+    while (model.requests.length <= n) await new Promise((r) => setTimeout(r, 10));
+    return fn();
+  };
 
   it('a second attempt of a step in flight waits for its reply and asks nothing', async () => {
     const sessionId = await turnBegun('flight-wait');
     // One reply scripted: a second request would find none (500), failing the attempt that made it.
     model.script({ content: [{ type: 'text', text: 'the one reply' }], delayMs: 1000 });
     const before = model.requests.length;
-    const [first, second] = await Promise.all([step(sessionId), later(200, () => step(sessionId))]);
+    const [first, second] = await Promise.all([step(sessionId), whenAsked(before, () => step(sessionId))]);
     expect(model.requests.length - before).toBe(1);
     expect(first).toMatchObject({ stopReason: 'end_turn' });
     expect(second).toMatchObject({ stopReason: 'end_turn' });
@@ -94,7 +97,10 @@ describe('one model request per step in a process (real PostgreSQL, model client
       { content: [{ type: 'text', text: 'answered by the second attempt' }] },
     );
     const before = model.requests.length;
-    const [first, second] = await Promise.allSettled([step(sessionId), later(100, () => step(sessionId))]);
+    const [first, second] = await Promise.allSettled([
+      step(sessionId),
+      whenAsked(before, () => step(sessionId)),
+    ]);
     expect(first.status).toBe('rejected');
     expect(second).toMatchObject({ status: 'fulfilled', value: { stopReason: 'end_turn' } });
     expect(model.requests.length - before).toBe(2);
@@ -108,9 +114,12 @@ describe('one model request per step in a process (real PostgreSQL, model client
     const sessionId = await turnBegun('flight-cancel');
     model.script({ content: [{ type: 'text', text: 'slow' }], delayMs: 1500 });
     const waiting = new MockActivityEnvironment();
+    const before = model.requests.length;
     const first = step(sessionId);
-    const second = later(200, () => step(sessionId, waiting));
-    setTimeout(() => waiting.cancel(), 500);
+    const second = whenAsked(before, () => {
+      setTimeout(() => waiting.cancel(), 300);
+      return step(sessionId, waiting);
+    });
     await expect(second).rejects.toBeInstanceOf(CancelledFailure);
     await expect(first).resolves.toMatchObject({ stopReason: 'end_turn' });
     expect((await events(sessionId)).filter((e) => e.type === 'agent.message')).toHaveLength(1);

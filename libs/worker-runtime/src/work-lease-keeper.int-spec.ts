@@ -1,5 +1,5 @@
 import { connect, createServer, Server, Socket } from 'node:net';
-import { decodeWorkSecret, MangoClient } from '@mango/sdk';
+import { decodeWorkSecret, MangoClient, PreconditionFailedError } from '@mango/sdk';
 import { ApiUnderTest, freePort, httpClient, HttpClient, startApi } from '@mango/testing';
 import { WorkLeaseKeeper } from './work-lease-keeper';
 
@@ -135,5 +135,56 @@ describe('WorkLeaseKeeper against the real API', () => {
       await keeper.close();
       await gate.close();
     }
+  }, 60_000);
+
+  it('retries a first heartbeat that cannot get through (the API unreachable or answering 5xx for a moment): the item still becomes active', async () => {
+    const { envId, workId, gate, client } = await leasedWork('keeper-first', 2_000);
+    const keeper = new WorkLeaseKeeper({
+      client,
+      environmentId: envId,
+      workId,
+      ttlSeconds: 30,
+      onLost: () => undefined,
+      onStopRequested: () => undefined,
+    });
+    await gate.close(); // before the first heartbeat: refused connections, as while PostgreSQL restarts
+    const starting = keeper.start();
+    setTimeout(() => void gate.open(), 1_500);
+    try {
+      await starting;
+      expect((await ws.get(`/v1/environments/${envId}/work/${workId}`)).body.state).toBe('active');
+      // A second first heartbeat on the same lease is refused (412) at once, never retried.
+      const other = new WorkLeaseKeeper({
+        client,
+        environmentId: envId,
+        workId,
+        onLost: () => undefined,
+        onStopRequested: () => undefined,
+      });
+      const t0 = Date.now();
+      await expect(other.start()).rejects.toBeInstanceOf(PreconditionFailedError);
+      expect(Date.now() - t0).toBeLessThan(1_000);
+    } finally {
+      await keeper.close();
+      await gate.close();
+    }
+  }, 60_000);
+
+  it('gives a first heartbeat up once its retry budget is spent', async () => {
+    const { envId, workId, gate, client } = await leasedWork('keeper-first-gone', 1_000);
+    const keeper = new WorkLeaseKeeper({
+      client,
+      environmentId: envId,
+      workId,
+      firstBeatRetryMs: 2_000,
+      onLost: () => undefined,
+      onStopRequested: () => undefined,
+    });
+    await gate.close();
+    const t0 = Date.now();
+    await expect(keeper.start()).rejects.toThrow();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2_000);
+    expect(Date.now() - t0).toBeLessThan(6_000);
+    expect((await ws.get(`/v1/environments/${envId}/work/${workId}`)).body.state).toBe('starting');
   }, 60_000);
 });

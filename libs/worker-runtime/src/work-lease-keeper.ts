@@ -1,4 +1,11 @@
-import { AuthenticationError, MangoClient, PreconditionFailedError } from '@mango/sdk';
+import {
+  AuthenticationError,
+  ConnectionError,
+  isRetryableStatus,
+  MangoClient,
+  MangoError,
+  PreconditionFailedError,
+} from '@mango/sdk';
 import { backoffMs, sleep } from './backoff';
 
 export interface WorkLeaseKeeperOptions {
@@ -13,7 +20,23 @@ export interface WorkLeaseKeeperOptions {
   onLost: (reason: string) => void;
   /** Called when the server says `stopping`: the runner should cancel and tear down. */
   onStopRequested: () => void;
+  /** How long a first heartbeat that failed transiently is retried (default {@link FIRST_BEAT_RETRY_MS}). */
+  firstBeatRetryMs?: number;
 }
+
+/**
+ * How long the first heartbeat is retried while the API answers 5xx/408/429 or cannot be reached: half the
+ * 60 s starting lease Ack grants (STARTING_LEASE_SECONDS), leaving the rest for the time between Ack and
+ * this runner's start. A PostgreSQL restart of a second or two made the API answer 503 to a first
+ * heartbeat, and the runner gave the item up to wait out a whole lease TTL (the fault matrix's PostgreSQL
+ * restart row, 60 s instead of ~5 s).
+ */
+export const FIRST_BEAT_RETRY_MS = 30_000;
+
+/** A failure worth retrying: no response, or a status the server may answer differently soon. */
+const transient = (err: unknown): boolean =>
+  err instanceof ConnectionError ||
+  (err instanceof MangoError && err.status !== undefined && isRetryableStatus(err.status));
 
 /** The longest pause between retries of a failed heartbeat: a Work API socket served again is found soon. */
 const RETRY_MAX_MS = 2_000;
@@ -43,9 +66,23 @@ export class WorkLeaseKeeper {
     return (this.o.ttlSeconds ?? 60) * 1000;
   }
 
-  /** The first heartbeat (`starting` → `active`); throws if it is refused. */
+  /**
+   * The first heartbeat (`starting` → `active`); throws if it is refused, or still failing transiently
+   * after {@link FIRST_BEAT_RETRY_MS}. A retry is safe: the heartbeat is conditional, so one sent after
+   * the server took an earlier attempt answers 412, and a reclaimed item's old token 401 (not retried).
+   */
   async start(): Promise<void> {
-    await this.beat();
+    const deadline = Date.now() + (this.o.firstBeatRetryMs ?? FIRST_BEAT_RETRY_MS);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.beat();
+        break;
+      } catch (err) {
+        const left = deadline - Date.now();
+        if (!transient(err) || left <= 0) throw err;
+        await sleep(Math.min(backoffMs(attempt, { maxMs: RETRY_MAX_MS }), left));
+      }
+    }
     this.loop = this.run();
   }
 

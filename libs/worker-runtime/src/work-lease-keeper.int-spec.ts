@@ -137,16 +137,25 @@ describe('WorkLeaseKeeper against the real API', () => {
     }
   }, 60_000);
 
-  it('retries a first heartbeat that cannot get through (the API unreachable or answering 5xx for a moment): the item still becomes active', async () => {
-    const { envId, workId, gate, client } = await leasedWork('keeper-first', 2_000);
-    const keeper = new WorkLeaseKeeper({
+  /** A keeper whose loss and stop callbacks are not under test (only its first heartbeat is). */
+  const quietKeeper = (
+    client: MangoClient,
+    environmentId: string,
+    workId: string,
+    extra: { ttlSeconds?: number; firstBeatRetryMs?: number } = {},
+  ) =>
+    new WorkLeaseKeeper({
       client,
-      environmentId: envId,
+      environmentId,
       workId,
-      ttlSeconds: 30,
+      ...extra,
       onLost: () => undefined,
       onStopRequested: () => undefined,
     });
+
+  it('retries a first heartbeat that cannot get through (the API unreachable or answering 5xx for a moment): the item still becomes active', async () => {
+    const { envId, workId, gate, client } = await leasedWork('keeper-first', 2_000);
+    const keeper = quietKeeper(client, envId, workId, { ttlSeconds: 30 });
     await gate.close(); // before the first heartbeat: refused connections, as while PostgreSQL restarts
     const starting = keeper.start();
     setTimeout(() => void gate.open(), 1_500);
@@ -154,13 +163,7 @@ describe('WorkLeaseKeeper against the real API', () => {
       await starting;
       expect((await ws.get(`/v1/environments/${envId}/work/${workId}`)).body.state).toBe('active');
       // A second first heartbeat on the same lease is refused (412) at once, never retried.
-      const other = new WorkLeaseKeeper({
-        client,
-        environmentId: envId,
-        workId,
-        onLost: () => undefined,
-        onStopRequested: () => undefined,
-      });
+      const other = quietKeeper(client, envId, workId);
       const t0 = Date.now();
       await expect(other.start()).rejects.toBeInstanceOf(PreconditionFailedError);
       expect(Date.now() - t0).toBeLessThan(1_000);
@@ -172,14 +175,7 @@ describe('WorkLeaseKeeper against the real API', () => {
 
   it('gives a first heartbeat up once its retry budget is spent', async () => {
     const { envId, workId, gate, client } = await leasedWork('keeper-first-gone', 1_000);
-    const keeper = new WorkLeaseKeeper({
-      client,
-      environmentId: envId,
-      workId,
-      firstBeatRetryMs: 2_000,
-      onLost: () => undefined,
-      onStopRequested: () => undefined,
-    });
+    const keeper = quietKeeper(client, envId, workId, { firstBeatRetryMs: 2_000 });
     await gate.close();
     const t0 = Date.now();
     await expect(keeper.start()).rejects.toThrow();

@@ -158,17 +158,12 @@ export function createModelStep(
         return counted;
       }
       const waited = await awaitResults(ref, step, outcome.toolUseIds, watch);
-      if (waited.end === 'aborted') {
-        releaseOf(waited.next)?.();
-        throw new CancelledFailure('the turn was interrupted');
-      }
+      // (A look that prepared the next step, and so claimed it, always ends the wait 'ready'.)
+      if (waited.end === 'aborted') throw new CancelledFailure('the turn was interrupted');
       // Past the window (or stopped): the workflow waits as before; the calls the last look saw answered
       // are said (any later result reaches it as a signal).
       // (Only a workflow that passed maxSteps > 1 gets here: the count is always said.)
-      if (waited.end !== 'ready') {
-        releaseOf(waited.next)?.();
-        return { ...outcome, answered: waited.answered, steps: ran };
-      }
+      if (waited.end !== 'ready') return { ...outcome, answered: waited.answered, steps: ran };
       ready = waited.next;
     }
   };

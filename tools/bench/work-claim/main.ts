@@ -16,15 +16,17 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { Pool } from 'undici';
 import { newId } from '@mango/platform-ids';
-import { startApi } from '@mango/testing';
+import { INSPECTOR_NODE_OPTIONS, startApi, startCpuProfile } from '@mango/testing';
 import { pct } from '../stats';
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
 const THROUGHPUT_ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
 
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
 /** CPU time (user + system) a process has used so far, ms (Linux /proc, 10 ms ticks; NaN elsewhere). */
@@ -70,11 +72,11 @@ const selfCpuMs = () => {
 const perClaim = (ms: number, n: number) => `${(ms / n).toFixed(3)} ms`;
 
 async function main(): Promise<void> {
-  // BENCH_API_NODE_OPTIONS: node options for the API process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
-  const nodeOptions = process.env.BENCH_API_NODE_OPTIONS;
+  // BENCH_CPU_PROFILE=<dir>: the API's CPU profile of each Poll+Ack phase is written there (through the
+  // inspector: Node refuses --cpu-prof in NODE_OPTIONS).
   const api = await startApi('bench', {
     MANGO_DB_POOL_SIZE: '20',
-    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+    ...(CPU_PROFILE ? { NODE_OPTIONS: INSPECTOR_NODE_OPTIONS } : {}),
   });
   const { url, db } = api;
   const sql = new Client({ connectionString: db.url });
@@ -168,6 +170,7 @@ async function main(): Promise<void> {
       const apiPid = api.app.child.pid;
       const load = loadavg()[0]!.toFixed(2);
       const [apiCpu0, client0, pg0] = [cpuMs(apiPid), selfCpuMs(), postgresCpuMs(postmaster)];
+      const profiling = CPU_PROFILE ? await startCpuProfile(api.app.logs()) : undefined;
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: pollers }, async () => {
@@ -186,6 +189,11 @@ async function main(): Promise<void> {
         }),
       );
       const apiRate = claimed / ((performance.now() - t0) / 1000);
+      if (profiling) {
+        const path = join(CPU_PROFILE!, `api-poll-ack-${pollers}.cpuprofile`);
+        await profiling.stop(path);
+        console.log(`  (API CPU profile: ${path})`);
+      }
       const [apiCpu, apiClientCpu, apiPgCpu] = [
         cpuMs(apiPid) - apiCpu0,
         selfCpuMs() - client0,

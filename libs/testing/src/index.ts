@@ -17,3 +17,4 @@ export * from './otlp-collector';
 export * from './docker-pause';
 export * from './collect-garbage';
 export * from './cpu-profile';
+export * from './tcp-gate';

@@ -1,47 +1,6 @@
-import { connect, createServer, Server, Socket } from 'node:net';
 import { decodeWorkSecret, MangoClient, PreconditionFailedError } from '@mango/sdk';
-import { ApiUnderTest, freePort, httpClient, HttpClient, startApi } from '@mango/testing';
+import { ApiUnderTest, freePort, httpClient, HttpClient, startApi, TcpGate } from '@mango/testing';
 import { WorkLeaseKeeper } from './work-lease-keeper';
-
-/**
- * A TCP gate in front of the real API, like the supervisor's Work API socket for an item runner: it can
- * be closed (connections refused, as while a supervisor restarts) and opened again on the same port.
- */
-class Gate {
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
-  heartbeats = 0;
-
-  constructor(
-    readonly port: number,
-    private readonly target: URL,
-  ) {}
-
-  async open(): Promise<void> {
-    this.server = createServer((down) => {
-      this.sockets.add(down);
-      down.on('data', (d: Buffer) => {
-        if (d.toString('latin1').includes('/heartbeat')) this.heartbeats++;
-      });
-      const up = connect(Number(this.target.port), this.target.hostname);
-      down.pipe(up).pipe(down);
-      const end = () => {
-        down.destroy();
-        up.destroy();
-        this.sockets.delete(down);
-      };
-      down.on('error', end).on('close', end);
-      up.on('error', end).on('close', end);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-    this.server = undefined;
-  }
-}
 
 describe('WorkLeaseKeeper against the real API', () => {
   let api: ApiUnderTest;
@@ -56,7 +15,7 @@ describe('WorkLeaseKeeper against the real API', () => {
     await api?.close();
   });
 
-  /** An acked healthcheck Work item, and a Work-token client that reaches the API through a fresh Gate. */
+  /** An acked healthcheck Work item, and a Work-token client that reaches the API through a fresh TcpGate. */
   async function leasedWork(name: string, timeoutMs: number) {
     const envId = (await ws.post('/v1/environments', { name })).body.id as string;
     const worker = httpClient(api.url, (await api.issueKey('wrkspc_default', envId)).api_key);
@@ -65,7 +24,7 @@ describe('WorkLeaseKeeper against the real API', () => {
     );
     const polled = (await worker.get(`/v1/environments/${envId}/work/poll?block_ms=5000`)).body;
     expect((await worker.post(`/v1/environments/${envId}/work/${polled.id}/ack`)).status).toBe(200);
-    const gate = new Gate(await freePort(), new URL(api.url));
+    const gate = new TcpGate(await freePort(), new URL(api.url));
     await gate.open();
     const client = new MangoClient({
       baseUrl: `http://127.0.0.1:${gate.port}`,
@@ -92,11 +51,11 @@ describe('WorkLeaseKeeper against the real API', () => {
     try {
       await gate.close(); // right after the first heartbeat: the renewal at 7 s fails
       await new Promise((r) => setTimeout(r, 16_000));
-      const before = gate.heartbeats;
+      const before = gate.count('/heartbeat');
       await gate.open();
-      for (let i = 0; i < 100 && gate.heartbeats === before; i++)
+      for (let i = 0; i < 100 && gate.count('/heartbeat') === before; i++)
         await new Promise((r) => setTimeout(r, 100));
-      expect(gate.heartbeats).toBeGreaterThan(before); // it was still retrying, and got through
+      expect(gate.count('/heartbeat')).toBeGreaterThan(before); // it was still retrying, and got through
       expect(lost).toEqual([]);
       expect(keeper.lost).toBe(false);
       // The renewal extended the lease past the first one's end (21 s after it): still active at 23 s.

@@ -1,4 +1,4 @@
-import { MangoClient, MangoError } from '@mango/sdk';
+import { ConnectionError, isRetryableStatus, MangoClient, MangoError } from '@mango/sdk';
 
 /** The Memory routes the worker uses, with the Session's Work token (openapi.yaml, Memory Stores shapes). */
 export interface RemoteMemory {
@@ -48,6 +48,19 @@ export class MemoryApiError extends Error {
 }
 
 /**
+ * Whether a Memory call failed for a reason that may pass: no response (refused, reset, timed out; from
+ * fetch or the SDK) or a 408, 429 or 5xx answer. A refusal (4xx) or the caller's abort is not.
+ */
+export function isTemporaryMemoryError(err: unknown): boolean {
+  if (err instanceof MemoryApiError) return isRetryableStatus(err.status);
+  if (err instanceof ConnectionError) return true;
+  // fetch (HttpMemoryApi): a network failure is a TypeError('fetch failed'); the call's own bound a
+  // TimeoutError. By name: an error from another realm (a test VM) is no `instanceof TypeError` here.
+  const { name, message } = (err ?? {}) as { name?: string; message?: string };
+  return (name === 'TypeError' && message === 'fetch failed') || name === 'TimeoutError';
+}
+
+/**
  * `MemoryApi` over HTTP with a bearer credential (the Work token). No retries: a failed call is retried by
  * the next sync pass. Each call is bounded by `timeoutMs` and the caller's signal. The credential is never
  * logged or put into an error.
@@ -73,9 +86,15 @@ export class HttpMemoryApi implements MemoryApi {
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
     const text = await res.text();
-    const parsed = text ? (JSON.parse(text) as unknown) : undefined;
-    if (res.status >= 200 && res.status < 300) return parsed as T;
-    const err = (parsed as { error?: { type?: string; message?: string } } | undefined)?.error;
+    if (res.status >= 200 && res.status < 300) return (text ? JSON.parse(text) : undefined) as T;
+    // A refusal's body is the error envelope, unless a proxy in between answered (e.g. a 502 page).
+    let envelope: { error?: { type?: string; message?: string } } | undefined;
+    try {
+      envelope = text ? (JSON.parse(text) as typeof envelope) : undefined;
+    } catch {
+      envelope = undefined;
+    }
+    const err = envelope?.error;
     throw new MemoryApiError(res.status, err?.type ?? 'unknown', err?.message ?? `HTTP ${res.status}`);
   }
 

@@ -14,6 +14,7 @@ import {
   freePort,
   httpClient,
   startApp,
+  TcpGate,
   TestDatabase,
 } from '@mango/testing';
 import type { DataSource } from 'typeorm';
@@ -93,12 +94,10 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
       ? new HttpMemoryApi({ baseUrl: url, token })
       : sdkMemoryApi(new MangoClient({ baseUrl: url, apiKey: token, maxRetries: 0 }));
 
-  /** A Store with memories, a Session it is attached to, the Session's live Work token, and a MemorySync on a temp root. */
-  async function setup(
+  /** A Store with memories, a Session it is attached to, the Session's live Work token and a temp root. */
+  async function attachedStore(
     memories: Record<string, string>,
     access: 'read_write' | 'read_only' = 'read_write',
-    intervalMs = 0,
-    via: 'http' | 'sdk' = 'http',
   ) {
     const store = (await api.post('/v1/memory_stores', { name: `Notes ${randomBytes(2).toString('hex')}` }))
       .body;
@@ -131,6 +130,17 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     );
     const root = await mkdtemp(join(tmpdir(), 'mango-memory-'));
     dirs.push(root);
+    return { store, sessionId, attachments, token, root };
+  }
+
+  /** A Store with memories, a Session it is attached to, the Session's live Work token, and a MemorySync on a temp root. */
+  async function setup(
+    memories: Record<string, string>,
+    access: 'read_write' | 'read_only' = 'read_write',
+    intervalMs = 0,
+    via: 'http' | 'sdk' = 'http',
+  ) {
+    const { store, sessionId, attachments, token, root } = await attachedStore(memories, access);
     const sync = new MemorySync({
       client: memoryApi(via, token),
       sessionId,
@@ -195,6 +205,103 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
       await t.sync.dispose();
     },
   );
+
+  it('a temporary failure of the first download is retried until the API answers, each time on an emptied root: a Memory deleted meanwhile is not pushed back', async () => {
+    const memories: Record<string, string> = {};
+    for (let i = 0; i < 21; i++) memories[`/p/${String(i).padStart(2, '0')}.md`] = `note ${i}`;
+    const t = await attachedStore(memories);
+    // Closed: connections are refused, as while the API (or the supervisor's socket in front of it) restarts.
+    const gate = new TcpGate(await freePort(), new URL(url));
+    const http = new HttpMemoryApi({ baseUrl: gate.url, token: t.token });
+    let firstPage: string[] = [];
+    let deleted: string | undefined;
+    const client: MemoryApi = {
+      ...http,
+      get: http.get.bind(http),
+      create: http.create.bind(http),
+      update: http.update.bind(http),
+      delete: http.delete.bind(http),
+      list: async (storeId, q, signal) => {
+        // The second attempt: page 1 is written locally; before page 2, a Memory of page 1 is deleted
+        // remotely and the connection is cut for 300 ms.
+        if (q.page && deleted === undefined) {
+          deleted = firstPage[0]!;
+          const id = (await api.get(`/v1/memory_stores/${t.store.id}/memories?limit=100`)).body.data.find(
+            (m: { path: string }) => m.path === deleted,
+          ).id;
+          expect((await api.delete(`/v1/memory_stores/${t.store.id}/memories/${id}`)).status).toBe(200);
+          await gate.close();
+          setTimeout(() => void gate.open(), 300);
+        }
+        const page = await http.list(storeId, q, signal);
+        if (!q.page) firstPage = page.data.map((m) => m.path);
+        return page;
+      },
+    };
+    const sync = new MemorySync({
+      client,
+      sessionId: t.sessionId,
+      attachments: t.attachments,
+      root: t.root,
+      backoffBaseMs: 200,
+    });
+    setTimeout(() => void gate.open(), 300);
+    try {
+      const [{ path: dir }] = await sync.start();
+      expect(deleted).toBeDefined();
+      const local = (await readdir(join(dir, 'p'))).map((f) => `/p/${f}`).sort();
+      expect(local).toEqual(
+        Object.keys(memories)
+          .filter((p) => p !== deleted)
+          .sort(),
+      );
+      // Attempt 1 refused (never reached the API), attempt 2 cut before its second page, attempt 3 whole
+      // (20 Memories left: one page).
+      expect(gate.count('/memories?')).toBeGreaterThanOrEqual(2);
+      const report = await sync.syncOnce();
+      expect(report).toMatchObject({ pushed: 0, deleted: 0 });
+      const after = (await api.get(`/v1/memory_stores/${t.store.id}/memories?limit=100`)).body.data.map(
+        (m: { path: string }) => m.path,
+      );
+      expect(after).not.toContain(deleted);
+      expect(after).toHaveLength(20);
+    } finally {
+      await sync.dispose();
+      await gate.close();
+    }
+  });
+
+  it('a refusal is not retried, and a temporary failure is given up after mountAttempts: MemoryMountError either way', async () => {
+    const t = await attachedStore({ '/a.md': 'alpha' });
+    const gate = new TcpGate(await freePort(), new URL(url));
+    await gate.open();
+    const refused = new MemorySync({
+      client: new HttpMemoryApi({ baseUrl: gate.url, token: generateCredential('workToken') }),
+      sessionId: t.sessionId,
+      attachments: t.attachments,
+      root: t.root,
+      backoffBaseMs: 20,
+    });
+    const refusal = await refused.start().catch((err: unknown) => err);
+    expect(refusal).toBeInstanceOf(MemoryMountError);
+    expect(String(refusal)).toContain('401 authentication_error');
+    expect(String(refusal)).not.toMatch(/after \d+ attempts/);
+    expect(gate.count('/memories?')).toBe(1);
+    await gate.close();
+    const root = await mkdtemp(join(tmpdir(), 'mango-memory-'));
+    dirs.push(root);
+    const unreachable = new MemorySync({
+      client: new HttpMemoryApi({ baseUrl: gate.url, token: t.token }),
+      sessionId: t.sessionId,
+      attachments: t.attachments,
+      root,
+      mountAttempts: 3,
+      backoffBaseMs: 20,
+    });
+    const failed = await unreachable.start().catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(MemoryMountError);
+    expect(String(failed)).toMatch(/fetch failed \(after 3 attempts\)$/);
+  });
 
   it('concurrent remote and local edits: the remote version wins locally and the local edit is not uploaded', async () => {
     const t = await setup({ '/a.md': 'base', '/b.md': 'keep' });

@@ -12,7 +12,8 @@ import {
 } from '@mango/domain-memory';
 import type { ItemLog } from '../item-options';
 import type { ToolRoot } from '../tools/types';
-import { MemoryApi, MemoryApiError, RemoteMemory } from './memory-client';
+import { backoffMs, sleep } from '../backoff';
+import { isTemporaryMemoryError, MemoryApi, MemoryApiError, RemoteMemory } from './memory-client';
 
 /** A Session's `memory_store` resource, as the Session snapshot shows it. */
 export interface MemoryAttachment {
@@ -33,6 +34,10 @@ export interface MemorySyncOptions {
   log?: ItemLog;
   /** Largest file pushed (bytes); larger local files are skipped with a warning. */
   maxContentBytes?: number;
+  /** Attempts at a Store's first download before a temporary failure is given up (default 5, as Skill staging). */
+  mountAttempts?: number;
+  /** Base delay of the mount retries' backoff (default 250 ms; tests shorten it). */
+  backoffBaseMs?: number;
 }
 
 export interface SyncReport {
@@ -68,7 +73,7 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('he
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const SILENT: ItemLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** Thrown when a Store cannot be mounted (its root already exists, the initial pull failed): the item fails. */
+/** Thrown when a Store cannot be mounted (its root already exists, the initial pull failed for good). */
 export class MemoryMountError extends Error {
   constructor(message: string) {
     super(message);
@@ -131,9 +136,13 @@ export class MemorySync {
 
   /**
    * Creates each Store's root (refusing one that already exists), writes its marker and downloads every
-   * Memory; then starts the cadence timer. Any failure is a MemoryMountError (the item fails).
+   * Memory; then starts the cadence timer. A temporary failure of the download (no response, 408, 429,
+   * 5xx) is retried — `mountAttempts` in all, jittered backoff — on a root emptied again, so a Memory
+   * deleted remotely between two attempts is not left behind to be pushed back. Any other failure, or
+   * the last attempt's, is a MemoryMountError (the activation leaves its lease to expire).
    */
   async start(signal?: AbortSignal): Promise<ToolRoot[]> {
+    const attempts = this.o.mountAttempts ?? 5;
     for (const s of this.stores) {
       try {
         await mkdir(dirname(s.dir), { recursive: true, mode: 0o755 });
@@ -145,19 +154,24 @@ export class MemorySync {
             : `cannot create the mount root of memory store ${s.id}: ${String(err)}`,
         );
       }
-      await writeFile(join(s.dir, MEMORY_MARKER_FILE), memoryMarkerContent(s.id), { mode: 0o400 });
-      try {
-        const remote = await this.listRemote(s, 'full', signal);
-        for (const r of remote.values()) {
-          await this.writeLocal(
-            s,
-            r.path,
-            r.content ?? (await this.o.client.get(s.id, r.id, signal)).content ?? '',
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.download(s, signal);
+          break;
+        } catch (err) {
+          if (signal?.aborted || !isTemporaryMemoryError(err) || attempt >= attempts)
+            throw new MemoryMountError(
+              `downloading memory store ${s.id} failed: ${String(err)}${attempt > 1 ? ` (after ${attempt} attempts)` : ''}`,
+            );
+          this.log.warn(
+            { memory_store_id: s.id, attempt, err: String(err) },
+            'memory store download failed; retrying',
           );
-          s.baseline.set(r.path, { id: r.id, sha: r.content_sha256 });
+          await sleep(backoffMs(attempt - 1, { baseMs: this.o.backoffBaseMs ?? 250, maxMs: 8_000 }), signal);
+          await rm(s.dir, { recursive: true, force: true });
+          await mkdir(s.dir, { mode: 0o700 });
+          s.baseline.clear();
         }
-      } catch (err) {
-        throw new MemoryMountError(`downloading memory store ${s.id} failed: ${String(err)}`);
       }
       this.log.info(
         { memory_store_id: s.id, memories: s.baseline.size, read_only: s.readOnly },
@@ -170,6 +184,20 @@ export class MemorySync {
       this.timer.unref();
     }
     return this.roots;
+  }
+
+  /** One attempt at a Store's first download: its marker, then every Memory, each recorded as the baseline. */
+  private async download(s: MountedStore, signal?: AbortSignal): Promise<void> {
+    await writeFile(join(s.dir, MEMORY_MARKER_FILE), memoryMarkerContent(s.id), { mode: 0o400 });
+    const remote = await this.listRemote(s, 'full', signal);
+    for (const r of remote.values()) {
+      await this.writeLocal(
+        s,
+        r.path,
+        r.content ?? (await this.o.client.get(s.id, r.id, signal)).content ?? '',
+      );
+      s.baseline.set(r.path, { id: r.id, sha: r.content_sha256 });
+    }
   }
 
   /** A full pass if the last one started at least `intervalMs` ago (call after each tool call). */

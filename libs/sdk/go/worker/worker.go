@@ -101,7 +101,7 @@ func (w *EnvironmentWorker) HandleItem(ctx context.Context, item Item, drain <-c
 		return err
 	}
 	lease := &leaseKeeper{client: token, environmentID: item.EnvironmentID, workID: item.WorkID, ttl: w.LeaseTTL}
-	if err := lease.beat(ctx); err != nil {
+	if err := lease.first(ctx); err != nil {
 		return fmt.Errorf("first heartbeat: %w", err)
 	}
 	itemCtx, cancel := context.WithCancelCause(ctx)
@@ -220,6 +220,34 @@ func (l *leaseKeeper) beat(ctx context.Context) error {
 		return ErrStopRequested
 	}
 	return nil
+}
+
+// FirstBeatRetry bounds how long a first heartbeat that fails transiently (no response, 408, 429, 5xx —
+// e.g. while the API's database restarts) is retried before the item is left to be reclaimed: half of
+// the 60 s starting lease that Ack grants. A retry is safe: the heartbeat is conditional, so one after
+// an attempt the server did take is answered 412.
+const FirstBeatRetry = 30 * time.Second
+
+// first sends the lease's first heartbeat, retrying transient failures for up to FirstBeatRetry.
+func (l *leaseKeeper) first(ctx context.Context) error {
+	deadline := time.Now().Add(FirstBeatRetry)
+	for attempt := 0; ; attempt++ {
+		err := l.beat(ctx)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		wait := backoff(attempt)
+		if time.Now().Add(wait).After(deadline) || sleepCtx(ctx, wait) != nil {
+			return err
+		}
+	}
+}
+
+// transient reports a failure that may pass: no response, or a 408, 429 or 5xx answer.
+func transient(err error) bool {
+	var conn *mango.ConnectionError
+	var apiErr *mango.Error
+	return errors.As(err, &conn) || (errors.As(err, &apiErr) && mango.IsRetryableStatus(apiErr.Status))
 }
 
 // start renews every ttl/3 until ctx is done; lease loss or a stop request cancels the item.

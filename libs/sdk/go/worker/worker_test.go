@@ -83,6 +83,10 @@ func newFake(t *testing.T) *fakeMango {
 			writeJSON(w, 412, `{"type":"error","error":{"type":"heartbeat_precondition_failed","message":"stale"},"request_id":"req_1"}`)
 			return
 		}
+		if code >= 400 {
+			writeErr(w, code) // e.g. 503 while the API's database restarts
+			return
+		}
 		state := "active"
 		if code == 299 {
 			state = "stopping"
@@ -386,6 +390,35 @@ func TestStopRequestedOnHeartbeatEndsTheItemWithAForcedStop(t *testing.T) {
 	}
 	if s := f.snapshot(); len(s.stops) != 1 || s.stops[0]["force"] != true {
 		t.Fatalf("stops %v", s.stops)
+	}
+}
+
+func TestFirstHeartbeatIsRetriedThroughTransientFailuresButNotA412(t *testing.T) {
+	f := newFake(t)
+	f.heartbeats = []int{503, 429, 200}
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Healthcheck: func(context.Context) error { return nil }}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeHealthcheck, Secret: f.secret()}
+	if err := w.HandleItem(context.Background(), item, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := f.snapshot()
+	if len(s.beats) < 3 || s.beats[0] != NoHeartbeat || s.beats[1] != NoHeartbeat || s.beats[2] != NoHeartbeat {
+		t.Fatalf("first heartbeats %v", s.beats)
+	}
+	if len(s.results) != 1 || s.results[0]["status"] != "succeeded" {
+		t.Fatalf("results %v", s.results)
+	}
+
+	refused := newFake(t)
+	refused.heartbeats = []int{412}
+	w = &EnvironmentWorker{Client: refused.client(t), EnvironmentID: envID, Healthcheck: func(context.Context) error { return nil }}
+	item.Secret = refused.secret()
+	err := w.HandleItem(context.Background(), item, nil)
+	if !errors.Is(err, mango.ErrPreconditionFailed) {
+		t.Fatalf("a 412 first heartbeat: %v", err)
+	}
+	if s := refused.snapshot(); len(s.beats) != 1 || len(s.results) != 0 {
+		t.Fatalf("a 412 is not retried and nothing runs: beats %v results %v", s.beats, s.results)
 	}
 }
 

@@ -723,6 +723,10 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       MANGO_WORKER_SOURCE_DIR: ROOT,
       MANGO_SUPERVISOR_ID: `faults-${envId.toLowerCase()}`,
       MANGO_SESSION_IDLE_MS: '60000',
+      // Each row's activation holds a slot until its Session has been idle for MANGO_SESSION_IDLE_MS; with the
+      // default 4 slots, the rows just before (adopted after the supervisor kill included) kept a new row's
+      // Work waiting ~60 s for a slot, past `commandRunning`'s bound. The rows are about faults, not slots.
+      MANGO_MAX_CONCURRENT_ITEMS: '12',
       MANGO_WORK_TTL_SECONDS: String(TTL_SECONDS),
       MANGO_MODEL_API_KEY: modelKey,
     };

@@ -11,6 +11,9 @@ export async function startIngress(o: {
   apiUrl: string;
   filesUrl: string;
   beforeForward?: (method: string, url: string) => Promise<void> | void;
+  /** The port to listen on (default: any free one), e.g. one chosen before apps/api starts so that its
+   * MANGO_PUBLIC_BASE_URL (a Work secret's api_base_url) can name the ingress. */
+  port?: number;
 }): Promise<{ url: string; close(): Promise<void> }> {
   const forward = (req: IncomingMessage, res: ServerResponse) => {
     const target = new URL(FILES_ROUTES.test(`${req.method} ${req.url}`) ? o.filesUrl : o.apiUrl);
@@ -44,7 +47,7 @@ export async function startIngress(o: {
   // connection as the server closes it got a reset; Schemathesis reported it as a network error once).
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(o.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,

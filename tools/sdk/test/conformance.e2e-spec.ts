@@ -6,6 +6,7 @@ import {
   ApiUnderTest,
   AppProcess,
   dropBucket,
+  freePort,
   freshBucketEnv,
   ScriptedModelServer,
   ScriptedReply,
@@ -24,7 +25,8 @@ import {
  * an Agent and a budgeted Session, runs a scripted turn, reads usage and list_cost in the Session and in
  * the session.usage event, streams with Last-Event-ID resume, pages, and moves a ≥ 5 MiB binary File.
  * The Go program also runs its EnvironmentWorker on a second Environment: a healthcheck and a bash tool
- * turn (bash as a host process: the Docker sandbox is covered by apps/supervisor's tests).
+ * turn (bash as a host process: the Docker sandbox is covered by apps/supervisor's tests) that reads the
+ * SKILL.md of the Skill its Agent pins, staged by the worker below its Workdir.
  */
 
 const ROOT = join(__dirname, '../../..');
@@ -59,26 +61,25 @@ async function ok(
   return r.output;
 }
 
-/** The model: a tool call for the Agent's tool, then (after its result) a short answer. */
+/**
+ * The model: a tool call for the Agent's tool, then (after its result) a short answer. A bash call runs
+ * the command a user message names after `run bash: ` (the Go program's reads its staged Skill), else
+ * `echo conformance-bash`.
+ */
 let toolUses = 0;
 function respond(body: {
   messages?: Array<{ content?: unknown }>;
   tools?: Array<{ name: string }>;
 }): ScriptedReply {
   const last = body.messages?.at(-1)?.content;
-  const blocks = Array.isArray(last) ? (last as Array<{ type?: string }>) : [];
+  const blocks = Array.isArray(last) ? (last as Array<{ type?: string; text?: string }>) : [];
   const tools = (body.tools ?? []).map((t) => t.name);
   if (blocks.some((b) => b.type === 'tool_result')) return { content: [{ type: 'text', text: 'Done.' }] };
   if (tools.includes('bash')) {
+    const text = typeof last === 'string' ? last : blocks.map((b) => b.text ?? '').join('\n');
+    const command = /run bash: (.+)/.exec(text)?.[1] ?? 'echo conformance-bash';
     return {
-      content: [
-        {
-          type: 'tool_use',
-          id: `toolu_${++toolUses}`,
-          name: 'bash',
-          input: { command: 'echo conformance-bash' },
-        },
-      ],
+      content: [{ type: 'tool_use', id: `toolu_${++toolUses}`, name: 'bash', input: { command } }],
       stop_reason: 'tool_use',
     };
   }
@@ -104,7 +105,10 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
   let work: string;
 
   beforeAll(async () => {
-    api = await startApi('sdkconf');
+    // Work secrets name the ingress (as MANGO_PUBLIC_BASE_URL does in a deployment): the Go worker
+    // reads the Session's Skills (/v1/skills*, apps/files) at the secret's api_base_url.
+    const ingressPort = await freePort();
+    api = await startApi('sdkconf', { MANGO_PUBLIC_BASE_URL: `http://127.0.0.1:${ingressPort}` });
     s3 = freshBucketEnv('sdkconf');
     files = await startFilesApp(api.db.url, s3);
     model = await startScriptedModel();
@@ -113,7 +117,7 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
       taskQueue: `sdkconf-${Date.now()}`,
       modelUrl: model.url,
     });
-    ingress = await startIngress({ apiUrl: api.url, filesUrl: files.url });
+    ingress = await startIngress({ apiUrl: api.url, filesUrl: files.url, port: ingressPort });
     const key = await api.issueKey('wrkspc_default');
     const environment = async (name: string) => {
       const res = await fetch(`${api.url}/v1/environments`, {
@@ -201,7 +205,7 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
     expect(out).toContain('CONFORMANCE OK python');
   }, 600_000);
 
-  it('Go: the SDK module via replace, including EnvironmentWorker: a healthcheck and a bash tool turn', async () => {
+  it('Go: the SDK module via replace, including EnvironmentWorker: a healthcheck and a bash tool turn reading a staged Skill', async () => {
     const script = `. tools/sdk/ensure-tools.sh && cd tools/sdk/conformance/go && GOFLAGS="$GOFLAGS -mod=mod" "$SDK_GO" run .`;
     const out = await ok('bash', ['-c', script], ROOT, env);
     expect(out).toContain('CONFORMANCE OK go');
@@ -211,5 +215,6 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
     );
     expect(bashTurns.length).toBeGreaterThanOrEqual(2);
     expect(JSON.stringify(bashTurns.at(-1)!.body.messages.at(-1))).toContain('conformance-bash');
+    expect(JSON.stringify(bashTurns.at(-1)!.body.messages.at(-1))).toContain('skill-body-go-ok');
   }, 600_000);
 });

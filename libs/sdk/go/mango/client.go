@@ -108,18 +108,19 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 func (c *Client) BaseURL() string { return c.baseURL }
 
 // WithToken returns a client with the same settings bound to another credential and, when baseURL is
-// not empty, another base URL — e.g. the Work token and api_base_url of a decoded Work secret.
-func (c *Client) WithToken(token, baseURL string) (*Client, error) {
+// not empty, another base URL — e.g. the Work token and api_base_url of a decoded Work secret. Options
+// apply after the copied settings (e.g. WithMaxRetries(0) for a caller that retries itself).
+func (c *Client) WithToken(token, baseURL string, opts ...Option) (*Client, error) {
 	if baseURL == "" {
 		baseURL = c.baseURL
 	}
-	opts := []Option{WithHTTPClient(c.httpClient), WithMaxRetries(c.maxRetries), WithTimeout(c.timeout)}
+	base := []Option{WithHTTPClient(c.httpClient), WithMaxRetries(c.maxRetries), WithTimeout(c.timeout)}
 	for name, values := range c.headers {
 		for _, v := range values {
-			opts = append(opts, WithHeader(name, v))
+			base = append(base, WithHeader(name, v))
 		}
 	}
-	return New(baseURL, token, opts...)
+	return New(baseURL, token, append(base, opts...)...)
 }
 
 func (c *Client) authorize(req *http.Request, accept string) {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mango/mango/libs/sdk/go/generated"
 	"github.com/mango/mango/libs/sdk/go/mango"
@@ -26,8 +28,9 @@ var ErrStopRequested = errors.New("worker: stop requested")
 // EnvironmentWorker composes WorkPoller and SessionToolRunner. It performs the first heartbeat before
 // anything runs, renews the lease conditionally (echoing the previous last_heartbeat exactly), cancels
 // the item when the lease is lost or a Stop is requested, and force-Stops Session Work when its runner
-// ends. A healthcheck calls the provider's Healthcheck with a 10 s context and submits the result; a
-// missing callback reports failure.
+// ends. Before a Session's tool runner starts, it reads the frozen Session with the Work token and
+// stages its Skills below Workdir (see Workdir). A healthcheck calls the provider's Healthcheck with a
+// 10 s context and submits the result; a missing callback reports failure.
 type EnvironmentWorker struct {
 	// Client authenticates with the Environment key (Poll and Ack). Work tokens come from each item's secret.
 	Client        *mango.Client
@@ -39,6 +42,18 @@ type EnvironmentWorker struct {
 	Tools []Tool
 	// CustomTools answer the Agent's custom tool calls this operator serves (SessionToolRunner.CustomTools).
 	CustomTools []Tool
+	// Workdir is the canonical working directory of the Tools: the directory that model-visible paths
+	// starting with skills/ are relative to (created when missing). For each Session item, before the
+	// tool runner starts, the frozen primary Agent Skill pins are staged below <Workdir>/skills/<name>/
+	// and roster Agents' pins below <Workdir>/skills/.agents/<agent_id>/<name>/ (StageSkills: one fresh
+	// tree that atomically replaces the prior one, archives verified against their frozen length and
+	// SHA-256, Session-wide limits); the tree is removed when the item ends. A Session without pins
+	// only removes a leftover tree. A permanent validation failure (*SkillStagingError) calls Work Fail
+	// (the Session terminates); a temporary one (*SkillRetrievalError, after SkillAttempts attempts)
+	// returns without Fail or Stop, so the lease expires and the Work is reclaimed. Empty: a Session
+	// that pins Skills is not run (an error without Fail: a worker misconfiguration must not terminate
+	// the user's Session).
+	Workdir string
 	// LeaseTTL is desired_ttl_seconds (1–300; 0: 60 s). The lease is renewed every third of it.
 	LeaseTTL time.Duration
 	// MaxIdle is passed to SessionToolRunner.
@@ -113,8 +128,7 @@ func (w *EnvironmentWorker) HandleItem(ctx context.Context, item Item, drain <-c
 	case TypeHealthcheck:
 		return w.healthcheck(itemCtx, token, item)
 	case TypeSession:
-		runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: w.Tools, CustomTools: w.CustomTools, MaxIdle: w.MaxIdle, OnError: w.OnError}
-		reason, err := runner.Run(itemCtx, drain)
+		reason, err := w.runSession(itemCtx, token, secret, item, drain)
 		if err != nil {
 			return err
 		}
@@ -132,6 +146,101 @@ func (w *EnvironmentWorker) HandleItem(ctx context.Context, item Item, drain <-c
 		return nil
 	default:
 		return fmt.Errorf("%w %q", ErrUnknownWorkType, item.Type)
+	}
+}
+
+// runSession stages the Session's Skills, runs its tool calls and removes the staged tree.
+func (w *EnvironmentWorker) runSession(ctx context.Context, token *mango.Client, secret mango.WorkSecret, item Item, drain <-chan struct{}) (string, error) {
+	dispose, err := w.stageSessionSkills(ctx, token, secret, item)
+	if err != nil {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, ErrStopRequested):
+			return StopCancelled, nil // stopping: the final Stop follows
+		case errors.Is(cause, ErrLeaseLost):
+			return "", cause
+		}
+		return "", err
+	}
+	defer dispose()
+	runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: w.Tools, CustomTools: w.CustomTools, MaxIdle: w.MaxIdle, OnError: w.OnError}
+	return runner.Run(ctx, drain)
+}
+
+// skillRetryBase is the base delay of the staging backoff (a variable for the tests).
+var skillRetryBase = 250 * time.Millisecond
+
+// stageSessionSkills reads the frozen Session with the Work token and stages its Skill pins below
+// Workdir (see EnvironmentWorker.Workdir); dispose removes the tree. A permanent failure is reported
+// with Work Fail before it is returned.
+func (w *EnvironmentWorker) stageSessionSkills(ctx context.Context, token *mango.Client, secret mango.WorkSecret, item Item) (dispose func(), err error) {
+	noop := func() {}
+	// Staging retries itself (SkillAttempts): its client does not, and bounds each metadata request.
+	client, err := w.Client.WithToken(secret.SessionsToken, secret.APIBaseURL, mango.WithMaxRetries(0), mango.WithTimeout(15*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	var raw *json.RawMessage
+	for attempt := 1; ; attempt++ {
+		raw, err = mango.Decode[json.RawMessage](client.SessionsRetrieve(ctx, item.SessionID))
+		if err == nil {
+			break
+		}
+		if !transient(err) || attempt >= SkillAttempts || sleepCtx(ctx, skillBackoff(attempt-1, skillRetryBase)) != nil {
+			return nil, fmt.Errorf("reading the Session: %w", err) // not an input error: no Fail
+		}
+	}
+	var head struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(*raw, &head)
+	if head.Status == "terminated" {
+		return noop, nil // nothing will run: the runner sees the end
+	}
+	pins, err := SessionSkillPins(*raw)
+	if err != nil {
+		return nil, fmt.Errorf("skills: %w", err)
+	}
+	if len(pins) == 0 {
+		// No pins: no tree (and none left over from an earlier activation).
+		if w.Workdir != "" {
+			if err := RemoveStagedSkills(w.Workdir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("skills: removing the leftover tree: %w", err)
+			}
+		}
+		return noop, nil
+	}
+	if w.Workdir == "" {
+		return nil, fmt.Errorf("worker: Session %s pins %d Skill versions but EnvironmentWorker.Workdir is not set", item.SessionID, len(pins))
+	}
+	if err := os.MkdirAll(w.Workdir, 0o755); err != nil {
+		return nil, fmt.Errorf("skills: %w", err)
+	}
+	_, _, err = StageSkills(ctx, client, w.Workdir, pins, &StageSkillsOptions{BackoffBase: skillRetryBase})
+	var permanent *SkillStagingError
+	switch {
+	case err == nil:
+		workdir := w.Workdir
+		return func() {
+			if err := RemoveStagedSkills(workdir); err != nil {
+				w.report(fmt.Errorf("skills: removing the staged tree: %w", err))
+			}
+		}, nil
+	case errors.As(err, &permanent) && ctx.Err() == nil:
+		w.failWork(ctx, token, item, permanent.Message)
+		return nil, fmt.Errorf("skills: %w", err)
+	default:
+		return nil, fmt.Errorf("skills: %w", err) // temporary (or cancelled): no Fail, no Stop
+	}
+}
+
+// failWork is Work Fail for a permanent input error (the Session and its Threads terminate); the item
+// then ends without a Stop.
+func (w *EnvironmentWorker) failWork(ctx context.Context, token *mango.Client, item Item, message string) {
+	failCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if _, err := token.Environments.Work.Fail(failCtx, item.EnvironmentID, item.WorkID,
+		generated.EnvironmentsWorkFailJSONRequestBody{Message: truncate(message, 1024)}); err != nil {
+		w.report(fmt.Errorf("work %s: Fail was refused: %w", item.WorkID, err))
 	}
 }
 
@@ -162,9 +271,13 @@ func (w *EnvironmentWorker) report(err error) {
 	}
 }
 
+// truncate cuts s to at most n bytes, at a rune boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

@@ -41,6 +41,19 @@ type fakeMango struct {
 	stream     chan map[string]any
 	status     string
 	acked      []string
+	// session, when set, is the body of GET /v1/sessions/{id} (its status is replaced by status).
+	session string
+	fails   []map[string]any
+	// skills are the versions the Skills routes serve, by "skill_id/version".
+	skills map[string]*fakeSkill
+	// skillErrs are scripted statuses answered by the next Skills requests (then the real answer).
+	skillErrs []int
+}
+
+// fakeSkill is one served Skill version: its metadata and its stored archive bytes.
+type fakeSkill struct {
+	meta    map[string]any
+	archive []byte
 }
 
 func newFake(t *testing.T) *fakeMango {
@@ -118,9 +131,53 @@ func newFake(t *testing.T) *fakeMango {
 	})
 	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		status := f.status
+		status, session := f.status, f.session
 		f.mu.Unlock()
+		if session != "" {
+			var m map[string]any
+			_ = json.Unmarshal([]byte(session), &m)
+			m["status"] = status
+			body, _ := json.Marshal(m)
+			writeJSON(w, 200, string(body))
+			return
+		}
 		writeJSON(w, 200, fmt.Sprintf(`{"id":%q,"type":"session","status":%q}`, sessID, status))
+	})
+	mux.HandleFunc("POST /v1/environments/{env}/work/{work}/fail", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		f.fails = append(f.fails, body)
+		f.mu.Unlock()
+		writeJSON(w, 200, workJSON(r.PathValue("work"), fmt.Sprintf(`{"type":"session","id":%q}`, sessID), "stopped", "null"))
+	})
+	skill := func(w http.ResponseWriter, r *http.Request) *fakeSkill {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.skillErrs) > 0 {
+			code := f.skillErrs[0]
+			f.skillErrs = f.skillErrs[1:]
+			writeErr(w, code)
+			return nil
+		}
+		s := f.skills[r.PathValue("skill")+"/"+r.PathValue("version")]
+		if s == nil {
+			writeErr(w, 404)
+		}
+		return s
+	}
+	mux.HandleFunc("GET /v1/skills/{skill}/versions/{version}", func(w http.ResponseWriter, r *http.Request) {
+		if s := skill(w, r); s != nil {
+			body, _ := json.Marshal(s.meta)
+			writeJSON(w, 200, string(body))
+		}
+	})
+	mux.HandleFunc("GET /v1/skills/{skill}/versions/{version}/content", func(w http.ResponseWriter, r *http.Request) {
+		if s := skill(w, r); s != nil {
+			w.Header().Set("content-type", "application/gzip")
+			w.WriteHeader(200)
+			_, _ = w.Write(s.archive)
+		}
 	})
 	mux.HandleFunc("POST /v1/sessions/{id}/events", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
@@ -190,7 +247,7 @@ func (f *fakeMango) snapshot() fakeMango {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return fakeMango{log: append([]string(nil), f.log...), auth: append([]string(nil), f.auth...), beats: append([]string(nil), f.beats...),
-		results: f.results, stops: f.stops, posted: f.posted, acked: append([]string(nil), f.acked...)}
+		results: f.results, stops: f.stops, posted: f.posted, acked: append([]string(nil), f.acked...), fails: f.fails}
 }
 
 func TestWorkPollerDispatchesBothVariantsRejectsUnknownAndAcks(t *testing.T) {

@@ -1,6 +1,7 @@
 // The Go conformance program: the SDK module (libs/sdk/go via replace) against a real deployment, plus
 // its EnvironmentWorker against a real Environment: a healthcheck and a bash tool turn, with bash run
-// as a host process (tools/sdk/test/conformance.e2e-spec.ts starts it).
+// as a host process in the worker's Workdir, that reads the SKILL.md of the Skill the Session's Agent
+// pins (staged by the worker) (tools/sdk/test/conformance.e2e-spec.ts starts it).
 package main
 
 import (
@@ -205,7 +206,7 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	var workerErrs []error
 	w := &worker.EnvironmentWorker{
 		Client: envKey, EnvironmentID: envID, WorkerID: "conformance-go", Block: 2 * time.Second,
-		LeaseTTL: 30 * time.Second, MaxIdle: 2 * time.Second, Tools: []worker.Tool{hostBash(dir)},
+		LeaseTTL: 30 * time.Second, MaxIdle: 2 * time.Second, Tools: []worker.Tool{hostBash(dir)}, Workdir: dir,
 		Healthcheck: func(ctx context.Context) error {
 			probe := filepath.Join(dir, "probe")
 			out, err := exec.CommandContext(ctx, "bash", "-c", `printf ok > "$0" && cat "$0"`, probe).Output()
@@ -234,15 +235,28 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	}
 	check(hc.Result != nil && string(hc.Result.Status) == "succeeded", "healthcheck result %+v (worker errors %v)", hc.Result, workerErrs)
 
-	// A bash tool turn: the model asks for bash, the worker runs it and posts the result, the model finishes.
+	// A custom Skill the Agent pins ("latest": the Session freezes it to version 1).
+	skillBody := "---\nname: conformance-go\ndescription: The Go conformance Skill.\n---\n# conformance-go\nskill-body-" + lang + "-ok\n"
+	skill := must(ws.Skills.Create(ctx, mango.NewMultipart().
+		File("files[]", "conformance-go/SKILL.md", "text/markdown", strings.NewReader(skillBody)).
+		File("files[]", "conformance-go/scripts/hello.sh", "text/x-shellscript", strings.NewReader("echo hello\n"))))
+	check(skill.LatestVersion != nil && *skill.LatestVersion == "1", "the Skill's latest version %v", skill.LatestVersion)
+
+	// A bash tool turn: the model asks for bash (the command the message names), the worker runs it in
+	// its Workdir, where it staged the Skill, and posts the result; the model finishes.
 	agent := must(mango.Decode[generated.Agent](ws.AgentsCreateWithBody(ctx, "application/json", jsonBody(ev{
 		"name": "conformance-go-coder", "model": "claude-sonnet-4-6", "tools": []ev{{"type": "agent_toolset_20260401"}},
+		"skills": []ev{{"type": "custom", "skill_id": skill.Id, "version": "latest"}},
 	}))))
+	command := "echo conformance-bash && cat skills/conformance-go/SKILL.md && ls skills/conformance-go/scripts"
 	session := must(mango.Decode[ev](ws.SessionsCreateWithBody(ctx, "application/json", jsonBody(ev{
 		"agent": agent.Id, "environment_id": envID,
-		"initial_events": []ev{{"type": "user.message", "content": []ev{{"type": "text", "text": "run bash"}}}},
+		"initial_events": []ev{{"type": "user.message", "content": []ev{{"type": "text", "text": "run bash: " + command}}}},
 	}))))
 	sid := (*session)["id"].(string)
+	frozen, _ := (*session)["agent"].(map[string]any)["skills"].([]any)
+	check(len(frozen) == 1 && str(frozen[0].(map[string]any), "version") == "1" && str(frozen[0].(map[string]any), "skill_id") == skill.Id,
+		"the Session froze the Skill pin to version 1: %v", frozen)
 	list := waitIdles(ctx, ws, sid, 1)
 	var result ev
 	for _, e := range list {
@@ -253,6 +267,8 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	check(result != nil, "a user.tool_result (events %v, worker errors %v)", types(list), workerErrs)
 	text, _ := json.Marshal(result["content"])
 	check(strings.Contains(string(text), "conformance-bash") && result["is_error"] == false, "tool result %s", text)
+	check(strings.Contains(string(text), "skill-body-"+lang+"-ok") && strings.Contains(string(text), "hello.sh"),
+		"the bash tool read the staged Skill: %s (worker errors %v)", text, workerErrs)
 	check(str(list[len(list)-1], "stop_reason", "type") == "end_turn", "the turn ends end_turn: %v", types(list))
 
 	close(drain)
@@ -276,6 +292,9 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 		}
 	}
 	check(stopped, "the Session Work is stopped")
+	// The staged tree is removed when the Work ends.
+	_, err := os.Lstat(filepath.Join(dir, "skills"))
+	check(errors.Is(err, os.ErrNotExist), "the staged Skills are removed after the Work: %v", err)
 }
 
 func healthcheckBody() (generated.WorkCreateRequest, error) {

@@ -508,13 +508,9 @@ func TestSessionItemStagesSkillsBeforeToolsRunAndRemovesThemAfter(t *testing.T) 
 		f.stream <- map[string]any{"seq": 2, "id": "sevt_2", "type": "agent.tool_use", "name": "bash", "input": map[string]any{"command": "cat skills/pdf/SKILL.md"}, "evaluated_permission": "allow"}
 		time.Sleep(300 * time.Millisecond)
 		f.stream <- map[string]any{"seq": 3, "id": "sevt_3", "type": "session.status_idle", "stop_reason": map[string]any{"type": "end_turn"}}
-		f.mu.Lock()
-		f.status = "idle"
-		f.mu.Unlock()
+		f.endIdle()
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := w.HandleItem(ctx, item, nil); err != nil {
+	if err := handle(w, item); err != nil {
 		t.Fatal(err)
 	}
 	s := f.snapshot()
@@ -635,9 +631,7 @@ func TestSessionItemWithoutPinsRemovesALeftoverTree(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(work, "keep.txt"), nil, 0o644)
 	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Workdir: work, LeaseTTL: 3 * time.Second}
 	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := w.HandleItem(ctx, item, nil); err != nil {
+	if err := handle(w, item); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(t, work); !slices.Equal(got, []string{"keep.txt"}) {

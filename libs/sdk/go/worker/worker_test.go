@@ -108,19 +108,11 @@ func newFake(t *testing.T) *fakeMango {
 		writeJSON(w, 200, fmt.Sprintf(`{"type":"work_heartbeat","last_heartbeat":"2026-12-01T10:00:0%d.670Z","lease_extended":true,"state":%q,"ttl_seconds":3}`, n, state))
 	})
 	mux.HandleFunc("POST /v1/environments/{env}/work/{work}/result", func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		f.mu.Lock()
-		f.results = append(f.results, body)
-		f.mu.Unlock()
+		f.record(r, &f.results)
 		writeJSON(w, 200, workJSON(r.PathValue("work"), `{"type":"healthcheck"}`, "stopped", "null"))
 	})
 	mux.HandleFunc("POST /v1/environments/{env}/work/{work}/stop", func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		f.mu.Lock()
-		f.stops = append(f.stops, body)
-		f.mu.Unlock()
+		f.record(r, &f.stops)
 		w.WriteHeader(204)
 	})
 	mux.HandleFunc("GET /v1/sessions/{id}/events", func(w http.ResponseWriter, r *http.Request) {
@@ -144,11 +136,7 @@ func newFake(t *testing.T) *fakeMango {
 		writeJSON(w, 200, fmt.Sprintf(`{"id":%q,"type":"session","status":%q}`, sessID, status))
 	})
 	mux.HandleFunc("POST /v1/environments/{env}/work/{work}/fail", func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		f.mu.Lock()
-		f.fails = append(f.fails, body)
-		f.mu.Unlock()
+		f.record(r, &f.fails)
 		writeJSON(w, 200, workJSON(r.PathValue("work"), fmt.Sprintf(`{"type":"session","id":%q}`, sessID), "stopped", "null"))
 	})
 	skill := func(w http.ResponseWriter, r *http.Request) *fakeSkill {
@@ -213,6 +201,29 @@ func newFake(t *testing.T) *fakeMango {
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// record appends the request's JSON body to into (under the lock).
+func (f *fakeMango) record(r *http.Request, into *[]map[string]any) {
+	var body map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	*into = append(*into, body)
+	f.mu.Unlock()
+}
+
+// endIdle makes the Session idle for the runner's confirming read.
+func (f *fakeMango) endIdle() {
+	f.mu.Lock()
+	f.status = "idle"
+	f.mu.Unlock()
+}
+
+// handle runs HandleItem with a 20 s bound.
+func handle(w *EnvironmentWorker, item Item) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return w.HandleItem(ctx, item, nil)
 }
 
 func writeJSON(w http.ResponseWriter, code int, body string) {
@@ -379,13 +390,9 @@ func TestSessionItemRunsToolPostsResultRenewsExactlyAndForceStops(t *testing.T) 
 		time.Sleep(300 * time.Millisecond)
 		f.stream <- map[string]any{"seq": 6, "id": "sevt_6", "type": "user.tool_confirmation", "tool_use_id": "sevt_4", "result": "deny"}
 		f.stream <- map[string]any{"seq": 7, "id": "sevt_7", "type": "session.status_idle", "stop_reason": map[string]any{"type": "end_turn"}}
-		f.mu.Lock()
-		f.status = "idle"
-		f.mu.Unlock()
+		f.endIdle()
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := w.HandleItem(ctx, item, nil); err != nil {
+	if err := handle(w, item); err != nil {
 		t.Fatal(err)
 	}
 	s := f.snapshot()
@@ -422,9 +429,7 @@ func TestLeaseLossCancelsTheRunningToolAndSkipsStop(t *testing.T) {
 	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Tools: []Tool{slow}, LeaseTTL: 3 * time.Second}
 	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
 	f.stream <- map[string]any{"seq": 1, "id": "sevt_1", "type": "agent.tool_use", "name": "bash", "input": map[string]any{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	err := w.HandleItem(ctx, item, nil)
+	err := handle(w, item)
 	if !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("err = %v, want ErrLeaseLost", err)
 	}
@@ -440,9 +445,7 @@ func TestStopRequestedOnHeartbeatEndsTheItemWithAForcedStop(t *testing.T) {
 	f.heartbeats = []int{200, 299}
 	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, LeaseTTL: 3 * time.Second}
 	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := w.HandleItem(ctx, item, nil); err != nil {
+	if err := handle(w, item); err != nil {
 		t.Fatal(err)
 	}
 	if s := f.snapshot(); len(s.stops) != 1 || s.stops[0]["force"] != true {
@@ -537,13 +540,9 @@ func TestSessionToolRunnerAnswersOnlyItsOwnCustomToolsWithCustomToolResult(t *te
 		f.stream <- map[string]any{"seq": 7, "id": "sevt_7", "type": "session.status_idle", "stop_reason": map[string]any{"type": "requires_action"}}
 		time.Sleep(500 * time.Millisecond)
 		f.stream <- map[string]any{"seq": 8, "id": "sevt_8", "type": "session.status_idle", "stop_reason": map[string]any{"type": "end_turn"}}
-		f.mu.Lock()
-		f.status = "idle"
-		f.mu.Unlock()
+		f.endIdle()
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := w.HandleItem(ctx, item, nil); err != nil {
+	if err := handle(w, item); err != nil {
 		t.Fatal(err)
 	}
 	s := f.snapshot()

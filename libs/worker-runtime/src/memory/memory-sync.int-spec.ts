@@ -212,18 +212,12 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     const t = await attachedStore(memories);
     // Closed: connections are refused, as while the API (or the supervisor's socket in front of it) restarts.
     const gate = new TcpGate(await freePort(), new URL(url));
-    const http = new HttpMemoryApi({ baseUrl: gate.url, token: t.token });
     let firstPage: string[] = [];
     let deleted: string | undefined;
-    const client: MemoryApi = {
-      ...http,
-      get: http.get.bind(http),
-      create: http.create.bind(http),
-      update: http.update.bind(http),
-      delete: http.delete.bind(http),
-      list: async (storeId, q, signal) => {
-        // The second attempt: page 1 is written locally; before page 2, a Memory of page 1 is deleted
-        // remotely and the connection is cut for 300 ms.
+    // The second attempt: page 1 is written locally; before page 2, a Memory of page 1 is deleted
+    // remotely and the connection is cut for 300 ms.
+    class CutMidDownload extends HttpMemoryApi {
+      override async list(storeId: string, q: Parameters<MemoryApi['list']>[1], signal?: AbortSignal) {
         if (q.page && deleted === undefined) {
           deleted = firstPage[0]!;
           const id = (await api.get(`/v1/memory_stores/${t.store.id}/memories?limit=100`)).body.data.find(
@@ -233,11 +227,12 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
           await gate.close();
           setTimeout(() => void gate.open(), 300);
         }
-        const page = await http.list(storeId, q, signal);
+        const page = await super.list(storeId, q, signal);
         if (!q.page) firstPage = page.data.map((m) => m.path);
         return page;
-      },
-    };
+      }
+    }
+    const client = new CutMidDownload({ baseUrl: gate.url, token: t.token });
     const sync = new MemorySync({
       client,
       sessionId: t.sessionId,

@@ -13,6 +13,7 @@ import {
 import { decodeWorkSecret, isRetryableStatus, MangoClient } from '@mango/sdk';
 import {
   AcknowledgedWork,
+  IdleActivations,
   loadCustomTools,
   parseToolReport,
   pollWork,
@@ -44,6 +45,12 @@ const RUNNER_IN_USE_MS = 3600_000;
 const HEALTHCHECK_CONTAINER_BOUND_MS = 30_000;
 /** How long shutdown waits for running items to deliver results, tear down and Stop before hard kill. */
 const SHUTDOWN_GRACE_MS = 5 * 60_000;
+/** A Poll with a free slot waits this long for Work (long poll). */
+const POLL_BLOCK_MS = 10_000;
+/** At capacity, how often it looks (a Poll that returns at once) for Work an idle activation could make room for. */
+const CAPACITY_POLL_MS = 1000;
+/** An activation idle for less than this is not asked to end (its Session may well go on at once). */
+const YIELD_MIN_IDLE_MS = 2000;
 
 /**
  * `mango-worker docker`: Poll and Ack with the Environment key, one hardened container per acknowledged
@@ -60,6 +67,9 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   /** Aborted when the shutdown grace is over: running containers are killed. */
   private readonly hardStop = new AbortController();
   private readonly running = new Set<Promise<void>>();
+  /** Running Session activations waiting out their idle time (what their runners report). */
+  private readonly idle = new IdleActivations();
+  private lastCapacityPoll = 0;
   private loop?: Promise<void>;
   private launcher!: DockerItemLauncher;
   /** The operator custom tools this worker serves: the custom names a tool report may carry. */
@@ -161,7 +171,10 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         'removed containers left by an earlier run (their Work will be reclaimed)',
       );
     for (const container of adoptable) {
-      const task = this.runAdopted(container).finally(() => this.running.delete(task));
+      const task = this.runAdopted(container).finally(() => {
+        this.running.delete(task);
+        this.idle.forget(container.workId);
+      });
       this.running.add(task);
     }
   }
@@ -187,6 +200,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         signal: this.hardStop.signal,
         onOutput: (line) => {
           sessionDeleted ||= sessionId !== undefined && reportsDeletion(line, sessionId);
+          if (sessionId) this.idle.observe(workId, sessionId, line);
           // No span: this run of the supervisor holds no `mango.environment.work` span for it.
           this.toolReported(line, { since: started, sessionId, workId });
           log.info({ item: line.slice(0, 2000) }, 'item output');
@@ -246,24 +260,72 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       apiKey: this.env.MANGO_ENVIRONMENT_KEY,
       maxRetries: 0,
     });
-    // Adopted containers count against the limit before the first claim.
-    while (this.running.size >= this.env.MANGO_MAX_CONCURRENT_ITEMS && !this.draining.signal.aborted)
-      await Promise.race([...this.running, abortedPromise(this.draining.signal)]);
     try {
+      // Adopted containers count against the limit before the first claim.
       for await (const item of pollWork({
         client,
         environmentId: this.env.MANGO_ENVIRONMENT_ID,
         workerId,
         signal: this.draining.signal,
         onError: (err, attempt) => this.log.warn({ err: String(err), attempt }, 'poll failed; backing off'),
+        beforePoll: () => this.nextPoll(),
+        beforeAck: () => this.makeRoom(),
       })) {
-        const task = this.runItem(item).finally(() => this.running.delete(task));
+        const task = this.runItem(item).finally(() => {
+          this.running.delete(task);
+          this.idle.forget(item.work.id);
+        });
         this.running.add(task);
-        while (this.running.size >= this.env.MANGO_MAX_CONCURRENT_ITEMS) await Promise.race(this.running);
       }
     } catch (err) {
       this.log.fatal({ err: String(err) }, 'the Environment key was refused; stopping to claim Work');
     }
+  }
+
+  private get atCapacity(): boolean {
+    return this.running.size >= this.env.MANGO_MAX_CONCURRENT_ITEMS;
+  }
+
+  /**
+   * Before each Poll, its `block_ms`. With a free slot: a long poll. At capacity it waits for a slot, but
+   * while an activation has been idle YIELD_MIN_IDLE_MS it looks once a second (a Poll that returns at
+   * once) for Work that activation could make room for: `makeRoom` then asks it to end before the Ack.
+   */
+  private async nextPoll(): Promise<number> {
+    for (;;) {
+      if (!this.atCapacity || this.draining.signal.aborted) return POLL_BLOCK_MS;
+      const now = Date.now();
+      if (this.idle.pick(now, YIELD_MIN_IDLE_MS) && now - this.lastCapacityPoll >= CAPACITY_POLL_MS) {
+        this.lastCapacityPoll = now;
+        return 0;
+      }
+      await Promise.race([...this.running, delay(CAPACITY_POLL_MS), abortedPromise(this.draining.signal)]);
+    }
+  }
+
+  /**
+   * Between a Poll and its Ack, at capacity: the activation idle longest is asked to end (SIGTERM: its
+   * runner drains, Stops its Work and exits; a Session that got input meanwhile is given new Work by that
+   * Stop), and the Ack waits for its slot. Every slot busy again meanwhile: the Ack waits for the first
+   * to free. Shutdown leaves the claim unacknowledged, to be reclaimed.
+   */
+  private async makeRoom(): Promise<boolean> {
+    let asked = false;
+    while (this.atCapacity) {
+      if (this.draining.signal.aborted) return false;
+      const workId = asked ? undefined : this.idle.pick(Date.now(), 0);
+      if (workId) {
+        asked = true;
+        this.log.info(
+          { work_id: workId, idle_ms: this.idle.idleFor(workId), slots: this.env.MANGO_MAX_CONCURRENT_ITEMS },
+          'every slot is busy and Work is waiting: asking the Session activation idle longest to end',
+        );
+        this.idle.yielding(workId);
+        await this.launcher.drain(workId);
+      }
+      await Promise.race([...this.running, delay(250), abortedPromise(this.draining.signal)]);
+    }
+    return true;
   }
 
   /**
@@ -324,6 +386,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         ]),
         onOutput: (line) => {
           sessionDeleted ||= sessionId !== undefined && reportsDeletion(line, sessionId);
+          if (sessionId) this.idle.observe(work.id, sessionId, line);
           this.toolReported(line, { since: started, sessionId, workId: work.id, parent });
           log.info({ item: line.slice(0, 2000) }, 'item output');
         },
@@ -501,6 +564,9 @@ function reportsDeletion(line: string, sessionId: string): boolean {
     return false;
   }
 }
+
+/** Resolves after `ms` without keeping the process alive. */
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 const abortedPromise = (signal: AbortSignal) =>
   new Promise<void>((resolve) => {

@@ -12,3 +12,4 @@ export * from './memory';
 export * from './custom-tools';
 export * from './work-trace';
 export * from './tool-report';
+export * from './idle-activations';

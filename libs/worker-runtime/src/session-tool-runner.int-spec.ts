@@ -139,7 +139,12 @@ describe('SessionToolRunner against the real API (scripted model, network faults
 
     proxy.loseNextEventPost = true;
     const tools = createToolset({ workdir: dir, env: { PATH: process.env.PATH } });
-    const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const lines: Array<[string, unknown]> = [];
+    const log = {
+      info: (o: { session_id?: unknown }, msg: string) => lines.push([msg, o.session_id]),
+      warn: () => undefined,
+      error: () => undefined,
+    };
     const runner = new SessionToolRunner({
       client,
       sessionId: s.id,
@@ -150,6 +155,10 @@ describe('SessionToolRunner against the real API (scripted model, network faults
     });
     try {
       expect(await runner.run()).toBe('idle');
+      // The supervisor learns when the idle countdown started (idle-activations.ts): once, after the turn.
+      expect(lines.filter(([m]) => m.startsWith('session activation '))).toEqual([
+        ['session activation idle', s.id],
+      ]);
     } finally {
       await Promise.all(tools.map((t) => t.close?.()));
       proxy.server.closeAllConnections();

@@ -4,6 +4,7 @@ import { backoffMs, sleep } from './backoff';
 import type { ItemLog } from './item-options';
 import { Tool, ToolError, ToolUse } from './tools/types';
 import { TOOL_REPORT_MSG, ToolOutcome, ToolReport } from './tool-report';
+import { ACTIVATION_BUSY_MSG, ACTIVATION_IDLE_MSG } from './idle-activations';
 
 export const TOOL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_IDLE_MS = 60_000;
@@ -77,6 +78,8 @@ export class SessionToolRunner {
   private lastClock?: RunnerEvent;
   private inflight?: { id: string; ctrl: AbortController };
   private draining = false;
+  /** Whether this runner last told the supervisor it is waiting out its idle time (idle-activations.ts). */
+  private idleReported = false;
   /** Tool call ids whose result this runner posted (for tests and logs). */
   readonly posted: string[] = [];
 
@@ -241,11 +244,23 @@ export class SessionToolRunner {
     if (
       maxIdle <= 0 ||
       asOwnType(e.type) !== 'session.status_idle' ||
-      e.stop_reason?.type === 'requires_action'
+      e.stop_reason?.type === 'requires_action' ||
+      this.held.size ||
+      this.pending
     )
-      return;
-    if (this.held.size || this.pending) return;
+      return this.reportIdle(false);
     this.idleTimer = setTimeout(() => void this.confirmIdle(e, maxIdle), maxIdle);
+    this.reportIdle(true);
+  }
+
+  /**
+   * One output line per change of whether this activation is waiting out its idle time: the supervisor
+   * may ask an idle one to end early (drain) when Work waits for its slot (idle-activations.ts).
+   */
+  private reportIdle(idle: boolean): void {
+    if (idle === this.idleReported) return;
+    this.idleReported = idle;
+    this.o.log.info({ session_id: this.o.sessionId }, idle ? ACTIVATION_IDLE_MSG : ACTIVATION_BUSY_MSG);
   }
 
   /**
@@ -260,6 +275,7 @@ export class SessionToolRunner {
         maxRetries: 1,
       });
       if (session.status === 'idle' && !this.pending) return this.stop('idle');
+      this.reportIdle(false); // input arrived meanwhile: its events disarm or re-arm the countdown
     } catch {
       if (this.o.signal.aborted) return;
       this.idleTimer = setTimeout(() => void this.confirmIdle(e, maxIdle), maxIdle);
@@ -290,6 +306,7 @@ export class SessionToolRunner {
     const tool = tools.find((t) => t.name === e.name);
     if (!tool) return; // another client owns it (e.g. the application's custom tool): leave it pending
     this.pending++;
+    this.reportIdle(false);
     this.queue = this.queue
       .then(() => this.execute(tool, e))
       .catch((err) => this.o.log.error({ tool_use_id: e.id, err: String(err) }, 'tool dispatch failed'))

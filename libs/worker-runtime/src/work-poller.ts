@@ -24,6 +24,13 @@ export interface WorkPollerOptions {
   reclaimOlderThanMs?: number;
   signal: AbortSignal;
   onError?: (err: unknown, attempt: number) => void;
+  /**
+   * Awaited before each Poll; resolves with that Poll's `block_ms` (else `blockMs`). A consumer with no
+   * free slot waits here, or asks for a Poll that returns at once when it could make room.
+   */
+  beforePoll?: () => Promise<number | undefined>;
+  /** Awaited between Poll and Ack (e.g. to free a slot); false leaves the claim unacknowledged. */
+  beforeAck?: () => Promise<boolean>;
 }
 
 /**
@@ -35,11 +42,13 @@ export interface WorkPollerOptions {
 export async function* pollWork(o: WorkPollerOptions): AsyncGenerator<AcknowledgedWork> {
   let failures = 0;
   while (!o.signal.aborted) {
+    const blockMs = (await o.beforePoll?.()) ?? o.blockMs ?? 10_000;
+    if (o.signal.aborted) return;
     let polled: PolledWork | null;
     try {
       polled = await o.client.environments.work.poll(
         o.environmentId,
-        { block_ms: o.blockMs ?? 10_000, reclaim_older_than_ms: o.reclaimOlderThanMs, worker_id: o.workerId },
+        { block_ms: blockMs, reclaim_older_than_ms: o.reclaimOlderThanMs, worker_id: o.workerId },
         { signal: o.signal, maxRetries: 0 },
       );
     } catch (err) {
@@ -52,6 +61,9 @@ export async function* pollWork(o: WorkPollerOptions): AsyncGenerator<Acknowledg
     failures = 0;
     if (!polled) continue;
     if (o.signal.aborted) return; // drain: never Ack what we will not run
+    // Not acknowledged: the claim is polled again after reclaim_older_than_ms.
+    if (o.beforeAck && !(await o.beforeAck())) continue;
+    if (o.signal.aborted) return;
     try {
       const work = await o.client.environments.work.ack(o.environmentId, polled.id, { maxRetries: 2 });
       yield { work, secret: polled.secret };

@@ -659,6 +659,17 @@ export class DockerItemLauncher {
     }
   }
 
+  /** Asks one running item (SIGTERM) to deliver its result and Stop, then exit; false when none runs. */
+  async drain(workId: string): Promise<boolean> {
+    const id = this.running.get(workId);
+    if (!id) return false;
+    return this.docker
+      .getContainer(id)
+      .kill({ signal: 'SIGTERM' })
+      .then(() => true)
+      .catch(() => false);
+  }
+
   /** Graceful shutdown: asks every running item (SIGTERM) to deliver its result and Stop, then exit. */
   async drainAll(): Promise<number> {
     const ids = [...this.running.values()];

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { Browser, Page } from 'puppeteer-core';
@@ -541,6 +541,7 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
       await (input as any).uploadFile(path);
       await page.click('[data-testid=upload-file] button[type=submit]');
       await textUntil(has('made-in-console.txt'), 'uploaded file');
+      rmSync(dir, { recursive: true, force: true }); // uploaded: the browser has read it
       const uploaded = (await ws.get('/v1/files?limit=100')).body.data.find(
         (f: any) => f.filename === 'made-in-console.txt',
       );

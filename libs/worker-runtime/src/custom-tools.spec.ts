@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commandTool, CustomToolsConfigError, parseCustomTools } from './custom-tools';
@@ -65,6 +65,7 @@ describe('parseCustomTools: the operator custom tools file', () => {
 
 describe('commandTool: runs the executable with the input on stdin', () => {
   const workdir = mkdtempSync(join(tmpdir(), 'custom-tool-'));
+  afterAll(() => rmSync(workdir, { recursive: true, force: true }));
   const run = (over: Record<string, unknown>, input: Record<string, unknown> = {}, signal?: AbortSignal) => {
     const [spec] = parseCustomTools(doc(tool(over)));
     return commandTool(spec!, {

@@ -106,6 +106,9 @@ type MemorySyncOptions struct {
 	// Interval is the cadence of full passes (0: DefaultMemorySyncInterval; negative: no timer — SyncIfDue
 	// then never finds a pass due, SyncOnce, FinalSync and Flush still work).
 	Interval time.Duration
+	// NoTimer runs no cadence timer: passes run only through SyncIfDue (still due every Interval),
+	// SyncOnce, FinalSync and Flush.
+	NoTimer bool
 	// MaxContentBytes bounds a pushed file (0: DefaultMemoryContentBytes).
 	MaxContentBytes int64
 	// Attempts at a Store's first download (0: MemoryAttempts).
@@ -179,6 +182,7 @@ type MemorySync struct {
 	client          *mango.Client
 	stores          []*mountedStore
 	interval        time.Duration
+	noTimer         bool
 	maxContentBytes int64
 	attempts        int
 	backoffBase     time.Duration
@@ -219,7 +223,7 @@ func NewMemorySync(client *mango.Client, attachments []MemoryAttachment, opts *M
 	if err != nil {
 		return nil, err
 	}
-	m := &MemorySync{client: client, interval: o.Interval, maxContentBytes: o.MaxContentBytes, attempts: o.Attempts,
+	m := &MemorySync{client: client, interval: o.Interval, noTimer: o.NoTimer, maxContentBytes: o.MaxContentBytes, attempts: o.Attempts,
 		backoffBase: o.BackoffBase, onWarning: o.OnWarning, pass: make(chan struct{}, 1)}
 	used := map[string]bool{}
 	for _, a := range attachments {
@@ -325,7 +329,7 @@ func (m *MemorySync) Start(ctx context.Context) ([]ToolRoot, error) {
 	}
 	m.mu.Lock()
 	m.lastPassAt = time.Now()
-	if m.interval > 0 && !m.disposed {
+	if m.interval > 0 && !m.noTimer && !m.disposed {
 		timerCtx, stop := context.WithCancel(ctx)
 		m.stopTimer, m.timerDone = stop, make(chan struct{})
 		go m.tick(timerCtx, m.timerDone)

@@ -927,3 +927,282 @@ func TestSessionMemoryAttachmentsReadsTheSnapshot(t *testing.T) {
 		t.Fatalf("%+v %v", got, err)
 	}
 }
+
+// memorySession is a Session body attaching storeA read_write (as "notes") and storeB read_only (as
+// "reference"), pinning no Skill.
+func memorySession() string {
+	b, _ := json.Marshal(map[string]any{"id": sessID, "type": "session", "agent": map[string]any{"skills": []any{}}, "resources": []any{
+		map[string]any{"type": "memory_store", "memory_store_id": storeA, "access": "read_write", "instructions": nil, "name": "Notes", "description": "", "mount_path": "/mnt/memory/notes"},
+		map[string]any{"type": "memory_store", "memory_store_id": storeB, "access": "read_only", "instructions": nil, "name": "Reference", "description": "", "mount_path": "/mnt/memory/reference"},
+	}})
+	return string(b)
+}
+
+func memoryFake(t *testing.T) *fakeMango {
+	f := newFake(t)
+	f.session = memorySession()
+	f.memory.add(storeA, map[string]string{"/notes.md": "remember this"})
+	f.memory.add(storeB, map[string]string{"/ref.md": "reference"})
+	f.memory.readOnly[storeB] = true
+	return f
+}
+
+func toolCall(seq int, command string) map[string]any {
+	return map[string]any{"seq": seq, "id": fmt.Sprintf("sevt_%d", seq), "type": "agent.tool_use", "name": "bash", "input": map[string]any{"command": command}, "evaluated_permission": "allow"}
+}
+
+func resultTexts(posted []map[string]any) []string {
+	var out []string
+	for _, p := range posted {
+		out = append(out, fmt.Sprint(p["content"].([]any)[0].(map[string]any)["text"]))
+	}
+	return out
+}
+
+func TestSessionItemMountsMemoryForTheToolFactoryAndSyncsAfterCallsAndAtTheEnd(t *testing.T) {
+	defer func() { memoryNoTimer = false }()
+	memoryNoTimer = true // only the pass after a call can push before the second call
+	f := memoryFake(t)
+	f.history = []map[string]any{{"id": "sevt_1", "type": "user.message", "seq": 1}}
+	root := filepath.Join(t.TempDir(), "mnt", "memory")
+	notes, reference := filepath.Join(root, "notes"), filepath.Join(root, "reference")
+	var setups []ToolSetup
+	bash := ToolFunc{ToolName: "bash", Fn: func(_ context.Context, in map[string]any) (string, error) {
+		switch in["command"] {
+		case "first":
+			b, err := os.ReadFile(filepath.Join(notes, "notes.md"))
+			if err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(filepath.Join(notes, "after-call.md"), []byte("pushed after a call"), 0o600); err != nil {
+				return "", err
+			}
+			_ = os.WriteFile(filepath.Join(reference, "ref.md"), []byte("scribbled"), 0o600)
+			return string(b), nil
+		case "second":
+			// The pass after the first call (the cadence had elapsed) pushed its file already.
+			remote := f.memory.contents(storeA)["/after-call.md"]
+			return remote, os.WriteFile(filepath.Join(notes, "at-the-end.md"), []byte("pushed by the final sync"), 0o600)
+		}
+		return "", errors.New("unknown command")
+	}}
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, LeaseTTL: 3 * time.Second, MaxIdle: 1500 * time.Millisecond,
+		MemoryRoot: root, MemorySyncInterval: 200 * time.Millisecond,
+		NewTools: func(_ context.Context, s ToolSetup) ([]Tool, error) {
+			setups = append(setups, s)
+			// The Stores are mounted before the tools are built.
+			if _, err := os.Stat(filepath.Join(notes, "notes.md")); err != nil {
+				return nil, err
+			}
+			return []Tool{bash}, nil
+		}}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
+	go func() {
+		time.Sleep(400 * time.Millisecond) // past the 200 ms cadence: the first call's pass is due
+		f.stream <- toolCall(2, "first")
+		time.Sleep(400 * time.Millisecond)
+		f.stream <- toolCall(3, "second")
+		time.Sleep(300 * time.Millisecond)
+		f.stream <- map[string]any{"seq": 4, "id": "sevt_4", "type": "session.status_idle", "stop_reason": map[string]any{"type": "end_turn"}}
+		f.endIdle()
+	}()
+	if err := handle(w, item); err != nil {
+		t.Fatal(err)
+	}
+	want := []ToolSetup{{SessionID: sessID, Roots: []ToolRoot{{Path: notes, MemoryStoreID: storeA}, {Path: reference, ReadOnly: true, MemoryStoreID: storeB}}}}
+	if len(setups) != 1 || !slices.EqualFunc(setups, want, func(a, b ToolSetup) bool {
+		return a.SessionID == b.SessionID && a.Workdir == b.Workdir && slices.Equal(a.Roots, b.Roots)
+	}) {
+		t.Fatalf("setups %+v", setups)
+	}
+	s := f.snapshot()
+	if got := resultTexts(s.posted); !slices.Equal(got, []string{"remember this", "pushed after a call"}) {
+		t.Fatalf("results %q", got)
+	}
+	if got := f.memory.contents(storeA); !maps.Equal(got, map[string]string{
+		"/notes.md": "remember this", "/after-call.md": "pushed after a call", "/at-the-end.md": "pushed by the final sync"}) {
+		t.Fatalf("remote %v", got)
+	}
+	if got := f.memory.contents(storeB); !maps.Equal(got, map[string]string{"/ref.md": "reference"}) {
+		t.Fatalf("the read_only Store changed: %v", got)
+	}
+	for _, w := range f.memory.writes() {
+		if strings.Contains(w, storeB) {
+			t.Fatalf("a write to the read_only Store: %s", w)
+		}
+	}
+	if len(s.fails) != 0 || len(s.stops) != 1 {
+		t.Fatalf("fails %v stops %v", s.fails, s.stops)
+	}
+	// The mounts are removed; the final sync and flush ran before the final Stop, under the Work token.
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("left %v", entries)
+	}
+	stop := slices.IndexFunc(s.log, func(l string) bool { return strings.HasSuffix(l, "/stop") })
+	for i, l := range s.log {
+		if strings.Contains(l, "/memory_stores/") {
+			if i > stop {
+				t.Fatalf("%s after the final Stop", l)
+			}
+			if s.auth[i] != "Bearer mango_wt_token" {
+				t.Fatalf("%s used %q", l, s.auth[i])
+			}
+		}
+	}
+}
+
+func TestSessionItemStoppedMidRunFlushesButDoesNotPullOrDelete(t *testing.T) {
+	f := memoryFake(t)
+	f.heartbeats = []int{200, 200, 299} // the second renewal says stopping
+	root := t.TempDir()
+	notes := filepath.Join(root, "notes")
+	bash := ToolFunc{ToolName: "bash", Fn: func(ctx context.Context, _ map[string]any) (string, error) {
+		_ = os.WriteFile(filepath.Join(notes, "new.md"), []byte("flushed"), 0o600)
+		_ = os.Remove(filepath.Join(notes, "notes.md"))
+		<-ctx.Done() // runs until the stop request cancels it
+		return "", ctx.Err()
+	}}
+	f.stream <- toolCall(1, "x")
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Tools: []Tool{bash}, LeaseTTL: 3 * time.Second, MemoryRoot: root}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
+	if err := handle(w, item); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.memory.contents(storeA); !maps.Equal(got, map[string]string{"/notes.md": "remember this", "/new.md": "flushed"}) {
+		t.Fatalf("remote %v", got)
+	}
+	// Only the mount listed the Stores: no full pass ran (not a clean end).
+	if n := len(f.memory.sent("GET /v1/memory_stores/" + storeA + "/memories?")); n != 1 {
+		t.Fatalf("%d listings of the writable Store", n)
+	}
+	if s := f.snapshot(); len(s.stops) != 1 || len(s.fails) != 0 {
+		t.Fatalf("stops %v fails %v", s.stops, s.fails)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("left %v", entries)
+	}
+}
+
+func TestSessionItemWhoseLeaseIsLostWritesNoMemory(t *testing.T) {
+	f := memoryFake(t)
+	f.heartbeats = []int{200, 412}
+	root := t.TempDir()
+	bash := ToolFunc{ToolName: "bash", Fn: func(ctx context.Context, _ map[string]any) (string, error) {
+		_ = os.WriteFile(filepath.Join(root, "notes", "new.md"), []byte("fenced"), 0o600)
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}
+	f.stream <- toolCall(1, "x")
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Tools: []Tool{bash}, LeaseTTL: 3 * time.Second, MemoryRoot: root}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
+	if err := handle(w, item); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("err = %v", err)
+	}
+	if w := f.memory.writes(); len(w) != 0 {
+		t.Fatalf("writes %v", w)
+	}
+	if s := f.snapshot(); len(s.stops) != 0 || len(s.fails) != 0 {
+		t.Fatalf("stops %v fails %v", s.stops, s.fails)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("left %v", entries)
+	}
+}
+
+func TestSessionItemWithATemporaryMemoryFailureLeavesTheLeaseToExpire(t *testing.T) {
+	defer func(base time.Duration) { memoryRetryBase = base }(memoryRetryBase)
+	memoryRetryBase = time.Millisecond
+	f := memoryFake(t)
+	f.session = strings.Replace(memorySession(), `"skills":[]`, `"skills":[{"type":"custom","skill_id":"`+skillA+`","version":"1"}]`, 1)
+	f.addSkill(skillA, "1", "pdf", "pdf", tarGz(t, member{path: "pdf/SKILL.md", body: md("pdf")}), 1)
+	f.memory.before = func(r *http.Request, _ int) int { return 503 }
+	f.stream <- toolCall(1, "x")
+	work, root := t.TempDir(), t.TempDir()
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Tools: []Tool{noToolMayRun(t)}, Workdir: work, MemoryRoot: root, LeaseTTL: 3 * time.Second}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
+	err := w.HandleItem(context.Background(), item, nil)
+	var temporary *MemoryMountError
+	if !errors.As(err, &temporary) || !strings.Contains(err.Error(), "after 5 attempts") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(f.memory.sent("GET ")); n != 5 {
+		t.Fatalf("%d Memory requests, want 5", n)
+	}
+	s := f.snapshot()
+	if len(s.fails) != 0 || len(s.stops) != 0 || len(s.posted) != 0 {
+		t.Fatalf("fails %v stops %v posted %v", s.fails, s.stops, s.posted)
+	}
+	for _, l := range s.log {
+		if strings.Contains(l, "/events") {
+			t.Fatalf("the tool runner started: %s", l)
+		}
+	}
+	// Neither the mounts nor the staged Skills remain.
+	if got := append(names(t, work), names(t, root)...); len(got) != 0 {
+		t.Fatalf("left %v", got)
+	}
+}
+
+func TestSessionItemWithADeletedMemoryStoreFailsTheWork(t *testing.T) {
+	f := memoryFake(t)
+	f.memory.mu.Lock()
+	delete(f.memory.stores, storeB)
+	f.memory.mu.Unlock()
+	f.stream <- toolCall(1, "x")
+	root := t.TempDir()
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Tools: []Tool{noToolMayRun(t)}, MemoryRoot: root, LeaseTTL: 3 * time.Second}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
+	err := w.HandleItem(context.Background(), item, nil)
+	var permanent *MemoryInputError
+	if !errors.As(err, &permanent) {
+		t.Fatalf("err = %v", err)
+	}
+	s := f.snapshot()
+	if len(s.fails) != 1 || !strings.Contains(fmt.Sprint(s.fails[0]["message"]), storeB) || len(s.stops) != 0 || len(s.posted) != 0 {
+		t.Fatalf("fails %v stops %v posted %v", s.fails, s.stops, s.posted)
+	}
+	if w := f.memory.writes(); len(w) != 0 {
+		t.Fatalf("writes %v", w)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("left %v", entries)
+	}
+}
+
+func TestSessionItemCleanEndRunsOneFinalFullSyncThenTheFlush(t *testing.T) {
+	f := memoryFake(t)
+	f.history = []map[string]any{{"id": "sevt_1", "type": "user.message", "seq": 1}}
+	root := t.TempDir()
+	notes := filepath.Join(root, "notes")
+	bash := ToolFunc{ToolName: "bash", Fn: func(context.Context, map[string]any) (string, error) {
+		_ = os.Remove(filepath.Join(notes, "notes.md"))
+		return "ok", os.WriteFile(filepath.Join(notes, "new.md"), []byte("from the tool"), 0o600)
+	}}
+	// An hour's cadence: no pass after the call, and no timer pass.
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Tools: []Tool{bash}, LeaseTTL: 3 * time.Second,
+		MaxIdle: 1500 * time.Millisecond, MemoryRoot: root, MemorySyncInterval: time.Hour}
+	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		f.stream <- toolCall(2, "x")
+		time.Sleep(300 * time.Millisecond)
+		f.stream <- map[string]any{"seq": 3, "id": "sevt_3", "type": "session.status_idle", "stop_reason": map[string]any{"type": "end_turn"}}
+		f.endIdle()
+	}()
+	if err := handle(w, item); err != nil {
+		t.Fatal(err)
+	}
+	// One full pass (it lists both Stores in the basic view; the flush lists nothing): the new file is
+	// created, the deletion seen once is not pushed.
+	for _, store := range []string{storeA, storeB} {
+		if n := len(f.memory.sent("GET /v1/memory_stores/" + store + "/memories?limit=100&view=basic")); n != 1 {
+			t.Fatalf("%s: %d full passes, want 1 (%v)", store, n, f.memory.sent("GET "))
+		}
+	}
+	if got := f.memory.contents(storeA); !maps.Equal(got, map[string]string{"/notes.md": "remember this", "/new.md": "from the tool"}) {
+		t.Fatalf("remote %v", got)
+	}
+	if s := f.snapshot(); len(s.stops) != 1 || len(s.posted) != 1 {
+		t.Fatalf("stops %v posted %v", s.stops, s.posted)
+	}
+}

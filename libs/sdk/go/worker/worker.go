@@ -300,8 +300,12 @@ func (w *EnvironmentWorker) sessionTools(ctx context.Context, item Item, memory 
 	}, nil
 }
 
-// memoryRetryBase is the base delay of the mount backoff (a variable for the tests).
-var memoryRetryBase = 250 * time.Millisecond
+// memoryRetryBase is the base delay of the mount backoff; memoryNoTimer leaves only the passes after
+// tool calls (variables for the tests).
+var (
+	memoryRetryBase = 250 * time.Millisecond
+	memoryNoTimer   = false
+)
 
 // mountSessionMemory mounts the Session's attached Memory Stores below MemoryRoot (see
 // EnvironmentWorker.MemoryRoot); nil when none is attached. A permanent failure is reported with Work
@@ -322,7 +326,7 @@ func (w *EnvironmentWorker) mountSessionMemory(ctx context.Context, token *mango
 		return nil, err
 	}
 	memory, err := NewMemorySync(client, attachments, &MemorySyncOptions{Root: w.MemoryRoot, Interval: w.MemorySyncInterval,
-		BackoffBase: memoryRetryBase, OnWarning: w.report})
+		NoTimer: memoryNoTimer, BackoffBase: memoryRetryBase, OnWarning: w.report})
 	if err == nil {
 		if _, err = memory.Start(ctx); err != nil {
 			if derr := memory.Dispose(true); derr != nil {

@@ -2,7 +2,10 @@ module github.com/mango/mango/libs/sdk/go
 
 go 1.26.0
 
-require github.com/oapi-codegen/runtime v1.9.0
+require (
+	github.com/oapi-codegen/runtime v1.9.0
+	golang.org/x/text v0.40.0
+)
 
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect

@@ -26,7 +26,9 @@ import {
  * the session.usage event, streams with Last-Event-ID resume, pages, and moves a ≥ 5 MiB binary File.
  * The Go program also runs its EnvironmentWorker on a second Environment: a healthcheck and a bash tool
  * turn (bash as a host process: the Docker sandbox is covered by apps/supervisor's tests) that reads the
- * SKILL.md of the Skill its Agent pins, staged by the worker below its Workdir.
+ * SKILL.md of the Skill its Agent pins, staged by the worker below its Workdir, reads a Memory of the
+ * Store its Session attaches, mounted by the worker below its MemoryRoot, and writes a file there that the
+ * program then finds as a Memory through the API.
  */
 
 const ROOT = join(__dirname, '../../..');
@@ -63,7 +65,8 @@ async function ok(
 
 /**
  * The model: a tool call for the Agent's tool, then (after its result) a short answer. A bash call runs
- * the command a user message names after `run bash: ` (the Go program's reads its staged Skill), else
+ * the command a user message names after `run bash: ` (the Go program's reads its staged Skill and its
+ * mounted Memory Store, and writes to the Store), else
  * `echo conformance-bash`.
  */
 let toolUses = 0;
@@ -205,7 +208,7 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
     expect(out).toContain('CONFORMANCE OK python');
   }, 600_000);
 
-  it('Go: the SDK module via replace, including EnvironmentWorker: a healthcheck and a bash tool turn reading a staged Skill', async () => {
+  it('Go: the SDK module via replace, including EnvironmentWorker: a healthcheck and a bash tool turn reading a staged Skill and a mounted Memory Store', async () => {
     const script = `. tools/sdk/ensure-tools.sh && cd tools/sdk/conformance/go && GOFLAGS="$GOFLAGS -mod=mod" "$SDK_GO" run .`;
     const out = await ok('bash', ['-c', script], ROOT, env);
     expect(out).toContain('CONFORMANCE OK go');
@@ -216,5 +219,6 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
     expect(bashTurns.length).toBeGreaterThanOrEqual(2);
     expect(JSON.stringify(bashTurns.at(-1)!.body.messages.at(-1))).toContain('conformance-bash');
     expect(JSON.stringify(bashTurns.at(-1)!.body.messages.at(-1))).toContain('skill-body-go-ok');
+    expect(JSON.stringify(bashTurns.at(-1)!.body.messages.at(-1))).toContain('memory-seed-go-ok');
   }, 600_000);
 });

@@ -4,9 +4,11 @@
 //   - SessionToolRunner: one Session's tool calls — history recovery, the event stream with Last-Event-ID,
 //     confirmation gates, local dispatch and result submission.
 //   - EnvironmentWorker: both composed with the conditional heartbeat, lease-loss cancellation, the
-//     Healthcheck callback (10 s context), staging of the Session's frozen Skills below Workdir before
-//     the tools run (StageSkills) and the final forced Stop. Run owns Poll through Stop in one trusted
-//     process; HandleItem runs one already-acknowledged item (see ItemFromEnv).
+//     Healthcheck callback (10 s context), staging of the Session's frozen Skills below Workdir
+//     (StageSkills) and the mount of its Memory Stores below MemoryRoot (MemorySync: synced by path, a
+//     final sync and a flush at the end) before its tools are built (NewTools gets the mounted roots),
+//     and the final forced Stop. Run owns Poll through Stop in one trusted process; HandleItem runs one
+//     already-acknowledged item (see ItemFromEnv).
 //
 // The helpers do not choose or create a sandbox: the launcher that calls them owns that boundary.
 package worker

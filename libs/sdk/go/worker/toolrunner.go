@@ -62,6 +62,9 @@ type SessionToolRunner struct {
 	ToolTimeout time.Duration
 	// OnError sees stream interruptions and failed result submissions.
 	OnError func(error)
+	// AfterCall, when set, runs after each call whose result was posted, before the next call starts
+	// (EnvironmentWorker: a Memory sync pass when one is due).
+	AfterCall func(ctx context.Context)
 
 	mu       sync.Mutex
 	handled  map[string]bool
@@ -408,6 +411,9 @@ func (r *SessionToolRunner) execute(ctx context.Context, e runnerEvent) {
 		return // cancelled, lease lost or the call was closed (interrupt): not posted
 	}
 	r.send(ctx, e, text, isError)
+	if r.AfterCall != nil && ctx.Err() == nil {
+		r.AfterCall(ctx)
+	}
 }
 
 func (r *SessionToolRunner) send(ctx context.Context, e runnerEvent, text string, isError bool) {

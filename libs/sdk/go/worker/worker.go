@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -28,9 +29,10 @@ var ErrStopRequested = errors.New("worker: stop requested")
 // EnvironmentWorker composes WorkPoller and SessionToolRunner. It performs the first heartbeat before
 // anything runs, renews the lease conditionally (echoing the previous last_heartbeat exactly), cancels
 // the item when the lease is lost or a Stop is requested, and force-Stops Session Work when its runner
-// ends. Before a Session's tool runner starts, it reads the frozen Session with the Work token and
-// stages its Skills below Workdir (see Workdir). A healthcheck calls the provider's Healthcheck with a
-// 10 s context and submits the result; a missing callback reports failure.
+// ends. Before a Session's tools are built, it reads the frozen Session with the Work token, stages its
+// Skills below Workdir (see Workdir) and mounts its Memory Stores below MemoryRoot (see MemoryRoot). A
+// healthcheck calls the provider's Healthcheck with a 10 s context and submits the result; a missing
+// callback reports failure.
 type EnvironmentWorker struct {
 	// Client authenticates with the Environment key (Poll and Ack). Work tokens come from each item's secret.
 	Client        *mango.Client
@@ -38,8 +40,14 @@ type EnvironmentWorker struct {
 	WorkerID      string
 	// Healthcheck is the provider-owned probe of the execution path (nil: the check fails).
 	Healthcheck func(ctx context.Context) error
-	// Tools run Session tool calls (SessionToolRunner).
+	// Tools run Session tool calls (SessionToolRunner), unless NewTools is set.
 	Tools []Tool
+	// NewTools, when set, is the tool factory: it builds each Session item's tools once its Skills are
+	// staged and its Memory Stores mounted, receiving the exact mounted roots with their access
+	// (ToolRoot.ReadOnly for read_only attachments: file tools should refuse write and edit there). Its
+	// tools replace Tools for that item; those implementing io.Closer are closed when the runner ends,
+	// before Memory's final sync. An error ends the item without Fail or Stop (the lease expires).
+	NewTools func(ctx context.Context, setup ToolSetup) ([]Tool, error)
 	// CustomTools answer the Agent's custom tool calls this operator serves (SessionToolRunner.CustomTools).
 	CustomTools []Tool
 	// Workdir is the canonical working directory of the Tools: the directory that model-visible paths
@@ -54,6 +62,22 @@ type EnvironmentWorker struct {
 	// that pins Skills is not run (an error without Fail: a worker misconfiguration must not terminate
 	// the user's Session).
 	Workdir string
+	// MemoryRoot is where a Session's attached Memory Stores are mounted (empty: DefaultMemoryRoot,
+	// /mnt/memory, the path the Session's mount_path and the model's system prompt name). For each
+	// Session item, after its Skills and before its tools are built, every attached Store is downloaded
+	// to <MemoryRoot>/<last segment of its mount_path> with a marker file (MemorySync.Start: a root that
+	// already exists is refused, so MemoryRoot must belong to one item at a time). Writable Stores then
+	// reconcile by path every MemorySyncInterval and after tool calls (remote wins; local changes through
+	// create/update with SHA-256 preconditions; deletions on a second observation); a clean end (idle,
+	// terminated, deleted, drained) gets one final full sync bounded by MemoryFinalSyncTimeout, and every
+	// end where the lease is still ours a push-only flush bounded by MemoryFlushTimeout; then the roots
+	// are removed. A permanent failure (*MemoryInputError: an unusable attachment, a Store that no longer
+	// exists) calls Work Fail; a temporary one (*MemoryMountError, after MemoryAttempts attempts) returns
+	// without Fail or Stop, so the lease expires and the Work is reclaimed.
+	MemoryRoot string
+	// MemorySyncInterval is the cadence of full Memory passes (0: DefaultMemorySyncInterval, 15 s;
+	// negative: no timer and no pass after tool calls — only the final sync and the flush).
+	MemorySyncInterval time.Duration
 	// LeaseTTL is desired_ttl_seconds (1–300; 0: 60 s). The lease is renewed every third of it.
 	LeaseTTL time.Duration
 	// MaxIdle is passed to SessionToolRunner.
@@ -149,10 +173,27 @@ func (w *EnvironmentWorker) HandleItem(ctx context.Context, item Item, drain <-c
 	}
 }
 
-// runSession stages the Session's Skills, runs its tool calls and removes the staged tree.
+// ToolSetup is what the tool factory (EnvironmentWorker.NewTools) gets for one Session item.
+type ToolSetup struct {
+	SessionID string
+	// Workdir is EnvironmentWorker.Workdir (the Skills are staged below it).
+	Workdir string
+	// Roots are the mounted Memory Stores, in attachment order.
+	Roots []ToolRoot
+}
+
+// Teardown bounds of Memory (as the TypeScript item runner's): the clean end's final full sync and the
+// push-only flush every end gets, each separately.
+const (
+	MemoryFinalSyncTimeout = 30 * time.Second
+	MemoryFlushTimeout     = 30 * time.Second
+)
+
+// runSession prepares the Session's inputs (Skills, then Memory), builds its tools, runs its tool calls
+// and tears down: the tools close, Memory gets its final sync (clean end) and flush (every end whose
+// lease is still ours), the mounts and the staged tree are removed.
 func (w *EnvironmentWorker) runSession(ctx context.Context, token *mango.Client, secret mango.WorkSecret, item Item, drain <-chan struct{}) (string, error) {
-	dispose, err := w.stageSessionSkills(ctx, token, secret, item)
-	if err != nil {
+	prepared := func(err error) (string, error) {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, ErrStopRequested):
 			return StopCancelled, nil // stopping: the final Stop follows
@@ -161,27 +202,62 @@ func (w *EnvironmentWorker) runSession(ctx context.Context, token *mango.Client,
 		}
 		return "", err
 	}
-	defer dispose()
-	runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: w.Tools, CustomTools: w.CustomTools, MaxIdle: w.MaxIdle, OnError: w.OnError}
-	return runner.Run(ctx, drain)
-}
-
-// skillRetryBase is the base delay of the staging backoff (a variable for the tests).
-var skillRetryBase = 250 * time.Millisecond
-
-// stageSessionSkills reads the frozen Session with the Work token and stages its Skill pins below
-// Workdir (see EnvironmentWorker.Workdir); dispose removes the tree. A permanent failure is reported
-// with Work Fail before it is returned.
-func (w *EnvironmentWorker) stageSessionSkills(ctx context.Context, token *mango.Client, secret mango.WorkSecret, item Item) (dispose func(), err error) {
-	noop := func() {}
-	// Staging retries itself (SkillAttempts): its client does not, and bounds each metadata request.
+	// Staging and mounting retry themselves (SkillAttempts, MemoryAttempts): their client does not, and
+	// bounds each metadata request.
 	client, err := w.Client.WithToken(secret.SessionsToken, secret.APIBaseURL, mango.WithMaxRetries(0), mango.WithTimeout(15*time.Second))
 	if err != nil {
-		return nil, err
+		return "", err
 	}
+	session, err := w.readSession(ctx, client, item)
+	if err != nil {
+		return prepared(err)
+	}
+	var memory *MemorySync
+	if session != nil { // nil: terminated, nothing will run (the runner sees the end)
+		dispose, err := w.stageSessionSkills(ctx, client, token, item, session)
+		if err != nil {
+			return prepared(err)
+		}
+		defer dispose()
+		if memory, err = w.mountSessionMemory(ctx, token, secret, item, session); err != nil {
+			return prepared(err)
+		}
+	}
+	tools, closeTools, err := w.sessionTools(ctx, item, memory)
+	if err != nil {
+		if memory != nil {
+			_ = memory.Dispose(true)
+		}
+		return "", err
+	}
+	runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: tools, CustomTools: w.CustomTools, MaxIdle: w.MaxIdle, OnError: w.OnError}
+	if memory != nil && w.MemorySyncInterval >= 0 {
+		runner.AfterCall = func(ctx context.Context) {
+			if _, err := memory.SyncIfDue(ctx); err != nil && ctx.Err() == nil {
+				w.report(err)
+			}
+		}
+	}
+	reason, err := runner.Run(ctx, drain)
+	closeTools()
+	if memory != nil {
+		lost := errors.Is(context.Cause(ctx), ErrLeaseLost) || reason == StopRefused
+		clean := err == nil && !lost && ctx.Err() == nil
+		w.tearDownMemory(ctx, memory, clean, lost)
+	}
+	return reason, err
+}
+
+// readSession reads the frozen Session with the Work token (transient failures retried, SkillAttempts in
+// all); nil when it is terminated.
+func (w *EnvironmentWorker) readSession(ctx context.Context, client *mango.Client, item Item) ([]byte, error) {
 	var raw *json.RawMessage
+	var err error
 	for attempt := 1; ; attempt++ {
 		raw, err = mango.Decode[json.RawMessage](client.SessionsRetrieve(ctx, item.SessionID))
+		if err == nil && raw == nil {
+			err = errors.New("an empty response")
+		}
 		if err == nil {
 			break
 		}
@@ -194,9 +270,112 @@ func (w *EnvironmentWorker) stageSessionSkills(ctx context.Context, token *mango
 	}
 	_ = json.Unmarshal(*raw, &head)
 	if head.Status == "terminated" {
-		return noop, nil // nothing will run: the runner sees the end
+		return nil, nil
 	}
-	pins, err := SessionSkillPins(*raw)
+	return *raw, nil
+}
+
+// sessionTools are the item's tools: NewTools' (with a closer for those that are io.Closers), or Tools.
+func (w *EnvironmentWorker) sessionTools(ctx context.Context, item Item, memory *MemorySync) ([]Tool, func(), error) {
+	noop := func() {}
+	if w.NewTools == nil {
+		return w.Tools, noop, nil
+	}
+	setup := ToolSetup{SessionID: item.SessionID, Workdir: w.Workdir, Roots: []ToolRoot{}}
+	if memory != nil {
+		setup.Roots = memory.Roots()
+	}
+	tools, err := w.NewTools(ctx, setup)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the tools: %w", err) // the operator's factory: no Fail
+	}
+	return tools, func() {
+		for _, t := range tools {
+			if c, ok := t.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					w.report(fmt.Errorf("closing tool %s: %w", t.Name(), err))
+				}
+			}
+		}
+	}, nil
+}
+
+// memoryRetryBase is the base delay of the mount backoff; memoryNoTimer leaves only the passes after
+// tool calls (variables for the tests).
+var (
+	memoryRetryBase = 250 * time.Millisecond
+	memoryNoTimer   = false
+)
+
+// mountSessionMemory mounts the Session's attached Memory Stores below MemoryRoot (see
+// EnvironmentWorker.MemoryRoot); nil when none is attached. A permanent failure is reported with Work
+// Fail before it is returned.
+func (w *EnvironmentWorker) mountSessionMemory(ctx context.Context, token *mango.Client, secret mango.WorkSecret, item Item, session []byte) (*MemorySync, error) {
+	attachments, err := SessionMemoryAttachments(session)
+	if err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	if len(attachments) == 0 {
+		return nil, nil
+	}
+	// Memory calls get their own client: a write may legitimately take longer than the 15 s bound of
+	// other calls, within the teardown bounds.
+	client, err := w.Client.WithToken(secret.SessionsToken, secret.APIBaseURL, mango.WithMaxRetries(0),
+		mango.WithTimeout(MemoryFinalSyncTimeout+MemoryFlushTimeout))
+	if err != nil {
+		return nil, err
+	}
+	memory, err := NewMemorySync(client, attachments, &MemorySyncOptions{Root: w.MemoryRoot, Interval: w.MemorySyncInterval,
+		NoTimer: memoryNoTimer, BackoffBase: memoryRetryBase, OnWarning: w.report})
+	if err == nil {
+		if _, err = memory.Start(ctx); err != nil {
+			if derr := memory.Dispose(true); derr != nil {
+				w.report(fmt.Errorf("memory: removing the mounts: %w", derr))
+			}
+		}
+	}
+	var permanent *MemoryInputError
+	switch {
+	case err == nil:
+		return memory, nil
+	case errors.As(err, &permanent) && ctx.Err() == nil:
+		w.failWork(ctx, token, item, permanent.Message)
+		return nil, fmt.Errorf("memory: %w", err)
+	default:
+		return nil, fmt.Errorf("memory: %w", err) // temporary (or cancelled): no Fail, no Stop
+	}
+}
+
+// tearDownMemory ends the Memory mounts: a final full sync on a clean end, a push-only flush on every end
+// whose lease is still ours (each separately bounded, neither cancelled by the item's end), then the
+// roots are removed. The lease keeps renewing meanwhile (the item context of a clean end is live).
+func (w *EnvironmentWorker) tearDownMemory(ctx context.Context, memory *MemorySync, clean, lost bool) {
+	memory.StopTimer()
+	teardown := context.WithoutCancel(ctx)
+	if clean {
+		if _, err := memory.FinalSync(teardown, MemoryFinalSyncTimeout); err != nil {
+			w.report(fmt.Errorf("final memory sync: %w", err))
+		}
+	}
+	if !lost {
+		if _, err := memory.Flush(teardown, MemoryFlushTimeout); err != nil {
+			w.report(fmt.Errorf("memory flush: %w", err))
+		}
+	}
+	if err := memory.Dispose(true); err != nil {
+		w.report(fmt.Errorf("memory: removing the mounts: %w", err))
+	}
+}
+
+// skillRetryBase is the base delay of the staging backoff (a variable for the tests).
+var skillRetryBase = 250 * time.Millisecond
+
+// stageSessionSkills stages the frozen Session's Skill pins below Workdir (see
+// EnvironmentWorker.Workdir); dispose removes the tree. A permanent failure is reported with Work Fail
+// before it is returned.
+func (w *EnvironmentWorker) stageSessionSkills(ctx context.Context, client, token *mango.Client, item Item, session []byte) (dispose func(), err error) {
+	noop := func() {}
+	pins, err := SessionSkillPins(session)
 	if err != nil {
 		return nil, fmt.Errorf("skills: %w", err)
 	}

@@ -48,6 +48,8 @@ type fakeMango struct {
 	skills map[string]*fakeSkill
 	// skillErrs are scripted statuses answered by the next Skills requests (then the real answer).
 	skillErrs []int
+	// memory serves /v1/memory_stores/… (memory_test.go).
+	memory *fakeMemory
 }
 
 // fakeSkill is one served Skill version: its metadata and its stored archive bytes.
@@ -57,8 +59,9 @@ type fakeSkill struct {
 }
 
 func newFake(t *testing.T) *fakeMango {
-	f := &fakeMango{t: t, stream: make(chan map[string]any, 16), status: "running"}
+	f := &fakeMango{t: t, stream: make(chan map[string]any, 16), status: "running", memory: newFakeMemory()}
 	mux := http.NewServeMux()
+	mux.Handle("/v1/memory_stores/", f.memory)
 	mux.HandleFunc("GET /v1/environments/{env}/work/poll", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		body := "{}"

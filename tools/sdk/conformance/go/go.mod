@@ -8,6 +8,7 @@ require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/oapi-codegen/runtime v1.9.0 // indirect
+	golang.org/x/text v0.40.0 // indirect
 )
 
 // The SDK module from this repository (tools/sdk/test/conformance.e2e-spec.ts runs `go run` with

@@ -1,7 +1,9 @@
 // The Go conformance program: the SDK module (libs/sdk/go via replace) against a real deployment, plus
 // its EnvironmentWorker against a real Environment: a healthcheck and a bash tool turn, with bash run
 // as a host process in the worker's Workdir, that reads the SKILL.md of the Skill the Session's Agent
-// pins (staged by the worker) (tools/sdk/test/conformance.e2e-spec.ts starts it).
+// pins (staged by the worker), reads a Memory of the Store the Session attaches (mounted by the worker
+// below its MemoryRoot) and writes a new file there, which the worker uploads as a Memory by the end of
+// the activation (tools/sdk/test/conformance.e2e-spec.ts starts it).
 package main
 
 import (
@@ -203,10 +205,19 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	envKey := must(mango.New(os.Getenv("MANGO_BASE_URL"), os.Getenv("MANGO_WORKER_ENVIRONMENT_KEY")))
 	dir := must(os.MkdirTemp("", "mango-conformance-"))
 	defer os.RemoveAll(dir)
+	// The Memory mounts: /mnt/memory in a sandbox; a private directory for this host process.
+	memoryRoot := must(os.MkdirTemp("", "mango-conformance-memory-"))
+	defer os.RemoveAll(memoryRoot)
 	var workerErrs []error
+	var setups []worker.ToolSetup
 	w := &worker.EnvironmentWorker{
 		Client: envKey, EnvironmentID: envID, WorkerID: "conformance-go", Block: 2 * time.Second,
-		LeaseTTL: 30 * time.Second, MaxIdle: 2 * time.Second, Tools: []worker.Tool{hostBash(dir)}, Workdir: dir,
+		LeaseTTL: 30 * time.Second, MaxIdle: 2 * time.Second, Workdir: dir, MemoryRoot: memoryRoot,
+		// The tool factory: built once the Skills are staged and the Memory Stores mounted.
+		NewTools: func(_ context.Context, setup worker.ToolSetup) ([]worker.Tool, error) {
+			setups = append(setups, setup)
+			return []worker.Tool{hostBash(dir)}, nil
+		},
 		Healthcheck: func(ctx context.Context) error {
 			probe := filepath.Join(dir, "probe")
 			out, err := exec.CommandContext(ctx, "bash", "-c", `printf ok > "$0" && cat "$0"`, probe).Output()
@@ -242,21 +253,33 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 		File("files[]", "conformance-go/scripts/hello.sh", "text/x-shellscript", strings.NewReader("echo hello\n"))))
 	check(skill.LatestVersion != nil && *skill.LatestVersion == "1", "the Skill's latest version %v", skill.LatestVersion)
 
+	// A Memory Store with one Memory, attached read_write: mounted at <MemoryRoot>/conformance-go-memory.
+	store := must(ws.MemoryStores.Create(ctx, generated.MemoryStoresCreateJSONRequestBody{Name: "Conformance Go Memory"}))
+	must(ws.MemoryStores.Memories.Create(ctx, store.Id, nil, generated.MemoryStoresMemoriesCreateJSONRequestBody{
+		Path: "/seed.md", Content: "memory-seed-" + lang + "-ok\n"}))
+	mounted := filepath.Join(memoryRoot, "conformance-go-memory")
+
 	// A bash tool turn: the model asks for bash (the command the message names), the worker runs it in
-	// its Workdir, where it staged the Skill, and posts the result; the model finishes.
+	// its Workdir, where it staged the Skill, and posts the result; the model finishes. The command also
+	// reads the mounted Memory and writes a new file in the writable Store.
 	agent := must(mango.Decode[generated.Agent](ws.AgentsCreateWithBody(ctx, "application/json", jsonBody(ev{
 		"name": "conformance-go-coder", "model": "claude-sonnet-4-6", "tools": []ev{{"type": "agent_toolset_20260401"}},
 		"skills": []ev{{"type": "custom", "skill_id": skill.Id, "version": "latest"}},
 	}))))
-	command := "echo conformance-bash && cat skills/conformance-go/SKILL.md && ls skills/conformance-go/scripts"
+	command := "echo conformance-bash && cat skills/conformance-go/SKILL.md && ls skills/conformance-go/scripts" +
+		" && cat " + mounted + "/seed.md && mkdir -p " + mounted + "/notes && printf memory-written-by-" + lang + " > " + mounted + "/notes/from-tool.md"
 	session := must(mango.Decode[ev](ws.SessionsCreateWithBody(ctx, "application/json", jsonBody(ev{
 		"agent": agent.Id, "environment_id": envID,
+		"resources":      []ev{{"type": "memory_store", "memory_store_id": store.Id, "access": "read_write"}},
 		"initial_events": []ev{{"type": "user.message", "content": []ev{{"type": "text", "text": "run bash: " + command}}}},
 	}))))
 	sid := (*session)["id"].(string)
 	frozen, _ := (*session)["agent"].(map[string]any)["skills"].([]any)
 	check(len(frozen) == 1 && str(frozen[0].(map[string]any), "version") == "1" && str(frozen[0].(map[string]any), "skill_id") == skill.Id,
 		"the Session froze the Skill pin to version 1: %v", frozen)
+	resources, _ := (*session)["resources"].([]any)
+	check(len(resources) == 1 && str(resources[0].(map[string]any), "mount_path") == "/mnt/memory/conformance-go-memory",
+		"the Session attaches the Store at /mnt/memory/conformance-go-memory: %v", resources)
 	list := waitIdles(ctx, ws, sid, 1)
 	var result ev
 	for _, e := range list {
@@ -269,6 +292,9 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	check(strings.Contains(string(text), "conformance-bash") && result["is_error"] == false, "tool result %s", text)
 	check(strings.Contains(string(text), "skill-body-"+lang+"-ok") && strings.Contains(string(text), "hello.sh"),
 		"the bash tool read the staged Skill: %s (worker errors %v)", text, workerErrs)
+	check(strings.Contains(string(text), "memory-seed-"+lang+"-ok"), "the bash tool read the mounted Memory: %s (worker errors %v)", text, workerErrs)
+	check(len(setups) == 1 && len(setups[0].Roots) == 1 && setups[0].Roots[0].Path == mounted && !setups[0].Roots[0].ReadOnly &&
+		setups[0].Roots[0].MemoryStoreID == store.Id, "the tool factory got the writable root %s: %+v", mounted, setups)
 	check(str(list[len(list)-1], "stop_reason", "type") == "end_turn", "the turn ends end_turn: %v", types(list))
 
 	close(drain)
@@ -292,9 +318,30 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 		}
 	}
 	check(stopped, "the Session Work is stopped")
-	// The staged tree is removed when the Work ends.
+	// The staged tree and the Memory mount are removed when the Work ends.
 	_, err := os.Lstat(filepath.Join(dir, "skills"))
 	check(errors.Is(err, os.ErrNotExist), "the staged Skills are removed after the Work: %v", err)
+	_, err = os.Lstat(mounted)
+	check(errors.Is(err, os.ErrNotExist), "the Memory mount is removed after the Work: %v", err)
+	// The file the tool wrote is a Memory now (the activation's final sync uploaded it), written as the Session.
+	var written *generated.Memory
+	for raw, err := range ws.MemoryStores.Memories.ListAll(ctx, store.Id, &generated.MemoryStoresMemoriesListParams{}) {
+		var m generated.Memory
+		check(err == nil && json.Unmarshal(raw, &m) == nil, "listing the memories: %v", err)
+		if m.Path == "/notes/from-tool.md" {
+			full := generated.MemoryStoresMemoriesRetrieveParamsViewFull
+			written = must(ws.MemoryStores.Memories.Retrieve(ctx, store.Id, m.Id, &generated.MemoryStoresMemoriesRetrieveParams{View: &full}))
+		}
+	}
+	check(written != nil && written.Content != nil && *written.Content == "memory-written-by-"+lang,
+		"the tool's file is a Memory: %+v (worker errors %v)", written, workerErrs)
+	sessionID := sid
+	var byTheSession bool
+	for v, err := range ws.MemoryStores.MemoryVersions.ListAll(ctx, store.Id, &generated.MemoryStoresMemoryVersionsListParams{SessionId: &sessionID}) {
+		must(0, err)
+		byTheSession = byTheSession || (v.MemoryId == written.Id && v.Operation == "created")
+	}
+	check(byTheSession, "the Memory was created by the Session %s", sid)
 }
 
 func healthcheckBody() (generated.WorkCreateRequest, error) {

@@ -78,8 +78,8 @@ type ToolRoot struct {
 }
 
 // MemoryInputError is a permanent problem of the Session's Memory input: an attachment that cannot be
-// mounted (no Store id, an unusable or duplicate mount name) or a Store that no longer exists (404). The
-// worker reports it with Work Fail (the Session terminates).
+// mounted (no Store id, an unusable or duplicate mount name). The worker reports it with Work Fail (the
+// Session terminates). A Store that no longer exists is not an error: it is not mounted (Start).
 type MemoryInputError struct{ Message string }
 
 func (e *MemoryInputError) Error() string { return e.Message }
@@ -280,9 +280,11 @@ func (m *MemorySync) Roots() []ToolRoot {
 // temporary failure of a Store's download (no response, 408, 429, 5xx, a Memory deleted between the
 // listing and its read) is retried — Attempts in all, jittered backoff — each time on a root emptied again,
 // so a Memory deleted remotely between two attempts is not left behind to be pushed back. A Store that no
-// longer exists (404) is a *MemoryInputError; anything else, or the last attempt's failure, a
-// *MemoryMountError. A cancelled ctx returns its error. On failure the caller should Dispose.
+// longer exists (deleted after the Session attached it: its listing answers 404) is not mounted: the
+// Session goes on without it and a warning is reported (OnWarning). Anything else, or the last attempt's
+// failure, is a *MemoryMountError. A cancelled ctx returns its error. On failure the caller should Dispose.
 func (m *MemorySync) Start(ctx context.Context) ([]ToolRoot, error) {
+	gone := map[*mountedStore]bool{}
 	for _, s := range m.stores {
 		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
 			return nil, &MemoryMountError{fmt.Sprintf("cannot create the mount root of memory store %s: %v", s.id, err)}
@@ -302,17 +304,21 @@ func (m *MemorySync) Start(ctx context.Context) ([]ToolRoot, error) {
 				return nil, ctx.Err()
 			}
 			var vanished *memoryVanished
+			if errors.Is(err, mango.ErrNotFound) && !errors.As(err, &vanished) {
+				m.warn(fmt.Errorf("memory store %s no longer exists: not mounted", s.id))
+				if err := os.RemoveAll(s.dir); err != nil {
+					return nil, &MemoryMountError{fmt.Sprintf("removing the mount root of memory store %s: %v", s.id, err)}
+				}
+				gone[s] = true
+				break
+			}
 			retry := transient(err) || errors.As(err, &vanished)
 			if !retry || attempt >= m.attempts {
 				after := ""
 				if attempt > 1 {
 					after = fmt.Sprintf(" (after %d attempts)", attempt)
 				}
-				msg := fmt.Sprintf("downloading memory store %s failed: %v%s", s.id, err, after)
-				if errors.Is(err, mango.ErrNotFound) && !errors.As(err, &vanished) {
-					return nil, &MemoryInputError{msg + ": the store no longer exists, or is not attached to this Session"}
-				}
-				return nil, &MemoryMountError{msg}
+				return nil, &MemoryMountError{fmt.Sprintf("downloading memory store %s failed: %v%s", s.id, err, after)}
 			}
 			m.warn(fmt.Errorf("memory store %s: download attempt %d failed, retrying: %w", s.id, attempt, err))
 			if err := sleepCtx(ctx, skillBackoff(attempt-1, m.backoffBase)); err != nil {
@@ -328,6 +334,15 @@ func (m *MemorySync) Start(ctx context.Context) ([]ToolRoot, error) {
 		}
 	}
 	m.mu.Lock()
+	if len(gone) > 0 {
+		kept := m.stores[:0]
+		for _, s := range m.stores {
+			if !gone[s] {
+				kept = append(kept, s)
+			}
+		}
+		m.stores = kept
+	}
 	m.lastPassAt = time.Now()
 	if m.interval > 0 && !m.noTimer && !m.disposed {
 		timerCtx, stop := context.WithCancel(ctx)

@@ -842,14 +842,26 @@ func TestMemorySyncMountRetriesTemporaryFailuresOnAnEmptiedRoot(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("a Store that no longer exists, permanent", func(t *testing.T) {
+	t.Run("a Store that no longer exists is not mounted, the others are", func(t *testing.T) {
 		f := newFake(t)
-		m, _ := NewMemorySync(f.workClient(t), []MemoryAttachment{{MemoryStoreID: storeA, MountPath: "/mnt/memory/notes"}},
-			&MemorySyncOptions{Root: t.TempDir(), Interval: -1, BackoffBase: time.Millisecond})
-		_, err := m.Start(context.Background())
-		var input *MemoryInputError
-		if !errors.As(err, &input) || len(f.memory.sent("GET ")) != 1 {
-			t.Fatalf("err = %v", err)
+		f.memory.add(storeB, map[string]string{"/ref.md": "reference"})
+		root := t.TempDir()
+		var warned []error
+		m, _ := NewMemorySync(f.workClient(t), []MemoryAttachment{
+			{MemoryStoreID: storeA, MountPath: "/mnt/memory/notes"}, {MemoryStoreID: storeB, MountPath: "/mnt/memory/reference"},
+		}, &MemorySyncOptions{Root: root, Interval: -1, BackoffBase: time.Millisecond, OnWarning: func(err error) { warned = append(warned, err) }})
+		roots, err := m.Start(context.Background())
+		if err != nil || len(roots) != 1 || roots[0].MemoryStoreID != storeB || len(f.memory.sent("GET /v1/memory_stores/"+storeA)) != 1 {
+			t.Fatalf("roots %v err %v", roots, err)
+		}
+		if len(warned) != 1 || !strings.Contains(warned[0].Error(), storeA+" no longer exists") {
+			t.Fatalf("warned %v", warned)
+		}
+		if got := names(t, root); len(got) != 1 || got[0] != "reference" {
+			t.Fatalf("root holds %v", got)
+		}
+		if _, err := m.FinalSync(context.Background(), 5*time.Second); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
@@ -1143,26 +1155,36 @@ func TestSessionItemWithATemporaryMemoryFailureLeavesTheLeaseToExpire(t *testing
 	}
 }
 
-func TestSessionItemWithADeletedMemoryStoreFailsTheWork(t *testing.T) {
+func TestSessionItemWithADeletedMemoryStoreRunsWithoutIt(t *testing.T) {
 	f := memoryFake(t)
 	f.memory.mu.Lock()
 	delete(f.memory.stores, storeB)
 	f.memory.mu.Unlock()
-	f.stream <- toolCall(1, "x")
+	f.history = []map[string]any{{"id": "sevt_1", "type": "user.message", "seq": 1}}
+	f.stream <- toolCall(2, "x")
 	root := t.TempDir()
-	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, Tools: []Tool{noToolMayRun(t)}, MemoryRoot: root, LeaseTTL: 3 * time.Second}
+	var setups []ToolSetup
+	bash := ToolFunc{ToolName: "bash", Fn: func(context.Context, map[string]any) (string, error) { return "ran", nil }}
+	w := &EnvironmentWorker{Client: f.client(t), EnvironmentID: envID, MemoryRoot: root, LeaseTTL: 3 * time.Second,
+		MaxIdle: 1500 * time.Millisecond, NewTools: func(_ context.Context, setup ToolSetup) ([]Tool, error) {
+			setups = append(setups, setup)
+			return []Tool{bash}, nil
+		}}
 	item := Item{WorkID: workID, EnvironmentID: envID, Type: TypeSession, SessionID: sessID, Secret: f.secret()}
-	err := w.HandleItem(context.Background(), item, nil)
-	var permanent *MemoryInputError
-	if !errors.As(err, &permanent) {
-		t.Fatalf("err = %v", err)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		f.stream <- map[string]any{"seq": 3, "id": "sevt_3", "type": "session.status_idle", "stop_reason": map[string]any{"type": "end_turn"}}
+		f.endIdle()
+	}()
+	if err := handle(w, item); err != nil {
+		t.Fatal(err)
 	}
 	s := f.snapshot()
-	if len(s.fails) != 1 || !strings.Contains(fmt.Sprint(s.fails[0]["message"]), storeB) || len(s.stops) != 0 || len(s.posted) != 0 {
+	if len(s.fails) != 0 || len(s.stops) != 1 || len(resultTexts(s.posted)) != 1 {
 		t.Fatalf("fails %v stops %v posted %v", s.fails, s.stops, s.posted)
 	}
-	if w := f.memory.writes(); len(w) != 0 {
-		t.Fatalf("writes %v", w)
+	if len(setups) != 1 || len(setups[0].Roots) != 1 || setups[0].Roots[0].MemoryStoreID != storeA {
+		t.Fatalf("setups %+v", setups)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Fatalf("left %v", entries)

@@ -298,6 +298,25 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     expect(String(failed)).toMatch(/fetch failed \(after 3 attempts\)$/);
   });
 
+  it('a Store deleted after the Session attached it is not mounted: the Session goes on without it', async () => {
+    const t = await attachedStore({ '/a.md': 'alpha' });
+    expect((await api.delete(`/v1/memory_stores/${t.store.id}`)).status).toBe(200);
+    const warned: string[] = [];
+    const sync = new MemorySync({
+      client: new HttpMemoryApi({ baseUrl: url, token: t.token }),
+      sessionId: t.sessionId,
+      attachments: t.attachments,
+      root: t.root,
+      backoffBaseMs: 20,
+      log: { info: () => undefined, warn: (_o, msg) => warned.push(msg), error: () => undefined },
+    });
+    expect(await sync.start()).toEqual([]);
+    expect(warned).toEqual(['memory store no longer exists: not mounted']);
+    expect(await readdir(t.root)).toEqual([]);
+    expect((await sync.finalSync()).refused).toEqual([]);
+    await sync.dispose();
+  });
+
   it('concurrent remote and local edits: the remote version wins locally and the local edit is not uploaded', async () => {
     const t = await setup({ '/a.md': 'base', '/b.md': 'keep' });
     const id = await t.idOf('/a.md');

@@ -99,7 +99,7 @@ export class MemoryMountError extends Error {
  * heartbeating through teardown, and the server fences each write with the live lease.
  */
 export class MemorySync {
-  private readonly stores: MountedStore[];
+  private stores: MountedStore[];
   private readonly log: ItemLog;
   private readonly intervalMs: number;
   private readonly maxContentBytes: number;
@@ -139,10 +139,13 @@ export class MemorySync {
    * Memory; then starts the cadence timer. A temporary failure of the download (no response, 408, 429,
    * 5xx) is retried — `mountAttempts` in all, jittered backoff — on a root emptied again, so a Memory
    * deleted remotely between two attempts is not left behind to be pushed back. Any other failure, or
-   * the last attempt's, is a MemoryMountError (the activation leaves its lease to expire).
+   * the last attempt's, is a MemoryMountError (the activation leaves its lease to expire). A Store that
+   * no longer exists (deleted after the Session attached it: its listing answers 404) is not mounted:
+   * the Session goes on without it, and a warning is logged.
    */
   async start(signal?: AbortSignal): Promise<ToolRoot[]> {
     const attempts = this.o.mountAttempts ?? 5;
+    const gone = new Set<MountedStore>();
     for (const s of this.stores) {
       try {
         await mkdir(dirname(s.dir), { recursive: true, mode: 0o755 });
@@ -159,7 +162,14 @@ export class MemorySync {
           await this.download(s, signal);
           break;
         } catch (err) {
-          if (signal?.aborted || !isTemporaryMemoryError(err) || attempt >= attempts)
+          if (err instanceof StoreGone && !signal?.aborted) {
+            this.log.warn({ memory_store_id: s.id }, 'memory store no longer exists: not mounted');
+            await rm(s.dir, { recursive: true, force: true });
+            gone.add(s);
+            break;
+          }
+          const again = isTemporaryMemoryError(err) || err instanceof MemoryVanished;
+          if (signal?.aborted || !again || attempt >= attempts)
             throw new MemoryMountError(
               `downloading memory store ${s.id} failed: ${String(err)}${attempt > 1 ? ` (after ${attempt} attempts)` : ''}`,
             );
@@ -173,11 +183,13 @@ export class MemorySync {
           s.baseline.clear();
         }
       }
-      this.log.info(
-        { memory_store_id: s.id, memories: s.baseline.size, read_only: s.readOnly },
-        'memory store mounted',
-      );
+      if (!gone.has(s))
+        this.log.info(
+          { memory_store_id: s.id, memories: s.baseline.size, read_only: s.readOnly },
+          'memory store mounted',
+        );
     }
+    this.stores = this.stores.filter((s) => !gone.has(s));
     this.lastPassAt = Date.now();
     if (this.intervalMs > 0) {
       this.timer = setInterval(() => void this.syncIfDue().catch(() => undefined), this.intervalMs);
@@ -189,13 +201,19 @@ export class MemorySync {
   /** One attempt at a Store's first download: its marker, then every Memory, each recorded as the baseline. */
   private async download(s: MountedStore, signal?: AbortSignal): Promise<void> {
     await writeFile(join(s.dir, MEMORY_MARKER_FILE), memoryMarkerContent(s.id), { mode: 0o400 });
-    const remote = await this.listRemote(s, 'full', signal);
+    const notFound = (err: unknown) => err instanceof MemoryApiError && err.status === 404;
+    const remote = await this.listRemote(s, 'full', signal).catch((err: unknown) => {
+      throw notFound(err) ? new StoreGone() : err;
+    });
     for (const r of remote.values()) {
-      await this.writeLocal(
-        s,
-        r.path,
-        r.content ?? (await this.o.client.get(s.id, r.id, signal)).content ?? '',
-      );
+      const content =
+        r.content ??
+        (
+          await this.o.client.get(s.id, r.id, signal).catch((err: unknown) => {
+            throw notFound(err) ? new MemoryVanished() : err; // deleted since the listing: start over
+          })
+        ).content;
+      await this.writeLocal(s, r.path, content ?? '');
       s.baseline.set(r.path, { id: r.id, sha: r.content_sha256 });
     }
   }
@@ -515,3 +533,8 @@ export class MemorySync {
     return out;
   }
 }
+
+/** The Store's listing answered 404: it was deleted after the Session attached it. */
+class StoreGone extends Error {}
+/** A listed Memory answered 404 when read: deleted meanwhile, so the download starts over. */
+class MemoryVanished extends Error {}

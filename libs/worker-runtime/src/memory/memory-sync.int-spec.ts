@@ -206,6 +206,17 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     },
   );
 
+  it('a file that starts with a byte-order mark is pushed once, mark included: later passes send nothing', async () => {
+    const t = await setup({});
+    await writeFile(t.file('/bom.md'), Buffer.from('\ufeffwith a mark', 'utf8'));
+    expect(await t.sync.syncOnce()).toMatchObject({ pushed: 1, refused: [] });
+    expect(await t.remote()).toEqual({ '/bom.md': '\ufeffwith a mark' });
+    // The stored digest is the file's: nothing to push again (before, every pass made a new version).
+    expect(await t.sync.syncOnce()).toMatchObject({ pushed: 0, pulled: 0 });
+    expect(await t.sync.syncOnce()).toMatchObject({ pushed: 0, pulled: 0 });
+    await t.sync.dispose();
+  });
+
   it('a temporary failure of the first download is retried until the API answers, each time on an emptied root: a Memory deleted meanwhile is not pushed back', async () => {
     const memories: Record<string, string> = {};
     for (let i = 0; i < 21; i++) memories[`/p/${String(i).padStart(2, '0')}.md`] = `note ${i}`;

@@ -70,7 +70,8 @@ interface MountedStore {
 
 const TMP_PREFIX = '.mango-sync-';
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading byte-order mark stays in the content, so its digest is the file's (else every pass re-pushed).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const SILENT: ItemLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** Thrown when a Store cannot be mounted (its root already exists, the initial pull failed for good). */

@@ -1,18 +1,29 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
+import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { temporalWorkflowSinks } from '@mango/platform-tracing';
-import { WORKFLOW_INTERCEPTOR_MODULES, workflowBundlerOptions, WORKFLOWS_PATH } from '../src/workflow-bundle';
+import { workflowBundleCode } from '../src/workflow-bundle';
 
 /**
  * Replays recorded Session workflow histories (apps/orchestrator/test/histories, recorded with
  * RECORD_HISTORIES=<dir> from the e2e tests) against the current workflow code: a change that would break
  * Sessions already in flight fails here with a non-determinism error.
+ *
+ * The workflow code is bundled once for every history, as the orchestrator runs it (workflowBundleCode: with
+ * the OpenTelemetry workflow interceptors compiled in): the bundle this Jest run's global set-up built from
+ * this checkout's sources (MANGO_TEST_WORKFLOW_BUNDLE), else one bundled here. Each history used to bundle
+ * the same sources again with webpack (about 10 s each on the 2-core CI machine).
  */
 describe('Session workflow replay over recorded histories', () => {
   const dir = join(__dirname, 'histories');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  let workflowBundle: WorkflowBundleOption;
+
+  beforeAll(async () => {
+    const codePath = process.env.MANGO_TEST_WORKFLOW_BUNDLE;
+    workflowBundle = codePath ? { codePath } : { code: await workflowBundleCode() };
+  }, 120_000);
 
   it('has recorded histories to replay', () => {
     expect(files.length).toBeGreaterThan(0);
@@ -25,17 +36,7 @@ describe('Session workflow replay over recorded histories', () => {
         JSON.parse(readFileSync(join(dir, file), 'utf8')),
       );
       expect(history.events?.length).toBeGreaterThan(10);
-      await Worker.runReplayHistory(
-        {
-          workflowsPath: WORKFLOWS_PATH,
-          bundlerOptions: workflowBundlerOptions(),
-          // The workflow code as the orchestrator runs it: with the OpenTelemetry workflow interceptors.
-          interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
-          sinks: temporalWorkflowSinks(),
-        },
-        history,
-        file,
-      );
+      await Worker.runReplayHistory({ workflowBundle, sinks: temporalWorkflowSinks() }, history, file);
     },
     60_000,
   );

@@ -3,17 +3,14 @@ import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { temporalWorkflowSinks } from '@mango/platform-tracing';
-import { workflowBundleCode } from '../src/workflow-bundle';
+import { testWorkflowBundle } from './test-workflow-bundle';
 
 /**
  * Replays recorded Session workflow histories (apps/orchestrator/test/histories, recorded with
  * RECORD_HISTORIES=<dir> from the e2e tests) against the current workflow code: a change that would break
  * Sessions already in flight fails here with a non-determinism error.
- *
- * The workflow code is bundled once for every history, as the orchestrator runs it (workflowBundleCode: with
- * the OpenTelemetry workflow interceptors compiled in): the bundle this Jest run's global set-up built from
- * this checkout's sources (MANGO_TEST_WORKFLOW_BUNDLE), else one bundled here. Each history used to bundle
- * the same sources again with webpack (about 10 s each on the 2-core CI machine).
+ * Every history replays against one bundle of that code, as the orchestrator runs it (testWorkflowBundle),
+ * not a webpack bundle of the same sources per history (about 10 s each on the 2-core CI machine).
  */
 describe('Session workflow replay over recorded histories', () => {
   const dir = join(__dirname, 'histories');
@@ -21,8 +18,7 @@ describe('Session workflow replay over recorded histories', () => {
   let workflowBundle: WorkflowBundleOption;
 
   beforeAll(async () => {
-    const codePath = process.env.MANGO_TEST_WORKFLOW_BUNDLE;
-    workflowBundle = codePath ? { codePath } : { code: await workflowBundleCode() };
+    workflowBundle = await testWorkflowBundle();
   }, 120_000);
 
   it('has recorded histories to replay', () => {

@@ -1,19 +1,22 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { probeWorkflow } from '@mango/workflows';
-import { workflowBundlerOptions, WORKFLOWS_PATH } from '../src/workflow-bundle';
+import { testWorkflowBundle } from './test-workflow-bundle';
 
-/** The workflow bundle runs on the real Temporal server and replays its own history deterministically. */
+/**
+ * The workflow bundle (as the orchestrator runs it, bundled once: testWorkflowBundle) runs on the real
+ * Temporal server and replays its own history deterministically.
+ */
 describe('probe workflow (real Temporal server)', () => {
   it('runs, and its recorded history replays without non-determinism', async () => {
     const address = process.env.MANGO_TEMPORAL_ADDRESS!;
     const taskQueue = `probe-int-${Date.now()}`;
+    const workflowBundle = await testWorkflowBundle();
     const nativeConnection = await NativeConnection.connect({ address });
     const worker = await Worker.create({
       connection: nativeConnection,
       taskQueue,
-      workflowsPath: WORKFLOWS_PATH,
-      bundlerOptions: workflowBundlerOptions(),
+      workflowBundle,
       activities: { databaseTime: async () => '2026-01-01T00:00:00.000Z' },
     });
     const connection = await Connection.connect({ address });
@@ -36,10 +39,7 @@ describe('probe workflow (real Temporal server)', () => {
         database_time: '2026-01-01T00:00:00.000Z',
       });
       const history = await handle.fetchHistory();
-      await Worker.runReplayHistory(
-        { workflowsPath: WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions() },
-        history,
-      );
+      await Worker.runReplayHistory({ workflowBundle }, history);
     } finally {
       await connection.close();
       await nativeConnection.close();

@@ -6,18 +6,21 @@ import { lastResult, Stack, startStack, toolCall } from './support';
  * time to run out. The supervisor sees A's runner report its idle countdown, finds B's Work with a Poll,
  * asks A's container to end (drain: A's runner Stops its Work) and runs B in the freed slot; A's next
  * message starts a new activation on the same workspace, for which B's idle activation yields in turn.
+ * A supervisor killed and replaced adopts an idle activation and still learns that it is idle.
  */
+const config = {
+  MANGO_MAX_CONCURRENT_ITEMS: '1',
+  MANGO_SESSION_IDLE_MS: '600000',
+  MANGO_WORKER_POOL_SIZE: '0',
+};
+
 describe('idle activations yield their supervisor slot to waiting Work (real API, orchestrator, dockerd)', () => {
   let stack: Stack;
   let supervisor: Awaited<ReturnType<Stack['startSupervisor']>>;
 
   beforeAll(async () => {
     stack = await startStack('idleyield');
-    supervisor = await stack.startSupervisor({
-      MANGO_MAX_CONCURRENT_ITEMS: '1',
-      MANGO_SESSION_IDLE_MS: '600000',
-      MANGO_WORKER_POOL_SIZE: '0',
-    });
+    supervisor = await stack.startSupervisor(config);
   }, 180_000);
 
   afterAll(async () => {
@@ -74,6 +77,22 @@ describe('idle activations yield their supervisor slot to waiting Work (real API
     expect((await stack.untilWork(b, (w) => w[0]?.state === 'stopped')).map((w) => w.state)).toEqual([
       'stopped',
     ]);
+    // A supervisor killed and replaced adopts A's idle activation; it reads the container's output only
+    // from then on, and learns A is idle from the line the runner repeats while idle (every 20 s).
+    expect(await supervisor.stop('SIGKILL')).toBeNull();
+    const replaced = await stack.startSupervisor(config);
+    stack.model.script(toolCall('toolu_b2', 'bash', { command: 'echo b-again' }), answer('B again'));
+    await stack.ws.post(`/v1/sessions/${b}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: 'again' }] }],
+    });
+    await idles(b, 2);
+    expect(results).toEqual(['a-ran', 'b-ran', 'kept', 'b-again']);
+    expect(replaced.logs()).toMatch(/adopted a running container left by an earlier run/);
+    expect(replaced.logs()).toMatch(/asking the Session activation idle longest to end/);
+    expect(
+      (await stack.untilWork(a, (w) => w.every((x) => x.state === 'stopped'))).map((w) => w.state),
+    ).toEqual(['stopped', 'stopped']);
+
     // Each Session's events are whole: one result per call, nothing failed.
     for (const id of [a, b]) {
       const events = await stack.events(id);

@@ -151,14 +151,18 @@ describe('SessionToolRunner against the real API (scripted model, network faults
       tools,
       signal: new AbortController().signal,
       log,
-      maxIdleMs: 500,
+      maxIdleMs: 1000,
+      idleReportEveryMs: 300,
     });
     try {
       expect(await runner.run()).toBe('idle');
-      // The supervisor learns when the idle countdown started (idle-activations.ts): once, after the turn.
-      expect(lines.filter(([m]) => m.startsWith('session activation '))).toEqual([
-        ['session activation idle', s.id],
-      ]);
+      // The supervisor learns when the idle countdown started (idle-activations.ts), after the turn, and
+      // again every idleReportEveryMs while it lasts (a supervisor that adopts the container learns it then).
+      const reports = lines.filter(([m]) => m.startsWith('session activation '));
+      expect(reports.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(reports.map(([m, id]) => `${m} ${id}`))).toEqual(
+        new Set([`session activation idle ${s.id}`]),
+      );
     } finally {
       await Promise.all(tools.map((t) => t.close?.()));
       proxy.server.closeAllConnections();

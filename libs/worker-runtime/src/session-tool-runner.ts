@@ -8,6 +8,8 @@ import { ACTIVATION_BUSY_MSG, ACTIVATION_IDLE_MSG } from './idle-activations';
 
 export const TOOL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_IDLE_MS = 60_000;
+/** How often an idle runner repeats its idle line (idle-activations.ts): what an adopting supervisor waits at most. */
+export const IDLE_REPORT_EVERY_MS = 20_000;
 const STREAM_BACKOFF = { baseMs: 500, maxMs: 10_000 };
 const SEND_BACKOFF = { baseMs: 1000, maxMs: 30_000 };
 /** Teardown waits at most this long for the call in flight. */
@@ -40,6 +42,11 @@ export interface SessionToolRunnerOptions {
   drain?: AbortSignal;
   /** Stop this long after the Session went idle (not `requires_action`) with nothing new. */
   maxIdleMs?: number;
+  /**
+   * While idle, the `session activation idle` line is repeated this often (default 20 s), so a supervisor
+   * that adopted this container after a restart (it reads the output from then on) learns it too.
+   */
+  idleReportEveryMs?: number;
   toolTimeoutMs?: number;
   /** How long a result may be retried (the lease TTL). */
   sendWindowMs?: () => number;
@@ -80,6 +87,7 @@ export class SessionToolRunner {
   private draining = false;
   /** Whether this runner last told the supervisor it is waiting out its idle time (idle-activations.ts). */
   private idleReported = false;
+  private idleRepeat?: NodeJS.Timeout;
   /** Tool call ids whose result this runner posted (for tests and logs). */
   readonly posted: string[] = [];
 
@@ -132,12 +140,14 @@ export class SessionToolRunner {
       this.o.signal.removeEventListener('abort', onAbort);
       this.o.drain?.removeEventListener('abort', onDrain);
       clearTimeout(this.idleTimer);
+      clearInterval(this.idleRepeat);
     }
     return this.stopReason ?? 'cancelled';
   }
 
   private stop(reason: RunnerStop): void {
     this.stopReason ??= reason;
+    clearInterval(this.idleRepeat);
     this.connection?.abort();
   }
 
@@ -260,7 +270,12 @@ export class SessionToolRunner {
   private reportIdle(idle: boolean): void {
     if (idle === this.idleReported) return;
     this.idleReported = idle;
-    this.o.log.info({ session_id: this.o.sessionId }, idle ? ACTIVATION_IDLE_MSG : ACTIVATION_BUSY_MSG);
+    const line = () =>
+      this.o.log.info({ session_id: this.o.sessionId }, idle ? ACTIVATION_IDLE_MSG : ACTIVATION_BUSY_MSG);
+    line();
+    clearInterval(this.idleRepeat);
+    this.idleRepeat = idle ? setInterval(line, this.o.idleReportEveryMs ?? IDLE_REPORT_EVERY_MS) : undefined;
+    this.idleRepeat?.unref();
   }
 
   /**

@@ -17,6 +17,7 @@ import {
   loadCustomTools,
   parseToolReport,
   pollWork,
+  sleep,
   toolReportWindow,
   workTraceparent,
 } from '@mango/worker-runtime';
@@ -299,7 +300,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         this.lastCapacityPoll = now;
         return 0;
       }
-      await Promise.race([...this.running, delay(CAPACITY_POLL_MS), abortedPromise(this.draining.signal)]);
+      await Promise.race([...this.running, sleep(CAPACITY_POLL_MS, this.draining.signal)]);
     }
   }
 
@@ -323,7 +324,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         this.idle.yielding(workId);
         await this.launcher.drain(workId);
       }
-      await Promise.race([...this.running, delay(250), abortedPromise(this.draining.signal)]);
+      await Promise.race([...this.running, sleep(250, this.draining.signal)]);
     }
     return true;
   }
@@ -564,12 +565,3 @@ function reportsDeletion(line: string, sessionId: string): boolean {
     return false;
   }
 }
-
-/** Resolves after `ms` without keeping the process alive. */
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
-const abortedPromise = (signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    signal.addEventListener('abort', () => resolve(), { once: true });
-  });

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,8 +19,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/mango/mango/libs/sdk/go/mango"
 )
 
 const (
@@ -815,16 +812,10 @@ func TestMemorySyncMountRetriesTemporaryFailuresOnAnEmptiedRoot(t *testing.T) {
 		}
 	})
 	t.Run("an unreachable service", func(t *testing.T) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		_ = l.Close()
-		c, _ := mango.New("http://"+addr, "x", mango.WithMaxRetries(0))
+		c := unreachableClient(t)
 		m, _ := NewMemorySync(c, []MemoryAttachment{{MemoryStoreID: storeA, MountPath: "/mnt/memory/notes"}},
 			&MemorySyncOptions{Root: t.TempDir(), Interval: -1, Attempts: 3, BackoffBase: time.Millisecond})
-		_, err = m.Start(context.Background())
+		_, err := m.Start(context.Background())
 		var mountErr *MemoryMountError
 		if !errors.As(err, &mountErr) || !strings.Contains(err.Error(), "after 3 attempts") {
 			t.Fatalf("err = %v", err)

@@ -379,15 +379,9 @@ func TestStageSkillsRetriesTemporaryFailuresThenGivesUpForReclaim(t *testing.T) 
 	archive := tarGz(t, member{path: "p/SKILL.md", body: md("p")})
 
 	t.Run("an unreachable service, after the attempts", func(t *testing.T) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		_ = l.Close()
-		c, _ := mango.New("http://"+addr, "x", mango.WithMaxRetries(0))
+		c := unreachableClient(t)
 		work := t.TempDir()
-		_, _, err = StageSkills(context.Background(), c, work, pins, &StageSkillsOptions{Attempts: 3, BackoffBase: time.Millisecond})
+		_, _, err := StageSkills(context.Background(), c, work, pins, &StageSkillsOptions{Attempts: 3, BackoffBase: time.Millisecond})
 		var temporary *SkillRetrievalError
 		if !errors.As(err, &temporary) || !strings.Contains(err.Error(), "after 3 attempts") {
 			t.Fatalf("err = %v", err)
@@ -640,4 +634,21 @@ func TestSessionItemWithoutPinsRemovesALeftoverTree(t *testing.T) {
 	if s := f.snapshot(); len(s.stops) != 1 || len(s.fails) != 0 {
 		t.Fatalf("stops %v fails %v", s.stops, s.fails)
 	}
+}
+
+// unreachableClient is a client of a loopback port nothing listens on (connections are refused), with no
+// retries of its own.
+func unreachableClient(t *testing.T) *mango.Client {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	c, err := mango.New("http://"+addr, "x", mango.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

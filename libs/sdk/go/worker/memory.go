@@ -159,12 +159,19 @@ type mountedStore struct {
 	baseline map[string]memoryBaseline
 	// missing counts, per synchronized path, the passes in a row that found its file gone.
 	missing map[string]int
+	// created: Start made (or emptied) this root, so Dispose may remove it. A root Start refused is
+	// never removed.
+	created bool
 }
 
 // MemorySync mounts a Session's Memory Stores and reconciles them by path (docs/api-guide.md, Memory on
 // the worker; the port of the TypeScript runner's MemorySync):
-//   - Start creates each Store's root <Root>/<mount name> (refusing one that exists), writes its marker
-//     and downloads every Memory; it returns the roots for the tool factory.
+//   - Start locks Root (flock: one MemorySync per Root at a time, across processes), creates each Store's
+//     root <Root>/<mount name>, writes its marker and downloads every Memory; it returns the roots for
+//     the tool factory. An existing root that is a leftover Mango mount (a marker, or empty) is the mount
+//     of an activation that ended without teardown (the lock proves it is not in use): it is removed
+//     with a warning, its unsynchronized changes lost (remote wins). Any other existing root is refused
+//     and left untouched.
 //   - Remote wins: a Memory changed or deleted remotely replaces or removes the local file, even if it was
 //     edited locally (that edit is discarded and reported as a warning).
 //   - Local changes go up through create, or update with a content_sha256 precondition on the last
@@ -180,6 +187,8 @@ type mountedStore struct {
 // server fences each write with the live lease.
 type MemorySync struct {
 	client          *mango.Client
+	root            string
+	rootLock        *os.File
 	stores          []*mountedStore
 	interval        time.Duration
 	noTimer         bool
@@ -223,7 +232,7 @@ func NewMemorySync(client *mango.Client, attachments []MemoryAttachment, opts *M
 	if err != nil {
 		return nil, err
 	}
-	m := &MemorySync{client: client, interval: o.Interval, noTimer: o.NoTimer, maxContentBytes: o.MaxContentBytes, attempts: o.Attempts,
+	m := &MemorySync{client: client, root: root, interval: o.Interval, noTimer: o.NoTimer, maxContentBytes: o.MaxContentBytes, attempts: o.Attempts,
 		backoffBase: o.BackoffBase, onWarning: o.OnWarning, pass: make(chan struct{}, 1)}
 	used := map[string]bool{}
 	for _, a := range attachments {
@@ -285,15 +294,14 @@ func (m *MemorySync) Roots() []ToolRoot {
 // failure, is a *MemoryMountError. A cancelled ctx returns its error. On failure the caller should Dispose.
 func (m *MemorySync) Start(ctx context.Context) ([]ToolRoot, error) {
 	gone := map[*mountedStore]bool{}
-	for _, s := range m.stores {
-		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
-			return nil, &MemoryMountError{fmt.Sprintf("cannot create the mount root of memory store %s: %v", s.id, err)}
+	if len(m.stores) > 0 {
+		if err := m.lockRoot(); err != nil {
+			return nil, err
 		}
-		if err := os.Mkdir(s.dir, 0o700); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return nil, &MemoryMountError{fmt.Sprintf("the mount root of memory store %s already exists", s.id)}
-			}
-			return nil, &MemoryMountError{fmt.Sprintf("cannot create the mount root of memory store %s: %v", s.id, err)}
+	}
+	for _, s := range m.stores {
+		if err := m.createRoot(s); err != nil {
+			return nil, err
 		}
 		for attempt := 1; ; attempt++ {
 			err := m.download(ctx, s)
@@ -351,6 +359,70 @@ func (m *MemorySync) Start(ctx context.Context) ([]ToolRoot, error) {
 	}
 	m.mu.Unlock()
 	return m.Roots(), nil
+}
+
+// lockRoot takes the exclusive lock on Root (created when missing) that Dispose releases: a second
+// MemorySync on the same Root, in this process or another, is refused while this one is live, and the
+// lock dies with its process — so an existing mount found under the lock is a leftover, never a live one.
+func (m *MemorySync) lockRoot() error {
+	if err := os.MkdirAll(m.root, 0o755); err != nil {
+		return &MemoryMountError{fmt.Sprintf("cannot create the memory root %s: %v", m.root, err)}
+	}
+	f, err := lockDir(m.root)
+	if errors.Is(err, errLockHeld) {
+		return &MemoryMountError{fmt.Sprintf("the memory root %s is in use by another worker (one item at a time per MemoryRoot)", m.root)}
+	}
+	if err != nil {
+		return &MemoryMountError{fmt.Sprintf("cannot lock the memory root %s: %v", m.root, err)}
+	}
+	m.rootLock = f
+	return nil
+}
+
+// createRoot makes a Store's empty root. An existing one is removed only when it is a leftover Mango
+// mount (see leftoverMount) and Root is locked; anything else is refused and left as it is.
+func (m *MemorySync) createRoot(s *mountedStore) error {
+	err := os.Mkdir(s.dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		if m.rootLock == nil || !leftoverMount(s.dir) {
+			return &MemoryMountError{fmt.Sprintf("the mount root of memory store %s already exists (%s) and is not a leftover Mango mount: it is left untouched", s.id, s.dir)}
+		}
+		m.warn(fmt.Errorf("memory store %s: removing the leftover mount %s of an activation that ended without teardown (changes it had not synchronized are lost)", s.id, s.dir))
+		if err := os.RemoveAll(s.dir); err != nil {
+			return &MemoryMountError{fmt.Sprintf("removing the leftover mount of memory store %s: %v", s.id, err)}
+		}
+		err = os.Mkdir(s.dir, 0o700)
+	}
+	if err != nil {
+		return &MemoryMountError{fmt.Sprintf("cannot create the mount root of memory store %s: %v", s.id, err)}
+	}
+	s.created = true
+	return nil
+}
+
+var memoryMarkerPattern = regexp.MustCompile(`^version 1\nmemstore_[0-9A-HJKMNP-TV-Z]{26}\n$`)
+
+// leftoverMount reports whether dir is what a MemorySync leaves when its process dies mid-item: a plain
+// directory (not a symlink) that is empty (created, marker not yet written) or holds a regular marker
+// file in the marker's exact format.
+func leftoverMount(dir string) bool {
+	info, err := os.Lstat(dir)
+	if err != nil || !info.IsDir() {
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	if len(entries) == 0 {
+		return true
+	}
+	marker := filepath.Join(dir, MemoryMarkerFile)
+	if info, err := os.Lstat(marker); err != nil || !info.Mode().IsRegular() || info.Size() > 128 {
+		return false
+	}
+	b, err := os.ReadFile(marker)
+	return err == nil && memoryMarkerPattern.Match(b)
 }
 
 // memoryVanished is a Memory listed but gone (404) before it was read: the download starts over.
@@ -453,8 +525,8 @@ func (m *MemorySync) StopTimer() {
 	}
 }
 
-// Dispose stops the timer, waits for a pass in progress and, with removeDirs, removes the mounted roots
-// (never following a symlink).
+// Dispose stops the timer, waits for a pass in progress and, with removeDirs, removes the roots Start
+// created (never following a symlink, never a root it refused); then it releases Root's lock.
 func (m *MemorySync) Dispose(removeDirs bool) error {
 	m.mu.Lock()
 	m.disposed = true
@@ -465,10 +537,17 @@ func (m *MemorySync) Dispose(removeDirs bool) error {
 	var errs []error
 	if removeDirs {
 		for _, s := range m.stores {
+			if !s.created {
+				continue // refused by Start: not ours to remove
+			}
 			if err := os.RemoveAll(s.dir); err != nil {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if m.rootLock != nil {
+		errs = append(errs, m.rootLock.Close())
+		m.rootLock = nil
 	}
 	return errors.Join(errs...)
 }

@@ -339,7 +339,7 @@ func wantRemote(t *testing.T, f *fakeMango, want map[string]string) {
 	}
 }
 
-func TestMemorySyncMountsEachStoreWithAMarkerAndRefusesAnExistingRoot(t *testing.T) {
+func TestMemorySyncMountsEachStoreWithAMarkerAndRefusesASecondSyncOnItsRoot(t *testing.T) {
 	f := newFake(t)
 	many := map[string]string{"/a.md": "alpha", "/dir/b.md": "beta"}
 	for i := range 21 {
@@ -387,12 +387,19 @@ func TestMemorySyncMountsEachStoreWithAMarkerAndRefusesAnExistingRoot(t *testing
 	if w := f.memory.writes(); len(w) != 0 {
 		t.Fatalf("mounting wrote %v", w)
 	}
-	// An existing root is refused (a temporary failure: the lease is left to expire).
+	// A second MemorySync on the same Root is refused while this one is live (a temporary failure: the
+	// lease is left to expire), and its Dispose removes nothing of the live mounts.
 	again, _ := NewMemorySync(f.workClient(t), attachments[:1], &MemorySyncOptions{Root: root, Interval: -1})
 	_, err = again.Start(context.Background())
 	var mountErr *MemoryMountError
-	if !errors.As(err, &mountErr) || !strings.Contains(err.Error(), "already exists") {
+	if !errors.As(err, &mountErr) || !strings.Contains(err.Error(), "in use by another worker") {
 		t.Fatalf("err = %v", err)
+	}
+	if err := again.Dispose(true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(roots[1].Path, "ref.md")); string(b) != "reference" {
+		t.Fatalf("the refused MemorySync removed a live mount: ref.md %q", b)
 	}
 	if err := m.Dispose(true); err != nil {
 		t.Fatal(err)

@@ -65,10 +65,12 @@ type EnvironmentWorker struct {
 	// MemoryRoot is where a Session's attached Memory Stores are mounted (empty: DefaultMemoryRoot,
 	// /mnt/memory, the path the Session's mount_path and the model's system prompt name). For each
 	// Session item, after its Skills and before its tools are built, every attached Store is downloaded
-	// to <MemoryRoot>/<last segment of its mount_path> with a marker file (MemorySync.Start: a root that
-	// already exists is refused, so MemoryRoot must belong to one item at a time). Writable Stores then
-	// reconcile by path every MemorySyncInterval and after tool calls (remote wins; local changes through
-	// create/update with SHA-256 preconditions; deletions on a second observation); a clean end (idle,
+	// to <MemoryRoot>/<last segment of its mount_path> with a marker file (MemorySync.Start: MemoryRoot is
+	// flock-ed for the item, so a second item on it is refused; a leftover mount of a worker that died
+	// mid-item is removed and mounted afresh; any other existing root is refused and left untouched).
+	// Writable Stores then reconcile by path every MemorySyncInterval and after tool calls (remote wins;
+	// local changes through create/update with SHA-256 preconditions; deletions on a second
+	// observation); a clean end (idle,
 	// terminated, deleted, drained) gets one final full sync bounded by MemoryFinalSyncTimeout, and every
 	// end where the lease is still ours a push-only flush bounded by MemoryFlushTimeout; then the roots
 	// are removed. A permanent failure (*MemoryInputError: an unusable attachment, a Store that no longer

@@ -164,7 +164,7 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
     return { store, sessionId, sync, roots, dir, remote, idOf, file, attachments };
   }
 
-  it('mounts at <root>/<slug> with a marker and pulls every Memory; an existing root is refused', async () => {
+  it('mounts at <root>/<slug> with a marker and pulls every Memory; an existing root is refused and left untouched', async () => {
     const t = await setup({ '/a.md': 'alpha', '/dir/b.md': 'beta' });
     expect(t.attachments[0]!.mount_path).toMatch(/^\/mnt\/memory\/notes-[0-9a-f]{4}$/);
     expect(t.dir.endsWith(t.attachments[0]!.mount_path!.split('/').pop()!)).toBe(true);
@@ -180,6 +180,9 @@ describe('MemorySync (real apps/files, PostgreSQL, S3)', () => {
       intervalMs: 0,
     });
     await expect(again.start()).rejects.toThrow(MemoryMountError);
+    // The refused sync's dispose (what an activation does after a failed start) removes nothing it did not create.
+    await again.dispose({ removeDirs: true });
+    expect(await readFile(t.file('/a.md'), 'utf8')).toBe('alpha');
     await t.sync.dispose();
     await expect(stat(t.dir)).rejects.toThrow(/ENOENT/);
   });

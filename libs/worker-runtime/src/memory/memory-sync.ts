@@ -66,6 +66,8 @@ interface MountedStore {
   baseline: Map<string, Baseline>;
   /** Paths whose file was seen missing, and how many passes in a row. */
   missing: Map<string, number>;
+  /** `start` made this root, so `dispose` may remove it; a root it refused is never removed. */
+  created?: boolean;
 }
 
 const TMP_PREFIX = '.mango-sync-';
@@ -151,6 +153,7 @@ export class MemorySync {
       try {
         await mkdir(dirname(s.dir), { recursive: true, mode: 0o755 });
         await mkdir(s.dir, { mode: 0o700 });
+        s.created = true;
       } catch (err) {
         throw new MemoryMountError(
           (err as NodeJS.ErrnoException).code === 'EEXIST'
@@ -240,13 +243,16 @@ export class MemorySync {
     return this.bounded(deadline, (signal) => this.pass('push', signal));
   }
 
-  /** Stops the timer, waits for a pass in progress and (by default) removes the mounted roots. */
+  /**
+   * Stops the timer, waits for a pass in progress and (by default) removes the roots `start` created —
+   * never one it refused because it already existed.
+   */
   async dispose(opts: { removeDirs?: boolean } = {}): Promise<void> {
     this.disposed = true;
     clearInterval(this.timer);
     await this.chain.catch(() => undefined);
     if (opts.removeDirs ?? true)
-      for (const s of this.stores) await rm(s.dir, { recursive: true, force: true });
+      for (const s of this.stores) if (s.created) await rm(s.dir, { recursive: true, force: true });
   }
 
   // ── Passes ─────────────────────────────────────────────────────────────────────────────────────────

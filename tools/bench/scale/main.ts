@@ -7,12 +7,17 @@
  *   - message → idle p50/p99 (client send time → the idle event's commit time);
  *   - how many Sessions ended idle{end_turn}, how many session.error events were recorded (target 0);
  *   - each orchestrator's RSS (peak during the burst, and after it) and the memory per idle Session;
+ * then what the idle Sessions cost over a quiet window (BENCH_IDLE_WINDOW_MS, default 20 s): CPU of the
+ * orchestrators and the API, transactions committed in the database, and for a sample of the Sessions'
+ * workflows their pending activities and history growth (an idle Session should cost no Temporal
+ * activity and no polling);
  * and, at the end, the API's memory per open SSE stream. Memory per idle Session and per stream is what
  * the process retains: apps/api and the orchestrators run with their loopback inspector, and a full GC
  * (collectGarbage, @mango/testing) precedes each of those samples. Printed figures only; never pass/fail.
  * Run: npm run bench:scale [-- --sessions 200].
  */
 import { readFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
 import {
   AppProcess,
   collectGarbage,
@@ -28,6 +33,9 @@ const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_S
 const STREAMS = Number(process.env.BENCH_STREAMS ?? Math.min(SESSIONS, 500));
 const CLIENT_CONCURRENCY = Number(process.env.BENCH_CLIENT_CONCURRENCY ?? 100);
 const BURST_DEADLINE_MS = Number(process.env.BENCH_DEADLINE_MS ?? 900_000);
+const IDLE_WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? 20_000);
+/** Idle Sessions whose workflows are described before and after the quiet window. */
+const IDLE_SAMPLE = 50;
 if (!Number.isInteger(SESSIONS) || SESSIONS < 1) throw new Error('--sessions must be a positive integer');
 
 const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`);
@@ -35,6 +43,13 @@ const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 
 type Json = Record<string, any>;
+
+/** CPU time (user + system) a process has used so far, ms (Linux /proc, 10 ms ticks). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 /** Resident set size of a process, bytes (Linux /proc). */
 function rss(pid: number): number {
@@ -95,6 +110,8 @@ async function main(): Promise<void> {
         `message → idle p50 ×${(two.p50 / one.p50).toFixed(2)}, total peak RSS ${mib(one.peakTotal)} → ${mib(two.peakTotal)}`,
     );
 
+    await idleCost([...one.ids, ...two.ids]);
+
     // ── Memory per open SSE stream (apps/api) ──────────────────────────────────────────────────────
     const apiPid = api.app.child.pid!;
     const idleSessions = two.ids.slice(0, STREAMS);
@@ -126,6 +143,61 @@ async function main(): Promise<void> {
     for (const o of orchestrators) await o.stop();
     await api.close();
     await model.close();
+  }
+
+  /**
+   * What idle Sessions cost while nothing happens: over IDLE_WINDOW_MS with every Session idle, the CPU of
+   * the orchestrators and the API, the transactions committed in the database (PostgreSQL publishes an
+   * idle backend's counts up to 10 s late, so they are read after a further 11 s), and, for a sample of
+   * the Sessions' workflows (Temporal's describe), pending activities and history events added.
+   */
+  async function idleCost(ids: string[]) {
+    const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+    try {
+      const temporal = new Client({
+        connection,
+        namespace: process.env.MANGO_TEMPORAL_NAMESPACE ?? 'default',
+      });
+      const step = Math.max(1, Math.floor(ids.length / IDLE_SAMPLE));
+      const sample = ids.filter((_, i) => i % step === 0).slice(0, IDLE_SAMPLE);
+      const describe = () => Promise.all(sample.map((id) => temporal.workflow.getHandle(id).describe()));
+      const xacts = async () =>
+        Number(
+          (
+            await api.sql<{ n: string }>(
+              `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
+            )
+          )[0]!.n,
+        );
+      // Quiet first: the bursts' stragglers (final syncs, relays, GC) settle.
+      await new Promise((r) => setTimeout(r, 5_000));
+      const before = await describe();
+      const pids = [...orchestrators.map((o) => o.child.pid!), api.app.child.pid!];
+      const cpu0 = pids.map(cpuMs);
+      const x0 = await xacts();
+      await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+      const cpu = pids.map((p, i) => cpuMs(p) - cpu0[i]!);
+      const after = await describe();
+      await new Promise((r) => setTimeout(r, 11_000));
+      // The reads of this function (≤ 2) are transactions too; the 11 s wait publishes the window's.
+      const x1 = await xacts();
+      const running = after.filter((d) => d.status.name === 'RUNNING').length;
+      const pending = after.reduce((n, d) => n + (d.raw.pendingActivities?.length ?? 0), 0);
+      const grown = after.reduce((n, d, i) => n + (d.historyLength - before[i]!.historyLength), 0);
+      const seconds = IDLE_WINDOW_MS / 1000;
+      console.log(
+        `idle cost: ${ids.length} idle Sessions, ${seconds} s with nothing sent (target: no Temporal activity, no polling)`,
+      );
+      console.log(
+        `  workflows sampled ${sample.length}: running ${running}   pending activities ${pending}   history events added ${grown}`,
+      );
+      console.log(
+        `  CPU over the window: ${orchestrators.map((_, i) => `orchestrator ${i + 1} ${cpu[i]} ms`).join('   ')}   API ${cpu[cpu.length - 1]} ms` +
+          `   database transactions ${x1 - x0} in ${seconds + 11} s (the window and the 11 s after: ${((x1 - x0) / (seconds + 11)).toFixed(1)}/s, all processes)`,
+      );
+    } finally {
+      await connection.close();
+    }
   }
 
   /** Creates `n` Sessions, sends each one message at once, waits until each has ended its turn. */

@@ -258,6 +258,12 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	must(ws.MemoryStores.Memories.Create(ctx, store.Id, nil, generated.MemoryStoresMemoriesCreateJSONRequestBody{
 		Path: "/seed.md", Content: "memory-seed-" + lang + "-ok\n"}))
 	mounted := filepath.Join(memoryRoot, "conformance-go-memory")
+	// What a worker that died mid-item leaves there: the mount with its marker and a file no pass uploaded.
+	// The worker takes it over (MemoryRoot is not locked by a live worker): the stale file is removed, so
+	// the tool does not see it and it is not uploaded.
+	must(0, os.MkdirAll(mounted, 0o700))
+	must(0, os.WriteFile(filepath.Join(mounted, worker.MemoryMarkerFile), []byte("version 1\n"+store.Id+"\n"), 0o400))
+	must(0, os.WriteFile(filepath.Join(mounted, "stale.md"), []byte("stale-leftover"), 0o600))
 
 	// A bash tool turn: the model asks for bash (the command the message names), the worker runs it in
 	// its Workdir, where it staged the Skill, and posts the result; the model finishes. The command also
@@ -267,7 +273,7 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 		"skills": []ev{{"type": "custom", "skill_id": skill.Id, "version": "latest"}},
 	}))))
 	command := "echo conformance-bash && cat skills/conformance-go/SKILL.md && ls skills/conformance-go/scripts" +
-		" && cat " + mounted + "/seed.md && mkdir -p " + mounted + "/notes && printf memory-written-by-" + lang + " > " + mounted + "/notes/from-tool.md"
+		" && ls -A " + mounted + " && cat " + mounted + "/seed.md && mkdir -p " + mounted + "/notes && printf memory-written-by-" + lang + " > " + mounted + "/notes/from-tool.md"
 	session := must(mango.Decode[ev](ws.SessionsCreateWithBody(ctx, "application/json", jsonBody(ev{
 		"agent": agent.Id, "environment_id": envID,
 		"resources":      []ev{{"type": "memory_store", "memory_store_id": store.Id, "access": "read_write"}},
@@ -293,6 +299,12 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	check(strings.Contains(string(text), "skill-body-"+lang+"-ok") && strings.Contains(string(text), "hello.sh"),
 		"the bash tool read the staged Skill: %s (worker errors %v)", text, workerErrs)
 	check(strings.Contains(string(text), "memory-seed-"+lang+"-ok"), "the bash tool read the mounted Memory: %s (worker errors %v)", text, workerErrs)
+	check(!strings.Contains(string(text), "stale.md"), "the leftover mount's file is gone: %s", text)
+	var tookOver bool
+	for _, err := range workerErrs {
+		tookOver = tookOver || strings.Contains(err.Error(), "removing the leftover mount")
+	}
+	check(tookOver, "the worker warned that it removed the leftover mount: %v", workerErrs)
 	check(len(setups) == 1 && len(setups[0].Roots) == 1 && setups[0].Roots[0].Path == mounted && !setups[0].Roots[0].ReadOnly &&
 		setups[0].Roots[0].MemoryStoreID == store.Id, "the tool factory got the writable root %s: %+v", mounted, setups)
 	check(str(list[len(list)-1], "stop_reason", "type") == "end_turn", "the turn ends end_turn: %v", types(list))
@@ -328,6 +340,7 @@ func environmentWorker(ctx context.Context, ws *mango.Client) {
 	for raw, err := range ws.MemoryStores.Memories.ListAll(ctx, store.Id, &generated.MemoryStoresMemoriesListParams{}) {
 		var m generated.Memory
 		check(err == nil && json.Unmarshal(raw, &m) == nil, "listing the memories: %v", err)
+		check(m.Path != "/stale.md", "the leftover mount's file was uploaded as a Memory")
 		if m.Path == "/notes/from-tool.md" {
 			full := generated.MemoryStoresMemoriesRetrieveParamsViewFull
 			written = must(ws.MemoryStores.Memories.Retrieve(ctx, store.Id, m.Id, &generated.MemoryStoresMemoriesRetrieveParams{View: &full}))

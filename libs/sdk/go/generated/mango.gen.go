@@ -4259,6 +4259,20 @@ type Unauthorized struct {
 	Type      string    `json:"type"`
 }
 
+// Unavailable defines model for Unavailable.
+type Unavailable struct {
+	Error struct {
+		Details *struct {
+			ErrorCode *string `json:"error_code,omitempty"`
+		} `json:"details,omitempty"`
+		Type *string `json:"type,omitempty"`
+	} `json:"error"`
+
+	// RequestId Example: req_01JD2Y3QX9V5M8K7R6T4W2P0AB
+	RequestId RequestId `json:"request_id"`
+	Type      string    `json:"type"`
+}
+
 // VaultCredentialOk defines model for VaultCredentialOk.
 type VaultCredentialOk = VaultCredential
 
@@ -19141,6 +19155,12 @@ type AgentsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// AgentsListResponse503Headers the declared response headers of an HTTP 503 response for AgentsList
+type AgentsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type AgentsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19154,6 +19174,8 @@ type AgentsListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AgentsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -19164,6 +19186,8 @@ type AgentsListResponse struct {
 	Headers403 *AgentsListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AgentsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19189,6 +19213,11 @@ func (r AgentsListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AgentsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AgentsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19250,6 +19279,12 @@ type AgentsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// AgentsCreateResponse503Headers the declared response headers of an HTTP 503 response for AgentsCreate
+type AgentsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type AgentsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19265,6 +19300,8 @@ type AgentsCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *AgentsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -19277,6 +19314,8 @@ type AgentsCreateResponse struct {
 	Headers413 *AgentsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AgentsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -19307,6 +19346,11 @@ func (r AgentsCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AgentsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AgentsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19368,6 +19412,12 @@ type AgentsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// AgentsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for AgentsRetrieve
+type AgentsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type AgentsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19383,6 +19433,8 @@ type AgentsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AgentsRetrieveResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -19395,6 +19447,8 @@ type AgentsRetrieveResponse struct {
 	Headers404 *AgentsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AgentsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19425,6 +19479,11 @@ func (r AgentsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AgentsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AgentsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19496,6 +19555,12 @@ type AgentsUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// AgentsUpdateResponse503Headers the declared response headers of an HTTP 503 response for AgentsUpdate
+type AgentsUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type AgentsUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19515,6 +19580,8 @@ type AgentsUpdateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AgentsUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -19531,6 +19598,8 @@ type AgentsUpdateResponse struct {
 	Headers413 *AgentsUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AgentsUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19571,6 +19640,11 @@ func (r AgentsUpdateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AgentsUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AgentsUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19627,6 +19701,12 @@ type AgentsArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// AgentsArchiveResponse503Headers the declared response headers of an HTTP 503 response for AgentsArchive
+type AgentsArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type AgentsArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19640,6 +19720,8 @@ type AgentsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AgentsArchiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -19650,6 +19732,8 @@ type AgentsArchiveResponse struct {
 	Headers404 *AgentsArchiveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AgentsArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19675,6 +19759,11 @@ func (r AgentsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AgentsArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AgentsArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19736,6 +19825,12 @@ type AgentsVersionsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// AgentsVersionsListResponse503Headers the declared response headers of an HTTP 503 response for AgentsVersionsList
+type AgentsVersionsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type AgentsVersionsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19751,6 +19846,8 @@ type AgentsVersionsListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AgentsVersionsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -19763,6 +19860,8 @@ type AgentsVersionsListResponse struct {
 	Headers404 *AgentsVersionsListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsVersionsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AgentsVersionsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19793,6 +19892,11 @@ func (r AgentsVersionsListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AgentsVersionsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AgentsVersionsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19849,6 +19953,12 @@ type DeploymentRunsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentRunsListResponse503Headers the declared response headers of an HTTP 503 response for DeploymentRunsList
+type DeploymentRunsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentRunsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19862,6 +19972,8 @@ type DeploymentRunsListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentRunsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -19872,6 +19984,8 @@ type DeploymentRunsListResponse struct {
 	Headers403 *DeploymentRunsListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentRunsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentRunsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19897,6 +20011,11 @@ func (r DeploymentRunsListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentRunsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19953,6 +20072,12 @@ type DeploymentRunsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentRunsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentRunsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19966,6 +20091,8 @@ type DeploymentRunsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentRunsRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -19976,6 +20103,8 @@ type DeploymentRunsRetrieveResponse struct {
 	Headers404 *DeploymentRunsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentRunsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentRunsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20001,6 +20130,11 @@ func (r DeploymentRunsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentRunsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20057,6 +20191,12 @@ type DeploymentsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsListResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsList
+type DeploymentsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20070,6 +20210,8 @@ type DeploymentsListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -20080,6 +20222,8 @@ type DeploymentsListResponse struct {
 	Headers403 *DeploymentsListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20105,6 +20249,11 @@ func (r DeploymentsListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20166,6 +20315,12 @@ type DeploymentsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsCreateResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsCreate
+type DeploymentsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20181,6 +20336,8 @@ type DeploymentsCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *DeploymentsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -20193,6 +20350,8 @@ type DeploymentsCreateResponse struct {
 	Headers413 *DeploymentsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -20223,6 +20382,11 @@ func (r DeploymentsCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20279,6 +20443,12 @@ type DeploymentsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20292,6 +20462,8 @@ type DeploymentsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -20302,6 +20474,8 @@ type DeploymentsRetrieveResponse struct {
 	Headers404 *DeploymentsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20327,6 +20501,11 @@ func (r DeploymentsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20398,6 +20577,12 @@ type DeploymentsUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsUpdateResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsUpdate
+type DeploymentsUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20417,6 +20602,8 @@ type DeploymentsUpdateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -20433,6 +20620,8 @@ type DeploymentsUpdateResponse struct {
 	Headers413 *DeploymentsUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20473,6 +20662,11 @@ func (r DeploymentsUpdateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20529,6 +20723,12 @@ type DeploymentsArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsArchiveResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsArchive
+type DeploymentsArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20542,6 +20742,8 @@ type DeploymentsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsArchiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -20552,6 +20754,8 @@ type DeploymentsArchiveResponse struct {
 	Headers404 *DeploymentsArchiveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20577,6 +20781,11 @@ func (r DeploymentsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20638,6 +20847,12 @@ type DeploymentsPauseResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsPauseResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsPause
+type DeploymentsPauseResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsPauseResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20653,6 +20868,8 @@ type DeploymentsPauseResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsPauseResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -20665,6 +20882,8 @@ type DeploymentsPauseResponse struct {
 	Headers409 *DeploymentsPauseResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsPauseResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsPauseResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20695,6 +20914,11 @@ func (r DeploymentsPauseResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsPauseResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20756,6 +20980,12 @@ type DeploymentsRunResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsRunResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsRun
+type DeploymentsRunResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsRunResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20771,6 +21001,8 @@ type DeploymentsRunResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *DeploymentsRunResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -20783,6 +21015,8 @@ type DeploymentsRunResponse struct {
 	Headers409 *DeploymentsRunResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsRunResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsRunResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -20813,6 +21047,11 @@ func (r DeploymentsRunResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsRunResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsRunResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20874,6 +21113,12 @@ type DeploymentsUnpauseResponse500Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsUnpauseResponse503Headers the declared response headers of an HTTP 503 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type DeploymentsUnpauseResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20889,6 +21134,8 @@ type DeploymentsUnpauseResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsUnpauseResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -20901,6 +21148,8 @@ type DeploymentsUnpauseResponse struct {
 	Headers409 *DeploymentsUnpauseResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsUnpauseResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeploymentsUnpauseResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20931,6 +21180,11 @@ func (r DeploymentsUnpauseResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeploymentsUnpauseResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -20987,6 +21241,12 @@ type EnvironmentsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsListResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsList
+type EnvironmentsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21000,6 +21260,8 @@ type EnvironmentsListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21010,6 +21272,8 @@ type EnvironmentsListResponse struct {
 	Headers403 *EnvironmentsListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21035,6 +21299,11 @@ func (r EnvironmentsListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21101,6 +21370,12 @@ type EnvironmentsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsCreateResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsCreate
+type EnvironmentsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21118,6 +21393,8 @@ type EnvironmentsCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *EnvironmentsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21132,6 +21409,8 @@ type EnvironmentsCreateResponse struct {
 	Headers413 *EnvironmentsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -21167,6 +21446,11 @@ func (r EnvironmentsCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21223,6 +21507,12 @@ type EnvironmentsDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsDeleteResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsDelete
+type EnvironmentsDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21236,6 +21526,8 @@ type EnvironmentsDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -21246,6 +21538,8 @@ type EnvironmentsDeleteResponse struct {
 	Headers404 *EnvironmentsDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21271,6 +21565,11 @@ func (r EnvironmentsDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21327,6 +21626,12 @@ type EnvironmentsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsRetrieve
+type EnvironmentsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21340,6 +21645,8 @@ type EnvironmentsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -21350,6 +21657,8 @@ type EnvironmentsRetrieveResponse struct {
 	Headers404 *EnvironmentsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21375,6 +21684,11 @@ func (r EnvironmentsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21446,6 +21760,12 @@ type EnvironmentsUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsUpdateResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsUpdate
+type EnvironmentsUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21465,6 +21785,8 @@ type EnvironmentsUpdateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21481,6 +21803,8 @@ type EnvironmentsUpdateResponse struct {
 	Headers413 *EnvironmentsUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21521,6 +21845,11 @@ func (r EnvironmentsUpdateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21577,6 +21906,12 @@ type EnvironmentsArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsArchiveResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsArchive
+type EnvironmentsArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21590,6 +21925,8 @@ type EnvironmentsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsArchiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -21600,6 +21937,8 @@ type EnvironmentsArchiveResponse struct {
 	Headers404 *EnvironmentsArchiveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21625,6 +21964,11 @@ func (r EnvironmentsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21686,6 +22030,12 @@ type EnvironmentsWorkListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkListResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkList
+type EnvironmentsWorkListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21701,6 +22051,8 @@ type EnvironmentsWorkListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21713,6 +22065,8 @@ type EnvironmentsWorkListResponse struct {
 	Headers404 *EnvironmentsWorkListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21743,6 +22097,11 @@ func (r EnvironmentsWorkListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21814,6 +22173,12 @@ type EnvironmentsWorkCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkCreateResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkCreate
+type EnvironmentsWorkCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21833,6 +22198,8 @@ type EnvironmentsWorkCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *EnvironmentsWorkCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21849,6 +22216,8 @@ type EnvironmentsWorkCreateResponse struct {
 	Headers413 *EnvironmentsWorkCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -21889,6 +22258,11 @@ func (r EnvironmentsWorkCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -21950,6 +22324,12 @@ type EnvironmentsWorkPollResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkPollResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkPoll
+type EnvironmentsWorkPollResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkPollResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21965,6 +22345,8 @@ type EnvironmentsWorkPollResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkPollResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21977,6 +22359,8 @@ type EnvironmentsWorkPollResponse struct {
 	Headers404 *EnvironmentsWorkPollResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkPollResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkPollResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22007,6 +22391,11 @@ func (r EnvironmentsWorkPollResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkPollResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkPollResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22063,6 +22452,12 @@ type EnvironmentsWorkStatsResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkStatsResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkStats
+type EnvironmentsWorkStatsResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkStatsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22076,6 +22471,8 @@ type EnvironmentsWorkStatsResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkStatsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -22086,6 +22483,8 @@ type EnvironmentsWorkStatsResponse struct {
 	Headers404 *EnvironmentsWorkStatsResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkStatsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkStatsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22111,6 +22510,11 @@ func (r EnvironmentsWorkStatsResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkStatsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkStatsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22167,6 +22571,12 @@ type EnvironmentsWorkRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkRetrieveResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkRetrieve
+type EnvironmentsWorkRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22180,6 +22590,8 @@ type EnvironmentsWorkRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -22190,6 +22602,8 @@ type EnvironmentsWorkRetrieveResponse struct {
 	Headers404 *EnvironmentsWorkRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22215,6 +22629,11 @@ func (r EnvironmentsWorkRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22281,6 +22700,12 @@ type EnvironmentsWorkUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkUpdateResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkUpdate
+type EnvironmentsWorkUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22298,6 +22723,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -22312,6 +22739,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	Headers413 *EnvironmentsWorkUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22347,6 +22776,11 @@ func (r EnvironmentsWorkUpdateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22408,6 +22842,12 @@ type EnvironmentsWorkAckResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkAckResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkAck
+type EnvironmentsWorkAckResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkAckResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22423,6 +22863,8 @@ type EnvironmentsWorkAckResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkAckResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -22435,6 +22877,8 @@ type EnvironmentsWorkAckResponse struct {
 	Headers409 *EnvironmentsWorkAckResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkAckResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkAckResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22465,6 +22909,11 @@ func (r EnvironmentsWorkAckResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkAckResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkAckResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22531,6 +22980,12 @@ type EnvironmentsWorkFailResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkFailResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkFail
+type EnvironmentsWorkFailResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkFailResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22548,6 +23003,8 @@ type EnvironmentsWorkFailResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkFailResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -22562,6 +23019,8 @@ type EnvironmentsWorkFailResponse struct {
 	Headers413 *EnvironmentsWorkFailResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkFailResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkFailResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22597,6 +23056,11 @@ func (r EnvironmentsWorkFailResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkFailResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkFailResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22663,6 +23127,12 @@ type EnvironmentsWorkHeartbeatResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkHeartbeatResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkHeartbeat
+type EnvironmentsWorkHeartbeatResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkHeartbeatResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22680,6 +23150,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	JSON412 *PreconditionFailed
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkHeartbeatResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -22694,6 +23166,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	Headers412 *EnvironmentsWorkHeartbeatResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkHeartbeatResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkHeartbeatResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22729,6 +23203,11 @@ func (r EnvironmentsWorkHeartbeatResponse) GetJSON412() *PreconditionFailed {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkHeartbeatResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkHeartbeatResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22800,6 +23279,12 @@ type EnvironmentsWorkResultResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkResultResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkResult
+type EnvironmentsWorkResultResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkResultResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22819,6 +23304,8 @@ type EnvironmentsWorkResultResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsWorkResultResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -22835,6 +23322,8 @@ type EnvironmentsWorkResultResponse struct {
 	Headers413 *EnvironmentsWorkResultResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkResultResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkResultResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22875,6 +23364,11 @@ func (r EnvironmentsWorkResultResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkResultResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkResultResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -22941,6 +23435,12 @@ type EnvironmentsWorkStopResponse500Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkStopResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkStop
+type EnvironmentsWorkStopResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type EnvironmentsWorkStopResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22956,6 +23456,8 @@ type EnvironmentsWorkStopResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *EnvironmentsWorkStopResponse204Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -22970,6 +23472,8 @@ type EnvironmentsWorkStopResponse struct {
 	Headers413 *EnvironmentsWorkStopResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkStopResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkStopResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -23000,6 +23504,11 @@ func (r EnvironmentsWorkStopResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnvironmentsWorkStopResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkStopResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23056,6 +23565,12 @@ type FilesListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// FilesListResponse503Headers the declared response headers of an HTTP 503 response for FilesList
+type FilesListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type FilesListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23069,6 +23584,8 @@ type FilesListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *FilesListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -23079,6 +23596,8 @@ type FilesListResponse struct {
 	Headers403 *FilesListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FilesListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23104,6 +23623,11 @@ func (r FilesListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r FilesListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FilesListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23165,6 +23689,12 @@ type FilesUploadResponse500Headers struct {
 	RequestId RequestId
 }
 
+// FilesUploadResponse503Headers the declared response headers of an HTTP 503 response for FilesUpload
+type FilesUploadResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type FilesUploadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23180,6 +23710,8 @@ type FilesUploadResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *FilesUploadResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -23192,6 +23724,8 @@ type FilesUploadResponse struct {
 	Headers413 *FilesUploadResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesUploadResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FilesUploadResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -23222,6 +23756,11 @@ func (r FilesUploadResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r FilesUploadResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FilesUploadResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23278,6 +23817,12 @@ type FilesDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// FilesDeleteResponse503Headers the declared response headers of an HTTP 503 response for FilesDelete
+type FilesDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type FilesDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23291,6 +23836,8 @@ type FilesDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *FilesDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -23301,6 +23848,8 @@ type FilesDeleteResponse struct {
 	Headers404 *FilesDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FilesDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23326,6 +23875,11 @@ func (r FilesDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r FilesDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FilesDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23382,6 +23936,12 @@ type FilesRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// FilesRetrieveResponse503Headers the declared response headers of an HTTP 503 response for FilesRetrieve
+type FilesRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type FilesRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23395,6 +23955,8 @@ type FilesRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *FilesRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -23405,6 +23967,8 @@ type FilesRetrieveResponse struct {
 	Headers404 *FilesRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FilesRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23430,6 +23994,11 @@ func (r FilesRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r FilesRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FilesRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23489,6 +24058,12 @@ type FilesContentResponse500Headers struct {
 	RequestId RequestId
 }
 
+// FilesContentResponse503Headers the declared response headers of an HTTP 503 response for FilesContent
+type FilesContentResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type FilesContentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23500,6 +24075,8 @@ type FilesContentResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *FilesContentResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -23510,6 +24087,8 @@ type FilesContentResponse struct {
 	Headers404 *FilesContentResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesContentResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FilesContentResponse503Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -23530,6 +24109,11 @@ func (r FilesContentResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r FilesContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FilesContentResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23586,6 +24170,12 @@ type MemoryStoresListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresListResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresList
+type MemoryStoresListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23599,6 +24189,8 @@ type MemoryStoresListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -23609,6 +24201,8 @@ type MemoryStoresListResponse struct {
 	Headers403 *MemoryStoresListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23634,6 +24228,11 @@ func (r MemoryStoresListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23690,6 +24289,12 @@ type MemoryStoresCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresCreateResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresCreate
+type MemoryStoresCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23703,6 +24308,8 @@ type MemoryStoresCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *MemoryStoresCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -23713,6 +24320,8 @@ type MemoryStoresCreateResponse struct {
 	Headers403 *MemoryStoresCreateResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -23738,6 +24347,11 @@ func (r MemoryStoresCreateResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23794,6 +24408,12 @@ type MemoryStoresDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresDeleteResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresDelete
+type MemoryStoresDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23807,6 +24427,8 @@ type MemoryStoresDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -23817,6 +24439,8 @@ type MemoryStoresDeleteResponse struct {
 	Headers404 *MemoryStoresDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23842,6 +24466,11 @@ func (r MemoryStoresDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23898,6 +24527,12 @@ type MemoryStoresRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresRetrieveResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresRetrieve
+type MemoryStoresRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23911,6 +24546,8 @@ type MemoryStoresRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -23921,6 +24558,8 @@ type MemoryStoresRetrieveResponse struct {
 	Headers404 *MemoryStoresRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23946,6 +24585,11 @@ func (r MemoryStoresRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24012,6 +24656,12 @@ type MemoryStoresUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresUpdateResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresUpdate
+type MemoryStoresUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24029,6 +24679,8 @@ type MemoryStoresUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -24043,6 +24695,8 @@ type MemoryStoresUpdateResponse struct {
 	Headers409 *MemoryStoresUpdateResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24078,6 +24732,11 @@ func (r MemoryStoresUpdateResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24134,6 +24793,12 @@ type MemoryStoresArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresArchiveResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresArchive
+type MemoryStoresArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24147,6 +24812,8 @@ type MemoryStoresArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresArchiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -24157,6 +24824,8 @@ type MemoryStoresArchiveResponse struct {
 	Headers404 *MemoryStoresArchiveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24182,6 +24851,11 @@ func (r MemoryStoresArchiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24243,6 +24917,12 @@ type MemoryStoresMemoriesListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesListResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoriesList
+type MemoryStoresMemoriesListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoriesListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24258,6 +24938,8 @@ type MemoryStoresMemoriesListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoriesListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -24270,6 +24952,8 @@ type MemoryStoresMemoriesListResponse struct {
 	Headers404 *MemoryStoresMemoriesListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoriesListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24300,6 +24984,11 @@ func (r MemoryStoresMemoriesListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoriesListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoriesListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24371,6 +25060,12 @@ type MemoryStoresMemoriesCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesCreateResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoriesCreate
+type MemoryStoresMemoriesCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoriesCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24390,6 +25085,8 @@ type MemoryStoresMemoriesCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *MemoryStoresMemoriesCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -24406,6 +25103,8 @@ type MemoryStoresMemoriesCreateResponse struct {
 	Headers413 *MemoryStoresMemoriesCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoriesCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -24446,6 +25145,11 @@ func (r MemoryStoresMemoriesCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoriesCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoriesCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24512,6 +25216,12 @@ type MemoryStoresMemoriesDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesDeleteResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoriesDelete
+type MemoryStoresMemoriesDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoriesDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24529,6 +25239,8 @@ type MemoryStoresMemoriesDeleteResponse struct {
 	JSON409 *MemoryConflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoriesDeleteResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -24543,6 +25255,8 @@ type MemoryStoresMemoriesDeleteResponse struct {
 	Headers409 *MemoryStoresMemoriesDeleteResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoriesDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24578,6 +25292,11 @@ func (r MemoryStoresMemoriesDeleteResponse) GetJSON409() *MemoryConflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoriesDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoriesDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24639,6 +25358,12 @@ type MemoryStoresMemoriesRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesRetrieveResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoriesRetrieve
+type MemoryStoresMemoriesRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoriesRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24654,6 +25379,8 @@ type MemoryStoresMemoriesRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoriesRetrieveResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -24666,6 +25393,8 @@ type MemoryStoresMemoriesRetrieveResponse struct {
 	Headers404 *MemoryStoresMemoriesRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoriesRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24696,6 +25425,11 @@ func (r MemoryStoresMemoriesRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoriesRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoriesRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24767,6 +25501,12 @@ type MemoryStoresMemoriesUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesUpdateResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoriesUpdate
+type MemoryStoresMemoriesUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoriesUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24786,6 +25526,8 @@ type MemoryStoresMemoriesUpdateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoriesUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -24802,6 +25544,8 @@ type MemoryStoresMemoriesUpdateResponse struct {
 	Headers413 *MemoryStoresMemoriesUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoriesUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24842,6 +25586,11 @@ func (r MemoryStoresMemoriesUpdateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoriesUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoriesUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24903,6 +25652,12 @@ type MemoryStoresMemoryVersionsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsListResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoryVersionsList
+type MemoryStoresMemoryVersionsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoryVersionsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24918,6 +25673,8 @@ type MemoryStoresMemoryVersionsListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoryVersionsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -24930,6 +25687,8 @@ type MemoryStoresMemoryVersionsListResponse struct {
 	Headers404 *MemoryStoresMemoryVersionsListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoryVersionsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24960,6 +25719,11 @@ func (r MemoryStoresMemoryVersionsListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoryVersionsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoryVersionsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25021,6 +25785,12 @@ type MemoryStoresMemoryVersionsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoryVersionsRetrieve
+type MemoryStoresMemoryVersionsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoryVersionsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25036,6 +25806,8 @@ type MemoryStoresMemoryVersionsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoryVersionsRetrieveResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -25048,6 +25820,8 @@ type MemoryStoresMemoryVersionsRetrieveResponse struct {
 	Headers404 *MemoryStoresMemoryVersionsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoryVersionsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25078,6 +25852,11 @@ func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25139,6 +25918,12 @@ type MemoryStoresMemoryVersionsRedactResponse500Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsRedactResponse503Headers the declared response headers of an HTTP 503 response for MemoryStoresMemoryVersionsRedact
+type MemoryStoresMemoryVersionsRedactResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type MemoryStoresMemoryVersionsRedactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25154,6 +25939,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoryVersionsRedactResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -25166,6 +25953,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	Headers409 *MemoryStoresMemoryVersionsRedactResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsRedactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MemoryStoresMemoryVersionsRedactResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25196,6 +25985,11 @@ func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25252,6 +26046,12 @@ type SessionsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsListResponse503Headers the declared response headers of an HTTP 503 response for SessionsList
+type SessionsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25265,6 +26065,8 @@ type SessionsListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -25275,6 +26077,8 @@ type SessionsListResponse struct {
 	Headers403 *SessionsListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25300,6 +26104,11 @@ func (r SessionsListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25361,6 +26170,12 @@ type SessionsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsCreateResponse503Headers the declared response headers of an HTTP 503 response for SessionsCreate
+type SessionsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25376,6 +26191,8 @@ type SessionsCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SessionsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -25388,6 +26205,8 @@ type SessionsCreateResponse struct {
 	Headers413 *SessionsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -25418,6 +26237,11 @@ func (r SessionsCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25474,6 +26298,12 @@ type SessionsDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsDeleteResponse503Headers the declared response headers of an HTTP 503 response for SessionsDelete
+type SessionsDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25487,6 +26317,8 @@ type SessionsDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -25497,6 +26329,8 @@ type SessionsDeleteResponse struct {
 	Headers404 *SessionsDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25522,6 +26356,11 @@ func (r SessionsDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25578,6 +26417,12 @@ type SessionsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for SessionsRetrieve
+type SessionsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25591,6 +26436,8 @@ type SessionsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -25601,6 +26448,8 @@ type SessionsRetrieveResponse struct {
 	Headers404 *SessionsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25626,6 +26475,11 @@ func (r SessionsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25692,6 +26546,12 @@ type SessionsUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsUpdateResponse503Headers the declared response headers of an HTTP 503 response for SessionsUpdate
+type SessionsUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25709,6 +26569,8 @@ type SessionsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -25723,6 +26585,8 @@ type SessionsUpdateResponse struct {
 	Headers409 *SessionsUpdateResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25758,6 +26622,11 @@ func (r SessionsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25814,6 +26683,12 @@ type SessionsArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsArchiveResponse503Headers the declared response headers of an HTTP 503 response for SessionsArchive
+type SessionsArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25827,6 +26702,8 @@ type SessionsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsArchiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -25837,6 +26714,8 @@ type SessionsArchiveResponse struct {
 	Headers404 *SessionsArchiveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25862,6 +26741,11 @@ func (r SessionsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25923,6 +26807,12 @@ type SessionsEventsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsListResponse503Headers the declared response headers of an HTTP 503 response for SessionsEventsList
+type SessionsEventsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsEventsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25938,6 +26828,8 @@ type SessionsEventsListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsEventsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -25950,6 +26842,8 @@ type SessionsEventsListResponse struct {
 	Headers404 *SessionsEventsListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsEventsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25980,6 +26874,11 @@ func (r SessionsEventsListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsEventsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsEventsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26051,6 +26950,12 @@ type SessionsEventsSendResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsSendResponse503Headers the declared response headers of an HTTP 503 response for SessionsEventsSend
+type SessionsEventsSendResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsEventsSendResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26070,6 +26975,8 @@ type SessionsEventsSendResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsEventsSendResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -26086,6 +26993,8 @@ type SessionsEventsSendResponse struct {
 	Headers413 *SessionsEventsSendResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsSendResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsEventsSendResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26126,6 +27035,11 @@ func (r SessionsEventsSendResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsEventsSendResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsEventsSendResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26193,6 +27107,12 @@ type SessionsEventsStreamResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsStreamResponse503Headers the declared response headers of an HTTP 503 response for SessionsEventsStream
+type SessionsEventsStreamResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsEventsStreamResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26208,6 +27128,8 @@ type SessionsEventsStreamResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsEventsStreamResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -26222,6 +27144,8 @@ type SessionsEventsStreamResponse struct {
 	Headers429 *SessionsEventsStreamResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsStreamResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsEventsStreamResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -26252,6 +27176,11 @@ func (r SessionsEventsStreamResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsEventsStreamResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsEventsStreamResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26313,6 +27242,12 @@ type SessionsThreadsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsListResponse503Headers the declared response headers of an HTTP 503 response for SessionsThreadsList
+type SessionsThreadsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsThreadsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26328,6 +27263,8 @@ type SessionsThreadsListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsThreadsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -26340,6 +27277,8 @@ type SessionsThreadsListResponse struct {
 	Headers404 *SessionsThreadsListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsThreadsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26370,6 +27309,11 @@ func (r SessionsThreadsListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsThreadsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26426,6 +27370,12 @@ type SessionsThreadsGetResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsGetResponse503Headers the declared response headers of an HTTP 503 response for SessionsThreadsGet
+type SessionsThreadsGetResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsThreadsGetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26439,6 +27389,8 @@ type SessionsThreadsGetResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsThreadsGetResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -26449,6 +27401,8 @@ type SessionsThreadsGetResponse struct {
 	Headers404 *SessionsThreadsGetResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsGetResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsThreadsGetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26474,6 +27428,11 @@ func (r SessionsThreadsGetResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsThreadsGetResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26540,6 +27499,12 @@ type SessionsThreadsArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsArchiveResponse503Headers the declared response headers of an HTTP 503 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsThreadsArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26557,6 +27522,8 @@ type SessionsThreadsArchiveResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsThreadsArchiveResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -26571,6 +27538,8 @@ type SessionsThreadsArchiveResponse struct {
 	Headers409 *SessionsThreadsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsThreadsArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26606,6 +27575,11 @@ func (r SessionsThreadsArchiveResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsThreadsArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26667,6 +27641,12 @@ type SessionsThreadsEventsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsEventsListResponse503Headers the declared response headers of an HTTP 503 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsThreadsEventsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26682,6 +27662,8 @@ type SessionsThreadsEventsListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsThreadsEventsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -26694,6 +27676,8 @@ type SessionsThreadsEventsListResponse struct {
 	Headers404 *SessionsThreadsEventsListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsEventsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsThreadsEventsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26724,6 +27708,11 @@ func (r SessionsThreadsEventsListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsThreadsEventsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26791,6 +27780,12 @@ type SessionsThreadsStreamResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsStreamResponse503Headers the declared response headers of an HTTP 503 response for SessionsThreadsStream
+type SessionsThreadsStreamResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SessionsThreadsStreamResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26806,6 +27801,8 @@ type SessionsThreadsStreamResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsThreadsStreamResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -26820,6 +27817,8 @@ type SessionsThreadsStreamResponse struct {
 	Headers429 *SessionsThreadsStreamResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsStreamResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsThreadsStreamResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -26850,6 +27849,11 @@ func (r SessionsThreadsStreamResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SessionsThreadsStreamResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsThreadsStreamResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26906,6 +27910,12 @@ type SkillsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsListResponse503Headers the declared response headers of an HTTP 503 response for SkillsList
+type SkillsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26919,6 +27929,8 @@ type SkillsListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SkillsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -26929,6 +27941,8 @@ type SkillsListResponse struct {
 	Headers403 *SkillsListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26954,6 +27968,11 @@ func (r SkillsListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27015,6 +28034,12 @@ type SkillsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsCreateResponse503Headers the declared response headers of an HTTP 503 response for SkillsCreate
+type SkillsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27030,6 +28055,8 @@ type SkillsCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SkillsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -27042,6 +28069,8 @@ type SkillsCreateResponse struct {
 	Headers413 *SkillsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -27072,6 +28101,11 @@ func (r SkillsCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27128,6 +28162,12 @@ type SkillsDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsDeleteResponse503Headers the declared response headers of an HTTP 503 response for SkillsDelete
+type SkillsDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27141,6 +28181,8 @@ type SkillsDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SkillsDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -27151,6 +28193,8 @@ type SkillsDeleteResponse struct {
 	Headers404 *SkillsDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27176,6 +28220,11 @@ func (r SkillsDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27232,6 +28281,12 @@ type SkillsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for SkillsRetrieve
+type SkillsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27245,6 +28300,8 @@ type SkillsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SkillsRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -27255,6 +28312,8 @@ type SkillsRetrieveResponse struct {
 	Headers404 *SkillsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27280,6 +28339,11 @@ func (r SkillsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27341,6 +28405,12 @@ type SkillsVersionsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsListResponse503Headers the declared response headers of an HTTP 503 response for SkillsVersionsList
+type SkillsVersionsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsVersionsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27356,6 +28426,8 @@ type SkillsVersionsListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SkillsVersionsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -27368,6 +28440,8 @@ type SkillsVersionsListResponse struct {
 	Headers404 *SkillsVersionsListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsVersionsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27398,6 +28472,11 @@ func (r SkillsVersionsListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsVersionsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsVersionsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27464,6 +28543,12 @@ type SkillsVersionsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsCreateResponse503Headers the declared response headers of an HTTP 503 response for SkillsVersionsCreate
+type SkillsVersionsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsVersionsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27481,6 +28566,8 @@ type SkillsVersionsCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SkillsVersionsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -27495,6 +28582,8 @@ type SkillsVersionsCreateResponse struct {
 	Headers413 *SkillsVersionsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsVersionsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -27530,6 +28619,11 @@ func (r SkillsVersionsCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsVersionsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsVersionsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27586,6 +28680,12 @@ type SkillsVersionsDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsDeleteResponse503Headers the declared response headers of an HTTP 503 response for SkillsVersionsDelete
+type SkillsVersionsDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsVersionsDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27599,6 +28699,8 @@ type SkillsVersionsDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SkillsVersionsDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -27609,6 +28711,8 @@ type SkillsVersionsDeleteResponse struct {
 	Headers404 *SkillsVersionsDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsVersionsDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27634,6 +28738,11 @@ func (r SkillsVersionsDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsVersionsDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsVersionsDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27695,6 +28804,12 @@ type SkillsVersionsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for SkillsVersionsRetrieve
+type SkillsVersionsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsVersionsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27710,6 +28825,8 @@ type SkillsVersionsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SkillsVersionsRetrieveResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -27722,6 +28839,8 @@ type SkillsVersionsRetrieveResponse struct {
 	Headers404 *SkillsVersionsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsVersionsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27752,6 +28871,11 @@ func (r SkillsVersionsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsVersionsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsVersionsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27814,6 +28938,12 @@ type SkillsVersionsContentResponse500Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsContentResponse503Headers the declared response headers of an HTTP 503 response for SkillsVersionsContent
+type SkillsVersionsContentResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type SkillsVersionsContentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27827,6 +28957,8 @@ type SkillsVersionsContentResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SkillsVersionsContentResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -27839,6 +28971,8 @@ type SkillsVersionsContentResponse struct {
 	Headers404 *SkillsVersionsContentResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsContentResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkillsVersionsContentResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -27864,6 +28998,11 @@ func (r SkillsVersionsContentResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SkillsVersionsContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkillsVersionsContentResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27920,6 +29059,12 @@ type VaultsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsListResponse503Headers the declared response headers of an HTTP 503 response for VaultsList
+type VaultsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27933,6 +29078,8 @@ type VaultsListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -27943,6 +29090,8 @@ type VaultsListResponse struct {
 	Headers403 *VaultsListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27968,6 +29117,11 @@ func (r VaultsListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28024,6 +29178,12 @@ type VaultsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCreateResponse503Headers the declared response headers of an HTTP 503 response for VaultsCreate
+type VaultsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28037,6 +29197,8 @@ type VaultsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *VaultsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -28047,6 +29209,8 @@ type VaultsCreateResponse struct {
 	Headers403 *VaultsCreateResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -28072,6 +29236,11 @@ func (r VaultsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28128,6 +29297,12 @@ type VaultsDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsDeleteResponse503Headers the declared response headers of an HTTP 503 response for VaultsDelete
+type VaultsDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28141,6 +29316,8 @@ type VaultsDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -28151,6 +29328,8 @@ type VaultsDeleteResponse struct {
 	Headers404 *VaultsDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28176,6 +29355,11 @@ func (r VaultsDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28232,6 +29416,12 @@ type VaultsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for VaultsRetrieve
+type VaultsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28245,6 +29435,8 @@ type VaultsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -28255,6 +29447,8 @@ type VaultsRetrieveResponse struct {
 	Headers404 *VaultsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28280,6 +29474,11 @@ func (r VaultsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28346,6 +29545,12 @@ type VaultsUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsUpdateResponse503Headers the declared response headers of an HTTP 503 response for VaultsUpdate
+type VaultsUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28363,6 +29568,8 @@ type VaultsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -28377,6 +29584,8 @@ type VaultsUpdateResponse struct {
 	Headers409 *VaultsUpdateResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28412,6 +29621,11 @@ func (r VaultsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28468,6 +29682,12 @@ type VaultsArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsArchiveResponse503Headers the declared response headers of an HTTP 503 response for VaultsArchive
+type VaultsArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28481,6 +29701,8 @@ type VaultsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsArchiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -28491,6 +29713,8 @@ type VaultsArchiveResponse struct {
 	Headers404 *VaultsArchiveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28516,6 +29740,11 @@ func (r VaultsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28577,6 +29806,12 @@ type VaultsCredentialsListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsListResponse503Headers the declared response headers of an HTTP 503 response for VaultsCredentialsList
+type VaultsCredentialsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCredentialsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28592,6 +29827,8 @@ type VaultsCredentialsListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsCredentialsListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -28604,6 +29841,8 @@ type VaultsCredentialsListResponse struct {
 	Headers404 *VaultsCredentialsListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCredentialsListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28634,6 +29873,11 @@ func (r VaultsCredentialsListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCredentialsListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28700,6 +29944,12 @@ type VaultsCredentialsCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsCreateResponse503Headers the declared response headers of an HTTP 503 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCredentialsCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28717,6 +29967,8 @@ type VaultsCredentialsCreateResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *VaultsCredentialsCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -28731,6 +29983,8 @@ type VaultsCredentialsCreateResponse struct {
 	Headers409 *VaultsCredentialsCreateResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCredentialsCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -28766,6 +30020,11 @@ func (r VaultsCredentialsCreateResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCredentialsCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28822,6 +30081,12 @@ type VaultsCredentialsDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsDeleteResponse503Headers the declared response headers of an HTTP 503 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCredentialsDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28835,6 +30100,8 @@ type VaultsCredentialsDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsCredentialsDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -28845,6 +30112,8 @@ type VaultsCredentialsDeleteResponse struct {
 	Headers404 *VaultsCredentialsDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCredentialsDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28870,6 +30139,11 @@ func (r VaultsCredentialsDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCredentialsDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28926,6 +30200,12 @@ type VaultsCredentialsRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsRetrieveResponse503Headers the declared response headers of an HTTP 503 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCredentialsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28939,6 +30219,8 @@ type VaultsCredentialsRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsCredentialsRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -28949,6 +30231,8 @@ type VaultsCredentialsRetrieveResponse struct {
 	Headers404 *VaultsCredentialsRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCredentialsRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28974,6 +30258,11 @@ func (r VaultsCredentialsRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCredentialsRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29040,6 +30329,12 @@ type VaultsCredentialsUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsUpdateResponse503Headers the declared response headers of an HTTP 503 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCredentialsUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29057,6 +30352,8 @@ type VaultsCredentialsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsCredentialsUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -29071,6 +30368,8 @@ type VaultsCredentialsUpdateResponse struct {
 	Headers409 *VaultsCredentialsUpdateResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCredentialsUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29106,6 +30405,11 @@ func (r VaultsCredentialsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCredentialsUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29162,6 +30466,12 @@ type VaultsCredentialsArchiveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsArchiveResponse503Headers the declared response headers of an HTTP 503 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCredentialsArchiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29175,6 +30485,8 @@ type VaultsCredentialsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsCredentialsArchiveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -29185,6 +30497,8 @@ type VaultsCredentialsArchiveResponse struct {
 	Headers404 *VaultsCredentialsArchiveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsArchiveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCredentialsArchiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29210,6 +30524,11 @@ func (r VaultsCredentialsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCredentialsArchiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29276,6 +30595,12 @@ type VaultsCredentialsMcpOauthValidateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsMcpOauthValidateResponse503Headers the declared response headers of an HTTP 503 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type VaultsCredentialsMcpOauthValidateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29293,6 +30618,8 @@ type VaultsCredentialsMcpOauthValidateResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsCredentialsMcpOauthValidateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -29307,6 +30634,8 @@ type VaultsCredentialsMcpOauthValidateResponse struct {
 	Headers409 *VaultsCredentialsMcpOauthValidateResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsMcpOauthValidateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VaultsCredentialsMcpOauthValidateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29342,6 +30671,11 @@ func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29398,6 +30732,12 @@ type WebhooksListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksListResponse503Headers the declared response headers of an HTTP 503 response for WebhooksList
+type WebhooksListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29411,6 +30751,8 @@ type WebhooksListResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WebhooksListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -29421,6 +30763,8 @@ type WebhooksListResponse struct {
 	Headers403 *WebhooksListResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29446,6 +30790,11 @@ func (r WebhooksListResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29507,6 +30856,12 @@ type WebhooksCreateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksCreateResponse503Headers the declared response headers of an HTTP 503 response for WebhooksCreate
+type WebhooksCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksCreateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29522,6 +30877,8 @@ type WebhooksCreateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *WebhooksCreateResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -29534,6 +30891,8 @@ type WebhooksCreateResponse struct {
 	Headers413 *WebhooksCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksCreateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -29564,6 +30923,11 @@ func (r WebhooksCreateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksCreateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29620,6 +30984,12 @@ type WebhooksDeleteResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeleteResponse503Headers the declared response headers of an HTTP 503 response for WebhooksDelete
+type WebhooksDeleteResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksDeleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29633,6 +31003,8 @@ type WebhooksDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WebhooksDeleteResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -29643,6 +31015,8 @@ type WebhooksDeleteResponse struct {
 	Headers404 *WebhooksDeleteResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeleteResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksDeleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29668,6 +31042,11 @@ func (r WebhooksDeleteResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksDeleteResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29724,6 +31103,12 @@ type WebhooksRetrieveResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksRetrieveResponse503Headers the declared response headers of an HTTP 503 response for WebhooksRetrieve
+type WebhooksRetrieveResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29737,6 +31122,8 @@ type WebhooksRetrieveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WebhooksRetrieveResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -29747,6 +31134,8 @@ type WebhooksRetrieveResponse struct {
 	Headers404 *WebhooksRetrieveResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksRetrieveResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksRetrieveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29772,6 +31161,11 @@ func (r WebhooksRetrieveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksRetrieveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29838,6 +31232,12 @@ type WebhooksUpdateResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksUpdateResponse503Headers the declared response headers of an HTTP 503 response for WebhooksUpdate
+type WebhooksUpdateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksUpdateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29855,6 +31255,8 @@ type WebhooksUpdateResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WebhooksUpdateResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -29869,6 +31271,8 @@ type WebhooksUpdateResponse struct {
 	Headers413 *WebhooksUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksUpdateResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29904,6 +31308,11 @@ func (r WebhooksUpdateResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksUpdateResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29965,6 +31374,12 @@ type WebhooksDeliveriesListResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeliveriesListResponse503Headers the declared response headers of an HTTP 503 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksDeliveriesListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29980,6 +31395,8 @@ type WebhooksDeliveriesListResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WebhooksDeliveriesListResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -29992,6 +31409,8 @@ type WebhooksDeliveriesListResponse struct {
 	Headers404 *WebhooksDeliveriesListResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeliveriesListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksDeliveriesListResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30022,6 +31441,11 @@ func (r WebhooksDeliveriesListResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksDeliveriesListResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30083,6 +31507,12 @@ type WebhooksDeliveriesRedeliverResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeliveriesRedeliverResponse503Headers the declared response headers of an HTTP 503 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksDeliveriesRedeliverResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30098,6 +31528,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *WebhooksDeliveriesRedeliverResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -30110,6 +31542,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	Headers409 *WebhooksDeliveriesRedeliverResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeliveriesRedeliverResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksDeliveriesRedeliverResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -30140,6 +31574,11 @@ func (r WebhooksDeliveriesRedeliverResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksDeliveriesRedeliverResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30201,6 +31640,12 @@ type WebhooksRotateSecretResponse500Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksRotateSecretResponse503Headers the declared response headers of an HTTP 503 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 type WebhooksRotateSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30216,6 +31661,8 @@ type WebhooksRotateSecretResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WebhooksRotateSecretResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -30228,6 +31675,8 @@ type WebhooksRotateSecretResponse struct {
 	Headers404 *WebhooksRotateSecretResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksRotateSecretResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WebhooksRotateSecretResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30258,6 +31707,11 @@ func (r WebhooksRotateSecretResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r WebhooksRotateSecretResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32785,6 +34239,13 @@ func ParseAgentsListResponse(rsp *http.Response) (*AgentsListResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -32838,6 +34299,23 @@ func ParseAgentsListResponse(rsp *http.Response) (*AgentsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AgentsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32898,6 +34376,13 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -32962,6 +34447,23 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AgentsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33022,6 +34524,13 @@ func ParseAgentsRetrieveResponse(rsp *http.Response) (*AgentsRetrieveResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -33086,6 +34595,23 @@ func ParseAgentsRetrieveResponse(rsp *http.Response) (*AgentsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AgentsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33160,6 +34686,13 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -33244,6 +34777,23 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AgentsUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33298,6 +34848,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -33351,6 +34908,23 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AgentsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33411,6 +34985,13 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -33475,6 +35056,23 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AgentsVersionsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33529,6 +35127,13 @@ func ParseDeploymentRunsListResponse(rsp *http.Response) (*DeploymentRunsListRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -33582,6 +35187,23 @@ func ParseDeploymentRunsListResponse(rsp *http.Response) (*DeploymentRunsListRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentRunsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33636,6 +35258,13 @@ func ParseDeploymentRunsRetrieveResponse(rsp *http.Response) (*DeploymentRunsRet
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -33689,6 +35318,23 @@ func ParseDeploymentRunsRetrieveResponse(rsp *http.Response) (*DeploymentRunsRet
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentRunsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33743,6 +35389,13 @@ func ParseDeploymentsListResponse(rsp *http.Response) (*DeploymentsListResponse,
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -33796,6 +35449,23 @@ func ParseDeploymentsListResponse(rsp *http.Response) (*DeploymentsListResponse,
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33856,6 +35526,13 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -33920,6 +35597,23 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33974,6 +35668,13 @@ func ParseDeploymentsRetrieveResponse(rsp *http.Response) (*DeploymentsRetrieveR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -34027,6 +35728,23 @@ func ParseDeploymentsRetrieveResponse(rsp *http.Response) (*DeploymentsRetrieveR
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34101,6 +35819,13 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -34185,6 +35910,23 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34239,6 +35981,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -34292,6 +36041,23 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34352,6 +36118,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -34416,6 +36189,23 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsPauseResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34476,6 +36266,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -34540,6 +36337,23 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsRunResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34600,6 +36414,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -34664,6 +36485,23 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeploymentsUnpauseResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34718,6 +36556,13 @@ func ParseEnvironmentsListResponse(rsp *http.Response) (*EnvironmentsListRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -34771,6 +36616,23 @@ func ParseEnvironmentsListResponse(rsp *http.Response) (*EnvironmentsListRespons
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34838,6 +36700,13 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -34912,6 +36781,23 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34966,6 +36852,13 @@ func ParseEnvironmentsDeleteResponse(rsp *http.Response) (*EnvironmentsDeleteRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -35019,6 +36912,23 @@ func ParseEnvironmentsDeleteResponse(rsp *http.Response) (*EnvironmentsDeleteRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35073,6 +36983,13 @@ func ParseEnvironmentsRetrieveResponse(rsp *http.Response) (*EnvironmentsRetriev
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -35126,6 +37043,23 @@ func ParseEnvironmentsRetrieveResponse(rsp *http.Response) (*EnvironmentsRetriev
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35200,6 +37134,13 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -35284,6 +37225,23 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35338,6 +37296,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -35391,6 +37356,23 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35451,6 +37433,13 @@ func ParseEnvironmentsWorkListResponse(rsp *http.Response) (*EnvironmentsWorkLis
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -35515,6 +37504,23 @@ func ParseEnvironmentsWorkListResponse(rsp *http.Response) (*EnvironmentsWorkLis
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35589,6 +37595,13 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -35673,6 +37686,23 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35733,6 +37763,13 @@ func ParseEnvironmentsWorkPollResponse(rsp *http.Response) (*EnvironmentsWorkPol
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -35797,6 +37834,23 @@ func ParseEnvironmentsWorkPollResponse(rsp *http.Response) (*EnvironmentsWorkPol
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkPollResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35851,6 +37905,13 @@ func ParseEnvironmentsWorkStatsResponse(rsp *http.Response) (*EnvironmentsWorkSt
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -35904,6 +37965,23 @@ func ParseEnvironmentsWorkStatsResponse(rsp *http.Response) (*EnvironmentsWorkSt
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkStatsResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35958,6 +38036,13 @@ func ParseEnvironmentsWorkRetrieveResponse(rsp *http.Response) (*EnvironmentsWor
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -36011,6 +38096,23 @@ func ParseEnvironmentsWorkRetrieveResponse(rsp *http.Response) (*EnvironmentsWor
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36078,6 +38180,13 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36152,6 +38261,23 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36212,6 +38338,13 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36276,6 +38409,23 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkAckResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36343,6 +38493,13 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36417,6 +38574,23 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkFailResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36484,6 +38658,13 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36558,6 +38739,23 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkHeartbeatResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36632,6 +38830,13 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36716,6 +38921,23 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkResultResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36779,6 +39001,13 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36853,6 +39082,23 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkStopResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36907,6 +39153,13 @@ func ParseFilesListResponse(rsp *http.Response) (*FilesListResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -36960,6 +39213,23 @@ func ParseFilesListResponse(rsp *http.Response) (*FilesListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FilesListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37020,6 +39290,13 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37084,6 +39361,23 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FilesUploadResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37138,6 +39432,13 @@ func ParseFilesDeleteResponse(rsp *http.Response) (*FilesDeleteResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -37191,6 +39492,23 @@ func ParseFilesDeleteResponse(rsp *http.Response) (*FilesDeleteResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FilesDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37245,6 +39563,13 @@ func ParseFilesRetrieveResponse(rsp *http.Response) (*FilesRetrieveResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -37298,6 +39623,23 @@ func ParseFilesRetrieveResponse(rsp *http.Response) (*FilesRetrieveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FilesRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37344,6 +39686,13 @@ func ParseFilesContentResponse(rsp *http.Response) (*FilesContentResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37419,6 +39768,23 @@ func ParseFilesContentResponse(rsp *http.Response) (*FilesContentResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FilesContentResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37473,6 +39839,13 @@ func ParseMemoryStoresListResponse(rsp *http.Response) (*MemoryStoresListRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -37526,6 +39899,23 @@ func ParseMemoryStoresListResponse(rsp *http.Response) (*MemoryStoresListRespons
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37580,6 +39970,13 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -37633,6 +40030,23 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37687,6 +40101,13 @@ func ParseMemoryStoresDeleteResponse(rsp *http.Response) (*MemoryStoresDeleteRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -37740,6 +40161,23 @@ func ParseMemoryStoresDeleteResponse(rsp *http.Response) (*MemoryStoresDeleteRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37794,6 +40232,13 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -37847,6 +40292,23 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37914,6 +40376,13 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37988,6 +40457,23 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38042,6 +40528,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -38095,6 +40588,23 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38155,6 +40665,13 @@ func ParseMemoryStoresMemoriesListResponse(rsp *http.Response) (*MemoryStoresMem
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38219,6 +40736,23 @@ func ParseMemoryStoresMemoriesListResponse(rsp *http.Response) (*MemoryStoresMem
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoriesListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38293,6 +40827,13 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38377,6 +40918,23 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoriesCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38444,6 +41002,13 @@ func ParseMemoryStoresMemoriesDeleteResponse(rsp *http.Response) (*MemoryStoresM
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38518,6 +41083,23 @@ func ParseMemoryStoresMemoriesDeleteResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoriesDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38578,6 +41160,13 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38642,6 +41231,23 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoriesRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38716,6 +41322,13 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38800,6 +41413,23 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoriesUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38860,6 +41490,13 @@ func ParseMemoryStoresMemoryVersionsListResponse(rsp *http.Response) (*MemorySto
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38924,6 +41561,23 @@ func ParseMemoryStoresMemoryVersionsListResponse(rsp *http.Response) (*MemorySto
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoryVersionsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38984,6 +41638,13 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39048,6 +41709,23 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoryVersionsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39108,6 +41786,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39172,6 +41857,23 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MemoryStoresMemoryVersionsRedactResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39226,6 +41928,13 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -39279,6 +41988,23 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39339,6 +42065,13 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39403,6 +42136,23 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39457,6 +42207,13 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -39510,6 +42267,23 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39564,6 +42338,13 @@ func ParseSessionsRetrieveResponse(rsp *http.Response) (*SessionsRetrieveRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -39617,6 +42398,23 @@ func ParseSessionsRetrieveResponse(rsp *http.Response) (*SessionsRetrieveRespons
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39684,6 +42482,13 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39758,6 +42563,23 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39812,6 +42634,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -39865,6 +42694,23 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39925,6 +42771,13 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39989,6 +42842,23 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsEventsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40063,6 +42933,13 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40147,6 +43024,23 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsEventsSendResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40207,6 +43101,13 @@ func ParseSessionsEventsStreamResponse(rsp *http.Response) (*SessionsEventsStrea
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40288,6 +43189,23 @@ func ParseSessionsEventsStreamResponse(rsp *http.Response) (*SessionsEventsStrea
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsEventsStreamResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40348,6 +43266,13 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40412,6 +43337,23 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsThreadsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40466,6 +43408,13 @@ func ParseSessionsThreadsGetResponse(rsp *http.Response) (*SessionsThreadsGetRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -40519,6 +43468,23 @@ func ParseSessionsThreadsGetResponse(rsp *http.Response) (*SessionsThreadsGetRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsThreadsGetResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40586,6 +43552,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40660,6 +43633,23 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsThreadsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40720,6 +43710,13 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40784,6 +43781,23 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsThreadsEventsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40844,6 +43858,13 @@ func ParseSessionsThreadsStreamResponse(rsp *http.Response) (*SessionsThreadsStr
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40925,6 +43946,23 @@ func ParseSessionsThreadsStreamResponse(rsp *http.Response) (*SessionsThreadsStr
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsThreadsStreamResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40979,6 +44017,13 @@ func ParseSkillsListResponse(rsp *http.Response) (*SkillsListResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -41032,6 +44077,23 @@ func ParseSkillsListResponse(rsp *http.Response) (*SkillsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41092,6 +44154,13 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41156,6 +44225,23 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41210,6 +44296,13 @@ func ParseSkillsDeleteResponse(rsp *http.Response) (*SkillsDeleteResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -41263,6 +44356,23 @@ func ParseSkillsDeleteResponse(rsp *http.Response) (*SkillsDeleteResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41317,6 +44427,13 @@ func ParseSkillsRetrieveResponse(rsp *http.Response) (*SkillsRetrieveResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -41370,6 +44487,23 @@ func ParseSkillsRetrieveResponse(rsp *http.Response) (*SkillsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41430,6 +44564,13 @@ func ParseSkillsVersionsListResponse(rsp *http.Response) (*SkillsVersionsListRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41494,6 +44635,23 @@ func ParseSkillsVersionsListResponse(rsp *http.Response) (*SkillsVersionsListRes
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsVersionsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41561,6 +44719,13 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41635,6 +44800,23 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsVersionsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41689,6 +44871,13 @@ func ParseSkillsVersionsDeleteResponse(rsp *http.Response) (*SkillsVersionsDelet
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -41742,6 +44931,23 @@ func ParseSkillsVersionsDeleteResponse(rsp *http.Response) (*SkillsVersionsDelet
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsVersionsDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41802,6 +45008,13 @@ func ParseSkillsVersionsRetrieveResponse(rsp *http.Response) (*SkillsVersionsRet
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41866,6 +45079,23 @@ func ParseSkillsVersionsRetrieveResponse(rsp *http.Response) (*SkillsVersionsRet
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsVersionsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41919,6 +45149,13 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41990,6 +45227,23 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SkillsVersionsContentResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42044,6 +45298,13 @@ func ParseVaultsListResponse(rsp *http.Response) (*VaultsListResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42097,6 +45358,23 @@ func ParseVaultsListResponse(rsp *http.Response) (*VaultsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42151,6 +45429,13 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42204,6 +45489,23 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42258,6 +45560,13 @@ func ParseVaultsDeleteResponse(rsp *http.Response) (*VaultsDeleteResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42311,6 +45620,23 @@ func ParseVaultsDeleteResponse(rsp *http.Response) (*VaultsDeleteResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42365,6 +45691,13 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42418,6 +45751,23 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42485,6 +45835,13 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42559,6 +45916,23 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42613,6 +45987,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42666,6 +46047,23 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42726,6 +46124,13 @@ func ParseVaultsCredentialsListResponse(rsp *http.Response) (*VaultsCredentialsL
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42790,6 +46195,23 @@ func ParseVaultsCredentialsListResponse(rsp *http.Response) (*VaultsCredentialsL
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCredentialsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42857,6 +46279,13 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42931,6 +46360,23 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCredentialsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42985,6 +46431,13 @@ func ParseVaultsCredentialsDeleteResponse(rsp *http.Response) (*VaultsCredential
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43038,6 +46491,23 @@ func ParseVaultsCredentialsDeleteResponse(rsp *http.Response) (*VaultsCredential
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCredentialsDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43092,6 +46562,13 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43145,6 +46622,23 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCredentialsRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43212,6 +46706,13 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43286,6 +46787,23 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCredentialsUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43340,6 +46858,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43393,6 +46918,23 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCredentialsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43460,6 +47002,13 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43534,6 +47083,23 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers VaultsCredentialsMcpOauthValidateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43588,6 +47154,13 @@ func ParseWebhooksListResponse(rsp *http.Response) (*WebhooksListResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43641,6 +47214,23 @@ func ParseWebhooksListResponse(rsp *http.Response) (*WebhooksListResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43701,6 +47291,13 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43765,6 +47362,23 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43819,6 +47433,13 @@ func ParseWebhooksDeleteResponse(rsp *http.Response) (*WebhooksDeleteResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43872,6 +47493,23 @@ func ParseWebhooksDeleteResponse(rsp *http.Response) (*WebhooksDeleteResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksDeleteResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43926,6 +47564,13 @@ func ParseWebhooksRetrieveResponse(rsp *http.Response) (*WebhooksRetrieveRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43979,6 +47624,23 @@ func ParseWebhooksRetrieveResponse(rsp *http.Response) (*WebhooksRetrieveRespons
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksRetrieveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44046,6 +47708,13 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44120,6 +47789,23 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksUpdateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44180,6 +47866,13 @@ func ParseWebhooksDeliveriesListResponse(rsp *http.Response) (*WebhooksDeliverie
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44244,6 +47937,23 @@ func ParseWebhooksDeliveriesListResponse(rsp *http.Response) (*WebhooksDeliverie
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksDeliveriesListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44304,6 +48014,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44368,6 +48085,23 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksDeliveriesRedeliverResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44428,6 +48162,13 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44492,6 +48233,23 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WebhooksRotateSecretResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -494,6 +494,8 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     const announced = deliveries.filter((d) => d[1] === 'session.created').map((d) => d[2]);
     expect(announced.sort()).toEqual(runs.map((r) => r[1]).sort());
     expect(out).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/m); // archived
+    // The block removes its endpoint, so running it again is not met by rejections from this one.
+    expect(out).toMatch(/^deleted webhook_[0-9A-Z]{26}$/m);
   }, 400_000);
 
   it('multi-agent Threads as docs/api-guide.md shows them: a coordinator and two delegates sharing the sandbox', async () => {

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { lastResult, Stack, startStack, toolCall, untilFileIn, watchContainers } from './support';
+import { lastResult, Stack, startStack, toolCall, touchIn, untilFileIn, watchContainers } from './support';
 
 /**
  * Supervisor restarts (docs/operator-guide.md, "Supervisor restarts") on real processes and the real
@@ -60,14 +60,30 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
     ).body as { id: string };
   }
 
-  // Counts its starts and finishes in the Session workspace, which outlives containers.
-  const countingTool = (tag: string, seconds: number) => ({
-    command: `echo run >> /workspace/runs-${tag}; sleep ${seconds}; echo done >> /workspace/done-${tag}; echo "runs=$(wc -l < /workspace/runs-${tag}) finished=$(wc -l < /workspace/done-${tag})"`,
-  });
+  // Counts its starts and finishes in the Session workspace, which outlives containers. It waits for a gate
+  // file the test creates, never for a fixed time: the runner renews its lease every 10 s, so a tool that
+  // slept a fixed 10 s (as these did) raced the renewal that tells an adopted runner its lease is gone, and
+  // a supervisor slow to start on a loaded machine found the container already exited instead of adopting it.
+  // `stopOnlyFirst` lets every run after the first pass the gate, for the activation after a lost lease.
+  const countingTool = (tag: string, opts: { stopOnlyFirst?: boolean } = {}) => {
+    const wait = `until [ -e /workspace/go-${tag} ]; do sleep 0.2; done`;
+    const gate = opts.stopOnlyFirst
+      ? `if [ "$(wc -l < /workspace/runs-${tag})" -lt 2 ]; then ${wait}; fi`
+      : wait;
+    return {
+      command: `echo run >> /workspace/runs-${tag}; ${gate}; echo done >> /workspace/done-${tag}; echo "runs=$(wc -l < /workspace/runs-${tag}) finished=$(wc -l < /workspace/done-${tag})"`,
+    };
+  };
+
+  async function untilLogged(sup: { logs(): string }, text: string, ms = 120_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!sup.logs().includes(text) && Date.now() < deadline) await sleep(100);
+    expect(sup.logs()).toContain(text);
+  }
 
   it('kill -9 the supervisor mid-tool, a new one with the same id: the container is adopted, the tool runs once, the turn finishes', async () => {
     const results: Array<{ text: string; is_error: boolean }> = [];
-    stack.model.script(toolCall('toolu_a1', 'bash', countingTool('a', 10)), (body: any) => {
+    stack.model.script(toolCall('toolu_a1', 'bash', countingTool('a')), (body: any) => {
       results.push(lastResult(body));
       return { content: [{ type: 'text', text: 'adopted' }] };
     });
@@ -81,6 +97,9 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
     expect(await a.stop('SIGKILL')).toBeNull();
     expect((await container.inspect()).State.Running).toBe(true);
     const b = await stack.startSupervisor(config);
+    // The tool is still running when the new supervisor adopts it; it finishes only afterwards.
+    await untilLogged(b, 'adopted a running container left by an earlier run');
+    await touchIn(container, '/workspace/go-a');
 
     const done = await stack.until(s.id, (l) => l.some((e) => e.type === 'session.status_idle'), 150_000);
     expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
@@ -114,10 +133,13 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
 
   it('a lease lost while no supervisor ran: the adopted runner stops its command, the container is removed, the next activation answers the call once', async () => {
     const results: Array<{ text: string; is_error: boolean }> = [];
-    stack.model.script(toolCall('toolu_a2', 'bash', countingTool('b', 10)), (body: any) => {
-      results.push(lastResult(body));
-      return { content: [{ type: 'text', text: 'answered after the lease loss' }] };
-    });
+    stack.model.script(
+      toolCall('toolu_a2', 'bash', countingTool('b', { stopOnlyFirst: true })),
+      (body: any) => {
+        results.push(lastResult(body));
+        return { content: [{ type: 'text', text: 'answered after the lease loss' }] };
+      },
+    );
     const config = { ...TTL, MANGO_SUPERVISOR_ID: 'adopt-b', MANGO_WORKER_SOCKET_DIR: socketRoot };
     const a = await stack.startSupervisor(config);
     const s = await session('run the job, lose the lease');
@@ -136,7 +158,8 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
     expect(await untilDestroyed(container.id)).toBe(true);
     const done = await stack.until(s.id, (l) => l.some((e) => e.type === 'session.status_idle'), 150_000);
     expect(done.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
-    // The stale run was stopped mid-command and posted nothing; the next activation ran the call again.
+    // The stale run never passes its gate: it was stopped mid-command and posted nothing; the next activation
+    // ran the call again and went through.
     expect(results).toEqual([{ text: 'runs=2 finished=1', is_error: false }]);
     expect(done.filter((e) => e.type === 'user.tool_result')).toHaveLength(1);
     const works = await stack.workOf(s.id);
@@ -164,7 +187,7 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
         return { content: [{ type: 'text', text: 'first done' }] };
       }
       if (block.text === 'second') return { content: [{ type: 'text', text: 'hello' }] };
-      return toolCall('toolu_a3', 'bash', countingTool('c', 12));
+      return toolCall('toolu_a3', 'bash', countingTool('c'));
     };
     stack.model.script(route, route, route);
     const config = { ...TTL, MANGO_SUPERVISOR_ID: 'adopt-c', MANGO_WORKER_SOCKET_DIR: socketRoot };
@@ -176,11 +199,15 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
 
     expect(await a.stop('SIGKILL')).toBeNull();
     const b = await stack.startSupervisor({ ...config, MANGO_MAX_CONCURRENT_ITEMS: '1' });
-    for (let i = 0; i < 300 && !b.logs().includes('adopted a running container'); i++) await sleep(100);
-    expect(b.logs()).toContain('adopted a running container left by an earlier run');
+    await untilLogged(b, 'adopted a running container left by an earlier run');
     const second = await session('second');
 
     const [next] = await stack.untilWork(second.id, (w) => w.length === 1, 60_000);
+    // While the adopted container runs, the supervisor at its limit starts nothing for the queued item. Five
+    // seconds is many poll cycles; a supervisor that ignored the adopted container would create one now.
+    await sleep(5_000);
+    expect(watcher.seen.filter((e) => e.work === next.id)).toEqual([]);
+    await touchIn(container, '/workspace/go-c');
     let created: { time: number } | undefined;
     for (let i = 0; i < 1500 && !created; i++) {
       created = watcher.seen.find((e) => e.work === next.id && e.action === 'create');

@@ -178,6 +178,20 @@ export async function watchContainers(docker: Docker) {
 }
 
 /** Waits until `path` exists in a running Work container (docker exec as the sandbox user). */
+/** Creates an empty file in a running container (as the sandbox user): the tests' gate for a tool that waits on it. */
+export async function touchIn(container: Docker.Container, path: string): Promise<void> {
+  const exec = await container.exec({
+    Cmd: ['touch', path],
+    User: '1000:1000',
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({});
+  await new Promise((r) => stream.on('end', r).resume());
+  const { ExitCode } = await exec.inspect();
+  if (ExitCode !== 0) throw new Error(`touch ${path} exited ${ExitCode}`);
+}
+
 export async function untilFileIn(container: Docker.Container, path: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     const exec = await container.exec({ Cmd: ['ls', path], User: '1000:1000', AttachStdout: true });

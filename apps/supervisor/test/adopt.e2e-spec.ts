@@ -2,7 +2,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { lastResult, Stack, startStack, toolCall, touchIn, untilFileIn, watchContainers } from './support';
+import {
+  lastResult,
+  Stack,
+  startStack,
+  toolCall,
+  touchIn,
+  untilFileIn,
+  untilLogged,
+  watchContainers,
+} from './support';
 
 /**
  * Supervisor restarts (docs/operator-guide.md, "Supervisor restarts") on real processes and the real
@@ -74,12 +83,6 @@ describe('supervisor restart adopts live containers (real API, orchestrator, doc
       command: `echo run >> /workspace/runs-${tag}; ${gate}; echo done >> /workspace/done-${tag}; echo "runs=$(wc -l < /workspace/runs-${tag}) finished=$(wc -l < /workspace/done-${tag})"`,
     };
   };
-
-  async function untilLogged(sup: { logs(): string }, text: string, ms = 120_000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!sup.logs().includes(text) && Date.now() < deadline) await sleep(100);
-    expect(sup.logs()).toContain(text);
-  }
 
   it('kill -9 the supervisor mid-tool, a new one with the same id: the container is adopted, the tool runs once, the turn finishes', async () => {
     const results: Array<{ text: string; is_error: boolean }> = [];

@@ -177,28 +177,32 @@ export async function watchContainers(docker: Docker) {
   return { seen, inspected, close: () => stream.destroy?.() };
 }
 
-/** Waits until `path` exists in a running Work container (docker exec as the sandbox user). */
-/** Creates an empty file in a running container (as the sandbox user): the tests' gate for a tool that waits on it. */
-export async function touchIn(container: Docker.Container, path: string): Promise<void> {
-  const exec = await container.exec({
-    Cmd: ['touch', path],
-    User: '1000:1000',
-    AttachStdout: true,
-    AttachStderr: true,
-  });
+/** Runs `cmd` in a running Work container as the sandbox user (docker exec); resolves to its exit code. */
+async function execIn(container: Docker.Container, cmd: string[]): Promise<number | null> {
+  const exec = await container.exec({ Cmd: cmd, User: '1000:1000', AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({});
   await new Promise((r) => stream.on('end', r).resume());
-  const { ExitCode } = await exec.inspect();
-  if (ExitCode !== 0) throw new Error(`touch ${path} exited ${ExitCode}`);
+  return (await exec.inspect()).ExitCode;
 }
 
+/** Creates an empty file in a running Work container: the tests' gate for a tool that waits on it. */
+export async function touchIn(container: Docker.Container, path: string): Promise<void> {
+  const code = await execIn(container, ['touch', path]);
+  if (code !== 0) throw new Error(`touch ${path} exited ${code}`);
+}
+
+/** Waits until `path` exists in a running Work container. */
 export async function untilFileIn(container: Docker.Container, path: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    const exec = await container.exec({ Cmd: ['ls', path], User: '1000:1000', AttachStdout: true });
-    const stream = await exec.start({});
-    await new Promise((r) => stream.on('end', r).resume());
-    if ((await exec.inspect()).ExitCode === 0) return;
+    if ((await execIn(container, ['ls', path])) === 0) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${path} never appeared`);
+}
+
+/** Waits until a process's output contains `text` (up to `ms`), then asserts that it does. */
+export async function untilLogged(proc: { logs(): string }, text: string, ms = 120_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!proc.logs().includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  expect(proc.logs()).toContain(text);
 }

@@ -440,7 +440,11 @@ describe('Vaults and credentials (real apps/api process)', () => {
     });
 
     it.each([
-      ['token_endpoint (the measured attack)', { token_endpoint: 'https://attacker.example/collect' }, 'token_endpoint'],
+      [
+        'token_endpoint (the measured attack)',
+        { token_endpoint: 'https://attacker.example/collect' },
+        'token_endpoint',
+      ],
       ['client_id', { client_id: 'attacker-client' }, 'client_id'],
       ['resource', { resource: 'https://attacker.example/mcp' }, 'resource'],
       ['resource cleared', { resource: null }, 'resource'],
@@ -453,24 +457,27 @@ describe('Vaults and credentials (real apps/api process)', () => {
         },
         'token_endpoint',
       ],
-    ])('changing %s is 400 invalid_request_error naming the field; the row is unchanged', async (_n, refresh, field) => {
-      const before = await sealedRow();
-      const res = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
-        auth: { type: 'mcp_oauth', refresh },
-      });
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({
-        type: 'error',
-        error: { type: 'invalid_request_error', message: expect.stringContaining(`auth.refresh.${field}`) },
-        request_id: expect.any(String),
-      });
-      expect(res.body.error.message).toMatch(/immutable/);
-      expectNoSecret(res.body);
-      expect(await sealedRow()).toEqual(before);
-      expect((await http.get(`/v1/vaults/${vault}/credentials/${cred}`)).body.auth.refresh.token_endpoint).toBe(
-        'https://auth.example.com/oauth/token',
-      );
-    });
+    ])(
+      'changing %s is 400 invalid_request_error naming the field; the row is unchanged',
+      async (_n, refresh, field) => {
+        const before = await sealedRow();
+        const res = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+          auth: { type: 'mcp_oauth', refresh },
+        });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({
+          type: 'error',
+          error: { type: 'invalid_request_error', message: expect.stringContaining(`auth.refresh.${field}`) },
+          request_id: expect.any(String),
+        });
+        expect(res.body.error.message).toMatch(/immutable/);
+        expectNoSecret(res.body);
+        expect(await sealedRow()).toEqual(before);
+        expect(
+          (await http.get(`/v1/vaults/${vault}/credentials/${cred}`)).body.auth.refresh.token_endpoint,
+        ).toBe('https://auth.example.com/oauth/token');
+      },
+    );
 
     it('rotating the secrets, the scope and the client authentication at the same endpoint is allowed', async () => {
       const before = await sealedRow();

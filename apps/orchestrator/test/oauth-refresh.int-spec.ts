@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Server } from 'node:http';
+import { createServer, Server } from 'node:http';
 import { McpRuntime } from '@mango/activities';
 import { McpConnector } from '@mango/adapter-mcp';
 import { parseAddressAllowlist } from '@mango/domain-mcp';
@@ -9,7 +9,7 @@ import {
   VaultsService,
   vaultKeyringFrom,
 } from '@mango/feature-vaults';
-import { createDataSource } from '@mango/persistence';
+import { createDataSource, VaultCredentialRepository } from '@mango/persistence';
 import {
   createMcpTestServer,
   createTestDatabase,
@@ -67,7 +67,11 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
       dataSource: source,
       connector,
       keyring,
-      refresher: new OAuthRefresher({ dataSource: source, keyring, allowlist }),
+      refresher: new OAuthRefresher({
+        credentials: new VaultCredentialRepository(source),
+        keyring,
+        allowlist,
+      }),
     });
   const agent = () => ({
     mcp_servers: [{ type: 'url' as const, name: 'tickets', url: mcpUrl }],
@@ -186,6 +190,63 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
       refresh: { status: 'failed', http_response: { status_code: 400 } },
     });
     await creds.archive('wrkspc_default', vaultId, id);
+  });
+
+  /** A token endpoint that refuses the grant and echoes the posted refresh token so that it starts `at`. */
+  async function echoingEndpoint(at: number): Promise<{ url: string; close(): void }> {
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (d) => (raw += String(d)));
+      req.on('end', () => {
+        const posted = new URLSearchParams(raw).get('refresh_token') ?? '';
+        const head = '{"error":"invalid_grant","padding":"';
+        const mid = '","refresh_token":"';
+        const pad = 'p'.repeat(at - head.length - mid.length);
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(`${head}${pad}${mid}${posted}","more":"${'q'.repeat(200)}"}`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(server.address() as { port: number }).port}/token`,
+      close: () => server.close(),
+    };
+  }
+
+  it('a token echoed across the 4,096-character cut of a shown reply leaves no fragment (redacted before the cut)', async () => {
+    const refreshToken = `rt-straddle-${randomBytes(24).toString('hex')}`;
+    const clientSecret = `cs-straddle-${randomBytes(12).toString('hex')}`;
+    for (const before of [1, 9, 40]) {
+      const endpoint = await echoingEndpoint(4096 - before);
+      try {
+        const c = await creds.create('wrkspc_default', vaultId, {
+          auth: {
+            type: 'mcp_oauth',
+            mcp_server_url: `${mcpUrl}?straddle=${before}`,
+            access_token: `at-straddle-${randomBytes(8).toString('hex')}`,
+            expires_at: new Date(Date.now() + 1000).toISOString(),
+            refresh: {
+              client_id: 'c',
+              refresh_token: refreshToken,
+              token_endpoint: endpoint.url,
+              token_endpoint_auth: { type: 'client_secret_post', client_secret: clientSecret },
+            },
+          },
+        });
+        const v = await creds.validate('wrkspc_default', vaultId, c.id);
+        expect(v.refresh).toMatchObject({
+          status: 'failed',
+          http_response: { status_code: 400, body_truncated: true },
+        });
+        const shown = JSON.stringify(v);
+        for (let i = 0; i + 8 <= refreshToken.length; i++)
+          expect(shown).not.toContain(refreshToken.slice(i, i + 8));
+        expect(shown).not.toContain(clientSecret);
+        await creds.archive('wrkspc_default', vaultId, c.id);
+      } finally {
+        endpoint.close();
+      }
+    }
   });
 
   it('mcp_oauth_validate reports valid with the probe, and the refresh when one was due', async () => {

@@ -235,10 +235,16 @@ describe('parseCredentialUpdate', () => {
 
   describe('the refresh configuration a stored secret was issued for is immutable', () => {
     const withResource = stored(
-      parseCredentialCreate({ auth: { ...oauth, refresh: { ...oauth.refresh, resource: 'https://mcp.example.com/mcp' } } }),
+      parseCredentialCreate({
+        auth: { ...oauth, refresh: { ...oauth.refresh, resource: 'https://mcp.example.com/mcp' } },
+      }),
     );
     it.each([
-      ['token_endpoint', { token_endpoint: 'https://attacker.example/collect' }, /auth\.refresh\.token_endpoint/],
+      [
+        'token_endpoint',
+        { token_endpoint: 'https://attacker.example/collect' },
+        /auth\.refresh\.token_endpoint/,
+      ],
       ['client_id', { client_id: 'other-client' }, /auth\.refresh\.client_id/],
       ['resource (set)', { resource: 'https://elsewhere.example/mcp' }, /auth\.refresh\.resource/],
       ['resource (cleared)', { resource: null }, /auth\.refresh\.resource/],
@@ -252,12 +258,12 @@ describe('parseCredentialUpdate', () => {
         /auth\.refresh\.token_endpoint/,
       ],
     ])('changing %s → 400 naming the field', (_n, refresh, field) => {
-      expect(() =>
-        parseCredentialUpdate(withResource, { auth: { type: 'mcp_oauth', refresh } }),
-      ).toThrow(field);
-      expect(() =>
-        parseCredentialUpdate(withResource, { auth: { type: 'mcp_oauth', refresh } }),
-      ).toThrow(/immutable/);
+      expect(() => parseCredentialUpdate(withResource, { auth: { type: 'mcp_oauth', refresh } })).toThrow(
+        field,
+      );
+      expect(() => parseCredentialUpdate(withResource, { auth: { type: 'mcp_oauth', refresh } })).toThrow(
+        /immutable/,
+      );
     });
 
     it('names every changed field at once', () => {
@@ -291,7 +297,11 @@ describe('parseCredentialUpdate', () => {
         {
           auth: {
             type: 'mcp_oauth',
-            refresh: { client_id: 'c2', token_endpoint: 'https://auth2.example.com/token', refresh_token: 'rt-2' },
+            refresh: {
+              client_id: 'c2',
+              token_endpoint: 'https://auth2.example.com/token',
+              refresh_token: 'rt-2',
+            },
           },
         },
       );

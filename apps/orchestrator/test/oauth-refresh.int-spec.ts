@@ -228,6 +228,44 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
     await creds.archive('wrkspc_default', vaultId, id);
   });
 
+  it('refreshers waiting on a claim that fails take its failure: the refused refresh token is sent once', async () => {
+    const { id, grant } = await credential(30_000);
+    oauth.revokeRefresh(grant.refresh_token);
+    const before = oauth.tokenRequests();
+    // Each refresher's repository reports when it has seen another's live claim.
+    let waiting = 0;
+    let allWaiting!: () => void;
+    const fiveWaiting = new Promise<void>((r) => (allWaiting = r));
+    class Watched extends VaultCredentialRepository {
+      private seen = false;
+      override async claimState(cid: string) {
+        const state = await super.claimState(cid);
+        if (state?.claimed && !this.seen) {
+          this.seen = true;
+          if (++waiting === 5) allWaiting();
+        }
+        return state;
+      }
+    }
+    const refresher = (source: DataSource) =>
+      new OAuthRefresher({ credentials: new Watched(source), keyring, allowlist });
+    oauth.hold();
+    try {
+      const all = Promise.all(Array.from({ length: 6 }, (_, i) => refresher(i % 2 ? ds : ds2).refresh(id)));
+      await oauth.untilHeld(1);
+      await fiveWaiting; // the five others are waiting on the claim
+      oauth.release();
+      const outcomes = await all;
+      expect(outcomes.map((o) => [o.status, o.status === 'succeeded' ? '' : o.message])).toEqual(
+        outcomes.map(() => ['failed', 'the token endpoint answered HTTP 400']),
+      );
+    } finally {
+      oauth.release();
+    }
+    expect(oauth.tokenRequests()).toBe(before + 1);
+    await creds.archive('wrkspc_default', vaultId, id);
+  });
+
   it('a cancelled refresh ends its claim without an outcome; the next refresh does not wait out the lease', async () => {
     const { id } = await credential(30_000);
     const before = oauth.tokenRequests();

@@ -115,7 +115,10 @@ export class OAuthRefresher {
     opts: { staleAccessToken?: string; signal?: AbortSignal } = {},
   ): Promise<RefreshOutcome> {
     const { credentials, keyring } = this.deps;
-    /** The version at which this refresher found another's claim live (it then takes that claim's outcome). */
+    /**
+     * The version this refresher decided on before another refresh (or an update) moved the credential:
+     * it then takes that outcome instead of sending the refresh token again.
+     */
     let waitedAt: number | null = null;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       if (opts.signal?.aborted) return CANCELLED;
@@ -144,10 +147,11 @@ export class OAuthRefresher {
         this.bounds.deadlineMs + CLAIM_MARGIN_MS,
       );
       if (claimed) return this.refreshClaimed(claimed, claim, opts.signal);
+      // Another refresher holds a live claim, or finished (or an update landed) since this one read.
       const waited = await this.waitWhileClaimed(row.id, row.version, opts.signal);
       if (waited === 'cancelled') return CANCELLED;
       if (waited === 'gone') return NOT_ACTIVE;
-      if (waited === 'waited') waitedAt = row.version;
+      if (waited === 'moved') waitedAt = row.version;
     }
     return {
       status: 'failed',
@@ -156,16 +160,20 @@ export class OAuthRefresher {
     };
   }
 
-  /** Waits until the credential leaves `version` or no live claim holds it. */
+  /**
+   * Waits until the credential leaves `version` (`moved`: a refresh outcome or an update landed) or no
+   * live claim holds it any more at that version (`free`: the claim lapsed).
+   */
   private async waitWhileClaimed(
     id: string,
     version: number,
     signal?: AbortSignal,
-  ): Promise<'waited' | 'moved' | 'gone' | 'cancelled'> {
+  ): Promise<'moved' | 'free' | 'gone' | 'cancelled'> {
     for (let i = 0; ; i++) {
       const state = await this.deps.credentials.claimState(id);
       if (!state || state.archived) return 'gone';
-      if (state.version !== version || !state.claimed) return i === 0 ? 'moved' : 'waited';
+      if (state.version !== version) return 'moved';
+      if (!state.claimed) return 'free';
       try {
         await sleep(waitStep(i), undefined, { signal });
       } catch {

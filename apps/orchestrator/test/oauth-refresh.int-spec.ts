@@ -298,6 +298,26 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
     await creds.archive('wrkspc_default', vaultId, id);
   });
 
+  it("the MCP runtime passes the activity's cancellation to the refresh: a cancelled listing ends the token request", async () => {
+    const { id } = await credential(30_000);
+    oauth.hold();
+    const ac = new AbortController();
+    try {
+      const pending = runtime(ds)
+        .credentialFor(ds.manager, [vaultId], mcpUrl, ac.signal)
+        .catch((e: unknown) => e as Error);
+      await oauth.untilHeld(1);
+      ac.abort();
+      expect((await pending).message).toBe(
+        'refreshing the OAuth credential failed: the refresh was cancelled',
+      );
+      expect((await row(id)).refresh_claim).toBeNull();
+    } finally {
+      oauth.release();
+    }
+    await creds.archive('wrkspc_default', vaultId, id);
+  });
+
   it('a token endpoint that trickles its answer fails the refresh at the deadline (recorded, claim released); one that sends 50 MB fails at the cap', async () => {
     const trickle = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

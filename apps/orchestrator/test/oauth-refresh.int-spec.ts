@@ -305,12 +305,13 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
     try {
       const pending = runtime(ds)
         .credentialFor(ds.manager, [vaultId], mcpUrl, ac.signal)
-        .catch((e: unknown) => e as Error);
+        .then(
+          () => 'resolved',
+          (e: unknown) => (e as Error).message,
+        );
       await oauth.untilHeld(1);
       ac.abort();
-      expect((await pending).message).toBe(
-        'refreshing the OAuth credential failed: the refresh was cancelled',
-      );
+      expect(await pending).toBe('refreshing the OAuth credential failed: the refresh was cancelled');
       expect((await row(id)).refresh_claim).toBeNull();
     } finally {
       oauth.release();

@@ -9014,9 +9014,15 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdateWithBody Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9027,9 +9033,15 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdate Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -11569,9 +11581,15 @@ func (c *Client) VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId,
 
 // VaultsCredentialsUpdateWithBody Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 //
 // **Credentials:** Workspace API key.
 //
@@ -11592,9 +11610,15 @@ func (c *Client) VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId Va
 
 // VaultsCredentialsUpdate Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 //
 // **Credentials:** Workspace API key.
 //
@@ -18815,9 +18839,15 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18828,9 +18858,15 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -33801,9 +33837,15 @@ func (c *ClientWithResponses) VaultsCredentialsRetrieveWithResponse(ctx context.
 
 // VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 //
 // **Credentials:** Workspace API key.
 //
@@ -33820,9 +33862,15 @@ func (c *ClientWithResponses) VaultsCredentialsUpdateWithBodyWithResponse(ctx co
 
 // VaultsCredentialsUpdateWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 //
 // **Credentials:** Workspace API key.
 //

@@ -64,24 +64,45 @@ export class RawHttpClient {
   }
 
   private parse(): RawResponse | undefined {
-    const end = this.buf.indexOf('\r\n\r\n');
-    if (end < 0) return undefined;
-    const [line, ...lines] = this.buf.subarray(0, end).toString('latin1').split('\r\n');
-    const headers: Record<string, string> = {};
-    for (const l of lines) {
-      const at = l.indexOf(':');
-      headers[l.slice(0, at).trim().toLowerCase()] = l.slice(at + 1).trim();
-    }
-    // Once the connection closed, an answer without its body (to HEAD) is returned as it is.
-    const length = Math.min(
-      Number(headers['content-length'] ?? 0),
-      this.ended ? this.buf.length - end - 4 : Infinity,
-    );
-    if (this.buf.length < end + 4 + length) return undefined;
-    const body = this.buf.subarray(end + 4, end + 4 + length).toString('utf8');
-    this.buf = this.buf.subarray(end + 4 + length);
-    return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(line!)?.[1] ?? 0), headers, body };
+    const r = parseResponse(this.buf, this.ended);
+    if (r) this.buf = this.buf.subarray(r.size);
+    return r?.response;
   }
+}
+
+/**
+ * The first answer in `buf` and its size in bytes (framed by its Content-Length), or undefined while it
+ * is incomplete. Once the connection `ended`, an answer without its whole body (to HEAD) is returned as is.
+ */
+export function parseResponse(
+  buf: Buffer,
+  ended: boolean,
+): { response: RawResponse; size: number } | undefined {
+  const end = buf.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [line, ...lines] = buf.subarray(0, end).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) {
+    const at = l.indexOf(':');
+    headers[l.slice(0, at).trim().toLowerCase()] = l.slice(at + 1).trim();
+  }
+  const length = Math.min(Number(headers['content-length'] ?? 0), ended ? buf.length - end - 4 : Infinity);
+  if (buf.length < end + 4 + length) return undefined;
+  const body = buf.subarray(end + 4, end + 4 + length).toString('utf8');
+  return {
+    response: { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(line!)?.[1] ?? 0), headers, body },
+    size: end + 4 + length,
+  };
+}
+
+/** Every answer in what a connection received before it closed. */
+export function parseResponses(buf: Buffer): RawResponse[] {
+  const out: RawResponse[] = [];
+  for (let r = parseResponse(buf, true); r; r = parseResponse(buf, true)) {
+    out.push(r.response);
+    buf = buf.subarray(r.size);
+  }
+  return out;
 }
 
 /** One exchange: writes `raw`, then reads every answer until the server closes the connection. */

@@ -15,7 +15,7 @@ export interface Recorded {
 
 /**
  * A real HTTP server on 127.0.0.1 standing in for Mango behind a Work API socket: it records every request
- * it parses and answers each with an echo of what it received (`{method, url, body, tag}`), so a client can
+ * it parses and answers each with an echo of what it received (`{method, url, body, tag}`, body in latin1), so a client can
  * check that its answer is its own. `hold(match)` keeps matching requests unanswered until `release()`;
  * `stall(match)` answers their headers and then never finishes the body.
  */
@@ -29,6 +29,8 @@ export class RecordingUpstream {
   private waiters: Array<() => void> = [];
   private server!: Server;
   url = '';
+  /** Added to every echo (a test tells clients in a sandbox something through it, e.g. `{ done: true }`). */
+  note: Record<string, unknown> = {};
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => this.record(req, res));
@@ -88,6 +90,7 @@ export class RecordingUpstream {
       this.requests.push(r);
       const answer = () => {
         const body = JSON.stringify({
+          ...this.note,
           method: r.method,
           url: r.url,
           body: r.body,

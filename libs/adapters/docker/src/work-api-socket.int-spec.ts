@@ -12,7 +12,7 @@ import { openWorkApiSocket, type WorkApiSocket } from './work-api-socket';
  * the desynchronisation corpus written raw onto the socket must reach a recording upstream as nothing at
  * all, each refused locally in the error envelope before the connection closes; legitimate requests arrive
  * with exactly the bytes they declared; each socket has upstream connections of its own and bounded
- * concurrency and time. No container here: the sandbox test (apps/supervisor/test/socket-smuggling) writes
+ * concurrency and time. No container here: the sandbox test (work-api-socket-sandbox.int-spec.ts) writes
  * the same corpus from inside one.
  */
 describe('the Work API socket (a strict proxy; raw bytes in, a recording upstream behind)', () => {

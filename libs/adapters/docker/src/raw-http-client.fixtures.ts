@@ -12,6 +12,8 @@ export interface RawResponse {
  */
 export class RawHttpClient {
   private buf = Buffer.alloc(0);
+  /** Every byte received, as latin1 (for answers not framed by a Content-Length, e.g. a stream). */
+  received = '';
   private waiters: Array<() => void> = [];
   private socket: Socket;
   readonly closed: Promise<void>;
@@ -21,6 +23,7 @@ export class RawHttpClient {
     this.socket = connect(path);
     this.socket.on('data', (c: Buffer) => {
       this.buf = Buffer.concat([this.buf, c]);
+      this.received += c.toString('latin1');
       this.wake();
     });
     this.socket.on('error', () => undefined);

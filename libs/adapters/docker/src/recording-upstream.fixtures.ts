@@ -26,6 +26,7 @@ export class RecordingUpstream {
   private held: Array<() => void> = [];
   private holdMatch?: (r: Recorded) => boolean;
   private stallMatch?: (r: Recorded) => boolean;
+  private custom?: { match: (r: Recorded) => boolean; answer: (res: ServerResponse) => void };
   private waiters: Array<() => void> = [];
   private server!: Server;
   url = '';
@@ -54,6 +55,11 @@ export class RecordingUpstream {
 
   stall(match: (r: Recorded) => boolean): void {
     this.stallMatch = match;
+  }
+
+  /** Answers matching requests with `answer` instead of the echo (e.g. a stream of pings). */
+  respond(match: (r: Recorded) => boolean, answer: (res: ServerResponse) => void): void {
+    this.custom = { match, answer };
   }
 
   release(): void {
@@ -89,6 +95,7 @@ export class RecordingUpstream {
       };
       this.requests.push(r);
       const answer = () => {
+        if (this.custom?.match(r)) return this.custom.answer(res);
         const body = JSON.stringify({
           ...this.note,
           method: r.method,

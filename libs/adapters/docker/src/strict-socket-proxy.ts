@@ -24,10 +24,15 @@ export interface SocketLimits {
   /** From the first byte of a request to the end of its head; then to the end of its body. */
   requestHeadMs: number;
   requestBodyMs: number;
-  /** From forwarding a request to the end of Mango's answer, headers and body (the event stream excepted). */
+  /** From forwarding a request to the end of Mango's answer, headers and body. */
   deadlineMs: number;
-  /** The event stream has no deadline; it is cut after this long without a byte (the API pings every 15 s). */
-  streamIdleMs: number;
+  /**
+   * The same for the long answers: the event stream (the runner reconnects with Last-Event-ID when it is
+   * cut) and a Skill version's archive (up to `MANGO_SKILLS_MAX_BYTES`, 500 MiB).
+   */
+  longDeadlineMs: number;
+  /** Any answer is cut after this long without a byte (the event stream pings every 15 s). */
+  idleMs: number;
 }
 
 export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
@@ -36,7 +41,8 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   requestHeadMs: 10_000,
   requestBodyMs: 30_000,
   deadlineMs: 60_000,
-  streamIdleMs: 60_000,
+  longDeadlineMs: 3_600_000,
+  idleMs: 60_000,
 };
 
 /** Headers that describe one hop, not the request: never forwarded either way. */
@@ -56,7 +62,11 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
-const EVENT_STREAM = /^\/v1\/sessions\/[^/?]+\/events\/stream(\?|$)/;
+/** The answers that may take long: the event stream and a Skill version's archive. */
+const LONG_ANSWER = [
+  /^\/v1\/sessions\/[^/?]+\/events\/stream(\?|$)/,
+  /^\/v1\/skills\/[^/?]+\/versions\/[^/?]+\/content(\?|$)/,
+];
 
 function envelope(type: string, message: string): string {
   return JSON.stringify({
@@ -116,8 +126,8 @@ export function createStrictSocketProxy(o: {
   const pool = new Pool(upstream.origin, {
     connections: limits.maxConnections,
     pipelining: 1,
-    headersTimeout: limits.deadlineMs,
-    bodyTimeout: limits.streamIdleMs,
+    headersTimeout: limits.longDeadlineMs, // the deadline below is the bound (per route)
+    bodyTimeout: limits.idleMs,
     keepAliveTimeout: 4_000,
   });
   const connections = new WeakMap<object, Connection>();
@@ -246,14 +256,13 @@ export function createStrictSocketProxy(o: {
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     const ctrl = new AbortController();
-    const stream = method === 'GET' && EVENT_STREAM.test(url);
+    const long = method === 'GET' && LONG_ANSWER.some((re) => re.test(url));
+    const ms = long ? limits.longDeadlineMs : limits.deadlineMs;
     let late = false;
-    const deadline = stream
-      ? undefined
-      : setTimeout(() => {
-          late = true;
-          ctrl.abort();
-        }, limits.deadlineMs);
+    const deadline = setTimeout(() => {
+      late = true;
+      ctrl.abort();
+    }, ms);
     res.on('close', () => {
       clearTimeout(deadline);
       ctrl.abort();
@@ -274,8 +283,9 @@ export function createStrictSocketProxy(o: {
       res.writeHead(up.statusCode, back);
       res.flushHeaders();
       await pipeline(up.body, res).catch(() => res.destroy());
-    } catch {
-      if (late) refuse(res, 504, 'api_error', `Mango did not answer within ${limits.deadlineMs} ms`);
+    } catch (err) {
+      if (late || (err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT')
+        refuse(res, 504, 'api_error', `Mango did not answer within ${ms} ms`);
       else refuse(res, 502, 'api_error', 'Mango is unreachable from the supervisor');
     } finally {
       clearTimeout(deadline);

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DESYNC_PAYLOADS, E, legitimateRequests, rawRequest, S, W } from './desync-corpus.fixtures';
@@ -29,7 +30,13 @@ describe('the Work API socket (a strict proxy; raw bytes in, a recording upstrea
     root = mkdtempSync(join(tmpdir(), 'mango-socket-int-'));
     upstream = await new RecordingUpstream().start();
   });
-  afterEach(() => upstream.release());
+  afterEach(() => {
+    upstream.release();
+    upstream.respond(
+      () => false,
+      () => undefined,
+    );
+  });
   afterAll(async () => {
     for (const s of opened) await s.close();
     await upstream.close();
@@ -189,6 +196,53 @@ describe('the Work API socket (a strict proxy; raw bytes in, a recording upstrea
     ).toEqual([[200, true]]);
     expect(c.ended).toBe(true);
     upstream.stall(() => false);
+  });
+
+  describe('long answers: the event stream and a Skill archive have the long deadline, every answer the idle bound', () => {
+    const pings = (count: number) => (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let sent = 0;
+      const tick = () => {
+        res.write('event: ping\ndata: {}\n\n');
+        if (++sent < count) setTimeout(tick, 30);
+        else res.end();
+      };
+      tick();
+    };
+    const stream = `/v1/sessions/${S}/events/stream`;
+    const read = async (path: string, target: string) => {
+      const c = new RawHttpClient(path);
+      await c.write(rawRequest({ method: 'GET', path: target, body: '' }, 'wrk_token'));
+      await c.closed;
+      return { pings: c.received.split('event: ping').length - 1, ended: c.received.endsWith('0\r\n\r\n') };
+    };
+
+    it('a stream that keeps sending outlives the (short) deadline and ends cleanly', async () => {
+      const { path } = await open('work_stream_long', { deadlineMs: 100, idleMs: 5_000 });
+      upstream.respond((r) => r.url.startsWith(`${stream}?ten=`), pings(10)); // at least 270 ms
+      expect(await read(path, `${stream}?ten=1`)).toEqual({ pings: 10, ended: true });
+    });
+
+    it('the same answer on an ordinary route is cut at the deadline', async () => {
+      const { path } = await open('work_ordinary_long', { deadlineMs: 100, idleMs: 5_000 });
+      upstream.respond((r) => r.url.startsWith(`/v1/sessions/${S}?ten=`), pings(10));
+      const got = await read(path, `/v1/sessions/${S}?ten=1`);
+      expect(got.ended).toBe(false);
+      expect(got.pings).toBeLessThan(10);
+    });
+
+    it('a stream that goes silent is cut after the idle bound', async () => {
+      const { path } = await open('work_stream_idle', { idleMs: 200 });
+      // One ping, then nothing.
+      upstream.respond(
+        (r) => r.url.startsWith(`${stream}?silent=`),
+        (res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write('event: ping\ndata: {}\n\n');
+        },
+      );
+      expect(await read(path, `${stream}?silent=1`)).toEqual({ pings: 1, ended: false });
+    });
   });
 
   it('a request whose body does not arrive in time is answered 408 and nothing is forwarded', async () => {

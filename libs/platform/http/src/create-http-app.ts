@@ -15,8 +15,15 @@ import {
   tracingEnabled,
 } from '@mango/platform-tracing';
 import { ApiExceptionFilter, renderError, sendError } from './api-exception.filter';
+import { DEFAULT_JSON_LIMITS, jsonLimitError, JsonLimits, scanJson } from './json-limits';
 import { JsonReplyExpressAdapter } from './json-reply-adapter';
 import { NestPinoLogger } from './nest-pino-logger';
+import {
+  EARLY_AUTHENTICATOR,
+  EarlyAuthenticator,
+  leaveBodyUnread,
+  refuseContentEncoding,
+} from './request-body';
 import { assignRequestId } from './request-id';
 import { answerMalformedHeadersWithEnvelope, rejectUnstorableText } from './storable-text';
 
@@ -27,6 +34,8 @@ export interface HttpAppOptions {
   log: Logger;
   /** Largest accepted JSON body, e.g. '32mb' or a number of bytes. */
   jsonLimit?: string | number;
+  /** Deepest nesting and most values of a JSON body (default `DEFAULT_JSON_LIMITS`). */
+  jsonShape?: JsonLimits;
   /** Observes `mango_http_request_duration_seconds` by route template when given. */
   metrics?: MangoMetrics;
   /**
@@ -68,18 +77,48 @@ export async function createHttpApp(
   // The per-request middleware is two Express layers, not six: Express walks its stack layer by layer for
   // every request, and Poll and Ack are the requests every supervisor repeats.
   app.use(perRequest(options.log, options.metrics));
+  const shape = options.jsonShape ?? DEFAULT_JSON_LIMITS;
+  // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
+  // one 400 naming the field for every route, before any handler runs. A JSON body whose text holds no
+  // escape that could encode such text is not walked.
+  const bodiesWithoutEscapes = new WeakSet<IncomingMessage>();
   const parseJson = json({
     limit: options.jsonLimit ?? '32mb',
     strict: false,
+    // Compressed bodies are refused before this parser (refuseContentEncoding); never inflate.
+    inflate: false,
     type: (req: IncomingMessage) => !declaresEmptyBody(req),
+    // The raw bytes, before JSON.parse builds anything: depth and value count in one linear pass.
+    verify: (req: IncomingMessage, _res, buf: Buffer) => {
+      options.metrics?.httpRequestBodyBytes.inc(buf.length);
+      const scan = scanJson(buf, shape);
+      if (!scan.ok) throw jsonLimitError(scan.exceeded, shape);
+      if (!scan.escapesToCheck) bodiesWithoutEscapes.add(req);
+    },
   });
-  // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
-  // one 400 naming the field for every route, before any handler runs.
-  const storable = rejectUnstorableText();
+  const storable = rejectUnstorableText((req) => !bodiesWithoutEscapes.has(req));
   const streamed = options.streamedBody;
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  // Nothing expensive before authentication: the credential is checked from the headers first (the
+  // auth feature's EARLY_AUTHENTICATOR, which puts the principal on the request); a request without a
+  // valid one never has its body read — its route answers (401 from the guard, or a public route) with
+  // the body unread. Only then is a compressed body refused and the body parsed.
+  const early = earlyAuthenticator(app);
+  const readBody = (req: Request, res: Response, next: NextFunction) => {
+    const refused = refuseContentEncoding(req);
+    if (refused) return next(refused);
     if (streamed?.(req)) return storable(req, res, next);
     parseJson(req, res, (err?: unknown) => (err ? next(err) : storable(req, res, next)));
+  };
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!early) return readBody(req, res, next);
+    early.authenticateFromHeaders(req).then(
+      ({ ok }) => {
+        if (ok) return readBody(req, res, next);
+        leaveBodyUnread(req, res);
+        storable(req, res, next);
+      },
+      (err: unknown) => next(err),
+    );
   });
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
@@ -96,6 +135,15 @@ export async function createHttpApp(
     sendError(res, renderError(err, req, options.log));
   });
   return app;
+}
+
+/** The auth feature's header check, when the app's module provides one (apps/api and apps/files do). */
+function earlyAuthenticator(app: INestApplication): EarlyAuthenticator | undefined {
+  try {
+    return app.get<EarlyAuthenticator>(EARLY_AUTHENTICATOR, { strict: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /**

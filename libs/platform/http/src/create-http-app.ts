@@ -111,14 +111,14 @@ export async function createHttpApp(
   };
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (!early) return readBody(req, res, next);
-    early.authenticateFromHeaders(req).then(
-      ({ ok }) => {
+    early
+      .authenticateFromHeaders(req)
+      .then(({ ok }) => {
         if (ok) return readBody(req, res, next);
         leaveBodyUnread(req, res);
         storable(req, res, next);
-      },
-      (err: unknown) => next(err),
-    );
+      })
+      .catch((err: unknown) => next(err));
   });
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;

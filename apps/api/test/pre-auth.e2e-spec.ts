@@ -118,6 +118,14 @@ describe('nothing expensive before authentication (real API process)', () => {
     expect(await bodyBytes()).toBe(before);
   }, 180_000);
 
+  it("a fetch client (the TypeScript SDK's transport) sending 30 MB without a credential reads the 401, not a reset", async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${api.url}/v1/sessions`, { method: 'POST', headers: json, body: thirtyMb });
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.type).toBe('authentication_error');
+    }
+  }, 60_000);
+
   it('an unauthenticated body nested a million deep is 401 as fast as a small request', async () => {
     const before = await bodyBytes();
     const body = deep(1_000_000);

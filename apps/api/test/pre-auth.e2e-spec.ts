@@ -118,11 +118,27 @@ describe('nothing expensive before authentication (real API process)', () => {
     expect(await bodyBytes()).toBe(before);
   }, 180_000);
 
+  it('Expect: 100-continue is answered 401 without a 100 Continue, so not a byte of the body is sent; authenticated it continues', async () => {
+    const refused = await rawRequest(`${api.url}/v1/sessions`, {
+      headers: json,
+      body: thirtyMb,
+      expectContinue: true,
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.bytesSentAtResponse).toBe(0);
+    const created = await rawRequest(`${api.url}/v1/sessions`, {
+      headers: { ...json, authorization: `Bearer ${key}` },
+      body: JSON.stringify({ agent, environment_id: env }),
+      expectContinue: true,
+    });
+    expect(created.status).toBe(201);
+  }, 60_000);
+
   it("a fetch client (the TypeScript SDK's transport) sending 30 MB without a credential reads the 401, not a reset", async () => {
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`${api.url}/v1/sessions`, { method: 'POST', headers: json, body: thirtyMb });
       expect(res.status).toBe(401);
-      expect((await res.json()).error.type).toBe('authentication_error');
+      expect(((await res.json()) as { error: { type: string } }).error.type).toBe('authentication_error');
     }
   }, 60_000);
 

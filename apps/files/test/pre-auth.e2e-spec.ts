@@ -119,4 +119,23 @@ describe('Files: nothing expensive before authentication (real apps/files proces
     expect(res.body.error.message).toMatch(/nested deeper than 128/);
     expect(await memoryStores()).toBe(0);
   }, 60_000);
+
+  // Last: it stores a File.
+  it('an upload with Expect: 100-continue gets no 100 Continue without a credential (nothing sent); with one it uploads', async () => {
+    const refused = await rawRequest(`${files.url}/v1/files`, {
+      headers: { 'content-type': bigUpload.contentType },
+      body: bigUpload.body,
+      expectContinue: true,
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.bytesSentAtResponse).toBe(0);
+    const small = multipart([filePart('hello')]);
+    const uploaded = await rawRequest(`${files.url}/v1/files`, {
+      headers: { authorization: `Bearer ${key}`, 'content-type': small.contentType },
+      body: small.body,
+      expectContinue: true,
+    });
+    expect(uploaded.status).toBe(201);
+    expect(uploaded.body.size_bytes).toBe(5);
+  }, 60_000);
 });

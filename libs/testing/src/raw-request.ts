@@ -24,7 +24,13 @@ const CHUNK = 64 * 1024;
  */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer | string;
+    /** Sends `Expect: 100-continue` and writes the body only after the server's `100 Continue`. */
+    expectContinue?: boolean;
+  } = {},
 ): Promise<RawResult> {
   const body = typeof options.body === 'string' ? Buffer.from(options.body) : options.body;
   const target = new URL(url);
@@ -41,6 +47,7 @@ export function rawRequest(
         agent: false,
         headers: {
           ...(body ? { 'content-length': String(body.length) } : {}),
+          ...(options.expectContinue ? { expect: '100-continue' } : {}),
           ...options.headers,
         },
       },
@@ -82,7 +89,8 @@ export function rawRequest(
       if (req.write(chunk)) setImmediate(writeMore);
       else req.once('drain', writeMore);
     };
-    writeMore();
+    if (options.expectContinue) req.once('continue', writeMore);
+    else writeMore();
   });
 }
 

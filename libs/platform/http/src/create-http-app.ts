@@ -106,6 +106,8 @@ export async function createHttpApp(
   const readBody = (req: Request, res: Response, next: NextFunction) => {
     const refused = refuseContentEncoding(req);
     if (refused) return next(refused);
+    // The body is wanted now: a client waiting on `Expect: 100-continue` may send it.
+    if (expectsContinue(req)) res.writeContinue();
     if (streamed?.(req)) return storable(req, res, next);
     parseJson(req, res, (err?: unknown) => (err ? next(err) : storable(req, res, next)));
   };
@@ -126,6 +128,10 @@ export async function createHttpApp(
   // kept connection is cut by the wrong timer.
   server.headersTimeout = Math.max(server.headersTimeout, server.keepAliveTimeout + 1_000);
   answerMalformedHeadersWithEnvelope(server);
+  // `Expect: 100-continue`: Node would answer 100 Continue before any middleware runs, inviting the
+  // body before the credential was checked. The request goes to the app as any other instead, and
+  // `readBody` sends 100 Continue only once it authenticated; a refused one is answered without it.
+  if (early) server.on('checkContinue', (req, res) => server.emit('request', req, res));
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
   options.beforeRoutes?.(app);
   // Errors raised before routing (body parser) reach Express's error chain: render them too.
@@ -136,6 +142,8 @@ export async function createHttpApp(
   });
   return app;
 }
+
+const expectsContinue = (req: IncomingMessage) => req.headers.expect?.toLowerCase() === '100-continue';
 
 /** The auth feature's header check, when the app's module provides one (apps/api and apps/files do). */
 function earlyAuthenticator(app: INestApplication): EarlyAuthenticator | undefined {

@@ -226,4 +226,27 @@ describe('nothing expensive before authentication (real API process)', () => {
     expect(res.body.error.message).toMatch(/more than 1000000 JSON values/);
     expect(await count('sessions')).toBe(sessions);
   }, 60_000);
+
+  it('authenticated, a UTF-16 JSON body gets the same checks: an escaped NUL is 400 naming the field, too deep is 400', async () => {
+    const sessions = await count('sessions');
+    const utf16 = (value: unknown) => ({
+      headers: { 'content-type': 'application/json; charset=utf-16le', authorization: `Bearer ${key}` },
+      body: Buffer.from(JSON.stringify(value), 'utf16le'),
+    });
+    const nul = await rawRequest(
+      `${api.url}/v1/sessions`,
+      utf16({ agent, environment_id: env, title: 'a\u0000b' }),
+    );
+    expect(nul.status).toBe(400);
+    expect(nul.body.error.details).toEqual({ field: 'title', location: 'body', reason: 'nul_character' });
+    let nested: unknown = 'x';
+    for (let i = 0; i < 200; i++) nested = [nested];
+    const deepBody = await rawRequest(
+      `${api.url}/v1/sessions`,
+      utf16({ agent, environment_id: env, metadata: { k: nested } }),
+    );
+    expect(deepBody.status).toBe(400);
+    expect(deepBody.body.error.message).toMatch(/nested deeper than 128/);
+    expect(await count('sessions')).toBe(sessions);
+  }, 60_000);
 });

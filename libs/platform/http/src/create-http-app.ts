@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { json, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
+import { invalidRequest } from '@mango/domain-kernel';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import {
   context,
@@ -89,9 +90,9 @@ export async function createHttpApp(
     inflate: false,
     type: (req: IncomingMessage) => !declaresEmptyBody(req),
     // The raw bytes, before JSON.parse builds anything: depth and value count in one linear pass.
-    verify: (req: IncomingMessage, _res, buf: Buffer) => {
+    verify: (req: IncomingMessage, _res, buf: Buffer, charset: string) => {
       options.metrics?.httpRequestBodyBytes.inc(buf.length);
-      const scan = scanJson(buf, shape);
+      const scan = scanJson(utf8(buf, charset), shape);
       if (!scan.ok) throw jsonLimitError(scan.exceeded, shape);
       if (!scan.escapesToCheck) bodiesWithoutEscapes.add(req);
     },
@@ -141,6 +142,21 @@ export async function createHttpApp(
     sendError(res, renderError(err, req, options.log));
   });
   return app;
+}
+
+/**
+ * The body as UTF-8 bytes for `scanJson`, whose byte-level view of quotes, brackets and escapes holds
+ * only for UTF-8 (and ASCII): a UTF-16 body (body-parser accepts any `utf-*` charset) is transcoded
+ * first; a charset the platform cannot decode is a 400.
+ */
+function utf8(buf: Buffer, charset: string | undefined): Buffer {
+  const name = (charset ?? 'utf-8').toLowerCase();
+  if (name === 'utf-8' || name === 'utf8') return buf;
+  try {
+    return Buffer.from(new TextDecoder(name).decode(buf), 'utf8');
+  } catch {
+    throw invalidRequest(`unsupported request body charset "${name.slice(0, 32)}": send UTF-8 JSON`);
+  }
 }
 
 const expectsContinue = (req: IncomingMessage) => req.headers.expect?.toLowerCase() === '100-continue';

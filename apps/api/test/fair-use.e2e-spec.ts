@@ -245,4 +245,22 @@ describe('fair use: event streams and running Sessions per Workspace (real API p
     expect((await a.post(`/v1/sessions/${idle.body.id}/events`, { events: [msg('go')] })).status).toBe(200);
     expect((await a.get(`/v1/sessions/${idle.body.id}`)).body.status).toBe('running');
   });
+
+  it('turn starts sent at once in one Workspace take the last place once: 1 of 30 concurrent creates runs, 29 are 429', async () => {
+    const workspace = await api.createWorkspace();
+    const http = httpClient(api.url, (await api.issueKey(workspace)).api_key);
+    const agent = (await http.post('/v1/agents', { name: 'race', model: 'claude-sonnet-4-6' })).body.id;
+    const env = (await http.post('/v1/environments', { name: 'race' })).body.id;
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        http.post('/v1/sessions', { agent, environment_id: env, initial_events: [msg(`race ${i}`)] }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, ...Array(29).fill(429)]);
+    const rows = await api.sql<{ status: string; n: string }>(
+      'SELECT status, count(*) AS n FROM sessions WHERE workspace_id = $1 GROUP BY status',
+      [workspace],
+    );
+    expect(rows.map((r) => [r.status, Number(r.n)])).toEqual([['running', 1]]);
+  });
 });

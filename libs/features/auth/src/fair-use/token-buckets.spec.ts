@@ -61,14 +61,21 @@ describe('TokenBuckets', () => {
     expect(b.take([slow, fast])).toEqual({ ok: false, retryAfterMs: 10_000, refusedBy: 'slow' });
   });
 
-  it('forgets the least recently used bucket beyond its bound (it comes back full)', () => {
+  it('beyond its bound it forgets a full bucket first (nothing is lost), else the oldest', () => {
     const clock = fakeClock();
     const b = new TokenBuckets(clock.now, 2);
-    for (let i = 0; i < 3; i++) b.take(one('a'));
-    b.take(one('b'));
-    b.take(one('c')); // a is forgotten
+    for (let i = 0; i < 3; i++) b.take(one('a')); // a: empty
+    b.take(one('b')); // b: 2 of 3 left
+    clock.advance(500); // b full again (one token at 2/s); a has 1 token
+    b.take(one('c')); // room is made by forgetting b, the full one: a keeps its state
     expect(b.size).toBe(2);
     expect(b.take(one('a')).ok).toBe(true);
+    expect(b.take(one('a')).ok).toBe(false);
+    // None full: the oldest (a) is forgotten and comes back full.
+    b.take(one('c'));
+    b.take(one('d'));
+    expect(b.size).toBe(2);
+    expect(Array.from({ length: 3 }, () => b.take(one('a')).ok)).toEqual([true, true, true]);
   });
 
   it('a clock that goes back adds no tokens', () => {

@@ -18,10 +18,14 @@ interface Bucket {
   tokens: number;
   /** When `tokens` was last brought up to date (ms of the clock). */
   at: number;
+  rule: BucketRule;
 }
 
-/** Buckets remembered at most; the least recently used is forgotten first (it comes back full). */
+/** Buckets remembered at most. Beyond it a full one is forgotten first (it would come back full anyway). */
 export const DEFAULT_MAX_BUCKETS = 100_000;
+
+/** How many of the oldest buckets are looked at for a full one before the oldest is forgotten regardless. */
+const EVICTION_SCAN = 64;
 
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
@@ -38,15 +42,17 @@ export class TokenBuckets {
    */
   take<K extends string>(keys: ReadonlyArray<{ key: string; rule: BucketRule; kind: K }>): TakeResult<K> {
     const t = this.now();
-    const seen = keys.map(({ key, rule, kind }) => ({ bucket: this.refilled(key, rule, t), rule, kind }));
+    const buckets: Bucket[] = [];
     let refused: { waitMs: number; kind: K } | undefined;
-    for (const { bucket, rule, kind } of seen) {
+    for (const { key, rule, kind } of keys) {
+      const bucket = this.refilled(key, rule, t);
+      buckets.push(bucket);
       if (bucket.tokens >= 1) continue;
       const waitMs = ((1 - bucket.tokens) / rule.ratePerSecond) * 1000;
       if (!refused || waitMs > refused.waitMs) refused = { waitMs, kind };
     }
     if (refused) return { ok: false, retryAfterMs: refused.waitMs, refusedBy: refused.kind };
-    for (const { bucket } of seen) bucket.tokens -= 1;
+    for (const bucket of buckets) bucket.tokens -= 1;
     return { ok: true };
   }
 
@@ -58,18 +64,32 @@ export class TokenBuckets {
   private refilled(key: string, rule: BucketRule, t: number): Bucket {
     let b = this.buckets.get(key);
     if (b) {
-      // Re-inserted so that the Map's order is least recently used first.
-      this.buckets.delete(key);
+      b.rule = rule;
       b.tokens = Math.min(rule.burst, b.tokens + (Math.max(0, t - b.at) / 1000) * rule.ratePerSecond);
       b.at = t;
-    } else {
-      b = { tokens: rule.burst, at: t };
-      if (this.buckets.size >= this.maxBuckets) {
-        const oldest = this.buckets.keys().next().value;
-        if (oldest !== undefined) this.buckets.delete(oldest);
-      }
+      return b;
     }
+    if (this.buckets.size >= this.maxBuckets) this.forgetOne(t);
+    b = { tokens: rule.burst, at: t, rule };
     this.buckets.set(key, b);
     return b;
+  }
+
+  /**
+   * Makes room for one bucket: the first full one among the oldest (forgetting it changes nothing), else
+   * the oldest (it comes back full: at worst one extra burst for that key).
+   */
+  private forgetOne(t: number): void {
+    let scanned = 0;
+    let oldest: string | undefined;
+    for (const [key, b] of this.buckets) {
+      oldest ??= key;
+      if (b.tokens + (Math.max(0, t - b.at) / 1000) * b.rule.ratePerSecond >= b.rule.burst) {
+        this.buckets.delete(key);
+        return;
+      }
+      if (++scanned >= EVICTION_SCAN) break;
+    }
+    if (oldest !== undefined) this.buckets.delete(oldest);
   }
 }

@@ -6804,7 +6804,9 @@ type SessionId = string
 type SessionList struct {
 	Data     []Session `json:"data"`
 	NextPage *string   `json:"next_page"`
-	PrevPage *string   `json:"prev_page"`
+
+	// PrevPage The previous page: send it back as `page` with the same query (the same `order`) to get the items just before this page, in that order. Null on the first page.
+	PrevPage *string `json:"prev_page"`
 }
 
 // SessionMemoryStoreResource defines model for SessionMemoryStoreResource.

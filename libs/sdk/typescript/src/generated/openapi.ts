@@ -2807,6 +2807,7 @@ export interface components {
         SessionList: {
             data: components["schemas"]["Session"][];
             next_page: string | null;
+            /** @description The previous page: send it back as `page` with the same query (the same `order`) to get the items just before this page, in that order. Null on the first page. */
             prev_page: string | null;
         };
         SessionDeleted: {

@@ -1,12 +1,16 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { withRequestRateEnv } from '@mango/feature-auth';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 const MIB = 1024 * 1024;
 const TIB = 1024 * 1024 * MIB;
 
-/** Every variable (metrics and tracing: ObservabilityEnv) apps/files reads, validated once at boot. */
-export class FilesEnv extends ObservabilityEnv {
+/**
+ * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
+ * apps/files reads, validated once at boot.
+ */
+export class FilesEnv extends withRequestRateEnv(ObservabilityEnv) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

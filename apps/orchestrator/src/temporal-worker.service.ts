@@ -121,6 +121,8 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           dataSource: this.dataSource,
           prices,
           metrics: this.metrics,
+          runningSessionsPerWorkspace:
+            this.env.MANGO_FAIR_USE === 'on' ? this.env.MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE : null,
           // Auto-pause also pauses the Deployment's Temporal Schedule.
           scheduler: new DeploymentScheduler(
             new Client({

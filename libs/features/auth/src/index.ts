@@ -6,3 +6,4 @@ export * from './credential';
 export * from './principal';
 export * from './work-token-authenticator.port';
 export * from './request-authenticator';
+export * from './fair-use';

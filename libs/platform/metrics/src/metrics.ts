@@ -138,6 +138,17 @@ export class MangoMetrics {
     else if (state === 'running') this.backgroundLoopRecoveries.inc({ loop }, 0);
   }
 
+  /**
+   * Requests refused with 429 by a fair-use limit (docs/operator-guide.md "Fair use"): `limit` is
+   * requests, streams or running_sessions; `scope` is credential or workspace.
+   */
+  readonly fairUseRefusals = new Counter({
+    name: 'mango_fair_use_refusals_total',
+    help: 'Requests refused with 429 by a fair-use limit, by limit (requests, streams, running_sessions) and scope (credential, workspace).',
+    labelNames: ['limit', 'scope'] as const,
+    registers: [this.registry],
+  });
+
   readonly containerStarts = new Counter({
     name: 'mango_container_starts_total',
     help: 'Work item containers the supervisor launched, by Work type.',

@@ -118,6 +118,10 @@ describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, re
     const [row] = await api.sql<{ secrets: unknown }>('SELECT secrets FROM webhooks WHERE id = $1', [id]);
     expect(JSON.stringify(row)).not.toContain(secret);
     expect(JSON.stringify(row)).not.toContain(secret.slice(6));
+    // Sealed under the keyring's active key (the Vault keyring's k1 comes before MANGO_WEBHOOK_SECRETS_KEY).
+    expect(row!.secrets).toEqual([
+      { kek_id: 'k1', wrapped_key: expect.any(String), ciphertext: expect.any(String), expires_at: null },
+    ]);
     const got = await http.get(`/v1/webhooks/${id}`);
     expect(got.body).toEqual({ ...created.body, secret: undefined });
     expect(JSON.stringify(got.body)).not.toContain('whsec_');

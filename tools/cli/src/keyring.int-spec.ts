@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { openWebhookSecret, SecretBox } from '@mango/adapter-webhooks';
-import { openSecrets, VaultCredentialsService, VaultsService } from '@mango/feature-vaults';
+import { openSecrets, sealSecrets, VaultCredentialsService, VaultsService } from '@mango/feature-vaults';
 import { WebhooksService } from '@mango/feature-webhooks';
-import { assertKeyringCoversStoredValues, createDataSource, StoredWebhookSecret } from '@mango/persistence';
+import {
+  assertKeyringCoversStoredValues,
+  createDataSource,
+  resealStoredSecrets,
+  StoredWebhookSecret,
+} from '@mango/persistence';
 import { Keyring, keyringFromSettings } from '@mango/platform-secrets';
 import { createTestDatabase, TestDatabase } from '@mango/testing';
 import type { DataSource } from 'typeorm';
@@ -54,7 +59,7 @@ describe('mango keyring status / rotate (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('cli-keyring');
-    ds = await createDataSource({ url: db.url, poolSize: 3 }).initialize();
+    ds = await createDataSource({ url: db.url, poolSize: 4 }).initialize();
   });
   afterAll(async () => {
     await ds.destroy();
@@ -208,5 +213,52 @@ describe('mango keyring status / rotate (real PostgreSQL)', () => {
     expect(size.err).toMatch(/--batch-size must be 1–10000/);
     const gen = await cli(['keyring', 'new-key', '--id', 'k2027a'], {});
     expect(gen.out).toMatch(/^k2027a:[A-Za-z0-9+/]{43}=\n$/);
+  });
+  it("rotation while the apps run: a row the API re-seals between read and write keeps the API's value (skipped, not overwritten)", async () => {
+    const e = entry('e');
+    const f = entry('f');
+    const ringE = keyringFromSettings({ MANGO_KEYRING: e })!;
+    const ringFE = keyringFromSettings({ MANGO_KEYRING: `${f},${e}` })!;
+    const vault = await new VaultsService(ds).create('wrkspc_default', { display_name: 'busy' });
+    const cred = await new VaultCredentialsService(ds, ringE).create('wrkspc_default', vault.id, {
+      auth: { type: 'static_bearer', mcp_server_url: 'https://busy.example.com/mcp', token: 'before' },
+    });
+    // The rows of the tests before are not needed: the busy row is the only one left.
+    await ds.query('DELETE FROM vault_credentials WHERE id <> $1', [cred.id]);
+    await ds.query('DELETE FROM webhooks');
+    // The API's update of that credential, in its own transaction, holds the row while the rotation runs.
+    const api = ds.createQueryRunner();
+    await api.connect();
+    await api.startTransaction();
+    const next = sealSecrets(ringFE, cred.id, { token: 'after' });
+    await api.query(
+      'UPDATE vault_credentials SET kek_id = $2, wrapped_key = $3, secret_ciphertext = $4 WHERE id = $1',
+      [cred.id, next.kekId, next.wrappedKey, next.ciphertext],
+    );
+    const rotation = resealStoredSecrets(ds, ringFE);
+    // The rotation read the committed row (under E) and now waits for the row lock on its UPDATE.
+    for (;;) {
+      const [w] = await ds.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE vault_credentials SET kek_id = $2, wrapped_key = $3%'",
+      );
+      if (w.n > 0) break;
+      await new Promise((r) => setImmediate(r));
+    }
+    await api.commitTransaction();
+    await api.release();
+    const r = await rotation;
+    expect({ resealed: r.resealed.vault_credentials, skipped: r.skipped, remaining: r.remaining }).toEqual({
+      resealed: 0,
+      skipped: 1,
+      remaining: [],
+    });
+    const [row] = await ds.query('SELECT * FROM vault_credentials WHERE id = $1', [cred.id]);
+    expect(
+      openSecrets(keyringFromSettings({ MANGO_KEYRING: f })!, row.id, {
+        kekId: row.kek_id,
+        wrappedKey: row.wrapped_key,
+        secretCiphertext: row.secret_ciphertext,
+      }),
+    ).toEqual({ token: 'after' });
   });
 });

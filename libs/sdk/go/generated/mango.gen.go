@@ -8968,8 +8968,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -8988,8 +8988,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9017,6 +9017,8 @@ type ClientInterface interface {
 	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9030,6 +9032,8 @@ type ClientInterface interface {
 	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9054,7 +9058,8 @@ type ClientInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9075,8 +9080,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -9095,8 +9100,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -11483,8 +11488,8 @@ func (c *Client) VaultsCredentialsList(ctx context.Context, vaultId VaultId, par
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11513,8 +11518,8 @@ func (c *Client) VaultsCredentialsCreateWithBody(ctx context.Context, vaultId Va
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11572,6 +11577,8 @@ func (c *Client) VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId,
 // Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 // `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 // `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -11595,6 +11602,8 @@ func (c *Client) VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId Va
 // Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 // `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 // `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -11639,7 +11648,8 @@ func (c *Client) VaultsCredentialsArchive(ctx context.Context, vaultId VaultId, 
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11680,8 +11690,8 @@ func (c *Client) WebhooksList(ctx context.Context, params *WebhooksListParams, r
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -11710,8 +11720,8 @@ func (c *Client) WebhooksCreateWithBody(ctx context.Context, contentType string,
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -18765,8 +18775,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18785,8 +18795,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18818,6 +18828,8 @@ type ClientWithResponsesInterface interface {
 	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18831,6 +18843,8 @@ type ClientWithResponsesInterface interface {
 	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18857,7 +18871,8 @@ type ClientWithResponsesInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18882,8 +18897,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -18902,8 +18917,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -33727,8 +33742,8 @@ func (c *ClientWithResponses) VaultsCredentialsListWithResponse(ctx context.Cont
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -33753,8 +33768,8 @@ func (c *ClientWithResponses) VaultsCredentialsCreateWithBodyWithResponse(ctx co
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -33804,6 +33819,8 @@ func (c *ClientWithResponses) VaultsCredentialsRetrieveWithResponse(ctx context.
 // Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 // `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 // `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -33823,6 +33840,8 @@ func (c *ClientWithResponses) VaultsCredentialsUpdateWithBodyWithResponse(ctx co
 // Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
 // `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
 // `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -33861,7 +33880,8 @@ func (c *ClientWithResponses) VaultsCredentialsArchiveWithResponse(ctx context.C
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -33898,8 +33918,8 @@ func (c *ClientWithResponses) WebhooksListWithResponse(ctx context.Context, para
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -33924,8 +33944,8 @@ func (c *ClientWithResponses) WebhooksCreateWithBodyWithResponse(ctx context.Con
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is

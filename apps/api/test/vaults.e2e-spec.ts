@@ -520,6 +520,24 @@ describe('Vaults and credentials (real apps/api process)', () => {
     // The row it was copied from still works.
     const ok = await http.post(`/v1/vaults/${v}/credentials/${from}`, { display_name: 'still fine' });
     expect(ok.status).toBe(200);
+    // mcp_oauth_validate opens the secrets first: a copied OAuth credential is 409 before any request.
+    const oauthAt = (url: string) => ({ ...oauth, auth: { ...oauth.auth, mcp_server_url: url } });
+    const o1 = (await http.post(`/v1/vaults/${v}/credentials`, oauthAt('https://o1.example.com/mcp'))).body
+      .id;
+    const o2 = (await http.post(`/v1/vaults/${v}/credentials`, oauthAt('https://o2.example.com/mcp'))).body
+      .id;
+    await api.sql(
+      `UPDATE vault_credentials t SET kek_id = f.kek_id, wrapped_key = f.wrapped_key,
+              secret_ciphertext = f.secret_ciphertext
+         FROM vault_credentials f WHERE f.id = $1 AND t.id = $2`,
+      [o1, o2],
+    );
+    const probe = await http.post(`/v1/vaults/${v}/credentials/${o2}/mcp_oauth_validate`);
+    expect({ status: probe.status, code: probe.body.error?.details?.error_code }).toEqual({
+      status: 409,
+      code: 'credential_unreadable',
+    });
+    expectNoSecret(probe.body);
     // The operator sees it in the log, by ids only (expectNoSecret over the whole log runs below).
     expect(api.app.logs()).toMatch(new RegExp(`stored secrets of vault credential ${to} cannot be opened`));
   });

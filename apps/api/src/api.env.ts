@@ -63,6 +63,20 @@ export class ApiEnv extends ObservabilityEnv {
   @Max(1_073_741_824)
   MANGO_MAX_REQUEST_BYTES: number = 33_554_432;
 
+  /** Deepest nesting of arrays and objects in a JSON request body; deeper is 400 (default 128). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(8)
+  @Max(10_000)
+  MANGO_MAX_JSON_DEPTH: number = 128;
+
+  /** Most values (array elements and object members) in a JSON request body; more is 413 (default 1,000,000). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(100_000_000)
+  MANGO_MAX_JSON_VALUES: number = 1_000_000;
+
   /** Events one request may carry (POST …/events, initial_events); more is 413 (default and most 100). */
   @Type(() => Number)
   @IsInt()

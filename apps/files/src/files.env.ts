@@ -97,6 +97,20 @@ export class FilesEnv extends ObservabilityEnv {
   @Max(3_600_000)
   MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
 
+  /** Deepest nesting of arrays and objects in a JSON request body; deeper is 400 (default 128). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(8)
+  @Max(10_000)
+  MANGO_MAX_JSON_DEPTH: number = 128;
+
+  /** Most values (array elements and object members) in a JSON request body; more is 413 (default 1,000,000). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(100_000_000)
+  MANGO_MAX_JSON_VALUES: number = 1_000_000;
+
   /** Largest Memory content in UTF-8 bytes (hosted: 102,400); larger writes are 413 `request_too_large`. */
   @Type(() => Number)
   @IsInt()

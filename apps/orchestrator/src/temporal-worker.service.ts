@@ -19,7 +19,12 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@tem
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { temporalActivityInterceptors, temporalWorkflowSinks } from '@mango/platform-tracing';
-import { assertKeyringCoversStoredValues, SessionRepository, SessionWakes } from '@mango/persistence';
+import {
+  assertKeyringCoversStoredValues,
+  SessionRepository,
+  SessionWakes,
+  VaultCredentialRepository,
+} from '@mango/persistence';
 import { keyringFromSettings } from '@mango/platform-secrets';
 import { DataSource } from 'typeorm';
 import { bundleWorkflowsInThread } from './workflow-bundle';
@@ -82,12 +87,12 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     const allowlist = parseAddressAllowlist(this.env.MANGO_MCP_ALLOWED_ADDRESSES);
     if (allowlist.entries.length)
       this.log.warn({ allowed: allowlist.entries }, 'MCP servers at these non-public addresses are allowed');
+    const credentials = new VaultCredentialRepository(this.dataSource);
     const mcp = new McpRuntime({
       dataSource: this.dataSource,
       keyring,
-      refresher: keyring
-        ? new OAuthRefresher({ dataSource: this.dataSource, keyring, allowlist })
-        : undefined,
+      credentials,
+      refresher: keyring ? new OAuthRefresher({ credentials, keyring, allowlist }) : undefined,
       connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
       resultFiles: this.mcpResultFiles(),
       metrics: this.metrics,

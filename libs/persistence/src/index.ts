@@ -21,3 +21,4 @@ export * from './work-item.mapper';
 export * from './work-item.repository';
 export * from './session-thread.repository';
 export * from './sealed-values';
+export * from './vault-credential.repository';

@@ -5,3 +5,4 @@ export * from './auth.module';
 export * from './credential';
 export * from './principal';
 export * from './work-token-authenticator.port';
+export * from './request-authenticator';

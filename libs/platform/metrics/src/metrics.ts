@@ -26,6 +26,16 @@ export class MangoMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Bytes of request bodies the JSON body parser read, never inflated (compressed bodies are refused)
+   * and only for requests that authenticated first: what authenticated clients made the server parse.
+   */
+  readonly httpRequestBodyBytes = new Counter({
+    name: 'mango_http_request_body_bytes_total',
+    help: 'Bytes of JSON request bodies read and parsed (only after the request authenticated).',
+    registers: [this.registry],
+  });
+
   /** Work claims made by Poll, by whether the item was fresh or reclaimed. */
   readonly workClaims = new Counter({
     name: 'mango_work_claims_total',

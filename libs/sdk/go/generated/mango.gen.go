@@ -3021,7 +3021,9 @@ type SessionId = string
 type SessionList struct {
 	Data     []Session `json:"data"`
 	NextPage *string   `json:"next_page"`
-	PrevPage *string   `json:"prev_page"`
+
+	// PrevPage The previous page: send it back as `page` with the same query (the same `order`) to get the items just before this page, in that order. Null on the first page.
+	PrevPage *string `json:"prev_page"`
 }
 
 // SessionMemoryStoreResource defines model for SessionMemoryStoreResource.
@@ -9014,9 +9016,15 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdateWithBody Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
 	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
@@ -9029,9 +9037,15 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdate Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
 	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
@@ -11574,9 +11588,15 @@ func (c *Client) VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId,
 
 // VaultsCredentialsUpdateWithBody Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 // Stored secrets that do not open (copied from another credential in the database, or tampered with)
 // are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
@@ -11599,9 +11619,15 @@ func (c *Client) VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId Va
 
 // VaultsCredentialsUpdate Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 // Stored secrets that do not open (copied from another credential in the database, or tampered with)
 // are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
@@ -18825,9 +18851,15 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
 	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
@@ -18840,9 +18872,15 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
 	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
@@ -33816,9 +33854,15 @@ func (c *ClientWithResponses) VaultsCredentialsRetrieveWithResponse(ctx context.
 
 // VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 // Stored secrets that do not open (copied from another credential in the database, or tampered with)
 // are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
@@ -33837,9 +33881,15 @@ func (c *ClientWithResponses) VaultsCredentialsUpdateWithBodyWithResponse(ctx co
 
 // VaultsCredentialsUpdateWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
 // Stored secrets that do not open (copied from another credential in the database, or tampered with)
 // are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //

@@ -1888,9 +1888,15 @@ export interface paths {
         put?: never;
         /**
          * Update a Vault credential
-         * @description Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-         *     `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-         *     `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+         * @description Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+         *     refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+         *     `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+         *     The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+         *     `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+         *     configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+         *     `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+         *     sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+         *     then a whole new configuration with its own secrets. An archived credential or Vault is 409.
          *     Stored secrets that do not open (copied from another credential in the database, or tampered with)
          *     are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
          *
@@ -2810,6 +2816,7 @@ export interface components {
         SessionList: {
             data: components["schemas"]["Session"][];
             next_page: string | null;
+            /** @description The previous page: send it back as `page` with the same query (the same `order`) to get the items just before this page, in that order. Null on the first page. */
             prev_page: string | null;
         };
         SessionDeleted: {

@@ -162,7 +162,7 @@ export class ApiEnv extends withRequestRateEnv(ObservabilityEnv) {
   @IsString()
   MANGO_WEBHOOK_ALLOWED_CIDRS?: string;
 
-  /** Seals webhook signing secrets at rest (32 bytes, hex or base64); the orchestrator needs the same key. */
+  /** Older: the webhook secrets key (32 bytes, hex or base64); joins the keyring as key `webhook-legacy`. */
   @IsOptional()
   @IsString()
   MANGO_WEBHOOK_SECRETS_KEY?: string;
@@ -182,9 +182,21 @@ export class ApiEnv extends withRequestRateEnv(ObservabilityEnv) {
   MANGO_TASK_QUEUE: string = 'mango';
 
   /**
-   * Vault keyring: comma-separated `id:base64key` entries (32-byte AES-256 keys), the first is active.
-   * Without it Vault credentials cannot be stored, and the process refuses to start once any exist.
+   * The keyring that seals every secret at rest (Vault credentials, webhook signing secrets):
+   * comma-separated `id:base64key` entries (32-byte AES-256 keys), the first is active (docs/operator-guide.md,
+   * Keyring). Or MANGO_KEYRING_FILE, not both. The older MANGO_VAULT_KEYRING and MANGO_WEBHOOK_SECRETS_KEY
+   * join it. Without any, secrets cannot be stored, and the process refuses to start once any exist.
    */
+  @IsOptional()
+  @IsString()
+  MANGO_KEYRING?: string;
+
+  /** A file holding the keyring's entries (one per line or comma-separated, `#` comment lines). */
+  @IsOptional()
+  @IsString()
+  MANGO_KEYRING_FILE?: string;
+
+  /** Older: the Vault keyring (MANGO_KEYRING's format); its keys join the keyring after MANGO_KEYRING's. */
   @IsOptional()
   @IsString()
   MANGO_VAULT_KEYRING?: string;

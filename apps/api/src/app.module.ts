@@ -12,7 +12,6 @@ import { WorkModule } from '@mango/feature-work';
 import { WebhooksModule } from '@mango/feature-webhooks';
 import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
 import { Client, Connection } from '@temporalio/client';
-import { SecretBox } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
@@ -49,7 +48,7 @@ export class AppModule {
         modelPrices(env),
         sessionLimits(env),
         VaultsModule.forRoot({ keyring, allowlist: parseAddressAllowlist(env.MANGO_MCP_ALLOWED_ADDRESSES) }),
-        webhooks(env),
+        webhooks(env, keyring),
         DeploymentsModule.forRoot({ scheduler: scheduler(env) }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
@@ -101,8 +100,8 @@ function modelPrices(env: ApiEnv): DynamicModule {
   };
 }
 
-/** Webhook endpoints; a malformed allowlist or secrets key stops the app at boot with its message. */
-function webhooks(env: ApiEnv): DynamicModule {
+/** Webhook endpoints; a malformed allowlist stops the app at boot with its message. */
+function webhooks(env: ApiEnv, keyring: Keyring | null): DynamicModule {
   const allow = (() => {
     try {
       return parseCidrList(env.MANGO_WEBHOOK_ALLOWED_CIDRS);
@@ -110,8 +109,7 @@ function webhooks(env: ApiEnv): DynamicModule {
       throw new Error(`MANGO_WEBHOOK_ALLOWED_CIDRS: ${(e as Error).message}`);
     }
   })();
-  if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
-  return WebhooksModule.forRoot({ allow, secretsKey: env.MANGO_WEBHOOK_SECRETS_KEY });
+  return WebhooksModule.forRoot({ allow, keyring });
 }
 
 /** Temporal Schedules for cron Deployments when the API knows Temporal (connected lazily); else manual only. */

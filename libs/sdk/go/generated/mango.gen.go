@@ -13339,8 +13339,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -13359,8 +13359,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -13394,6 +13394,8 @@ type ClientInterface interface {
 	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -13413,6 +13415,8 @@ type ClientInterface interface {
 	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -13437,7 +13441,8 @@ type ClientInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -13458,8 +13463,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -13478,8 +13483,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -15866,8 +15871,8 @@ func (c *Client) VaultsCredentialsList(ctx context.Context, vaultId VaultId, par
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -15896,8 +15901,8 @@ func (c *Client) VaultsCredentialsCreateWithBody(ctx context.Context, vaultId Va
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -15961,6 +15966,8 @@ func (c *Client) VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId,
 // `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 // sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 // then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -15990,6 +15997,8 @@ func (c *Client) VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId Va
 // `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 // sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 // then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -16034,7 +16043,8 @@ func (c *Client) VaultsCredentialsArchive(ctx context.Context, vaultId VaultId, 
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -16075,8 +16085,8 @@ func (c *Client) WebhooksList(ctx context.Context, params *WebhooksListParams, r
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -16105,8 +16115,8 @@ func (c *Client) WebhooksCreateWithBody(ctx context.Context, contentType string,
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -23160,8 +23170,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -23180,8 +23190,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -23219,6 +23229,8 @@ type ClientWithResponsesInterface interface {
 	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -23238,6 +23250,8 @@ type ClientWithResponsesInterface interface {
 	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -23264,7 +23278,8 @@ type ClientWithResponsesInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -23289,8 +23304,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -23309,8 +23324,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -39544,8 +39559,8 @@ func (c *ClientWithResponses) VaultsCredentialsListWithResponse(ctx context.Cont
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -39570,8 +39585,8 @@ func (c *ClientWithResponses) VaultsCredentialsCreateWithBodyWithResponse(ctx co
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -39627,6 +39642,8 @@ func (c *ClientWithResponses) VaultsCredentialsRetrieveWithResponse(ctx context.
 // `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 // sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 // then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -39652,6 +39669,8 @@ func (c *ClientWithResponses) VaultsCredentialsUpdateWithBodyWithResponse(ctx co
 // `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
 // sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
 // then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -39690,7 +39709,8 @@ func (c *ClientWithResponses) VaultsCredentialsArchiveWithResponse(ctx context.C
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -39727,8 +39747,8 @@ func (c *ClientWithResponses) WebhooksListWithResponse(ctx context.Context, para
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -39753,8 +39773,8 @@ func (c *ClientWithResponses) WebhooksCreateWithBodyWithResponse(ctx context.Con
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is

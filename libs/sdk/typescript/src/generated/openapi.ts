@@ -1388,8 +1388,8 @@ export interface paths {
          * @description **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
          *     no Console, so it owns this small management API. Registers `url` for the listed `event_types`
          *     (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-         *     **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-         *     logged again. Without that key on the API, creation is `400`.
+         *     **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+         *     this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
          *
          *     `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
          *     literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -1856,8 +1856,8 @@ export interface paths {
          *     `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
          *     and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
          *     credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-         *     secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-         *     keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+         *     secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+         *     (`MANGO_KEYRING`) refuses to store credentials (400).
          *
          *     **Credentials:** Workspace API key.
          */
@@ -1897,6 +1897,8 @@ export interface paths {
          *     `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
          *     sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
          *     then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+         *     Stored secrets that do not open (copied from another credential in the database, or tampered with)
+         *     are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
          *
          *     **Credentials:** Workspace API key.
          */
@@ -1959,7 +1961,8 @@ export interface paths {
          *     request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
          *     the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
          *     could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-         *     token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+         *     token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+         *     secrets that do not open 409 (`details.error_code` `credential_unreadable`).
          *
          *     **Credentials:** Workspace API key.
          */

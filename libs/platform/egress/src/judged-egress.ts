@@ -55,8 +55,13 @@ export class JudgedEgress {
   constructor(
     private readonly judge: AddressJudge,
     private readonly resolve: Resolver = systemResolver,
+    options: { keepAlive?: boolean } = {},
   ) {
-    this.dispatcher = new Agent({ connect: { lookup: judgedLookup(judge, resolve) } });
+    this.dispatcher = new Agent({
+      connect: { lookup: judgedLookup(judge, resolve) },
+      // pipelining 0: one request per connection, closed after it (undici's way to turn keep-alive off).
+      ...(options.keepAlive === false ? { pipelining: 0 } : {}),
+    });
   }
 
   /** Judges the URL's host up front (a clear error before any request), resolving names. */
@@ -78,7 +83,7 @@ export class JudgedEgress {
   }
 
   /** `fetch` through the judged dispatcher (the response type is the platform's `Response`). */
-  fetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+  fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = new URL(String(input instanceof Request ? input.url : input));
     if (isIP(url.hostname.replace(/^\[|\]$/g, ''))) await this.check(url);
     return (await undiciFetch(url, {

@@ -147,11 +147,14 @@ describe('webhook delivery attempts are bounded and cancellable (real Temporal, 
       // A deadline far beyond the test: only the cancellation can end this attempt.
       const sender = new WebhookSender({ allow: parseCidrList('127.0.0.1/32'), timeoutMs: 3_600_000 });
       const err = await withWorker(sender, async (client, taskQueue) => {
-        const handle = await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
-          taskQueue,
-          workflowId: deliveryId,
-          args: [{ deliveryId, retryBaseMs: 10 }],
-        });
+        const handle = await client.workflow.start<typeof webhookDeliveryWorkflow>(
+          'webhookDeliveryWorkflow',
+          {
+            taskQueue,
+            workflowId: deliveryId,
+            args: [{ deliveryId, retryBaseMs: 10 }],
+          },
+        );
         await receiver.firstConnection;
         await handle.cancel();
         await receiver.allClosed();

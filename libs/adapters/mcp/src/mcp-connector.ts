@@ -57,7 +57,7 @@ export class McpConnector {
   private readonly egress: JudgedEgress;
 
   constructor(private readonly options: McpConnectorOptions) {
-    this.egress = new JudgedEgress((a) => refusedAddress(a, options.allowlist), options.resolve);
+    this.egress = new JudgedEgress((a, port) => refusedAddress(a, options.allowlist, port), options.resolve);
   }
 
   async listTools(target: McpTarget, signal?: AbortSignal): Promise<ListedMcpTool[]> {

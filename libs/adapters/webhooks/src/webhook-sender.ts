@@ -55,8 +55,8 @@ export class WebhookSender {
 
   constructor(private readonly options: WebhookSenderOptions) {
     this.egress = new JudgedEgress(
-      (a) => {
-        const verdict = judgeAddress(a, options.allow);
+      (a, port) => {
+        const verdict = judgeAddress(a, options.allow, port);
         return verdict.allowed ? null : verdict.reason;
       },
       undefined,

@@ -215,6 +215,17 @@ describe('MCP connectivity rule', () => {
     ['not-an-ip', 'reserved'],
   ])('%s is %s', (ip, cls) => expect(classifyAddress(ip)).toBe(cls));
 
+  it.each([
+    '64:ff9b::10.0.0.1',
+    '64:ff9b::7f00:1',
+    '64:ff9b:1::a00:1',
+    '::ffff:0:127.0.0.1',
+    '2002:7f00:1::',
+    '168.63.129.16',
+  ])('%s (an embedded or cloud-internal form) is refused', (ip) =>
+    expect(refusedAddress(ip, parseAddressAllowlist(undefined))).not.toBeNull(),
+  );
+
   it('refuses non-public addresses unless allowlisted', () => {
     const none = parseAddressAllowlist(undefined);
     expect(refusedAddress('8.8.8.8', none)).toBeNull();

@@ -21,7 +21,8 @@ export interface AddressAllowlist {
   /** Whether an entry covers the address on the port (an entry with a port needs the port). */
   allows(ip: string, port?: number): boolean;
   readonly entries: string[];
-  readonly rules: readonly AllowEntry[];
+  /** The parsed entries (absent in a hand-made allowlist: then `allows` decides what it covers). */
+  readonly rules?: readonly AllowEntry[];
 }
 
 /** Parses `MANGO_MCP_ALLOWED_ADDRESSES`; throws with the bad entry. */
@@ -41,8 +42,10 @@ export function parseAddressAllowlist(raw: string | undefined): AddressAllowlist
 
 /** Null when the address may be connected to (on the port); otherwise the reason it is refused. */
 export function refusedAddress(ip: string, allowlist: AddressAllowlist, port?: number): string | null {
-  const verdict = judgeEgress(ip, allowlist.rules, port);
+  const verdict = judgeEgress(ip, allowlist.rules ?? [], port);
   if (verdict.allowed) return null;
+  const covered = !allowlist.rules && verdict.class !== 'metadata' && allowlist.allows(ip, port);
+  if (covered) return null;
   const cls = verdict.class === 'invalid' ? 'reserved' : verdict.class;
   const where = port === undefined ? ip : `${ip} port ${port}`;
   if (cls === 'metadata')

@@ -35,6 +35,11 @@ export interface OutboundBounds {
   idleMs?: number;
   /** The most response-body bytes read (the read fails once more arrive). */
   maxBytes: number;
+  /**
+   * Told when a bound trips (before the read fails): for callers whose client library swallows body
+   * errors (an SSE reader that reconnects), so they can fail the whole operation at once.
+   */
+  onLimit?: (err: OutboundLimitError) => void;
 }
 
 /** The subset of `fetch` the bounded wrapper needs and gives (the platform's `Response`). */
@@ -63,6 +68,7 @@ export function boundedFetch(fetchImpl: FetchLike, bounds: OutboundBounds): Fetc
       if (!failure && !ac.signal.aborted) {
         failure = new OutboundLimitError(limit, message, bytesRead);
         ac.abort(failure);
+        bounds.onLimit?.(failure);
       }
     };
     const onOuter = () => ac.abort(outer!.reason);

@@ -15,22 +15,23 @@ import { testWorkflowBundle } from './test-workflow-bundle';
 /** A receiver on 127.0.0.1 that answers 200 and then writes one byte every `everyMs`, forever. */
 async function tricklingReceiver(everyMs: number) {
   const closed: Promise<void>[] = [];
+  let requests = 0;
   let connected: () => void = () => undefined;
-  const firstConnection = new Promise<void>((r) => (connected = r));
+  const firstRequest = new Promise<void>((r) => (connected = r));
   const server = createServer((_req, res) => {
+    requests++;
+    connected();
     res.writeHead(200);
     const t = setInterval(() => res.write('x'), everyMs);
     res.on('close', () => clearInterval(t));
   });
-  server.on('connection', (s: Socket) => {
-    closed.push(new Promise((r) => s.once('close', () => r())));
-    connected();
-  });
+  server.on('connection', (s: Socket) => closed.push(new Promise((r) => s.once('close', () => r()))));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    firstConnection,
-    connections: () => closed.length,
+    firstRequest,
+    requests: () => requests,
+    /** Every connection closed (undici may also open a spare one after an aborted request; it closes too). */
     allClosed: () => Promise.all(closed),
     close: () => {
       server.closeAllConnections();
@@ -134,7 +135,7 @@ describe('webhook delivery attempts are bounded and cancellable (real Temporal, 
       ]);
       expect(delivery).toEqual({ state: 'failed', attempts: 3 });
       await receiver.allClosed();
-      expect(receiver.connections()).toBe(3);
+      expect(receiver.requests()).toBe(3);
     } finally {
       await receiver.close();
     }
@@ -155,13 +156,13 @@ describe('webhook delivery attempts are bounded and cancellable (real Temporal, 
             args: [{ deliveryId, retryBaseMs: 10 }],
           },
         );
-        await receiver.firstConnection;
+        await receiver.firstRequest;
         await handle.cancel();
         await receiver.allClosed();
         return handle.result().catch((e: unknown) => e);
       });
       expect(err).toBeInstanceOf(WorkflowFailedError);
-      expect(receiver.connections()).toBe(1);
+      expect(receiver.requests()).toBe(1);
       const attempts = await ds.query('SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = $1', [
         deliveryId,
       ]);

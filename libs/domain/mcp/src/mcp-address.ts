@@ -47,8 +47,9 @@ export function refusedAddress(ip: string, allowlist: AddressAllowlist, port?: n
   const covered = !allowlist.rules && verdict.class !== 'metadata' && allowlist.allows(ip, port);
   if (covered) return null;
   const cls = verdict.class === 'invalid' ? 'reserved' : verdict.class;
-  const where = port === undefined ? ip : `${ip} port ${port}`;
-  if (cls === 'metadata')
-    return `${where} is a metadata address; cloud metadata endpoints are never reachable`;
-  return `${where} is a ${cls.replace('_', '-')} address; MCP servers on private networks are refused unless the operator allowlists them (MANGO_MCP_ALLOWED_ADDRESSES)`;
+  if (cls === 'metadata') return `${ip} is a metadata address; cloud metadata endpoints are never reachable`;
+  // The port is named only when it matters (some entry allows addresses on one port only).
+  const onPort =
+    port !== undefined && allowlist.rules?.some((r) => r.port !== null) ? ` on port ${port}` : '';
+  return `${ip} is a ${cls.replace('_', '-')} address${onPort}; MCP servers on private networks are refused unless the operator allowlists them (MANGO_MCP_ALLOWED_ADDRESSES)`;
 }

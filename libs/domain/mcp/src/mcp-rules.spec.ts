@@ -236,6 +236,11 @@ describe('MCP connectivity rule', () => {
     expect(refusedAddress('::1', loop)).toBeNull();
     expect(refusedAddress('127.0.0.2', loop)).toMatch(/loopback/);
     expect(refusedAddress('10.0.0.1', parseAddressAllowlist('10.0.0.0/8'))).toBeNull();
+    // The port is named only when an entry limits ports.
+    expect(refusedAddress('10.0.0.1', none, 80)).toMatch(/^10\.0\.0\.1 is a private address;/);
+    const ported = parseAddressAllowlist('10.0.0.1:8443');
+    expect(refusedAddress('10.0.0.1', ported, 8443)).toBeNull();
+    expect(refusedAddress('10.0.0.1', ported, 80)).toMatch(/^10\.0\.0\.1 is a private address on port 80;/);
   });
 
   it.each([['nope'], ['10.0.0.0/33'], ['::1/129'], ['1.2.3.4/x']])('allowlist %p is refused', (raw) => {

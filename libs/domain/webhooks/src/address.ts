@@ -44,9 +44,10 @@ export function judgeAddress(address: string, allow: readonly Cidr[], port?: num
   if (verdict.class === 'invalid') return { allowed: false, reason: `${address} is not an IP address` };
   if (verdict.class === 'metadata')
     return { allowed: false, reason: `${address} is a cloud metadata address` };
-  const where = port === undefined ? address : `${address} port ${port}`;
+  // The port is named only when it matters (some entry allows addresses on one port only).
+  const onPort = port !== undefined && allow.some((e) => e.port !== null) ? ` on port ${port}` : '';
   return {
     allowed: false,
-    reason: `${where} is a ${verdict.class.replace('_', '-')} address (not in MANGO_WEBHOOK_ALLOWED_CIDRS)`,
+    reason: `${address} is a ${verdict.class.replace('_', '-')} address${onPort} (not in MANGO_WEBHOOK_ALLOWED_CIDRS)`,
   };
 }

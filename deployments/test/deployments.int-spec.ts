@@ -83,6 +83,12 @@ describe('Helm chart (helm lint + template)', () => {
       ['/v1/memory_stores', 't-mango-files'],
       ['/', 't-mango-api'],
     ]);
+    // Bodies stream to the apps, which refuse an unauthenticated one unread (docs/security-model-notes/pre-auth.md);
+    // a buffering ingress would read every body whole first.
+    expect(docs.find((d) => d.kind === 'Ingress').metadata.annotations).toMatchObject({
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+      'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+    });
   });
 
   it('passes credentials only by Secret reference', () => {

@@ -11,10 +11,14 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { withRequestRateEnv } from '@mango/feature-auth';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
-/** Every variable (metrics and tracing: ObservabilityEnv) apps/api reads, validated once at boot. */
-export class ApiEnv extends ObservabilityEnv {
+/**
+ * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
+ * apps/api reads, validated once at boot.
+ */
+export class ApiEnv extends withRequestRateEnv(ObservabilityEnv) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -63,6 +67,20 @@ export class ApiEnv extends ObservabilityEnv {
   @Max(1_073_741_824)
   MANGO_MAX_REQUEST_BYTES: number = 33_554_432;
 
+  /** Deepest nesting of arrays and objects in a JSON request body; deeper is 400 (default 128). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(8)
+  @Max(10_000)
+  MANGO_MAX_JSON_DEPTH: number = 128;
+
+  /** Most values (array elements and object members) in a JSON request body; more is 413 (default 1,000,000). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(100_000_000)
+  MANGO_MAX_JSON_VALUES: number = 1_000_000;
+
   /** Events one request may carry (POST …/events, initial_events); more is 413 (default and most 100). */
   @Type(() => Number)
   @IsInt()
@@ -76,6 +94,33 @@ export class ApiEnv extends ObservabilityEnv {
   @Min(1)
   @Max(1_000_000)
   MANGO_MAX_SSE_STREAMS: number = 10_000;
+
+  // Fair use (docs/operator-guide.md "Fair use"; request rates: withRequestRateEnv). MANGO_FAIR_USE=off
+  // turns these off too.
+
+  /** Event streams one Workspace holds open on this process (all its credentials); one more is 429. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MANGO_MAX_SSE_STREAMS_PER_WORKSPACE: number = 2_000;
+
+  /** Event streams one credential (key or Work token) holds open on this process; one more is 429. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MANGO_MAX_SSE_STREAMS_PER_KEY: number = 1_000;
+
+  /**
+   * Sessions of one Workspace with a turn under way (running or rescheduling), across every API process
+   * (counted in PostgreSQL); the event that would start one more turn is 429.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE: number = 1_000;
 
   // Object storage (the same store and bucket as apps/files): optional. With it, event admission can read
   // File-sourced text documents (FILE_TEXT_READER); without it, File documents are refused.

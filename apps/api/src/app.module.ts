@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
 import { ObjectStore } from '@mango/adapter-object-store';
-import { AuthModule } from '@mango/feature-auth';
+import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
@@ -33,6 +33,13 @@ export class AppModule {
           applicationName: 'mango-api',
         }),
         AuthModule,
+        // Request rates and stream slots per credential and per Workspace: an interceptor, after the auth guard.
+        FairUseModule.forRoot(
+          fairUseSettingsFrom(env, {
+            workspace: env.MANGO_MAX_SSE_STREAMS_PER_WORKSPACE,
+            credential: env.MANGO_MAX_SSE_STREAMS_PER_KEY,
+          }),
+        ),
         // First among the routes after /healthz: Express tries routes in registration order, and Poll and
         // Ack are the requests every supervisor repeats (no other route overlaps /v1/environments/:id/work).
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
@@ -63,7 +70,7 @@ function fileText(env: ApiEnv): DynamicModule {
   return FileTextAdmissionModule.forRoot({ store, maxBytes: env.MANGO_FILES_TEXT_MAX_BYTES });
 }
 
-/** The per-process Session limits (events per request, open streams), from the environment. */
+/** The Session limits (events per request, open streams per process, running Sessions per Workspace). */
 function sessionLimits(env: ApiEnv): DynamicModule {
   return {
     module: class SessionLimitsModule {},
@@ -71,7 +78,12 @@ function sessionLimits(env: ApiEnv): DynamicModule {
     providers: [
       {
         provide: SESSION_SERVICE_LIMITS,
-        useValue: { eventsPerRequest: env.MANGO_MAX_EVENTS_PER_REQUEST, streams: env.MANGO_MAX_SSE_STREAMS },
+        useValue: {
+          eventsPerRequest: env.MANGO_MAX_EVENTS_PER_REQUEST,
+          streams: env.MANGO_MAX_SSE_STREAMS,
+          runningSessionsPerWorkspace:
+            env.MANGO_FAIR_USE === 'on' ? env.MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE : null,
+        },
       },
     ],
     exports: [SESSION_SERVICE_LIMITS],

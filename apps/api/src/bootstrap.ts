@@ -33,6 +33,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     log,
     metrics,
     keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    jsonShape: { maxDepth: env.MANGO_MAX_JSON_DEPTH, maxValues: env.MANGO_MAX_JSON_VALUES },
     jsonLimit: env.MANGO_MAX_REQUEST_BYTES,
     beforeRoutes: (a) => mountConsole(a, env.MANGO_CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, log),
   });

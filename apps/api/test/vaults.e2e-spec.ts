@@ -424,6 +424,115 @@ describe('Vaults and credentials (real apps/api process)', () => {
     });
   });
 
+  describe('a stored OAuth secret stays with the endpoint, client and resource it was issued for', () => {
+    let vault: string;
+    let cred: string;
+    const sealedRow = async () =>
+      (
+        await api.sql(
+          'SELECT auth, kek_id, wrapped_key, secret_ciphertext, refresh_failure, updated_at FROM vault_credentials WHERE id = $1',
+          [cred],
+        )
+      )[0];
+    beforeAll(async () => {
+      vault = (await http.post('/v1/vaults', { display_name: 'Bound' })).body.id;
+      cred = (await http.post(`/v1/vaults/${vault}/credentials`, oauth)).body.id;
+    });
+
+    it.each([
+      [
+        'token_endpoint (the measured attack)',
+        { token_endpoint: 'https://attacker.example/collect' },
+        'token_endpoint',
+      ],
+      ['client_id', { client_id: 'attacker-client' }, 'client_id'],
+      ['resource', { resource: 'https://attacker.example/mcp' }, 'resource'],
+      ['resource cleared', { resource: null }, 'resource'],
+      [
+        'token_endpoint with new secrets too',
+        {
+          token_endpoint: 'https://attacker.example/collect',
+          refresh_token: 'oauth-refresh-new-1',
+          token_endpoint_auth: { type: 'client_secret_post', client_secret: 'oauth-client-secret-new-1' },
+        },
+        'token_endpoint',
+      ],
+    ])(
+      'changing %s is 400 invalid_request_error naming the field; the row is unchanged',
+      async (_n, refresh, field) => {
+        const before = await sealedRow();
+        const res = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+          auth: { type: 'mcp_oauth', refresh },
+        });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({
+          type: 'error',
+          error: { type: 'invalid_request_error', message: expect.stringContaining(`auth.refresh.${field}`) },
+          request_id: expect.any(String),
+        });
+        expect(res.body.error.message).toMatch(/immutable/);
+        expectNoSecret(res.body);
+        expect(await sealedRow()).toEqual(before);
+        expect(
+          (await http.get(`/v1/vaults/${vault}/credentials/${cred}`)).body.auth.refresh.token_endpoint,
+        ).toBe('https://auth.example.com/oauth/token');
+      },
+    );
+
+    it('rotating the secrets, the scope and the client authentication at the same endpoint is allowed', async () => {
+      const before = await sealedRow();
+      const res = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+        auth: {
+          type: 'mcp_oauth',
+          access_token: 'oauth-access-rotated-2',
+          refresh: {
+            // The same binding, spelled differently, is accepted.
+            token_endpoint: 'HTTPS://AUTH.example.com:443/oauth/token',
+            client_id: 'mango-client',
+            refresh_token: 'oauth-refresh-rotated-2',
+            token_endpoint_auth: { type: 'client_secret_basic', client_secret: 'oauth-client-secret-rot-2' },
+            scope: 'tools:read',
+          },
+        },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.auth.refresh).toEqual({
+        client_id: 'mango-client',
+        token_endpoint: 'https://auth.example.com/oauth/token',
+        token_endpoint_auth: { type: 'client_secret_basic' },
+        resource: 'https://oauth.example.com/mcp',
+        scope: 'tools:read',
+      });
+      expect(JSON.stringify(res.body)).not.toMatch(/rotated-2|rot-2/);
+      const after = await sealedRow();
+      expect(after.secret_ciphertext.equals(before.secret_ciphertext)).toBe(false);
+    });
+
+    it('refresh: null deletes the refresh secrets; a new configuration then names its own endpoint and secrets', async () => {
+      const removed = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+        auth: { type: 'mcp_oauth', refresh: null },
+      });
+      expect(removed.status).toBe(200);
+      expect(removed.body.auth.refresh).toBeNull();
+      const next = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+        auth: {
+          type: 'mcp_oauth',
+          refresh: {
+            client_id: 'mango-client-2',
+            token_endpoint: 'https://auth2.example.com/oauth/token',
+            refresh_token: 'oauth-refresh-new-3',
+          },
+        },
+      });
+      expect(next.status).toBe(200);
+      expect(next.body.auth.refresh).toMatchObject({
+        client_id: 'mango-client-2',
+        token_endpoint: 'https://auth2.example.com/oauth/token',
+        token_endpoint_auth: { type: 'none' },
+      });
+    });
+  });
+
   it('Session create attaches Vaults (validated, stored, shown); update cannot change them', async () => {
     const agent = (await http.post('/v1/agents', { name: 'a', model: 'm' })).body.id;
     const env = (await http.post('/v1/environments', { name: `e-${Date.now()}` })).body.id;

@@ -139,6 +139,20 @@ export class OrchestratorEnv extends ObservabilityEnv {
   MANGO_MAX_CONCURRENT_TURNS: number = 100;
 
   /**
+   * Fair use for scheduled Deployment runs (docs/operator-guide.md "Fair use"; set as on apps/api): a run
+   * whose Workspace already has this many Sessions with a turn under way records
+   * `session_rate_limited_error`. `MANGO_FAIR_USE=off` turns the limit off.
+   */
+  @IsIn(['on', 'off'])
+  MANGO_FAIR_USE: 'on' | 'off' = 'on';
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE: number = 1_000;
+
+  /**
    * Session workflows this orchestrator keeps in memory between their tasks (Temporal's sticky cache,
    * `maxCachedWorkflows`). An idle Session's cached workflow costs ~2-3 MiB of RSS here; beyond the bound
    * the least recently used is evicted and replayed from its history at its next event (one replay, no

@@ -19,7 +19,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@tem
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { temporalActivityInterceptors, temporalWorkflowSinks } from '@mango/platform-tracing';
-import { SessionRepository, SessionWakes } from '@mango/persistence';
+import { SessionRepository, SessionWakes, VaultCredentialRepository } from '@mango/persistence';
 import { DataSource } from 'typeorm';
 import { bundleWorkflowsInThread } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -80,12 +80,12 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     const allowlist = parseAddressAllowlist(this.env.MANGO_MCP_ALLOWED_ADDRESSES);
     if (allowlist.entries.length)
       this.log.warn({ allowed: allowlist.entries }, 'MCP servers at these non-public addresses are allowed');
+    const credentials = new VaultCredentialRepository(this.dataSource);
     const mcp = new McpRuntime({
       dataSource: this.dataSource,
       keyring,
-      refresher: keyring
-        ? new OAuthRefresher({ dataSource: this.dataSource, keyring, allowlist })
-        : undefined,
+      credentials,
+      refresher: keyring ? new OAuthRefresher({ credentials, keyring, allowlist }) : undefined,
       connector: new McpConnector({
         allowlist,
         timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS,
@@ -125,6 +125,8 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           dataSource: this.dataSource,
           prices,
           metrics: this.metrics,
+          runningSessionsPerWorkspace:
+            this.env.MANGO_FAIR_USE === 'on' ? this.env.MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE : null,
           // Auto-pause also pauses the Deployment's Temporal Schedule.
           scheduler: new DeploymentScheduler(
             new Client({

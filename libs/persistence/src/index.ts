@@ -20,3 +20,4 @@ export * from './deployment-pause';
 export * from './work-item.mapper';
 export * from './work-item.repository';
 export * from './session-thread.repository';
+export * from './vault-credential.repository';

@@ -49,6 +49,27 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @IsString()
   MANGO_MODEL_API_KEY?: string;
 
+  /** The whole model request, headers and the entire streamed reply, milliseconds. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  MANGO_MODEL_TIMEOUT_MS: number = 600_000;
+
+  /** The longest silence of the model endpoint while a reply is awaited (before headers or mid-stream), ms. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  MANGO_MODEL_IDLE_TIMEOUT_MS: number = 120_000;
+
+  /** The most bytes of one model reply read (the event stream, counted while it arrives). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(65_536)
+  @Max(1_073_741_824)
+  MANGO_MODEL_MAX_RESPONSE_BYTES: number = 64 * 1024 * 1024;
+
   /** Fallbacks the Anthropic tools use: MANGO_MODEL_BASE_URL / MANGO_MODEL_API_KEY win over them. */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
@@ -185,7 +206,7 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Max(120_000)
   MANGO_WEBHOOK_RETRY_BASE_MS: number = 5_000;
 
-  /** How long one delivery attempt waits for the endpoint's answer. */
+  /** How long one delivery attempt may take: connecting, the answer's headers and its whole body. */
   @Type(() => Number)
   @IsInt()
   @Min(100)
@@ -251,6 +272,13 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Min(100)
   @Max(600_000)
   MANGO_MCP_TIMEOUT_MS: number = 60_000;
+
+  /** The most bytes of one MCP server answer read (counted while it streams in; more fails the request). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(65_536)
+  @Max(1_073_741_824)
+  MANGO_MCP_MAX_RESPONSE_BYTES: number = 64 * 1024 * 1024;
 
   // Object storage (the same store and bucket as apps/files): optional. With it, an MCP tool's textual
   // result larger than the inline bound is kept whole as a File of the Session's Workspace; without it,

@@ -93,7 +93,11 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       keyring,
       credentials,
       refresher: keyring ? new OAuthRefresher({ credentials, keyring, allowlist }) : undefined,
-      connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
+      connector: new McpConnector({
+        allowlist,
+        timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS,
+        maxResponseBytes: this.env.MANGO_MCP_MAX_RESPONSE_BYTES,
+      }),
       resultFiles: this.mcpResultFiles(),
       metrics: this.metrics,
     });
@@ -158,7 +162,13 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           // A step waits this long for its tool results and then runs the next step itself (ADR 0019).
           toolResultWait: { ms: this.env.MANGO_TOOL_RESULT_WAIT_MS, wakes: this.wakes },
           model: endpoint.usable
-            ? new ModelClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey })
+            ? new ModelClient({
+                baseUrl: endpoint.baseUrl,
+                apiKey: endpoint.apiKey,
+                timeoutMs: this.env.MANGO_MODEL_TIMEOUT_MS,
+                idleTimeoutMs: this.env.MANGO_MODEL_IDLE_TIMEOUT_MS,
+                maxResponseBytes: this.env.MANGO_MODEL_MAX_RESPONSE_BYTES,
+              })
             : { unavailable: endpoint.reason },
         }),
       },

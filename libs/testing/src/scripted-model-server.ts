@@ -20,6 +20,8 @@ export type ScriptedReply =
       chunkChars?: number;
       /** …with this pause between deltas. */
       chunkDelayMs?: number;
+      /** Streaming requests: after this many text deltas the stream goes silent (never ends). */
+      stallAfterChunks?: number;
     }
   | { status: number; error: string; /** Answer only after this long. */ delayMs?: number };
 
@@ -28,6 +30,8 @@ export interface ScriptedModelServer {
   requests: Array<{ headers: IncomingMessage['headers']; body: any }>;
   /** Replies are consumed in order; a function sees the request body. */
   script(...replies: Array<ScriptedReply | ((body: any) => ScriptedReply)>): void;
+  /** Resolves once `n` answers in all were closed by the client before they ended. */
+  untilAbandoned(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -35,7 +39,17 @@ export async function startScriptedModel(): Promise<ScriptedModelServer> {
   const queue: Array<ScriptedReply | ((body: any) => ScriptedReply)> = [];
   const requests: ScriptedModelServer['requests'] = [];
   let n = 0;
+  let abandoned = 0;
+  const abandonWaiters: Array<{ n: number; resolve: () => void }> = [];
   const server: Server = createServer((req, res) => {
+    res.on('close', () => {
+      if (res.writableEnded) return;
+      abandoned++;
+      for (const w of abandonWaiters.filter((x) => x.n <= abandoned)) {
+        abandonWaiters.splice(abandonWaiters.indexOf(w), 1);
+        w.resolve();
+      }
+    });
     let raw = '';
     req.on('data', (d) => (raw += String(d)));
     req.on('end', () => {
@@ -81,7 +95,15 @@ export async function startScriptedModel(): Promise<ScriptedModelServer> {
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (...replies) => queue.push(...replies),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    untilAbandoned: (count) =>
+      abandoned >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => abandonWaiters.push({ n: count, resolve })),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -93,8 +115,9 @@ async function streamReply(
     stop_reason: string;
     usage: { input_tokens: number; output_tokens: number; server_tool_use?: Record<string, number> };
   } & Record<string, unknown>,
-  reply: { chunkChars?: number; chunkDelayMs?: number },
+  reply: { chunkChars?: number; chunkDelayMs?: number; stallAfterChunks?: number },
 ): Promise<void> {
+  let deltas = 0;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = (type: string, data: Record<string, unknown>) =>
     res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -114,10 +137,13 @@ async function streamReply(
       const text = String(block.text ?? '');
       const size = reply.chunkChars ?? Math.max(text.length, 1);
       for (let at = 0; at < text.length; at += size) {
+        if (reply.stallAfterChunks !== undefined && deltas >= reply.stallAfterChunks) return; // silent, open
         send('content_block_delta', {
           index,
           delta: { type: 'text_delta', text: text.slice(at, at + size) },
         });
+        deltas++;
+        if (res.destroyed) return;
         await pause();
       }
     } else if (block.type === 'thinking') {

@@ -1,4 +1,11 @@
-import { egressRefusalIn, JudgedEgress, Resolver } from '@mango/platform-egress';
+import {
+  boundedFetch,
+  egressRefusalIn,
+  JudgedEgress,
+  OutboundLimitError,
+  outboundLimitIn,
+  Resolver,
+} from '@mango/platform-egress';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -6,8 +13,8 @@ import { AddressAllowlist, ListedMcpTool, McpContentItem, refusedAddress } from 
 
 /** The server could not be reached or does not speak MCP over Streamable HTTP (`mcp_connection_failed_error`). */
 export class McpConnectionError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'McpConnectionError';
   }
 }
@@ -39,11 +46,16 @@ export interface McpTarget {
 
 export interface McpConnectorOptions {
   allowlist: AddressAllowlist;
-  /** Per request (list or call) timeout; the turn never hangs on a dead server. */
+  /** Per request (list or call) timeout, covering every answer's headers and body; the turn never hangs on a dead server. */
   timeoutMs: number;
+  /** The most bytes of one HTTP answer read, counted while reading (`MANGO_MCP_MAX_RESPONSE_BYTES`). */
+  maxResponseBytes?: number;
   /** Name resolution (the system resolver by default; tests inject their own). */
   resolve?: Resolver;
 }
+
+/** Default cap of one MCP HTTP answer: room for the largest result kept as a File (32 MiB of text) in JSON. */
+export const MCP_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /**
  * The orchestrator's MCP client: the official TypeScript SDK's `Client` over Streamable HTTP. The
@@ -51,13 +63,16 @@ export interface McpConnectorOptions {
  * is reported as such). Redirects are not followed. The connectivity rule is enforced where the socket
  * is opened: the HTTP client's own DNS lookup judges every address the name resolves to and connects
  * only to a judged one, so a name that answers a public address to a first lookup and a private one to
- * the next (DNS rebinding) cannot reach the private one. A clear refusal is also given up front.
+ * the next (DNS rebinding) cannot reach the private one. A clear refusal is also given up front. Every
+ * HTTP exchange of the transport is bounded (boundedFetch): the timeout covers headers and body, each
+ * answer is counted while it streams in and cut at `maxResponseBytes` (never buffered whole first), and
+ * the caller's signal (the activity's cancellation) aborts it.
  */
 export class McpConnector {
   private readonly egress: JudgedEgress;
 
   constructor(private readonly options: McpConnectorOptions) {
-    this.egress = new JudgedEgress((a) => refusedAddress(a, options.allowlist), options.resolve);
+    this.egress = new JudgedEgress((a, port) => refusedAddress(a, options.allowlist, port), options.resolve);
   }
 
   async listTools(target: McpTarget, signal?: AbortSignal): Promise<ListedMcpTool[]> {
@@ -115,7 +130,14 @@ export class McpConnector {
       throw new McpConnectionError('MCP servers are reached over http(s) only');
     await this.checkHost(url);
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    // A tripped bound fails the whole operation at once (the SDK would otherwise wait on a broken stream).
+    const limited = new AbortController();
+    const combined = AbortSignal.any([...(signal ? [signal] : []), timeout, limited.signal]);
+    const bounded = boundedFetch(this.egress.fetch, {
+      deadlineMs: this.options.timeoutMs,
+      maxBytes: this.options.maxResponseBytes ?? MCP_MAX_RESPONSE_BYTES,
+      onLimit: (e) => limited.abort(e),
+    });
     let lastStatus: number | undefined;
     const transport = new StreamableHTTPClientTransport(url, {
       requestInit: {
@@ -124,7 +146,7 @@ export class McpConnector {
       },
       redirectPolicy: 'same-origin',
       fetch: async (input, init) => {
-        const res = await this.egress.fetch(input as string | URL, {
+        const res = await bounded(input as string | URL, {
           ...init,
           signal: init?.signal ? AbortSignal.any([init.signal, combined]) : combined,
         });
@@ -137,14 +159,29 @@ export class McpConnector {
       await client.connect(transport, { signal: combined, timeout: this.options.timeoutMs });
       return await fn(client, { signal: combined, timeout: this.options.timeoutMs });
     } catch (err) {
-      throw this.translate(err, lastStatus, timeout.aborted, signal?.aborted === true);
+      const limit = limited.signal.aborted ? (limited.signal.reason as OutboundLimitError) : null;
+      throw this.translate(err, lastStatus, timeout.aborted, signal?.aborted === true, limit);
     } finally {
       await client.close().catch(() => undefined);
     }
   }
 
-  private translate(err: unknown, status: number | undefined, timedOut: boolean, cancelled: boolean): Error {
+  private translate(
+    err: unknown,
+    status: number | undefined,
+    timedOut: boolean,
+    cancelled: boolean,
+    limit: OutboundLimitError | null,
+  ): Error {
     if (cancelled) return err instanceof Error ? err : new Error(String(err));
+    const bound = limit ?? outboundLimitIn(err);
+    if (bound)
+      return new McpConnectionError(
+        bound.limit === 'too_large'
+          ? `the MCP server's answer is larger than the ${this.options.maxResponseBytes ?? MCP_MAX_RESPONSE_BYTES}-byte cap`
+          : `the MCP server did not answer within ${this.options.timeoutMs} ms`,
+        { cause: bound },
+      );
     if (status === 401 || status === 403)
       return new McpAuthenticationError(`the MCP server refused the credential (HTTP ${status})`, status);
     if (timedOut)

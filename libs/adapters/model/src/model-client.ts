@@ -1,5 +1,14 @@
 import Anthropic, { APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { MessageStreamParams } from '@anthropic-ai/sdk/resources/messages/messages';
+import { boundedFetch, FetchLike, outboundLimitIn } from '@mango/platform-egress';
+
+/** Defaults of the bounds on one model request (docs/operator-guide.md "Model endpoint"). */
+export const MODEL_REQUEST_BOUNDS = {
+  timeoutMs: 600_000,
+  idleTimeoutMs: 120_000,
+  maxResponseBytes: 64 * 1024 * 1024,
+} as const;
+
 /**
  * A real client for the Anthropic Messages API over HTTP (`POST {base}/v1/messages`). The base URL and key
  * come from configuration (MANGO_MODEL_BASE_URL, MANGO_MODEL_API_KEY); tests point it at a scripted
@@ -8,7 +17,12 @@ import type { MessageStreamParams } from '@anthropic-ai/sdk/resources/messages/m
 export interface ModelSettings {
   baseUrl: string;
   apiKey: string;
+  /** The whole request: the headers and the entire streamed reply (`MANGO_MODEL_TIMEOUT_MS`). */
   timeoutMs?: number;
+  /** The longest silence before the headers or between two chunks of the reply (`MANGO_MODEL_IDLE_TIMEOUT_MS`). */
+  idleTimeoutMs?: number;
+  /** The most bytes of one reply read, counted while it streams in (`MANGO_MODEL_MAX_RESPONSE_BYTES`). */
+  maxResponseBytes?: number;
 }
 
 export type ModelContentBlock =
@@ -92,11 +106,19 @@ export class ModelClient {
   private readonly client: Anthropic;
 
   constructor(settings: ModelSettings) {
+    const timeoutMs = settings.timeoutMs ?? MODEL_REQUEST_BOUNDS.timeoutMs;
     this.client = new Anthropic({
       baseURL: settings.baseUrl,
       apiKey: settings.apiKey,
       maxRetries: 0,
-      timeout: settings.timeoutMs ?? 600_000,
+      timeout: timeoutMs,
+      // The SDK's own timeout stops at the headers: the bounded fetch covers the streamed body too, cuts a
+      // stalled stream at the idle bound and counts the reply's bytes against the cap.
+      fetch: boundedFetch(globalThis.fetch as FetchLike, {
+        deadlineMs: timeoutMs,
+        idleMs: settings.idleTimeoutMs ?? MODEL_REQUEST_BOUNDS.idleTimeoutMs,
+        maxBytes: settings.maxResponseBytes ?? MODEL_REQUEST_BOUNDS.maxResponseBytes,
+      }),
     });
   }
 
@@ -149,6 +171,9 @@ export class ModelClient {
       };
     } catch (err) {
       if (err instanceof APIUserAbortError || options.signal?.aborted) throw err;
+      // A bound (deadline, stalled stream, reply too large): retryable, like an unreachable endpoint.
+      const limit = outboundLimitIn(err);
+      if (limit) throw new ModelRequestError(`model endpoint: ${limit.message}`, null, true);
       if (err instanceof APIError && typeof err.status === 'number') {
         const status = err.status;
         const retryable = status === 408 || status === 429 || status >= 500;

@@ -82,6 +82,73 @@ describe('WebhookSender (real HTTP on loopback)', () => {
     await new Promise<void>((res) => silent.close(() => res()));
   });
 
+  /** A receiver on 127.0.0.1 that answers 200 and then keeps writing `chunk` every `everyMs`; records socket closes. */
+  async function endlessReceiver(chunk: Buffer, everyMs: number) {
+    const closed: Promise<void>[] = [];
+    const srv = createServer((_req, res) => {
+      res.writeHead(200);
+      const t = setInterval(() => res.write(chunk), everyMs);
+      res.on('close', () => clearInterval(t));
+    });
+    srv.on('connection', (s) => closed.push(new Promise((r) => s.once('close', () => r()))));
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/`,
+      allClosed: () => Promise.all(closed),
+      connections: () => closed.length,
+      close: () => {
+        srv.closeAllConnections();
+        return new Promise<void>((r) => srv.close(() => r()));
+      },
+    };
+  }
+
+  it('the timeout covers the body: a 200 that trickles a byte at a time is a failed, retryable attempt and the connection is closed', async () => {
+    const trickling = await endlessReceiver(Buffer.from('x'), 50);
+    try {
+      const sender = new WebhookSender({ allow: parseCidrList('127.0.0.1'), timeoutMs: 400 });
+      const r = await sender.send(input(trickling.url));
+      expect(r).toMatchObject({ delivered: false, statusCode: 200, permanent: false });
+      expect(r.error).toMatch(/no complete answer within 400 ms/);
+      await trickling.allClosed();
+      expect(trickling.connections()).toBe(1);
+    } finally {
+      await trickling.close();
+    }
+  });
+
+  it('an endless answer is cut at the response cap (counted while reading) and the connection is closed', async () => {
+    const flooding = await endlessReceiver(Buffer.alloc(16 * 1024, 120), 1);
+    try {
+      const sender = new WebhookSender({
+        allow: parseCidrList('127.0.0.1'),
+        timeoutMs: 60_000,
+        maxResponseBytes: 32 * 1024,
+      });
+      const r = await sender.send(input(flooding.url));
+      expect(r).toMatchObject({ delivered: false, statusCode: 200, permanent: false });
+      expect(r.error).toMatch(/larger than the 32768-byte cap/);
+      await flooding.allClosed();
+    } finally {
+      await flooding.close();
+    }
+  });
+
+  it('a cancelled send stops the request mid-body and the connection is closed', async () => {
+    const trickling = await endlessReceiver(Buffer.from('x'), 20);
+    try {
+      const sender = new WebhookSender({ allow: parseCidrList('127.0.0.1'), timeoutMs: 600_000 });
+      const cancel = new AbortController();
+      const sending = sender.send(input(trickling.url), cancel.signal).catch((e: unknown) => e);
+      while (trickling.connections() === 0) await new Promise((r) => setTimeout(r, 10));
+      cancel.abort(new Error('activity cancelled'));
+      expect(await sending).toBeInstanceOf(Error);
+      await trickling.allClosed();
+    } finally {
+      await trickling.close();
+    }
+  });
+
   it('seals and opens secrets; a wrong key cannot open them', () => {
     const key = Buffer.alloc(32, 7).toString('base64');
     const box = new SecretBox(key);

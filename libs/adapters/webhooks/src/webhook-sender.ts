@@ -1,7 +1,10 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { egressRefusalIn, judgedLookup } from '@mango/platform-egress';
+import {
+  boundedFetch,
+  egressRefusalIn,
+  FetchLike,
+  JudgedEgress,
+  outboundLimitIn,
+} from '@mango/platform-egress';
 import { Cidr, isDelivered, judgeAddress } from '@mango/domain-webhooks';
 import { Webhook } from 'standardwebhooks';
 
@@ -27,14 +30,44 @@ export interface SendResult {
 }
 
 const MAX_ERROR = 500;
+/** The receiver's answer body is not used; this much of it is read (to see the answer end), no more. */
+export const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface WebhookSenderOptions {
+  allow: readonly Cidr[];
+  /** The whole attempt: connecting, the answer's headers and its body (`MANGO_WEBHOOK_TIMEOUT_MS`). */
+  timeoutMs: number;
+  /** The most answer-body bytes read; a longer answer fails the attempt (default 64 KiB). */
+  maxResponseBytes?: number;
+}
 
 /**
  * Delivers one signed attempt (Standard Webhooks headers, signed with the `standardwebhooks` library).
- * The host is resolved here and every address judged before connecting — the connection uses the judged
- * address, so DNS rebinding cannot slip past. Redirects are never followed: a 3xx is a failed attempt.
+ * The host is resolved where the socket is opened and every address judged (the shared judged egress):
+ * the connection uses the judged address, so DNS rebinding cannot slip past. Redirects are never
+ * followed: a 3xx is a failed attempt. The attempt is bounded (boundedFetch): `timeoutMs` covers the
+ * headers and the whole answer body, the body is read up to `maxResponseBytes`, and `signal` (the
+ * activity's cancellation) aborts it — each closes the connection.
  */
 export class WebhookSender {
-  constructor(private readonly options: { allow: readonly Cidr[]; timeoutMs: number }) {}
+  private readonly egress: JudgedEgress;
+  private readonly fetch: FetchLike;
+
+  constructor(private readonly options: WebhookSenderOptions) {
+    this.egress = new JudgedEgress(
+      (a, port) => {
+        const verdict = judgeAddress(a, options.allow, port);
+        return verdict.allowed ? null : verdict.reason;
+      },
+      undefined,
+      // A fresh connection per attempt: nothing pooled outlives it.
+      { keepAlive: false },
+    );
+    this.fetch = boundedFetch(this.egress.fetch, {
+      deadlineMs: options.timeoutMs,
+      maxBytes: options.maxResponseBytes ?? WEBHOOK_MAX_RESPONSE_BYTES,
+    });
+  }
 
   /** The three Standard Webhooks headers for one attempt. */
   static sign(
@@ -50,76 +83,59 @@ export class WebhookSender {
     };
   }
 
-  /** Connections open only to judged addresses (the shared egress lookup), so DNS rebinding cannot slip past. */
-  private readonly lookup = judgedLookup((a) => {
-    const verdict = judgeAddress(a, this.options.allow);
-    return verdict.allowed ? null : verdict.reason;
-  }) as unknown as LookupFunction;
-
-  async send(input: SendInput): Promise<SendResult> {
+  /**
+   * One attempt. A failure of the receiver (refused, unreachable, timed out, too long an answer, a non-2xx)
+   * is a result; `signal` being aborted rethrows (the activity was cancelled: no attempt outcome).
+   */
+  async send(input: SendInput, signal?: AbortSignal): Promise<SendResult> {
     const started = Date.now();
-    const url = new URL(input.url);
     const done = (r: Omit<SendResult, 'latencyMs'>): SendResult => ({
       ...r,
       latencyMs: Date.now() - started,
     });
-    // An IP literal never goes through lookup: judge it here.
-    const literal = url.hostname.replace(/^\[|\]$/g, '');
-    if (/^[\d.]+$/.test(literal) || literal.includes(':')) {
-      const verdict = judgeAddress(literal, this.options.allow);
-      if (!verdict.allowed)
-        return done({ delivered: false, statusCode: null, error: verdict.reason, permanent: true });
+    let statusCode: number | null = null;
+    try {
+      const res = await this.fetch(input.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Mango-Webhooks/1',
+          ...WebhookSender.sign(input),
+        },
+        body: input.body,
+        redirect: 'manual',
+        signal,
+      });
+      statusCode = res.status;
+      await res.arrayBuffer(); // read to its end (bounded): only the status matters
+      const delivered = isDelivered(statusCode);
+      return done({
+        delivered,
+        statusCode,
+        error: delivered
+          ? null
+          : statusCode >= 300 && statusCode < 400
+            ? `redirect (${statusCode}) refused: webhook endpoints must answer directly`
+            : `endpoint answered ${statusCode}`,
+        permanent: false,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const refusal = egressRefusalIn(err);
+      const reason = refusal ?? outboundLimitIn(err) ?? innermost(err);
+      return done({
+        delivered: false,
+        statusCode,
+        error: reason.message.slice(0, MAX_ERROR),
+        permanent: refusal !== null,
+      });
     }
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'Mango-Webhooks/1',
-      ...WebhookSender.sign(input),
-    };
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<SendResult>((resolve) => {
-      const req = request(
-        url,
-        {
-          method: 'POST',
-          headers,
-          lookup: this.lookup,
-          timeout: this.options.timeoutMs,
-          // A fresh connection per attempt: a pooled keep-alive socket would skip the lookup (and its judgement).
-          agent: false,
-        },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          res.resume(); // the body is not read: only the status matters
-          res.on('end', () => {
-            const delivered = isDelivered(status);
-            resolve(
-              done({
-                delivered,
-                statusCode: status,
-                error: delivered
-                  ? null
-                  : status >= 300 && status < 400
-                    ? `redirect (${status}) refused: webhook endpoints must answer directly`
-                    : `endpoint answered ${status}`,
-                permanent: false,
-              }),
-            );
-          });
-          res.on('error', () => undefined);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)));
-      req.on('error', (err) =>
-        resolve(
-          done({
-            delivered: false,
-            statusCode: null,
-            error: String(err.message).slice(0, MAX_ERROR),
-            permanent: egressRefusalIn(err) !== null,
-          }),
-        ),
-      );
-      req.end(input.body);
-    });
   }
+}
+
+/** The most specific error in a chain (fetch reports "fetch failed" with the socket's error as the cause). */
+function innermost(err: unknown): Error {
+  let e: unknown = err;
+  for (let depth = 0; e instanceof Error && e.cause instanceof Error && depth < 6; depth++) e = e.cause;
+  return e instanceof Error ? e : new Error(String(err));
 }

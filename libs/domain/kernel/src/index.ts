@@ -6,3 +6,4 @@ export * from './input-reader';
 export * from './ids';
 export * from './skill-paths';
 export * from './file-text';
+export * from './egress-address';

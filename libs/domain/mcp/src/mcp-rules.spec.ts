@@ -215,6 +215,17 @@ describe('MCP connectivity rule', () => {
     ['not-an-ip', 'reserved'],
   ])('%s is %s', (ip, cls) => expect(classifyAddress(ip)).toBe(cls));
 
+  it.each([
+    '64:ff9b::10.0.0.1',
+    '64:ff9b::7f00:1',
+    '64:ff9b:1::a00:1',
+    '::ffff:0:127.0.0.1',
+    '2002:7f00:1::',
+    '168.63.129.16',
+  ])('%s (an embedded or cloud-internal form) is refused', (ip) =>
+    expect(refusedAddress(ip, parseAddressAllowlist(undefined))).not.toBeNull(),
+  );
+
   it('refuses non-public addresses unless allowlisted', () => {
     const none = parseAddressAllowlist(undefined);
     expect(refusedAddress('8.8.8.8', none)).toBeNull();
@@ -225,6 +236,11 @@ describe('MCP connectivity rule', () => {
     expect(refusedAddress('::1', loop)).toBeNull();
     expect(refusedAddress('127.0.0.2', loop)).toMatch(/loopback/);
     expect(refusedAddress('10.0.0.1', parseAddressAllowlist('10.0.0.0/8'))).toBeNull();
+    // The port is named only when an entry limits ports.
+    expect(refusedAddress('10.0.0.1', none, 80)).toMatch(/^10\.0\.0\.1 is a private address;/);
+    const ported = parseAddressAllowlist('10.0.0.1:8443');
+    expect(refusedAddress('10.0.0.1', ported, 8443)).toBeNull();
+    expect(refusedAddress('10.0.0.1', ported, 80)).toMatch(/^10\.0\.0\.1 is a private address on port 80;/);
   });
 
   it.each([['nope'], ['10.0.0.0/33'], ['::1/129'], ['1.2.3.4/x']])('allowlist %p is refused', (raw) => {

@@ -14,11 +14,11 @@ describe('webhook address rules', () => {
     ['100.64.0.1', 'private'],
     ['169.254.10.10', 'link_local'],
     ['169.254.169.254', 'metadata'],
-    ['0.0.0.0', 'reserved'],
+    ['0.0.0.0', 'unspecified'],
     ['224.0.0.1', 'reserved'],
     ['255.255.255.255', 'reserved'],
     ['::1', 'loopback'],
-    ['::', 'reserved'],
+    ['::', 'unspecified'],
     ['fe80::1', 'link_local'],
     ['fd12:3456::1', 'private'],
     ['fd00:ec2::254', 'metadata'],
@@ -34,6 +34,17 @@ describe('webhook address rules', () => {
     const parsed = parseIp(ip);
     expect(parsed).toBeDefined();
     expect(classifyAddress(parsed!)).toBe(cls);
+  });
+
+  it.each([
+    '64:ff9b:1::a00:1',
+    '::ffff:0:127.0.0.1',
+    '2002:7f00:1::',
+    '2002:a9fe:a9fe::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '168.63.129.16',
+  ])('%s (an embedded or cloud-internal form) is refused', (ip) => {
+    expect(judgeAddress(ip, []).allowed).toBe(false);
   });
 
   it.each(['localhost', '1.2.3', '256.1.1.1', '01.2.3.4', '1::2::3', ':::', '1:2:3:4:5:6:7:8:9', 'g::1', ''])(

@@ -67,6 +67,21 @@ describe('webhook input', () => {
     );
   });
 
+  it('an allowlist entry with a port opens that port only (a URL without a port is 80/443)', () => {
+    const ported = parseCidrList('10.0.0.5:8443,10.0.0.6:443');
+    expect(parseWebhookCreate({ ...ok, url: 'https://10.0.0.5:8443/x' }, ported).url).toBe(
+      'https://10.0.0.5:8443/x',
+    );
+    expect(parseWebhookCreate({ ...ok, url: 'https://10.0.0.6/x' }, ported).url).toBe('https://10.0.0.6/x');
+    expect(message(() => parseWebhookCreate({ ...ok, url: 'https://10.0.0.5:9443/x' }, ported))).toMatch(
+      /private/,
+    );
+    expect(message(() => parseWebhookCreate({ ...ok, url: 'http://10.0.0.6/x' }, ported))).toMatch(/private/);
+    expect(message(() => parseWebhookCreate({ ...ok, url: 'http://localhost:8080/' }, ported))).toMatch(
+      /loopback/,
+    );
+  });
+
   it('reads updates field by field', () => {
     expect(parseWebhookUpdate({ disabled: true }, none)).toEqual({ disabled: true });
     expect(message(() => parseWebhookUpdate({ disabled: 'yes' }, none))).toMatch(/boolean/);

@@ -1,4 +1,5 @@
 import {
+  urlPort,
   invalidRequest,
   Metadata,
   parseMetadata,
@@ -35,13 +36,13 @@ export function parseWebhookUrl(raw: unknown, allow: readonly Cidr[], path = 'ur
   const host = url.hostname;
   const ip = parseIp(host);
   if (ip) {
-    const verdict = judgeAddress(host.replace(/^\[|\]$/g, ''), allow);
+    const verdict = judgeAddress(host.replace(/^\[|\]$/g, ''), allow, urlPort(url));
     if (!verdict.allowed)
       throw invalidRequest(
         `${path}: webhooks are not delivered to ${classifyAddress(ip)} addresses (${host})`,
       );
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
-    if (!judgeAddress('127.0.0.1', allow).allowed)
+    if (!judgeAddress('127.0.0.1', allow, urlPort(url)).allowed)
       throw invalidRequest(`${path}: webhooks are not delivered to loopback addresses (${host})`);
   }
   return url.toString();

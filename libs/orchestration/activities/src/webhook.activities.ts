@@ -1,4 +1,5 @@
 import { openWebhookSecret, WebhookSender } from '@mango/adapter-webhooks';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import type { WebhookActivities, WebhookAttemptOutcome } from '@mango/workflows';
 import type { StoredWebhookSecret } from '@mango/persistence';
 import { type Keyring, KeyringError } from '@mango/platform-secrets';
@@ -100,13 +101,23 @@ export function createWebhookActivities(deps: {
         created_at: new Date(row.event_created_at).toISOString(),
         data: row.data,
       });
-      const result = await sender.send({
-        url: row.url,
-        messageId: row.event_id,
-        body,
-        secrets,
-        timestamp: new Date(),
-      });
+      // The attempt honours the activity's cancellation (the request is aborted and its connection
+      // closed); heartbeats are what deliver a cancellation to a running activity.
+      const context = Context.current();
+      const heartbeat = setInterval(() => context.heartbeat(), 1000);
+      let result: Awaited<ReturnType<WebhookSender['send']>>;
+      try {
+        result = await sender.send(
+          { url: row.url, messageId: row.event_id, body, secrets, timestamp: new Date() },
+          context.cancellationSignal,
+        );
+      } catch (err) {
+        if (context.cancellationSignal.aborted)
+          throw err instanceof CancelledFailure ? err : new CancelledFailure('the delivery was cancelled');
+        throw err;
+      } finally {
+        clearInterval(heartbeat);
+      }
       if (result.delivered) {
         await record(deliveryId, row.webhook_id, attempt, result, 'succeeded');
         return 'delivered';

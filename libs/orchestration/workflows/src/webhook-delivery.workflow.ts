@@ -3,10 +3,13 @@ import { retryDelayMs, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE_MS } from '@mang
 import type { WebhookActivities } from './activities.contract';
 
 const { deliverWebhookAttempt } = proxyActivities<WebhookActivities>({
-  // An attempt's HTTP call is bounded by the sender's own timeout (15 s by default); this covers it plus
+  // An attempt's HTTP call (headers and body) is bounded by the sender's own deadline (15 s by default); this covers it plus
   // the database steps. Infrastructure failures (the worker died, PostgreSQL unreachable) are retried —
   // the activity is idempotent per attempt — and never count as a delivery attempt.
   startToCloseTimeout: '1 minute',
+  // The activity heartbeats while its request is in flight: a cancellation (or a lost worker) reaches it
+  // within this, and the outbound request is aborted.
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,

@@ -1,1 +1,2 @@
+export * from './bounded-fetch';
 export * from './judged-egress';

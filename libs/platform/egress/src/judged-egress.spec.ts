@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { judgeEgress, parseAllowEntries } from '@mango/domain-kernel';
 import { egressRefusalIn, EgressRefusedError, JudgedEgress, judgedLookup } from './judged-egress';
 
 const noLoopback = (a: string) => (a.startsWith('127.') ? 'a loopback address' : null);
@@ -88,6 +89,34 @@ describe('judged egress (the address a connection uses is the address that was j
       expect(hits).toBe(1);
     } finally {
       server.close();
+    }
+  });
+
+  it('an allowlist entry with a port lets that port through and no other, on the name and the literal paths', async () => {
+    const hits = [0, 0];
+    const servers = [0, 1].map((i) =>
+      createServer((_req, res) => {
+        hits[i]!++;
+        res.end('ok');
+      }),
+    );
+    for (const s of servers) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const [allowedPort, otherPort] = servers.map((s) => (s.address() as AddressInfo).port);
+    try {
+      const allow = parseAllowEntries(`127.0.0.1:${allowedPort}`);
+      const egress = new JudgedEgress(
+        (a, port) => (judgeEgress(a, allow, port).allowed ? null : `${a} port ${port} is not allowed`),
+        async () => [{ address: '127.0.0.1', family: 4 }],
+      );
+      expect(await (await egress.fetch(`http://svc.example.test:${allowedPort}/`)).text()).toBe('ok');
+      expect(await (await egress.fetch(`http://127.0.0.1:${allowedPort}/`)).text()).toBe('ok');
+      const byName = await egress.fetch(`http://svc.example.test:${otherPort}/`).catch((e: unknown) => e);
+      expect(egressRefusalIn(byName)?.message).toMatch(`port ${otherPort} is not allowed`);
+      const byLiteral = await egress.fetch(`http://127.0.0.1:${otherPort}/`).catch((e: unknown) => e);
+      expect(byLiteral).toBeInstanceOf(EgressRefusedError);
+      expect(hits).toEqual([2, 0]);
+    } finally {
+      for (const s of servers) s.close();
     }
   });
 });

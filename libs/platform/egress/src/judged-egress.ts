@@ -1,10 +1,15 @@
 import { lookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import { urlPort } from '@mango/domain-kernel';
 
-/** Why an address may not be reached (loopback, private, link-local, metadata …), or null when it may. */
-export type AddressJudge = (address: string) => string | null;
+/**
+ * Why an address may not be reached on a port (loopback, private, link-local, metadata, a port the
+ * allowlist does not name …), or null when it may. The port is the connection's (the URL's, else the
+ * scheme's default).
+ */
+export type AddressJudge = (address: string, port?: number) => string | null;
 
 /** Resolves a host name to every address (the system resolver by default; tests inject their own). */
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
@@ -26,12 +31,12 @@ type LookupCallback = (err: Error | null, address: string | LookupAddress[], fam
  * the socket opens to exactly an address that passed, so a name that answers a public address to one
  * lookup and a private one to the next (DNS rebinding) cannot reach the private one.
  */
-export function judgedLookup(judge: AddressJudge, resolve: Resolver = systemResolver) {
+export function judgedLookup(judge: AddressJudge, resolve: Resolver = systemResolver, port?: number) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     resolve(hostname).then(
       (addresses) => {
         for (const a of addresses) {
-          const reason = judge(a.address);
+          const reason = judge(a.address, port);
           if (reason) return callback(new EgressRefusedError(`${hostname} refused: ${reason}`), '');
         }
         const first = addresses[0];
@@ -55,8 +60,22 @@ export class JudgedEgress {
   constructor(
     private readonly judge: AddressJudge,
     private readonly resolve: Resolver = systemResolver,
+    options: { keepAlive?: boolean } = {},
   ) {
-    this.dispatcher = new Agent({ connect: { lookup: judgedLookup(judge, resolve) } });
+    // One connector per destination port, so the lookup that judges the addresses knows the port too.
+    const connectors = new Map<number, buildConnector.connector>();
+    const connect: buildConnector.connector = (opts, callback) => {
+      const port = urlPort({ port: String(opts.port ?? ''), protocol: opts.protocol });
+      let connector = connectors.get(port);
+      if (!connector)
+        connectors.set(port, (connector = buildConnector({ lookup: judgedLookup(judge, resolve, port) })));
+      return connector(opts, callback);
+    };
+    this.dispatcher = new Agent({
+      connect,
+      // pipelining 0: one request per connection, closed after it (undici's way to turn keep-alive off).
+      ...(options.keepAlive === false ? { pipelining: 0 } : {}),
+    });
   }
 
   /** Judges the URL's host up front (a clear error before any request), resolving names. */
@@ -72,13 +91,13 @@ export class JudgedEgress {
       }
     }
     for (const a of addresses) {
-      const reason = this.judge(a);
+      const reason = this.judge(a, urlPort(url));
       if (reason) throw new EgressRefusedError(`${url.host} refused: ${reason}`);
     }
   }
 
   /** `fetch` through the judged dispatcher (the response type is the platform's `Response`). */
-  fetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+  fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = new URL(String(input instanceof Request ? input.url : input));
     if (isIP(url.hostname.replace(/^\[|\]$/g, ''))) await this.check(url);
     return (await undiciFetch(url, {

@@ -58,7 +58,7 @@ const egresses = new WeakMap<AddressAllowlist, JudgedEgress>();
  */
 export function egressFor(allowlist: AddressAllowlist): JudgedEgress {
   let e = egresses.get(allowlist);
-  if (!e) egresses.set(allowlist, (e = new JudgedEgress((a) => refusedAddress(a, allowlist))));
+  if (!e) egresses.set(allowlist, (e = new JudgedEgress((a, port) => refusedAddress(a, allowlist, port))));
   return e;
 }
 

@@ -30,16 +30,14 @@ describe('resolveSandboxRuntime: MANGO_WORKER_RUNTIME is checked against the run
     expect(resolveSandboxRuntime('sandboxed', custom)).toMatchObject({ name: 'sandboxed', gvisor: true });
   });
 
-  it.each([
-    ['--host-uds=open'],
-    ['-host-uds=open'],
-    ['--host-uds=all'],
-    ['--fsgofer-host-uds'],
-  ])('accepts a gVisor runtime declared with %s', (arg) => {
-    expect(resolveSandboxRuntime('runsc', { runsc: { path: 'runsc', runtimeArgs: [arg] } })).toMatchObject({
-      gvisor: true,
-    });
-  });
+  it.each([['--host-uds=open'], ['-host-uds=open'], ['--host-uds=all'], ['--fsgofer-host-uds']])(
+    'accepts a gVisor runtime declared with %s',
+    (arg) => {
+      expect(resolveSandboxRuntime('runsc', { runsc: { path: 'runsc', runtimeArgs: [arg] } })).toMatchObject({
+        gvisor: true,
+      });
+    },
+  );
 
   it('refuses a runtime the daemon does not declare, naming the declared ones and how to declare it', () => {
     expect(() => resolveSandboxRuntime('runsc', { runc: { path: 'runc' } })).toThrow(
@@ -54,9 +52,9 @@ describe('resolveSandboxRuntime: MANGO_WORKER_RUNTIME is checked against the run
     ['host sockets refused', ['--network=none', '--host-uds=none']],
     ['only creating host sockets', ['--host-uds=create']],
   ])('refuses a gVisor runtime with %s: the Work API socket would be unreachable', (_, runtimeArgs) => {
-    expect(() =>
-      resolveSandboxRuntime('runsc', { runsc: { path: '/usr/bin/runsc', runtimeArgs } }),
-    ).toThrow(/declared without "--host-uds=open": its sandboxes could not connect to the Work API socket/);
+    expect(() => resolveSandboxRuntime('runsc', { runsc: { path: '/usr/bin/runsc', runtimeArgs } })).toThrow(
+      /declared without "--host-uds=open": its sandboxes could not connect to the Work API socket/,
+    );
   });
 
   it('a name with no declared path is gVisor only when the name itself is runsc', () => {

@@ -141,7 +141,12 @@ docker_config() {
     "$(command -v runsc)" >"$RUN/docker-daemon.json"
 }
 docker_start() {
-  docker_install; export DOCKER_HOST=unix://$DOCKER_SOCK; docker info >/dev/null 2>&1 && return 0
+  docker_install; export DOCKER_HOST=unix://$DOCKER_SOCK
+  if docker info >/dev/null 2>&1; then
+    docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"' ||
+      log "the running dockerd ($DOCKER_SOCK) declares no runsc runtime (started before it was added): 'services.sh stop docker' and start it again for MANGO_WORKER_RUNTIME=runsc and its tests"
+    return 0
+  fi
   mkdir -p "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}"; docker_config
   start_bg dockerd dockerd --config-file "$RUN/docker-daemon.json" \
     --data-root "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}" --exec-root "$RUN/dx" -H "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" \

@@ -28,7 +28,7 @@ describe('sandboxes under gVisor: MANGO_WORKER_RUNTIME=runsc (real API, orchestr
     const runtimes = Object.keys(((await stack.docker.info()) as { Runtimes?: object }).Runtimes ?? {});
     if (!runtimes.includes('runsc'))
       throw new Error(
-        `the test dockerd declares no runsc runtime (${runtimes.join(', ')}): start it with tools/ci/services.sh start docker`,
+        `the test dockerd declares no runsc runtime (${runtimes.join(', ')}): tools/ci/services.sh starts it with runsc declared; a dockerd started before that must be stopped (services.sh stop docker) and started again`,
       );
     watcher = await watchContainers(stack.docker);
     supervisorId = `test-${stack.envId.toLowerCase()}`;

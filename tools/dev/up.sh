@@ -118,7 +118,7 @@ Mango is up (logs: $RUN/log, stop with: npm run down)
   MANGO_API_KEY=$MANGO_API_KEY
   console:       $BASE/console/ (sign in with the MANGO_API_KEY above; it stays in that browser tab)
   metrics:       http://127.0.0.1:$M_API/metrics (api), :$M_FILES (files), :$M_ORCH (orchestrator), :$M_SUP (supervisor)
-  environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it; sandbox network: ${MANGO_WORKER_NETWORK:-none}; runtime: ${MANGO_WORKER_RUNTIME:-the daemon's default})
+  environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it; sandbox network: ${MANGO_WORKER_NETWORK:-none}; runtime: ${MANGO_WORKER_RUNTIME:-the daemon default})
   model:         $model — $model_key
   data:          $MANGO_UP_DATA (durable; npm run down && npm run up keeps it)
   loopback:      MCP servers and webhook receivers on 127.0.0.1 are allowed here (production refuses them)

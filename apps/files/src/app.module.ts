@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
-import { AuthModule } from '@mango/feature-auth';
+import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { FilesModule } from '@mango/feature-files';
 import { MemoryModule } from '@mango/feature-memory';
 import { WorkTokenAuthModule } from '@mango/feature-work';
@@ -19,6 +19,8 @@ export class AppModule {
         MetricsModule.forRoot(metrics),
         PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' }),
         AuthModule,
+        // Request rates per credential and per Workspace (uploads included): after the auth guard.
+        FairUseModule.forRoot(fairUseSettingsFrom(env)),
         // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).
         WorkTokenAuthModule,
         FilesModule.forRoot({

@@ -13,7 +13,8 @@ import {
  * The sealed sandbox (docs/operator-guide.md "Sandbox network"): Session containers run with no network.
  * From the agent's bash nothing of the host is reachable — not PostgreSQL, Temporal, S3 or the API's port —
  * and the Work API socket answers only the Work token's routes (403 locally for anything else, 401 without
- * the token). The turn itself still completes through the socket, and the image has a real userland.
+ * the token; a smuggled request is refused locally, 400). The turn itself still completes through the socket,
+ * and the image has a real userland.
  */
 describe('a sealed sandbox (real API, orchestrator, Temporal, dockerd)', () => {
   let stack: Stack;

@@ -209,10 +209,11 @@ export async function untilLogged(proc: { logs(): string }, text: string, ms = 1
 
 /**
  * The sealing probe (docs/operator-guide.md "Sandbox network"), run as the agent's bash in a Session
- * container: no host port of the stack is reachable, the only interface is loopback with no route, and the
+ * container: no host port of the stack is reachable, the only interface is loopback with no route, the
  * Work API socket answers only the Work token's routes (403 locally for anything else, 401 without the
- * token). `$SESSION` must hold the Session's id. The interfaces come from /proc/net/dev, which runc and
- * gVisor both have (gVisor's sysfs has no /sys/class/net). `expected` is the output of a sealed sandbox.
+ * token), and a request smuggled in a chunked body gets one local 400. `$SESSION` must hold the Session's
+ * id. The interfaces come from /proc/net/dev, which runc and gVisor both have (gVisor's sysfs has no
+ * /sys/class/net). `expected` is the output of a sealed sandbox.
  */
 export function sealingProbe(stack: Stack): { command: string; expected: string[] } {
   const port = (u: string) => new URL(u.includes('://') ? u : `tcp://${u}`).port;
@@ -232,6 +233,21 @@ export function sealingProbe(stack: Stack): { command: string; expected: string[
     `echo "agents:$(curl -s --unix-socket /run/mango/api.sock http://mango/v1/agents | jq -r .error.type)"`,
     `echo "poll:$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/mango/api.sock 'http://mango/v1/environments/${stack.envId}/work/poll')"`,
     `echo "session-without-token:$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/mango/api.sock http://mango/v1/sessions/$SESSION)"`,
+    // Request smuggling (issue #34): a GET of the Session's events whose chunked body is a whole second
+    // request. Every status line the socket answers is printed: one local 400, nothing from Mango.
+    `SESSION=$SESSION python3 - <<'PY'`,
+    'import os, socket',
+    "s = socket.socket(socket.AF_UNIX); s.connect('/run/mango/api.sock')",
+    "inner = b'GET /v1/agents?smuggled=e2e HTTP/1.1\\r\\nHost: mango\\r\\n\\r\\n'",
+    "head = b'GET /v1/sessions/' + os.environ['SESSION'].encode() + b'/events HTTP/1.1\\r\\nHost: mango\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n'",
+    "s.sendall(head + b'%x\\r\\n' % len(inner) + inner + b'\\r\\n0\\r\\n\\r\\n')",
+    "data = b''",
+    'while True:',
+    '    chunk = s.recv(65536)',
+    '    if not chunk: break',
+    '    data += chunk',
+    "print('smuggle:' + ' '.join(l.split()[1].decode() for l in data.split(b'\\r\\n') if l.startswith(b'HTTP/1.1 ')))",
+    'PY',
   ].join('\n');
   return {
     command,
@@ -245,6 +261,7 @@ export function sealingProbe(stack: Stack): { command: string; expected: string[
       'agents:permission_error',
       'poll:403',
       'session-without-token:401',
+      'smuggle:400',
     ],
   };
 }

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { logged, startApi, startApp } from '@mango/testing';
 import { pct } from '../stats';
+import { BENCH_FAIR_USE_ENV } from '../fair-use-env';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 15);
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 2);
@@ -267,7 +268,7 @@ async function main(): Promise<void> {
     console.log(
       `runtime ${r} left out: the daemon declares only ${declared.join(', ')} (tools/ci/services.sh declares runsc)`,
     );
-  const api = await startApi('bench-worker');
+  const api = await startApi('bench-worker', BENCH_FAIR_USE_ENV);
   const results: RuntimeRuns[] = [];
   try {
     for (const runtime of runtimes)

@@ -14,6 +14,8 @@ import { CreateSkillVersionFiles1796143000000 } from './1796143000000-CreateSkil
 import { AddSessionPromptInputs1796150000000 } from './1796150000000-AddSessionPromptInputs';
 import { CreateSessionThreads1796160000000 } from './1796160000000-CreateSessionThreads';
 import { AddWorkClaimIndexes1796323337434 } from './1796323337434-AddWorkClaimIndexes';
+import { AddVaultCredentialRefreshClaims1796661162194 } from './1796661162194-AddVaultCredentialRefreshClaims';
+import { AddSessionTurnsIndex1796662908196 } from './1796662908196-AddSessionTurnsIndex';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -32,4 +34,6 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AddSessionPromptInputs1796150000000,
   CreateSessionThreads1796160000000,
   AddWorkClaimIndexes1796323337434,
+  AddVaultCredentialRefreshClaims1796661162194,
+  AddSessionTurnsIndex1796662908196,
 ];

@@ -987,6 +987,279 @@ func (e MemoryView) Valid() bool {
 	}
 }
 
+// Defines values for RateLimitedErrorDetailsLimit.
+const (
+	RateLimitedErrorDetailsLimitRequests        RateLimitedErrorDetailsLimit = "requests"
+	RateLimitedErrorDetailsLimitRunningSessions RateLimitedErrorDetailsLimit = "running_sessions"
+	RateLimitedErrorDetailsLimitStreams         RateLimitedErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the RateLimitedErrorDetailsLimit enum.
+func (e RateLimitedErrorDetailsLimit) Valid() bool {
+	switch e {
+	case RateLimitedErrorDetailsLimitRequests:
+		return true
+	case RateLimitedErrorDetailsLimitRunningSessions:
+		return true
+	case RateLimitedErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RateLimitedErrorDetailsScope.
+const (
+	RateLimitedErrorDetailsScopeCredential RateLimitedErrorDetailsScope = "credential"
+	RateLimitedErrorDetailsScopeWorkspace  RateLimitedErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the RateLimitedErrorDetailsScope enum.
+func (e RateLimitedErrorDetailsScope) Valid() bool {
+	switch e {
+	case RateLimitedErrorDetailsScopeCredential:
+		return true
+	case RateLimitedErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsList429JSONResponseBodyErrorDetailsLimitRequests        AgentsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsList429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsList429JSONResponseBodyErrorDetailsLimitStreams         AgentsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsList429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsList429JSONResponseBodyErrorDetailsScopeCredential AgentsList429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsList429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsList429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsCreate429JSONResponseBodyErrorDetailsLimitRequests        AgentsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsCreate429JSONResponseBodyErrorDetailsLimitStreams         AgentsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsCreate429JSONResponseBodyErrorDetailsScopeCredential AgentsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        AgentsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         AgentsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential AgentsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsUpdate429JSONResponseBodyErrorDetailsLimitRequests        AgentsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsUpdate429JSONResponseBodyErrorDetailsLimitStreams         AgentsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsUpdate429JSONResponseBodyErrorDetailsScopeCredential AgentsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsArchive429JSONResponseBodyErrorDetailsLimitRequests        AgentsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsArchive429JSONResponseBodyErrorDetailsLimitStreams         AgentsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsArchive429JSONResponseBodyErrorDetailsScopeCredential AgentsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsVersionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRequests        AgentsVersionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsVersionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsVersionsList429JSONResponseBodyErrorDetailsLimitStreams         AgentsVersionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsVersionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsVersionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsVersionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsVersionsList429JSONResponseBodyErrorDetailsScopeCredential AgentsVersionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsVersionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsVersionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsVersionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeploymentRunsListParamsTriggerType.
 const (
 	Manual   DeploymentRunsListParamsTriggerType = "manual"
@@ -999,6 +1272,84 @@ func (e DeploymentRunsListParamsTriggerType) Valid() bool {
 	case Manual:
 		return true
 	case Schedule:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRequests        DeploymentRunsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentRunsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentRunsList429JSONResponseBodyErrorDetailsLimitStreams         DeploymentRunsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentRunsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsList429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentRunsList429JSONResponseBodyErrorDetailsScopeCredential DeploymentRunsList429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentRunsList429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentRunsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsList429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentRunsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeCredential DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1023,6 +1374,1410 @@ func (e DeploymentsListParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for DeploymentsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsList429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsList429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsList429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsList429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsList429JSONResponseBodyErrorDetailsScopeCredential DeploymentsList429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsList429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsList429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsCreate429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsCreate429JSONResponseBodyErrorDetailsScopeCredential DeploymentsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeCredential DeploymentsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsArchive429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsArchive429JSONResponseBodyErrorDetailsScopeCredential DeploymentsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsPause429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsPause429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsPause429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsPause429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsPause429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsPause429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsPause429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsPause429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsPause429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsPause429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsPause429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsPause429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsPause429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsPause429JSONResponseBodyErrorDetailsScopeCredential DeploymentsPause429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsPause429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsPause429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsPause429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsPause429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsPause429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsPause429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRun429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsRun429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsRun429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsRun429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsRun429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsRun429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsRun429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRun429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsRun429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsRun429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsRun429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsRun429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRun429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsRun429JSONResponseBodyErrorDetailsScopeCredential DeploymentsRun429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsRun429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsRun429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRun429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsRun429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsRun429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsRun429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUnpause429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeCredential DeploymentsUnpause429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsUnpause429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUnpause429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsUnpause429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsList429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsList429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsList429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsList429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsList429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsList429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsList429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsList429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesList429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesList429JSONResponseBodyErrorDetailsLimitRequests        FilesList429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesList429JSONResponseBodyErrorDetailsLimitRunningSessions FilesList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesList429JSONResponseBodyErrorDetailsLimitStreams         FilesList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesList429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesList429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesList429JSONResponseBodyErrorDetailsScopeCredential FilesList429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesList429JSONResponseBodyErrorDetailsScopeWorkspace  FilesList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesList429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesUpload429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesUpload429JSONResponseBodyErrorDetailsLimitRequests        FilesUpload429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesUpload429JSONResponseBodyErrorDetailsLimitRunningSessions FilesUpload429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesUpload429JSONResponseBodyErrorDetailsLimitStreams         FilesUpload429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesUpload429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesUpload429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesUpload429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesUpload429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesUpload429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesUpload429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesUpload429JSONResponseBodyErrorDetailsScopeCredential FilesUpload429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesUpload429JSONResponseBodyErrorDetailsScopeWorkspace  FilesUpload429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesUpload429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesUpload429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesUpload429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesUpload429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesDelete429JSONResponseBodyErrorDetailsLimitRequests        FilesDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions FilesDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesDelete429JSONResponseBodyErrorDetailsLimitStreams         FilesDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesDelete429JSONResponseBodyErrorDetailsScopeCredential FilesDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesDelete429JSONResponseBodyErrorDetailsScopeWorkspace  FilesDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesRetrieve429JSONResponseBodyErrorDetailsLimitRequests        FilesRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions FilesRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesRetrieve429JSONResponseBodyErrorDetailsLimitStreams         FilesRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesRetrieve429JSONResponseBodyErrorDetailsScopeCredential FilesRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  FilesRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesContent429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesContent429JSONResponseBodyErrorDetailsLimitRequests        FilesContent429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesContent429JSONResponseBodyErrorDetailsLimitRunningSessions FilesContent429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesContent429JSONResponseBodyErrorDetailsLimitStreams         FilesContent429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesContent429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesContent429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesContent429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesContent429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesContent429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesContent429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesContent429JSONResponseBodyErrorDetailsScopeCredential FilesContent429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesContent429JSONResponseBodyErrorDetailsScopeWorkspace  FilesContent429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesContent429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesContent429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesContent429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesContent429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresList429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresList429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresList429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresList429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresList429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresList429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresList429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresList429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresList429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresList429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresList429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoriesListParamsView.
 const (
 	MemoryStoresMemoriesListParamsViewBasic MemoryStoresMemoriesListParamsView = "basic"
@@ -1035,6 +2790,45 @@ func (e MemoryStoresMemoriesListParamsView) Valid() bool {
 	case MemoryStoresMemoriesListParamsViewBasic:
 		return true
 	case MemoryStoresMemoriesListParamsViewFull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1059,6 +2853,84 @@ func (e MemoryStoresMemoriesCreateParamsView) Valid() bool {
 	}
 }
 
+// Defines values for MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoriesRetrieveParamsView.
 const (
 	MemoryStoresMemoriesRetrieveParamsViewBasic MemoryStoresMemoriesRetrieveParamsView = "basic"
@@ -1077,6 +2949,45 @@ func (e MemoryStoresMemoriesRetrieveParamsView) Valid() bool {
 	}
 }
 
+// Defines values for MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoriesUpdateParamsView.
 const (
 	MemoryStoresMemoriesUpdateParamsViewBasic MemoryStoresMemoriesUpdateParamsView = "basic"
@@ -1089,6 +3000,45 @@ func (e MemoryStoresMemoriesUpdateParamsView) Valid() bool {
 	case MemoryStoresMemoriesUpdateParamsViewBasic:
 		return true
 	case MemoryStoresMemoriesUpdateParamsViewFull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1134,6 +3084,45 @@ func (e MemoryStoresMemoryVersionsListParamsView) Valid() bool {
 	}
 }
 
+// Defines values for MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoryVersionsRetrieveParamsView.
 const (
 	MemoryStoresMemoryVersionsRetrieveParamsViewBasic MemoryStoresMemoryVersionsRetrieveParamsView = "basic"
@@ -1146,6 +3135,84 @@ func (e MemoryStoresMemoryVersionsRetrieveParamsView) Valid() bool {
 	case MemoryStoresMemoryVersionsRetrieveParamsViewBasic:
 		return true
 	case MemoryStoresMemoryVersionsRetrieveParamsViewFull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1194,6 +3261,240 @@ func (e SessionsListParamsStatuses) Valid() bool {
 	}
 }
 
+// Defines values for SessionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsList429JSONResponseBodyErrorDetailsScopeCredential SessionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsCreate429JSONResponseBodyErrorDetailsLimitRequests        SessionsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsCreate429JSONResponseBodyErrorDetailsLimitStreams         SessionsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsCreate429JSONResponseBodyErrorDetailsScopeCredential SessionsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsDelete429JSONResponseBodyErrorDetailsLimitRequests        SessionsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsDelete429JSONResponseBodyErrorDetailsLimitStreams         SessionsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsDelete429JSONResponseBodyErrorDetailsScopeCredential SessionsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        SessionsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         SessionsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential SessionsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsUpdate429JSONResponseBodyErrorDetailsLimitRequests        SessionsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsUpdate429JSONResponseBodyErrorDetailsLimitStreams         SessionsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsUpdate429JSONResponseBodyErrorDetailsScopeCredential SessionsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsArchive429JSONResponseBodyErrorDetailsLimitRequests        SessionsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsArchive429JSONResponseBodyErrorDetailsLimitStreams         SessionsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsArchive429JSONResponseBodyErrorDetailsScopeCredential SessionsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionsEventsListParamsOrder.
 const (
 	SessionsEventsListParamsOrderAsc  SessionsEventsListParamsOrder = "asc"
@@ -1206,6 +3507,84 @@ func (e SessionsEventsListParamsOrder) Valid() bool {
 	case SessionsEventsListParamsOrderAsc:
 		return true
 	case SessionsEventsListParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEventsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsEventsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEventsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEventsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsEventsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEventsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEventsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEventsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEventsList429JSONResponseBodyErrorDetailsScopeCredential SessionsEventsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEventsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEventsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEventsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsSend429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRequests        SessionsEventsSend429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEventsSend429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEventsSend429JSONResponseBodyErrorDetailsLimitStreams         SessionsEventsSend429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsSend429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEventsSend429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsSend429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEventsSend429JSONResponseBodyErrorDetailsScopeCredential SessionsEventsSend429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEventsSend429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEventsSend429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsSend429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEventsSend429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1230,6 +3609,162 @@ func (e SessionsEventsStreamParamsEventDeltas) Valid() bool {
 	}
 }
 
+// Defines values for SessionsEventsStream429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRequests        SessionsEventsStream429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEventsStream429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEventsStream429JSONResponseBodyErrorDetailsLimitStreams         SessionsEventsStream429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsStream429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEventsStream429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsStream429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEventsStream429JSONResponseBodyErrorDetailsScopeCredential SessionsEventsStream429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEventsStream429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEventsStream429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsStream429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEventsStream429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsList429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsGet429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsGet429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsGet429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsGet429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsGet429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionsThreadsEventsListParamsOrder.
 const (
 	SessionsThreadsEventsListParamsOrderAsc  SessionsThreadsEventsListParamsOrder = "asc"
@@ -1248,6 +3783,45 @@ func (e SessionsThreadsEventsListParamsOrder) Valid() bool {
 	}
 }
 
+// Defines values for SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionsThreadsStreamParamsEventDeltas.
 const (
 	SessionsThreadsStreamParamsEventDeltasAgentMessage  SessionsThreadsStreamParamsEventDeltas = "agent.message"
@@ -1260,6 +3834,1215 @@ func (e SessionsThreadsStreamParamsEventDeltas) Valid() bool {
 	case SessionsThreadsStreamParamsEventDeltasAgentMessage:
 		return true
 	case SessionsThreadsStreamParamsEventDeltasAgentThinking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsStream429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsStream429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsStream429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsStream429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsStream429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsList429JSONResponseBodyErrorDetailsLimitRequests        SkillsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsList429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsList429JSONResponseBodyErrorDetailsLimitStreams         SkillsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsList429JSONResponseBodyErrorDetailsScopeCredential SkillsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsList429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsCreate429JSONResponseBodyErrorDetailsLimitRequests        SkillsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsCreate429JSONResponseBodyErrorDetailsLimitStreams         SkillsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsCreate429JSONResponseBodyErrorDetailsScopeCredential SkillsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsDelete429JSONResponseBodyErrorDetailsLimitRequests        SkillsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsDelete429JSONResponseBodyErrorDetailsLimitStreams         SkillsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsDelete429JSONResponseBodyErrorDetailsScopeCredential SkillsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        SkillsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         SkillsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsRetrieve429JSONResponseBodyErrorDetailsScopeCredential SkillsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsList429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsList429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsContent429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsContent429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsContent429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsContent429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsContent429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsList429JSONResponseBodyErrorDetailsLimitRequests        VaultsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsList429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsList429JSONResponseBodyErrorDetailsLimitStreams         VaultsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsList429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsList429JSONResponseBodyErrorDetailsScopeCredential VaultsList429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsList429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsList429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCreate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCreate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCreate429JSONResponseBodyErrorDetailsScopeCredential VaultsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsDelete429JSONResponseBodyErrorDetailsLimitRequests        VaultsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsDelete429JSONResponseBodyErrorDetailsLimitStreams         VaultsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsDelete429JSONResponseBodyErrorDetailsScopeCredential VaultsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        VaultsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         VaultsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsRetrieve429JSONResponseBodyErrorDetailsScopeCredential VaultsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsUpdate429JSONResponseBodyErrorDetailsLimitRequests        VaultsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsUpdate429JSONResponseBodyErrorDetailsLimitStreams         VaultsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsUpdate429JSONResponseBodyErrorDetailsScopeCredential VaultsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsArchive429JSONResponseBodyErrorDetailsLimitRequests        VaultsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsArchive429JSONResponseBodyErrorDetailsLimitStreams         VaultsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsArchive429JSONResponseBodyErrorDetailsScopeCredential VaultsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsList429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsList429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsList429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksList429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksList429JSONResponseBodyErrorDetailsLimitRequests        WebhooksList429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksList429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksList429JSONResponseBodyErrorDetailsLimitStreams         WebhooksList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksList429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksList429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksList429JSONResponseBodyErrorDetailsScopeCredential WebhooksList429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksList429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksList429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksCreate429JSONResponseBodyErrorDetailsLimitRequests        WebhooksCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksCreate429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksCreate429JSONResponseBodyErrorDetailsLimitStreams         WebhooksCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksCreate429JSONResponseBodyErrorDetailsScopeCredential WebhooksCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksCreate429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksDelete429JSONResponseBodyErrorDetailsLimitRequests        WebhooksDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksDelete429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksDelete429JSONResponseBodyErrorDetailsLimitStreams         WebhooksDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksDelete429JSONResponseBodyErrorDetailsScopeCredential WebhooksDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksDelete429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRequests        WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitStreams         WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeCredential WebhooksRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRequests        WebhooksUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksUpdate429JSONResponseBodyErrorDetailsLimitStreams         WebhooksUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksUpdate429JSONResponseBodyErrorDetailsScopeCredential WebhooksUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRequests        WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitStreams         WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeCredential WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRequests        WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitStreams         WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeCredential WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRequests        WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitStreams         WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeCredential WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -3021,7 +6804,9 @@ type SessionId = string
 type SessionList struct {
 	Data     []Session `json:"data"`
 	NextPage *string   `json:"next_page"`
-	PrevPage *string   `json:"prev_page"`
+
+	// PrevPage The previous page: send it back as `page` with the same query (the same `order`) to get the items just before this page, in that order. Null on the first page.
+	PrevPage *string `json:"prev_page"`
 }
 
 // SessionMemoryStoreResource defines model for SessionMemoryStoreResource.
@@ -4229,6 +8014,10 @@ type PreconditionFailed = HeartbeatPreconditionFailedError
 // RateLimited defines model for RateLimited.
 type RateLimited struct {
 	Error struct {
+		Details *struct {
+			Limit *RateLimitedErrorDetailsLimit `json:"limit,omitempty"`
+			Scope *RateLimitedErrorDetailsScope `json:"scope,omitempty"`
+		} `json:"details,omitempty"`
 		Type *string `json:"type,omitempty"`
 	} `json:"error"`
 
@@ -4236,6 +8025,12 @@ type RateLimited struct {
 	RequestId RequestId `json:"request_id"`
 	Type      string    `json:"type"`
 }
+
+// RateLimitedErrorDetailsLimit defines model for RateLimited.Error.Details.Limit.
+type RateLimitedErrorDetailsLimit string
+
+// RateLimitedErrorDetailsScope defines model for RateLimited.Error.Details.Scope.
+type RateLimitedErrorDetailsScope string
 
 // TooLarge defines model for TooLarge.
 type TooLarge struct {
@@ -4297,11 +8092,41 @@ type AgentsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// AgentsList429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsList.
+type AgentsList429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsList429JSONResponseBodyErrorDetailsScope defines parameters for AgentsList.
+type AgentsList429JSONResponseBodyErrorDetailsScope string
+
+// AgentsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsCreate.
+type AgentsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsCreate429JSONResponseBodyErrorDetailsScope defines parameters for AgentsCreate.
+type AgentsCreate429JSONResponseBodyErrorDetailsScope string
+
 // AgentsRetrieveParams defines parameters for AgentsRetrieve.
 type AgentsRetrieveParams struct {
 	// Version Version to return (≥ 1). Omit for the latest version.
 	Version *int `form:"version,omitempty" json:"version,omitempty"`
 }
+
+// AgentsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsRetrieve.
+type AgentsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for AgentsRetrieve.
+type AgentsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// AgentsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsUpdate.
+type AgentsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for AgentsUpdate.
+type AgentsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// AgentsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsArchive.
+type AgentsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsArchive429JSONResponseBodyErrorDetailsScope defines parameters for AgentsArchive.
+type AgentsArchive429JSONResponseBodyErrorDetailsScope string
 
 // AgentsVersionsListParams defines parameters for AgentsVersionsList.
 type AgentsVersionsListParams struct {
@@ -4311,6 +8136,12 @@ type AgentsVersionsListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// AgentsVersionsList429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsVersionsList.
+type AgentsVersionsList429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsVersionsList429JSONResponseBodyErrorDetailsScope defines parameters for AgentsVersionsList.
+type AgentsVersionsList429JSONResponseBodyErrorDetailsScope string
 
 // DeploymentRunsListParams defines parameters for DeploymentRunsList.
 type DeploymentRunsListParams struct {
@@ -4330,6 +8161,18 @@ type DeploymentRunsListParams struct {
 
 // DeploymentRunsListParamsTriggerType defines parameters for DeploymentRunsList.
 type DeploymentRunsListParamsTriggerType string
+
+// DeploymentRunsList429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentRunsList.
+type DeploymentRunsList429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentRunsList429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentRunsList.
+type DeploymentRunsList429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentRunsRetrieve.
+type DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentRunsRetrieve.
+type DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope string
 
 // DeploymentsListParams defines parameters for DeploymentsList.
 type DeploymentsListParams struct {
@@ -4354,6 +8197,54 @@ type DeploymentsListParams struct {
 // DeploymentsListParamsStatus defines parameters for DeploymentsList.
 type DeploymentsListParamsStatus string
 
+// DeploymentsList429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsList.
+type DeploymentsList429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsList429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsList.
+type DeploymentsList429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsCreate.
+type DeploymentsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsCreate429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsCreate.
+type DeploymentsCreate429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsRetrieve.
+type DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsRetrieve.
+type DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsUpdate.
+type DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsUpdate.
+type DeploymentsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsArchive.
+type DeploymentsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsArchive429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsArchive.
+type DeploymentsArchive429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsPause429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsPause.
+type DeploymentsPause429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsPause429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsPause.
+type DeploymentsPause429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsRun429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsRun.
+type DeploymentsRun429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsRun429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsRun.
+type DeploymentsRun429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsUnpause.
+type DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsUnpause429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsUnpause.
+type DeploymentsUnpause429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsListParams defines parameters for EnvironmentsList.
 type EnvironmentsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4366,6 +8257,42 @@ type EnvironmentsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// EnvironmentsList429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsList.
+type EnvironmentsList429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsList429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsList.
+type EnvironmentsList429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsCreate.
+type EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsCreate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsCreate.
+type EnvironmentsCreate429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsDelete.
+type EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsDelete429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsDelete.
+type EnvironmentsDelete429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsRetrieve.
+type EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsRetrieve.
+type EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsUpdate.
+type EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsUpdate.
+type EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsArchive.
+type EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsArchive429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsArchive.
+type EnvironmentsArchive429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsWorkListParams defines parameters for EnvironmentsWorkList.
 type EnvironmentsWorkListParams struct {
 	// Limit Maximum number of items per page.
@@ -4374,6 +8301,18 @@ type EnvironmentsWorkListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkList.
+type EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkList.
+type EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkCreate.
+type EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkCreate.
+type EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope string
 
 // EnvironmentsWorkPollParams defines parameters for EnvironmentsWorkPoll.
 type EnvironmentsWorkPollParams struct {
@@ -4391,6 +8330,42 @@ type EnvironmentsWorkPollParams struct {
 	AnthropicWorkerID *string `json:"Anthropic-Worker-ID,omitempty"`
 }
 
+// EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkPoll.
+type EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkPoll.
+type EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkStats.
+type EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkStats.
+type EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkRetrieve.
+type EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkRetrieve.
+type EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkUpdate.
+type EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkUpdate.
+type EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkAck.
+type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkAck.
+type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkFail.
+type EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkFail.
+type EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsWorkHeartbeatParams defines parameters for EnvironmentsWorkHeartbeat.
 type EnvironmentsWorkHeartbeatParams struct {
 	// ExpectedLastHeartbeat `NO_HEARTBEAT` for the first heartbeat, then the previous response's `last_heartbeat`, verbatim.
@@ -4400,6 +8375,24 @@ type EnvironmentsWorkHeartbeatParams struct {
 	DesiredTtlSeconds *int `form:"desired_ttl_seconds,omitempty" json:"desired_ttl_seconds,omitempty"`
 }
 
+// EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkHeartbeat.
+type EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkHeartbeat.
+type EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkResult.
+type EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkResult.
+type EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkStop.
+type EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkStop.
+type EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope string
+
 // FilesListParams defines parameters for FilesList.
 type FilesListParams struct {
 	// Limit Maximum number of items per page.
@@ -4408,6 +8401,36 @@ type FilesListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// FilesList429JSONResponseBodyErrorDetailsLimit defines parameters for FilesList.
+type FilesList429JSONResponseBodyErrorDetailsLimit string
+
+// FilesList429JSONResponseBodyErrorDetailsScope defines parameters for FilesList.
+type FilesList429JSONResponseBodyErrorDetailsScope string
+
+// FilesUpload429JSONResponseBodyErrorDetailsLimit defines parameters for FilesUpload.
+type FilesUpload429JSONResponseBodyErrorDetailsLimit string
+
+// FilesUpload429JSONResponseBodyErrorDetailsScope defines parameters for FilesUpload.
+type FilesUpload429JSONResponseBodyErrorDetailsScope string
+
+// FilesDelete429JSONResponseBodyErrorDetailsLimit defines parameters for FilesDelete.
+type FilesDelete429JSONResponseBodyErrorDetailsLimit string
+
+// FilesDelete429JSONResponseBodyErrorDetailsScope defines parameters for FilesDelete.
+type FilesDelete429JSONResponseBodyErrorDetailsScope string
+
+// FilesRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for FilesRetrieve.
+type FilesRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// FilesRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for FilesRetrieve.
+type FilesRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// FilesContent429JSONResponseBodyErrorDetailsLimit defines parameters for FilesContent.
+type FilesContent429JSONResponseBodyErrorDetailsLimit string
+
+// FilesContent429JSONResponseBodyErrorDetailsScope defines parameters for FilesContent.
+type FilesContent429JSONResponseBodyErrorDetailsScope string
 
 // MemoryStoresListParams defines parameters for MemoryStoresList.
 type MemoryStoresListParams struct {
@@ -4427,6 +8450,42 @@ type MemoryStoresListParams struct {
 	CreatedAtLte *CreatedAtLte `form:"created_at[lte],omitempty" json:"created_at[lte],omitempty"`
 }
 
+// MemoryStoresList429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresList.
+type MemoryStoresList429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresList429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresList.
+type MemoryStoresList429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresCreate.
+type MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresCreate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresCreate.
+type MemoryStoresCreate429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresDelete.
+type MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresDelete429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresDelete.
+type MemoryStoresDelete429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresRetrieve.
+type MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresRetrieve.
+type MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresUpdate.
+type MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresUpdate.
+type MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresArchive.
+type MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresArchive429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresArchive.
+type MemoryStoresArchive429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesListParams defines parameters for MemoryStoresMemoriesList.
 type MemoryStoresMemoriesListParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -4443,6 +8502,12 @@ type MemoryStoresMemoriesListParams struct {
 // MemoryStoresMemoriesListParamsView defines parameters for MemoryStoresMemoriesList.
 type MemoryStoresMemoriesListParamsView string
 
+// MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesList.
+type MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesList.
+type MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesCreateParams defines parameters for MemoryStoresMemoriesCreate.
 type MemoryStoresMemoriesCreateParams struct {
 	// View `basic` (content null) or `full` (content included).
@@ -4452,10 +8517,22 @@ type MemoryStoresMemoriesCreateParams struct {
 // MemoryStoresMemoriesCreateParamsView defines parameters for MemoryStoresMemoriesCreate.
 type MemoryStoresMemoriesCreateParamsView string
 
+// MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesCreate.
+type MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesCreate.
+type MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesDeleteParams defines parameters for MemoryStoresMemoriesDelete.
 type MemoryStoresMemoriesDeleteParams struct {
 	ExpectedContentSha256 *string `form:"expected_content_sha256,omitempty" json:"expected_content_sha256,omitempty"`
 }
+
+// MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesDelete.
+type MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesDelete.
+type MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope string
 
 // MemoryStoresMemoriesRetrieveParams defines parameters for MemoryStoresMemoriesRetrieve.
 type MemoryStoresMemoriesRetrieveParams struct {
@@ -4466,6 +8543,12 @@ type MemoryStoresMemoriesRetrieveParams struct {
 // MemoryStoresMemoriesRetrieveParamsView defines parameters for MemoryStoresMemoriesRetrieve.
 type MemoryStoresMemoriesRetrieveParamsView string
 
+// MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesRetrieve.
+type MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesRetrieve.
+type MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesUpdateParams defines parameters for MemoryStoresMemoriesUpdate.
 type MemoryStoresMemoriesUpdateParams struct {
 	// View `basic` (content null) or `full` (content included).
@@ -4474,6 +8557,12 @@ type MemoryStoresMemoriesUpdateParams struct {
 
 // MemoryStoresMemoriesUpdateParamsView defines parameters for MemoryStoresMemoriesUpdate.
 type MemoryStoresMemoriesUpdateParamsView string
+
+// MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesUpdate.
+type MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesUpdate.
+type MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope string
 
 // MemoryStoresMemoryVersionsListParams defines parameters for MemoryStoresMemoryVersionsList.
 type MemoryStoresMemoryVersionsListParams struct {
@@ -4504,6 +8593,12 @@ type MemoryStoresMemoryVersionsListParamsOperation string
 // MemoryStoresMemoryVersionsListParamsView defines parameters for MemoryStoresMemoryVersionsList.
 type MemoryStoresMemoryVersionsListParamsView string
 
+// MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoryVersionsList.
+type MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoryVersionsList.
+type MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoryVersionsRetrieveParams defines parameters for MemoryStoresMemoryVersionsRetrieve.
 type MemoryStoresMemoryVersionsRetrieveParams struct {
 	// View `basic` (content null) or `full` (content included).
@@ -4512,6 +8607,18 @@ type MemoryStoresMemoryVersionsRetrieveParams struct {
 
 // MemoryStoresMemoryVersionsRetrieveParamsView defines parameters for MemoryStoresMemoryVersionsRetrieve.
 type MemoryStoresMemoryVersionsRetrieveParamsView string
+
+// MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoryVersionsRetrieve.
+type MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoryVersionsRetrieve.
+type MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoryVersionsRedact.
+type MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoryVersionsRedact.
+type MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope string
 
 // SessionsListParams defines parameters for SessionsList.
 type SessionsListParams struct {
@@ -4540,6 +8647,42 @@ type SessionsListParamsOrder string
 // SessionsListParamsStatuses defines parameters for SessionsList.
 type SessionsListParamsStatuses string
 
+// SessionsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsList.
+type SessionsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsList.
+type SessionsList429JSONResponseBodyErrorDetailsScope string
+
+// SessionsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsCreate.
+type SessionsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsCreate429JSONResponseBodyErrorDetailsScope defines parameters for SessionsCreate.
+type SessionsCreate429JSONResponseBodyErrorDetailsScope string
+
+// SessionsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsDelete.
+type SessionsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsDelete429JSONResponseBodyErrorDetailsScope defines parameters for SessionsDelete.
+type SessionsDelete429JSONResponseBodyErrorDetailsScope string
+
+// SessionsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsRetrieve.
+type SessionsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for SessionsRetrieve.
+type SessionsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// SessionsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsUpdate.
+type SessionsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for SessionsUpdate.
+type SessionsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// SessionsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsArchive.
+type SessionsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsArchive429JSONResponseBodyErrorDetailsScope defines parameters for SessionsArchive.
+type SessionsArchive429JSONResponseBodyErrorDetailsScope string
+
 // SessionsEventsListParams defines parameters for SessionsEventsList.
 type SessionsEventsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4558,6 +8701,18 @@ type SessionsEventsListParams struct {
 // SessionsEventsListParamsOrder defines parameters for SessionsEventsList.
 type SessionsEventsListParamsOrder string
 
+// SessionsEventsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEventsList.
+type SessionsEventsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEventsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEventsList.
+type SessionsEventsList429JSONResponseBodyErrorDetailsScope string
+
+// SessionsEventsSend429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEventsSend.
+type SessionsEventsSend429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEventsSend429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEventsSend.
+type SessionsEventsSend429JSONResponseBodyErrorDetailsScope string
+
 // SessionsEventsStreamParams defines parameters for SessionsEventsStream.
 type SessionsEventsStreamParams struct {
 	LastEventId *string                                  `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
@@ -4568,6 +8723,12 @@ type SessionsEventsStreamParams struct {
 // SessionsEventsStreamParamsEventDeltas defines parameters for SessionsEventsStream.
 type SessionsEventsStreamParamsEventDeltas string
 
+// SessionsEventsStream429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEventsStream.
+type SessionsEventsStream429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEventsStream429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEventsStream.
+type SessionsEventsStream429JSONResponseBodyErrorDetailsScope string
+
 // SessionsThreadsListParams defines parameters for SessionsThreadsList.
 type SessionsThreadsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4576,6 +8737,24 @@ type SessionsThreadsListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// SessionsThreadsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsList.
+type SessionsThreadsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsList.
+type SessionsThreadsList429JSONResponseBodyErrorDetailsScope string
+
+// SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsGet.
+type SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsGet429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsGet.
+type SessionsThreadsGet429JSONResponseBodyErrorDetailsScope string
+
+// SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsArchive.
+type SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsArchive.
+type SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope string
 
 // SessionsThreadsEventsListParams defines parameters for SessionsThreadsEventsList.
 type SessionsThreadsEventsListParams struct {
@@ -4591,6 +8770,12 @@ type SessionsThreadsEventsListParams struct {
 // SessionsThreadsEventsListParamsOrder defines parameters for SessionsThreadsEventsList.
 type SessionsThreadsEventsListParamsOrder string
 
+// SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsEventsList.
+type SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsEventsList.
+type SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope string
+
 // SessionsThreadsStreamParams defines parameters for SessionsThreadsStream.
 type SessionsThreadsStreamParams struct {
 	LastEventId *string                                   `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
@@ -4600,6 +8785,12 @@ type SessionsThreadsStreamParams struct {
 
 // SessionsThreadsStreamParamsEventDeltas defines parameters for SessionsThreadsStream.
 type SessionsThreadsStreamParamsEventDeltas string
+
+// SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsStream.
+type SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsStream429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsStream.
+type SessionsThreadsStream429JSONResponseBodyErrorDetailsScope string
 
 // SkillsListParams defines parameters for SkillsList.
 type SkillsListParams struct {
@@ -4611,6 +8802,30 @@ type SkillsListParams struct {
 	Source interface{} `form:"source,omitempty" json:"source,omitempty"`
 }
 
+// SkillsList429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsList.
+type SkillsList429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsList429JSONResponseBodyErrorDetailsScope defines parameters for SkillsList.
+type SkillsList429JSONResponseBodyErrorDetailsScope string
+
+// SkillsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsCreate.
+type SkillsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsCreate429JSONResponseBodyErrorDetailsScope defines parameters for SkillsCreate.
+type SkillsCreate429JSONResponseBodyErrorDetailsScope string
+
+// SkillsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsDelete.
+type SkillsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsDelete429JSONResponseBodyErrorDetailsScope defines parameters for SkillsDelete.
+type SkillsDelete429JSONResponseBodyErrorDetailsScope string
+
+// SkillsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsRetrieve.
+type SkillsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for SkillsRetrieve.
+type SkillsRetrieve429JSONResponseBodyErrorDetailsScope string
+
 // SkillsVersionsListParams defines parameters for SkillsVersionsList.
 type SkillsVersionsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4619,6 +8834,36 @@ type SkillsVersionsListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// SkillsVersionsList429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsList.
+type SkillsVersionsList429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsList429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsList.
+type SkillsVersionsList429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsCreate.
+type SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsCreate.
+type SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsDelete.
+type SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsDelete.
+type SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsRetrieve.
+type SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsRetrieve.
+type SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsContent.
+type SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsContent429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsContent.
+type SkillsVersionsContent429JSONResponseBodyErrorDetailsScope string
 
 // VaultsListParams defines parameters for VaultsList.
 type VaultsListParams struct {
@@ -4632,6 +8877,42 @@ type VaultsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// VaultsList429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsList.
+type VaultsList429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsList429JSONResponseBodyErrorDetailsScope defines parameters for VaultsList.
+type VaultsList429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCreate.
+type VaultsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCreate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCreate.
+type VaultsCreate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsDelete.
+type VaultsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsDelete429JSONResponseBodyErrorDetailsScope defines parameters for VaultsDelete.
+type VaultsDelete429JSONResponseBodyErrorDetailsScope string
+
+// VaultsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsRetrieve.
+type VaultsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for VaultsRetrieve.
+type VaultsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// VaultsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsUpdate.
+type VaultsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsUpdate.
+type VaultsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsArchive.
+type VaultsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsArchive429JSONResponseBodyErrorDetailsScope defines parameters for VaultsArchive.
+type VaultsArchive429JSONResponseBodyErrorDetailsScope string
+
 // VaultsCredentialsListParams defines parameters for VaultsCredentialsList.
 type VaultsCredentialsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4644,6 +8925,48 @@ type VaultsCredentialsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsList.
+type VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsList429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsList.
+type VaultsCredentialsList429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsCreate.
+type VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsCreate.
+type VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsDelete.
+type VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsDelete.
+type VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsRetrieve.
+type VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsRetrieve.
+type VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsUpdate.
+type VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsUpdate.
+type VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsArchive.
+type VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsArchive.
+type VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsMcpOauthValidate.
+type VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsMcpOauthValidate.
+type VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope string
+
 // WebhooksListParams defines parameters for WebhooksList.
 type WebhooksListParams struct {
 	// Limit Maximum number of items per page.
@@ -4653,6 +8976,36 @@ type WebhooksListParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
 
+// WebhooksList429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksList.
+type WebhooksList429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksList429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksList.
+type WebhooksList429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksCreate429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksCreate.
+type WebhooksCreate429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksCreate429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksCreate.
+type WebhooksCreate429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksDelete429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksDelete.
+type WebhooksDelete429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksDelete429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksDelete.
+type WebhooksDelete429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksRetrieve.
+type WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksRetrieve.
+type WebhooksRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksUpdate.
+type WebhooksUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksUpdate429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksUpdate.
+type WebhooksUpdate429JSONResponseBodyErrorDetailsScope string
+
 // WebhooksDeliveriesListParams defines parameters for WebhooksDeliveriesList.
 type WebhooksDeliveriesListParams struct {
 	// Limit Maximum number of items per page.
@@ -4661,6 +9014,24 @@ type WebhooksDeliveriesListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksDeliveriesList.
+type WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksDeliveriesList.
+type WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksDeliveriesRedeliver.
+type WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksDeliveriesRedeliver.
+type WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksRotateSecret.
+type WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksRotateSecret.
+type WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope string
 
 // AgentsCreateJSONRequestBody defines body for AgentsCreate for application/json ContentType.
 type AgentsCreateJSONRequestBody = AgentCreateRequest
@@ -8968,8 +13339,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -8988,8 +13359,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9014,9 +13385,17 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdateWithBody Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9027,9 +13406,17 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdate Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9054,7 +13441,8 @@ type ClientInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9075,8 +13463,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -9095,8 +13483,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -11483,8 +15871,8 @@ func (c *Client) VaultsCredentialsList(ctx context.Context, vaultId VaultId, par
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11513,8 +15901,8 @@ func (c *Client) VaultsCredentialsCreateWithBody(ctx context.Context, vaultId Va
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11569,9 +15957,17 @@ func (c *Client) VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId,
 
 // VaultsCredentialsUpdateWithBody Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -11592,9 +15988,17 @@ func (c *Client) VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId Va
 
 // VaultsCredentialsUpdate Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -11639,7 +16043,8 @@ func (c *Client) VaultsCredentialsArchive(ctx context.Context, vaultId VaultId, 
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11680,8 +16085,8 @@ func (c *Client) WebhooksList(ctx context.Context, params *WebhooksListParams, r
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -11710,8 +16115,8 @@ func (c *Client) WebhooksCreateWithBody(ctx context.Context, contentType string,
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -18765,8 +23170,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18785,8 +23190,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18815,9 +23220,17 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18828,9 +23241,17 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18857,7 +23278,8 @@ type ClientWithResponsesInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18882,8 +23304,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -18902,8 +23324,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -19150,6 +23572,12 @@ type AgentsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// AgentsListResponse429Headers the declared response headers of an HTTP 429 response for AgentsList
+type AgentsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsListResponse500Headers the declared response headers of an HTTP 500 response for AgentsList
 type AgentsListResponse500Headers struct {
 	RequestId RequestId
@@ -19172,6 +23600,8 @@ type AgentsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19184,6 +23614,8 @@ type AgentsListResponse struct {
 	Headers401 *AgentsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *AgentsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19208,6 +23640,11 @@ func (r AgentsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AgentsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19274,6 +23711,12 @@ type AgentsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// AgentsCreateResponse429Headers the declared response headers of an HTTP 429 response for AgentsCreate
+type AgentsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsCreateResponse500Headers the declared response headers of an HTTP 500 response for AgentsCreate
 type AgentsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -19298,6 +23741,8 @@ type AgentsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19312,6 +23757,8 @@ type AgentsCreateResponse struct {
 	Headers403 *AgentsCreateResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *AgentsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19341,6 +23788,11 @@ func (r AgentsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AgentsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19407,6 +23859,12 @@ type AgentsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// AgentsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for AgentsRetrieve
+type AgentsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for AgentsRetrieve
 type AgentsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -19431,6 +23889,8 @@ type AgentsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19445,6 +23905,8 @@ type AgentsRetrieveResponse struct {
 	Headers403 *AgentsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AgentsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19474,6 +23936,11 @@ func (r AgentsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AgentsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19550,6 +24017,12 @@ type AgentsUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// AgentsUpdateResponse429Headers the declared response headers of an HTTP 429 response for AgentsUpdate
+type AgentsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsUpdateResponse500Headers the declared response headers of an HTTP 500 response for AgentsUpdate
 type AgentsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -19578,6 +24051,8 @@ type AgentsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19596,6 +24071,8 @@ type AgentsUpdateResponse struct {
 	Headers409 *AgentsUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *AgentsUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19635,6 +24112,11 @@ func (r AgentsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AgentsUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19696,6 +24178,12 @@ type AgentsArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// AgentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for AgentsArchive
+type AgentsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for AgentsArchive
 type AgentsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -19718,6 +24206,8 @@ type AgentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19730,6 +24220,8 @@ type AgentsArchiveResponse struct {
 	Headers403 *AgentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AgentsArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19754,6 +24246,11 @@ func (r AgentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AgentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19820,6 +24317,12 @@ type AgentsVersionsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// AgentsVersionsListResponse429Headers the declared response headers of an HTTP 429 response for AgentsVersionsList
+type AgentsVersionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsVersionsListResponse500Headers the declared response headers of an HTTP 500 response for AgentsVersionsList
 type AgentsVersionsListResponse500Headers struct {
 	RequestId RequestId
@@ -19844,6 +24347,8 @@ type AgentsVersionsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19858,6 +24363,8 @@ type AgentsVersionsListResponse struct {
 	Headers403 *AgentsVersionsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AgentsVersionsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsVersionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsVersionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19887,6 +24394,11 @@ func (r AgentsVersionsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AgentsVersionsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsVersionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19948,6 +24460,12 @@ type DeploymentRunsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentRunsListResponse429Headers the declared response headers of an HTTP 429 response for DeploymentRunsList
+type DeploymentRunsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentRunsListResponse500Headers the declared response headers of an HTTP 500 response for DeploymentRunsList
 type DeploymentRunsListResponse500Headers struct {
 	RequestId RequestId
@@ -19970,6 +24488,8 @@ type DeploymentRunsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19982,6 +24502,8 @@ type DeploymentRunsListResponse struct {
 	Headers401 *DeploymentRunsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *DeploymentRunsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentRunsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentRunsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20006,6 +24528,11 @@ func (r DeploymentRunsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r DeploymentRunsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20067,6 +24594,12 @@ type DeploymentRunsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentRunsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentRunsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentRunsRetrieve
 type DeploymentRunsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -20089,6 +24622,8 @@ type DeploymentRunsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20101,6 +24636,8 @@ type DeploymentRunsRetrieveResponse struct {
 	Headers403 *DeploymentRunsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeploymentRunsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentRunsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentRunsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20125,6 +24662,11 @@ func (r DeploymentRunsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeploymentRunsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20186,6 +24728,12 @@ type DeploymentsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsListResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsList
+type DeploymentsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsListResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsList
 type DeploymentsListResponse500Headers struct {
 	RequestId RequestId
@@ -20208,6 +24756,8 @@ type DeploymentsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20220,6 +24770,8 @@ type DeploymentsListResponse struct {
 	Headers401 *DeploymentsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *DeploymentsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20244,6 +24796,11 @@ func (r DeploymentsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r DeploymentsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20310,6 +24867,12 @@ type DeploymentsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsCreateResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsCreate
+type DeploymentsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsCreateResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsCreate
 type DeploymentsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -20334,6 +24897,8 @@ type DeploymentsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20348,6 +24913,8 @@ type DeploymentsCreateResponse struct {
 	Headers403 *DeploymentsCreateResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeploymentsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20377,6 +24944,11 @@ func (r DeploymentsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DeploymentsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20438,6 +25010,12 @@ type DeploymentsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsRetrieve
 type DeploymentsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -20460,6 +25038,8 @@ type DeploymentsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20472,6 +25052,8 @@ type DeploymentsRetrieveResponse struct {
 	Headers403 *DeploymentsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeploymentsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20496,6 +25078,11 @@ func (r DeploymentsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeploymentsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20572,6 +25159,12 @@ type DeploymentsUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsUpdateResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsUpdate
+type DeploymentsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsUpdateResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsUpdate
 type DeploymentsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -20600,6 +25193,8 @@ type DeploymentsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20618,6 +25213,8 @@ type DeploymentsUpdateResponse struct {
 	Headers409 *DeploymentsUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeploymentsUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20657,6 +25254,11 @@ func (r DeploymentsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DeploymentsUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20718,6 +25320,12 @@ type DeploymentsArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsArchive
+type DeploymentsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsArchive
 type DeploymentsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -20740,6 +25348,8 @@ type DeploymentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20752,6 +25362,8 @@ type DeploymentsArchiveResponse struct {
 	Headers403 *DeploymentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeploymentsArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20776,6 +25388,11 @@ func (r DeploymentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeploymentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20842,6 +25459,12 @@ type DeploymentsPauseResponse409Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsPauseResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsPause
+type DeploymentsPauseResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsPauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsPause
 type DeploymentsPauseResponse500Headers struct {
 	RequestId RequestId
@@ -20866,6 +25489,8 @@ type DeploymentsPauseResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20880,6 +25505,8 @@ type DeploymentsPauseResponse struct {
 	Headers404 *DeploymentsPauseResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeploymentsPauseResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsPauseResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsPauseResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20909,6 +25536,11 @@ func (r DeploymentsPauseResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DeploymentsPauseResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20975,6 +25607,12 @@ type DeploymentsRunResponse409Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsRunResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsRun
+type DeploymentsRunResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsRunResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsRun
 type DeploymentsRunResponse500Headers struct {
 	RequestId RequestId
@@ -20999,6 +25637,8 @@ type DeploymentsRunResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21013,6 +25653,8 @@ type DeploymentsRunResponse struct {
 	Headers404 *DeploymentsRunResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeploymentsRunResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsRunResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsRunResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21042,6 +25684,11 @@ func (r DeploymentsRunResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DeploymentsRunResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsRunResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21108,6 +25755,12 @@ type DeploymentsUnpauseResponse409Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsUnpauseResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsUnpauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsUnpause
 type DeploymentsUnpauseResponse500Headers struct {
 	RequestId RequestId
@@ -21132,6 +25785,8 @@ type DeploymentsUnpauseResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21146,6 +25801,8 @@ type DeploymentsUnpauseResponse struct {
 	Headers404 *DeploymentsUnpauseResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeploymentsUnpauseResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsUnpauseResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsUnpauseResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21175,6 +25832,11 @@ func (r DeploymentsUnpauseResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DeploymentsUnpauseResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21236,6 +25898,12 @@ type EnvironmentsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsListResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsList
+type EnvironmentsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsListResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsList
 type EnvironmentsListResponse500Headers struct {
 	RequestId RequestId
@@ -21258,6 +25926,8 @@ type EnvironmentsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21270,6 +25940,8 @@ type EnvironmentsListResponse struct {
 	Headers401 *EnvironmentsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *EnvironmentsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21294,6 +25966,11 @@ func (r EnvironmentsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r EnvironmentsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21365,6 +26042,12 @@ type EnvironmentsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsCreateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsCreate
+type EnvironmentsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsCreateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsCreate
 type EnvironmentsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -21391,6 +26074,8 @@ type EnvironmentsCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21407,6 +26092,8 @@ type EnvironmentsCreateResponse struct {
 	Headers409 *EnvironmentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21441,6 +26128,11 @@ func (r EnvironmentsCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21502,6 +26194,12 @@ type EnvironmentsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsDeleteResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsDelete
+type EnvironmentsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsDeleteResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsDelete
 type EnvironmentsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -21524,6 +26222,8 @@ type EnvironmentsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21536,6 +26236,8 @@ type EnvironmentsDeleteResponse struct {
 	Headers403 *EnvironmentsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21560,6 +26262,11 @@ func (r EnvironmentsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21621,6 +26328,12 @@ type EnvironmentsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsRetrieve
+type EnvironmentsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsRetrieve
 type EnvironmentsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -21643,6 +26356,8 @@ type EnvironmentsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21655,6 +26370,8 @@ type EnvironmentsRetrieveResponse struct {
 	Headers403 *EnvironmentsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21679,6 +26396,11 @@ func (r EnvironmentsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21755,6 +26477,12 @@ type EnvironmentsUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsUpdateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsUpdate
+type EnvironmentsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsUpdateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsUpdate
 type EnvironmentsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -21783,6 +26511,8 @@ type EnvironmentsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21801,6 +26531,8 @@ type EnvironmentsUpdateResponse struct {
 	Headers409 *EnvironmentsUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21840,6 +26572,11 @@ func (r EnvironmentsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21901,6 +26638,12 @@ type EnvironmentsArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsArchive
+type EnvironmentsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsArchive
 type EnvironmentsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -21923,6 +26666,8 @@ type EnvironmentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21935,6 +26680,8 @@ type EnvironmentsArchiveResponse struct {
 	Headers403 *EnvironmentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21959,6 +26706,11 @@ func (r EnvironmentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22025,6 +26777,12 @@ type EnvironmentsWorkListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkListResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkList
+type EnvironmentsWorkListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkListResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkList
 type EnvironmentsWorkListResponse500Headers struct {
 	RequestId RequestId
@@ -22049,6 +26807,8 @@ type EnvironmentsWorkListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22063,6 +26823,8 @@ type EnvironmentsWorkListResponse struct {
 	Headers403 *EnvironmentsWorkListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22092,6 +26854,11 @@ func (r EnvironmentsWorkListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22168,6 +26935,12 @@ type EnvironmentsWorkCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkCreateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkCreate
+type EnvironmentsWorkCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkCreateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkCreate
 type EnvironmentsWorkCreateResponse500Headers struct {
 	RequestId RequestId
@@ -22196,6 +26969,8 @@ type EnvironmentsWorkCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22214,6 +26989,8 @@ type EnvironmentsWorkCreateResponse struct {
 	Headers409 *EnvironmentsWorkCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22253,6 +27030,11 @@ func (r EnvironmentsWorkCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22319,6 +27101,12 @@ type EnvironmentsWorkPollResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkPollResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkPoll
+type EnvironmentsWorkPollResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkPollResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkPoll
 type EnvironmentsWorkPollResponse500Headers struct {
 	RequestId RequestId
@@ -22343,6 +27131,8 @@ type EnvironmentsWorkPollResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22357,6 +27147,8 @@ type EnvironmentsWorkPollResponse struct {
 	Headers403 *EnvironmentsWorkPollResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkPollResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkPollResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkPollResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22386,6 +27178,11 @@ func (r EnvironmentsWorkPollResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkPollResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkPollResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22447,6 +27244,12 @@ type EnvironmentsWorkStatsResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkStatsResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkStats
+type EnvironmentsWorkStatsResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkStatsResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkStats
 type EnvironmentsWorkStatsResponse500Headers struct {
 	RequestId RequestId
@@ -22469,6 +27272,8 @@ type EnvironmentsWorkStatsResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22481,6 +27286,8 @@ type EnvironmentsWorkStatsResponse struct {
 	Headers403 *EnvironmentsWorkStatsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkStatsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkStatsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkStatsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22505,6 +27312,11 @@ func (r EnvironmentsWorkStatsResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkStatsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkStatsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22566,6 +27378,12 @@ type EnvironmentsWorkRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkRetrieveResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkRetrieve
+type EnvironmentsWorkRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkRetrieveResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkRetrieve
 type EnvironmentsWorkRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -22588,6 +27406,8 @@ type EnvironmentsWorkRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22600,6 +27420,8 @@ type EnvironmentsWorkRetrieveResponse struct {
 	Headers403 *EnvironmentsWorkRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22624,6 +27446,11 @@ func (r EnvironmentsWorkRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22695,6 +27522,12 @@ type EnvironmentsWorkUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkUpdateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkUpdate
+type EnvironmentsWorkUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkUpdateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkUpdate
 type EnvironmentsWorkUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -22721,6 +27554,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22737,6 +27572,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	Headers404 *EnvironmentsWorkUpdateResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22771,6 +27608,11 @@ func (r EnvironmentsWorkUpdateResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22837,6 +27679,12 @@ type EnvironmentsWorkAckResponse409Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkAckResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkAck
+type EnvironmentsWorkAckResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkAckResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkAck
 type EnvironmentsWorkAckResponse500Headers struct {
 	RequestId RequestId
@@ -22861,6 +27709,8 @@ type EnvironmentsWorkAckResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22875,6 +27725,8 @@ type EnvironmentsWorkAckResponse struct {
 	Headers404 *EnvironmentsWorkAckResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *EnvironmentsWorkAckResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkAckResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkAckResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22904,6 +27756,11 @@ func (r EnvironmentsWorkAckResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r EnvironmentsWorkAckResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkAckResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22975,6 +27832,12 @@ type EnvironmentsWorkFailResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkFailResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkFail
+type EnvironmentsWorkFailResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkFailResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse500Headers struct {
 	RequestId RequestId
@@ -23001,6 +27864,8 @@ type EnvironmentsWorkFailResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23017,6 +27882,8 @@ type EnvironmentsWorkFailResponse struct {
 	Headers404 *EnvironmentsWorkFailResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkFailResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkFailResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkFailResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23051,6 +27918,11 @@ func (r EnvironmentsWorkFailResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkFailResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkFailResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23122,6 +27994,12 @@ type EnvironmentsWorkHeartbeatResponse412Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkHeartbeatResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkHeartbeat
+type EnvironmentsWorkHeartbeatResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkHeartbeatResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkHeartbeat
 type EnvironmentsWorkHeartbeatResponse500Headers struct {
 	RequestId RequestId
@@ -23148,6 +28026,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	JSON404 *NotFound
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *PreconditionFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23164,6 +28044,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	Headers404 *EnvironmentsWorkHeartbeatResponse404Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *EnvironmentsWorkHeartbeatResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkHeartbeatResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkHeartbeatResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23198,6 +28080,11 @@ func (r EnvironmentsWorkHeartbeatResponse) GetJSON404() *NotFound {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r EnvironmentsWorkHeartbeatResponse) GetJSON412() *PreconditionFailed {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkHeartbeatResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23274,6 +28161,12 @@ type EnvironmentsWorkResultResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkResultResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkResult
+type EnvironmentsWorkResultResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkResultResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkResult
 type EnvironmentsWorkResultResponse500Headers struct {
 	RequestId RequestId
@@ -23302,6 +28195,8 @@ type EnvironmentsWorkResultResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23320,6 +28215,8 @@ type EnvironmentsWorkResultResponse struct {
 	Headers409 *EnvironmentsWorkResultResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkResultResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkResultResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkResultResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23359,6 +28256,11 @@ func (r EnvironmentsWorkResultResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkResultResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkResultResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23430,6 +28332,12 @@ type EnvironmentsWorkStopResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkStopResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkStop
+type EnvironmentsWorkStopResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkStopResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkStop
 type EnvironmentsWorkStopResponse500Headers struct {
 	RequestId RequestId
@@ -23454,6 +28362,8 @@ type EnvironmentsWorkStopResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23470,6 +28380,8 @@ type EnvironmentsWorkStopResponse struct {
 	Headers404 *EnvironmentsWorkStopResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkStopResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkStopResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkStopResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23499,6 +28411,11 @@ func (r EnvironmentsWorkStopResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkStopResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkStopResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23560,6 +28477,12 @@ type FilesListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// FilesListResponse429Headers the declared response headers of an HTTP 429 response for FilesList
+type FilesListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesListResponse500Headers the declared response headers of an HTTP 500 response for FilesList
 type FilesListResponse500Headers struct {
 	RequestId RequestId
@@ -23582,6 +28505,8 @@ type FilesListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23594,6 +28519,8 @@ type FilesListResponse struct {
 	Headers401 *FilesListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *FilesListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23618,6 +28545,11 @@ func (r FilesListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r FilesListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23684,6 +28616,12 @@ type FilesUploadResponse413Headers struct {
 	RequestId RequestId
 }
 
+// FilesUploadResponse429Headers the declared response headers of an HTTP 429 response for FilesUpload
+type FilesUploadResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesUploadResponse500Headers the declared response headers of an HTTP 500 response for FilesUpload
 type FilesUploadResponse500Headers struct {
 	RequestId RequestId
@@ -23708,6 +28646,8 @@ type FilesUploadResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23722,6 +28662,8 @@ type FilesUploadResponse struct {
 	Headers403 *FilesUploadResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *FilesUploadResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesUploadResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesUploadResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23751,6 +28693,11 @@ func (r FilesUploadResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r FilesUploadResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesUploadResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23812,6 +28759,12 @@ type FilesDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// FilesDeleteResponse429Headers the declared response headers of an HTTP 429 response for FilesDelete
+type FilesDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesDeleteResponse500Headers the declared response headers of an HTTP 500 response for FilesDelete
 type FilesDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -23834,6 +28787,8 @@ type FilesDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23846,6 +28801,8 @@ type FilesDeleteResponse struct {
 	Headers403 *FilesDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FilesDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23870,6 +28827,11 @@ func (r FilesDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r FilesDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23931,6 +28893,12 @@ type FilesRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// FilesRetrieveResponse429Headers the declared response headers of an HTTP 429 response for FilesRetrieve
+type FilesRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesRetrieveResponse500Headers the declared response headers of an HTTP 500 response for FilesRetrieve
 type FilesRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -23953,6 +28921,8 @@ type FilesRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23965,6 +28935,8 @@ type FilesRetrieveResponse struct {
 	Headers403 *FilesRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FilesRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23989,6 +28961,11 @@ func (r FilesRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r FilesRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24053,6 +29030,12 @@ type FilesContentResponse404Headers struct {
 	RequestId RequestId
 }
 
+// FilesContentResponse429Headers the declared response headers of an HTTP 429 response for FilesContent
+type FilesContentResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesContentResponse500Headers the declared response headers of an HTTP 500 response for FilesContent
 type FilesContentResponse500Headers struct {
 	RequestId RequestId
@@ -24073,6 +29056,8 @@ type FilesContentResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24085,6 +29070,8 @@ type FilesContentResponse struct {
 	Headers403 *FilesContentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FilesContentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesContentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesContentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24104,6 +29091,11 @@ func (r FilesContentResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r FilesContentResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesContentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24165,6 +29157,12 @@ type MemoryStoresListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresListResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresList
+type MemoryStoresListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresListResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresList
 type MemoryStoresListResponse500Headers struct {
 	RequestId RequestId
@@ -24187,6 +29185,8 @@ type MemoryStoresListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24199,6 +29199,8 @@ type MemoryStoresListResponse struct {
 	Headers401 *MemoryStoresListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *MemoryStoresListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24223,6 +29225,11 @@ func (r MemoryStoresListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r MemoryStoresListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24284,6 +29291,12 @@ type MemoryStoresCreateResponse403Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresCreateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresCreate
+type MemoryStoresCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresCreateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresCreate
 type MemoryStoresCreateResponse500Headers struct {
 	RequestId RequestId
@@ -24306,6 +29319,8 @@ type MemoryStoresCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24318,6 +29333,8 @@ type MemoryStoresCreateResponse struct {
 	Headers401 *MemoryStoresCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *MemoryStoresCreateResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24342,6 +29359,11 @@ func (r MemoryStoresCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r MemoryStoresCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24403,6 +29425,12 @@ type MemoryStoresDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresDeleteResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresDelete
+type MemoryStoresDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresDeleteResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresDelete
 type MemoryStoresDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -24425,6 +29453,8 @@ type MemoryStoresDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24437,6 +29467,8 @@ type MemoryStoresDeleteResponse struct {
 	Headers403 *MemoryStoresDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24461,6 +29493,11 @@ func (r MemoryStoresDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24522,6 +29559,12 @@ type MemoryStoresRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresRetrieveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresRetrieve
+type MemoryStoresRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresRetrieveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresRetrieve
 type MemoryStoresRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -24544,6 +29587,8 @@ type MemoryStoresRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24556,6 +29601,8 @@ type MemoryStoresRetrieveResponse struct {
 	Headers403 *MemoryStoresRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24580,6 +29627,11 @@ func (r MemoryStoresRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24651,6 +29703,12 @@ type MemoryStoresUpdateResponse409Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresUpdateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresUpdate
+type MemoryStoresUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresUpdateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresUpdate
 type MemoryStoresUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -24677,6 +29735,8 @@ type MemoryStoresUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24693,6 +29753,8 @@ type MemoryStoresUpdateResponse struct {
 	Headers404 *MemoryStoresUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *MemoryStoresUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24727,6 +29789,11 @@ func (r MemoryStoresUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r MemoryStoresUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24788,6 +29855,12 @@ type MemoryStoresArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresArchiveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresArchive
+type MemoryStoresArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresArchiveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresArchive
 type MemoryStoresArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -24810,6 +29883,8 @@ type MemoryStoresArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24822,6 +29897,8 @@ type MemoryStoresArchiveResponse struct {
 	Headers403 *MemoryStoresArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24846,6 +29923,11 @@ func (r MemoryStoresArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24912,6 +29994,12 @@ type MemoryStoresMemoriesListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesListResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesList
+type MemoryStoresMemoriesListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesListResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesList
 type MemoryStoresMemoriesListResponse500Headers struct {
 	RequestId RequestId
@@ -24936,6 +30024,8 @@ type MemoryStoresMemoriesListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24950,6 +30040,8 @@ type MemoryStoresMemoriesListResponse struct {
 	Headers403 *MemoryStoresMemoriesListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoriesListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24979,6 +30071,11 @@ func (r MemoryStoresMemoriesListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoriesListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25055,6 +30152,12 @@ type MemoryStoresMemoriesCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesCreateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesCreate
+type MemoryStoresMemoriesCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesCreateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesCreate
 type MemoryStoresMemoriesCreateResponse500Headers struct {
 	RequestId RequestId
@@ -25083,6 +30186,8 @@ type MemoryStoresMemoriesCreateResponse struct {
 	JSON409 *MemoryConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25101,6 +30206,8 @@ type MemoryStoresMemoriesCreateResponse struct {
 	Headers409 *MemoryStoresMemoriesCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *MemoryStoresMemoriesCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25140,6 +30247,11 @@ func (r MemoryStoresMemoriesCreateResponse) GetJSON409() *MemoryConflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r MemoryStoresMemoriesCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25211,6 +30323,12 @@ type MemoryStoresMemoriesDeleteResponse409Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesDeleteResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesDelete
+type MemoryStoresMemoriesDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesDeleteResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesDelete
 type MemoryStoresMemoriesDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -25237,6 +30355,8 @@ type MemoryStoresMemoriesDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *MemoryConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25253,6 +30373,8 @@ type MemoryStoresMemoriesDeleteResponse struct {
 	Headers404 *MemoryStoresMemoriesDeleteResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *MemoryStoresMemoriesDeleteResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25287,6 +30409,11 @@ func (r MemoryStoresMemoriesDeleteResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r MemoryStoresMemoriesDeleteResponse) GetJSON409() *MemoryConflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25353,6 +30480,12 @@ type MemoryStoresMemoriesRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesRetrieveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesRetrieve
+type MemoryStoresMemoriesRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesRetrieveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesRetrieve
 type MemoryStoresMemoriesRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -25377,6 +30510,8 @@ type MemoryStoresMemoriesRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25391,6 +30526,8 @@ type MemoryStoresMemoriesRetrieveResponse struct {
 	Headers403 *MemoryStoresMemoriesRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoriesRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25420,6 +30557,11 @@ func (r MemoryStoresMemoriesRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoriesRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25496,6 +30638,12 @@ type MemoryStoresMemoriesUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesUpdateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesUpdate
+type MemoryStoresMemoriesUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesUpdateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesUpdate
 type MemoryStoresMemoriesUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -25524,6 +30672,8 @@ type MemoryStoresMemoriesUpdateResponse struct {
 	JSON409 *MemoryConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25542,6 +30692,8 @@ type MemoryStoresMemoriesUpdateResponse struct {
 	Headers409 *MemoryStoresMemoriesUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *MemoryStoresMemoriesUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25581,6 +30733,11 @@ func (r MemoryStoresMemoriesUpdateResponse) GetJSON409() *MemoryConflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r MemoryStoresMemoriesUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25647,6 +30804,12 @@ type MemoryStoresMemoryVersionsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsListResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoryVersionsList
+type MemoryStoresMemoryVersionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoryVersionsListResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoryVersionsList
 type MemoryStoresMemoryVersionsListResponse500Headers struct {
 	RequestId RequestId
@@ -25671,6 +30834,8 @@ type MemoryStoresMemoryVersionsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25685,6 +30850,8 @@ type MemoryStoresMemoryVersionsListResponse struct {
 	Headers403 *MemoryStoresMemoryVersionsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoryVersionsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoryVersionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25714,6 +30881,11 @@ func (r MemoryStoresMemoryVersionsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoryVersionsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoryVersionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25780,6 +30952,12 @@ type MemoryStoresMemoryVersionsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoryVersionsRetrieve
+type MemoryStoresMemoryVersionsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoryVersionsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoryVersionsRetrieve
 type MemoryStoresMemoryVersionsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -25804,6 +30982,8 @@ type MemoryStoresMemoryVersionsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25818,6 +30998,8 @@ type MemoryStoresMemoryVersionsRetrieveResponse struct {
 	Headers403 *MemoryStoresMemoryVersionsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoryVersionsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoryVersionsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25847,6 +31029,11 @@ func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25913,6 +31100,12 @@ type MemoryStoresMemoryVersionsRedactResponse409Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsRedactResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoryVersionsRedact
+type MemoryStoresMemoryVersionsRedactResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoryVersionsRedactResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoryVersionsRedact
 type MemoryStoresMemoryVersionsRedactResponse500Headers struct {
 	RequestId RequestId
@@ -25937,6 +31130,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25951,6 +31146,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	Headers404 *MemoryStoresMemoryVersionsRedactResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *MemoryStoresMemoryVersionsRedactResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoryVersionsRedactResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsRedactResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25980,6 +31177,11 @@ func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26041,6 +31243,12 @@ type SessionsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// SessionsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsList
+type SessionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsList
 type SessionsListResponse500Headers struct {
 	RequestId RequestId
@@ -26063,6 +31271,8 @@ type SessionsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26075,6 +31285,8 @@ type SessionsListResponse struct {
 	Headers401 *SessionsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SessionsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26099,6 +31311,11 @@ func (r SessionsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SessionsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26165,6 +31382,12 @@ type SessionsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SessionsCreateResponse429Headers the declared response headers of an HTTP 429 response for SessionsCreate
+type SessionsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsCreateResponse500Headers the declared response headers of an HTTP 500 response for SessionsCreate
 type SessionsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -26189,6 +31412,8 @@ type SessionsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26203,6 +31428,8 @@ type SessionsCreateResponse struct {
 	Headers403 *SessionsCreateResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SessionsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26232,6 +31459,11 @@ func (r SessionsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SessionsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26293,6 +31525,12 @@ type SessionsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsDeleteResponse429Headers the declared response headers of an HTTP 429 response for SessionsDelete
+type SessionsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsDeleteResponse500Headers the declared response headers of an HTTP 500 response for SessionsDelete
 type SessionsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -26315,6 +31553,8 @@ type SessionsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26327,6 +31567,8 @@ type SessionsDeleteResponse struct {
 	Headers403 *SessionsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26351,6 +31593,11 @@ func (r SessionsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26412,6 +31659,12 @@ type SessionsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for SessionsRetrieve
+type SessionsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for SessionsRetrieve
 type SessionsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -26434,6 +31687,8 @@ type SessionsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26446,6 +31701,8 @@ type SessionsRetrieveResponse struct {
 	Headers403 *SessionsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26470,6 +31727,11 @@ func (r SessionsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26541,6 +31803,12 @@ type SessionsUpdateResponse409Headers struct {
 	RequestId RequestId
 }
 
+// SessionsUpdateResponse429Headers the declared response headers of an HTTP 429 response for SessionsUpdate
+type SessionsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsUpdateResponse500Headers the declared response headers of an HTTP 500 response for SessionsUpdate
 type SessionsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -26567,6 +31835,8 @@ type SessionsUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26583,6 +31853,8 @@ type SessionsUpdateResponse struct {
 	Headers404 *SessionsUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *SessionsUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26617,6 +31889,11 @@ func (r SessionsUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SessionsUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26678,6 +31955,12 @@ type SessionsArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsArchiveResponse429Headers the declared response headers of an HTTP 429 response for SessionsArchive
+type SessionsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsArchive
 type SessionsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -26700,6 +31983,8 @@ type SessionsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26712,6 +31997,8 @@ type SessionsArchiveResponse struct {
 	Headers403 *SessionsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26736,6 +32023,11 @@ func (r SessionsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26802,6 +32094,12 @@ type SessionsEventsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsEventsList
+type SessionsEventsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsEventsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsEventsList
 type SessionsEventsListResponse500Headers struct {
 	RequestId RequestId
@@ -26826,6 +32124,8 @@ type SessionsEventsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26840,6 +32140,8 @@ type SessionsEventsListResponse struct {
 	Headers403 *SessionsEventsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsEventsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsEventsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26869,6 +32171,11 @@ func (r SessionsEventsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsEventsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsEventsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26945,6 +32252,12 @@ type SessionsEventsSendResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsSendResponse429Headers the declared response headers of an HTTP 429 response for SessionsEventsSend
+type SessionsEventsSendResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsEventsSendResponse500Headers the declared response headers of an HTTP 500 response for SessionsEventsSend
 type SessionsEventsSendResponse500Headers struct {
 	RequestId RequestId
@@ -26973,6 +32286,8 @@ type SessionsEventsSendResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26991,6 +32306,8 @@ type SessionsEventsSendResponse struct {
 	Headers409 *SessionsEventsSendResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SessionsEventsSendResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsEventsSendResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsSendResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27030,6 +32347,11 @@ func (r SessionsEventsSendResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SessionsEventsSendResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsEventsSendResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27237,6 +32559,12 @@ type SessionsThreadsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsList
+type SessionsThreadsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsList
 type SessionsThreadsListResponse500Headers struct {
 	RequestId RequestId
@@ -27261,6 +32589,8 @@ type SessionsThreadsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27275,6 +32605,8 @@ type SessionsThreadsListResponse struct {
 	Headers403 *SessionsThreadsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27304,6 +32636,11 @@ func (r SessionsThreadsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27365,6 +32702,12 @@ type SessionsThreadsGetResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsGetResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsGet
+type SessionsThreadsGetResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsGetResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsGet
 type SessionsThreadsGetResponse500Headers struct {
 	RequestId RequestId
@@ -27387,6 +32730,8 @@ type SessionsThreadsGetResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27399,6 +32744,8 @@ type SessionsThreadsGetResponse struct {
 	Headers403 *SessionsThreadsGetResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsGetResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsGetResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsGetResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27423,6 +32770,11 @@ func (r SessionsThreadsGetResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsGetResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27494,6 +32846,12 @@ type SessionsThreadsArchiveResponse409Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsArchiveResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsArchive
 type SessionsThreadsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -27520,6 +32878,8 @@ type SessionsThreadsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27536,6 +32896,8 @@ type SessionsThreadsArchiveResponse struct {
 	Headers404 *SessionsThreadsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *SessionsThreadsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27570,6 +32932,11 @@ func (r SessionsThreadsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SessionsThreadsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27636,6 +33003,12 @@ type SessionsThreadsEventsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsEventsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsEventsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsEventsList
 type SessionsThreadsEventsListResponse500Headers struct {
 	RequestId RequestId
@@ -27660,6 +33033,8 @@ type SessionsThreadsEventsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27674,6 +33049,8 @@ type SessionsThreadsEventsListResponse struct {
 	Headers403 *SessionsThreadsEventsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsEventsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsEventsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsEventsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27703,6 +33080,11 @@ func (r SessionsThreadsEventsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsEventsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27905,6 +33287,12 @@ type SkillsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// SkillsListResponse429Headers the declared response headers of an HTTP 429 response for SkillsList
+type SkillsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsListResponse500Headers the declared response headers of an HTTP 500 response for SkillsList
 type SkillsListResponse500Headers struct {
 	RequestId RequestId
@@ -27927,6 +33315,8 @@ type SkillsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27939,6 +33329,8 @@ type SkillsListResponse struct {
 	Headers401 *SkillsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SkillsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27963,6 +33355,11 @@ func (r SkillsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SkillsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28029,6 +33426,12 @@ type SkillsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SkillsCreateResponse429Headers the declared response headers of an HTTP 429 response for SkillsCreate
+type SkillsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsCreateResponse500Headers the declared response headers of an HTTP 500 response for SkillsCreate
 type SkillsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -28053,6 +33456,8 @@ type SkillsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28067,6 +33472,8 @@ type SkillsCreateResponse struct {
 	Headers403 *SkillsCreateResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28096,6 +33503,11 @@ func (r SkillsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SkillsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28157,6 +33569,12 @@ type SkillsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsDeleteResponse429Headers the declared response headers of an HTTP 429 response for SkillsDelete
+type SkillsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsDeleteResponse500Headers the declared response headers of an HTTP 500 response for SkillsDelete
 type SkillsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -28179,6 +33597,8 @@ type SkillsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28191,6 +33611,8 @@ type SkillsDeleteResponse struct {
 	Headers403 *SkillsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28215,6 +33637,11 @@ func (r SkillsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28276,6 +33703,12 @@ type SkillsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for SkillsRetrieve
+type SkillsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for SkillsRetrieve
 type SkillsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -28298,6 +33731,8 @@ type SkillsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28310,6 +33745,8 @@ type SkillsRetrieveResponse struct {
 	Headers403 *SkillsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28334,6 +33771,11 @@ func (r SkillsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28400,6 +33842,12 @@ type SkillsVersionsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsListResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsList
+type SkillsVersionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsListResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsList
 type SkillsVersionsListResponse500Headers struct {
 	RequestId RequestId
@@ -28424,6 +33872,8 @@ type SkillsVersionsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28438,6 +33888,8 @@ type SkillsVersionsListResponse struct {
 	Headers403 *SkillsVersionsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28467,6 +33919,11 @@ func (r SkillsVersionsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28538,6 +33995,12 @@ type SkillsVersionsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsCreateResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsCreate
+type SkillsVersionsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsCreateResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsCreate
 type SkillsVersionsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -28564,6 +34027,8 @@ type SkillsVersionsCreateResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28580,6 +34045,8 @@ type SkillsVersionsCreateResponse struct {
 	Headers404 *SkillsVersionsCreateResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsVersionsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28614,6 +34081,11 @@ func (r SkillsVersionsCreateResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SkillsVersionsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28675,6 +34147,12 @@ type SkillsVersionsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsDeleteResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsDelete
+type SkillsVersionsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsDeleteResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsDelete
 type SkillsVersionsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -28697,6 +34175,8 @@ type SkillsVersionsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28709,6 +34189,8 @@ type SkillsVersionsDeleteResponse struct {
 	Headers403 *SkillsVersionsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28733,6 +34215,11 @@ func (r SkillsVersionsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28799,6 +34286,12 @@ type SkillsVersionsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsRetrieve
+type SkillsVersionsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsRetrieve
 type SkillsVersionsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -28823,6 +34316,8 @@ type SkillsVersionsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28837,6 +34332,8 @@ type SkillsVersionsRetrieveResponse struct {
 	Headers403 *SkillsVersionsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28866,6 +34363,11 @@ func (r SkillsVersionsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28933,6 +34435,12 @@ type SkillsVersionsContentResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsContentResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsContent
+type SkillsVersionsContentResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsContentResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsContent
 type SkillsVersionsContentResponse500Headers struct {
 	RequestId RequestId
@@ -28955,6 +34463,8 @@ type SkillsVersionsContentResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28969,6 +34479,8 @@ type SkillsVersionsContentResponse struct {
 	Headers403 *SkillsVersionsContentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsContentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsContentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsContentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28993,6 +34505,11 @@ func (r SkillsVersionsContentResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsContentResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsContentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29054,6 +34571,12 @@ type VaultsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// VaultsListResponse429Headers the declared response headers of an HTTP 429 response for VaultsList
+type VaultsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsListResponse500Headers the declared response headers of an HTTP 500 response for VaultsList
 type VaultsListResponse500Headers struct {
 	RequestId RequestId
@@ -29076,6 +34599,8 @@ type VaultsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29088,6 +34613,8 @@ type VaultsListResponse struct {
 	Headers401 *VaultsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *VaultsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29112,6 +34639,11 @@ func (r VaultsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r VaultsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29173,6 +34705,12 @@ type VaultsCreateResponse403Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCreateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCreate
+type VaultsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCreate
 type VaultsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -29195,6 +34733,8 @@ type VaultsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29207,6 +34747,8 @@ type VaultsCreateResponse struct {
 	Headers401 *VaultsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *VaultsCreateResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29231,6 +34773,11 @@ func (r VaultsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r VaultsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29292,6 +34839,12 @@ type VaultsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsDeleteResponse429Headers the declared response headers of an HTTP 429 response for VaultsDelete
+type VaultsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsDeleteResponse500Headers the declared response headers of an HTTP 500 response for VaultsDelete
 type VaultsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -29314,6 +34867,8 @@ type VaultsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29326,6 +34881,8 @@ type VaultsDeleteResponse struct {
 	Headers403 *VaultsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29350,6 +34907,11 @@ func (r VaultsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29411,6 +34973,12 @@ type VaultsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for VaultsRetrieve
+type VaultsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for VaultsRetrieve
 type VaultsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -29433,6 +35001,8 @@ type VaultsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29445,6 +35015,8 @@ type VaultsRetrieveResponse struct {
 	Headers403 *VaultsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29469,6 +35041,11 @@ func (r VaultsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29540,6 +35117,12 @@ type VaultsUpdateResponse409Headers struct {
 	RequestId RequestId
 }
 
+// VaultsUpdateResponse429Headers the declared response headers of an HTTP 429 response for VaultsUpdate
+type VaultsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsUpdate
 type VaultsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -29566,6 +35149,8 @@ type VaultsUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29582,6 +35167,8 @@ type VaultsUpdateResponse struct {
 	Headers404 *VaultsUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29616,6 +35203,11 @@ func (r VaultsUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29677,6 +35269,12 @@ type VaultsArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsArchiveResponse429Headers the declared response headers of an HTTP 429 response for VaultsArchive
+type VaultsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsArchive
 type VaultsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -29699,6 +35297,8 @@ type VaultsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29711,6 +35311,8 @@ type VaultsArchiveResponse struct {
 	Headers403 *VaultsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29735,6 +35337,11 @@ func (r VaultsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29801,6 +35408,12 @@ type VaultsCredentialsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsListResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsList
+type VaultsCredentialsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsListResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsList
 type VaultsCredentialsListResponse500Headers struct {
 	RequestId RequestId
@@ -29825,6 +35438,8 @@ type VaultsCredentialsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29839,6 +35454,8 @@ type VaultsCredentialsListResponse struct {
 	Headers403 *VaultsCredentialsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29868,6 +35485,11 @@ func (r VaultsCredentialsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29939,6 +35561,12 @@ type VaultsCredentialsCreateResponse409Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsCreateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsCreate
 type VaultsCredentialsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -29965,6 +35593,8 @@ type VaultsCredentialsCreateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29981,6 +35611,8 @@ type VaultsCredentialsCreateResponse struct {
 	Headers404 *VaultsCredentialsCreateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCredentialsCreateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30015,6 +35647,11 @@ func (r VaultsCredentialsCreateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCredentialsCreateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30076,6 +35713,12 @@ type VaultsCredentialsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsDeleteResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsDeleteResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsDelete
 type VaultsCredentialsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -30098,6 +35741,8 @@ type VaultsCredentialsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30110,6 +35755,8 @@ type VaultsCredentialsDeleteResponse struct {
 	Headers403 *VaultsCredentialsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30134,6 +35781,11 @@ func (r VaultsCredentialsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30195,6 +35847,12 @@ type VaultsCredentialsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsRetrieve
 type VaultsCredentialsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -30217,6 +35875,8 @@ type VaultsCredentialsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30229,6 +35889,8 @@ type VaultsCredentialsRetrieveResponse struct {
 	Headers403 *VaultsCredentialsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30253,6 +35915,11 @@ func (r VaultsCredentialsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30324,6 +35991,12 @@ type VaultsCredentialsUpdateResponse409Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsUpdateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsUpdate
 type VaultsCredentialsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -30350,6 +36023,8 @@ type VaultsCredentialsUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30366,6 +36041,8 @@ type VaultsCredentialsUpdateResponse struct {
 	Headers404 *VaultsCredentialsUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCredentialsUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30400,6 +36077,11 @@ func (r VaultsCredentialsUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCredentialsUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30461,6 +36143,12 @@ type VaultsCredentialsArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsArchiveResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsArchive
 type VaultsCredentialsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -30483,6 +36171,8 @@ type VaultsCredentialsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30495,6 +36185,8 @@ type VaultsCredentialsArchiveResponse struct {
 	Headers403 *VaultsCredentialsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30519,6 +36211,11 @@ func (r VaultsCredentialsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30590,6 +36287,12 @@ type VaultsCredentialsMcpOauthValidateResponse409Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsMcpOauthValidateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsMcpOauthValidateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsMcpOauthValidate
 type VaultsCredentialsMcpOauthValidateResponse500Headers struct {
 	RequestId RequestId
@@ -30616,6 +36319,8 @@ type VaultsCredentialsMcpOauthValidateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30632,6 +36337,8 @@ type VaultsCredentialsMcpOauthValidateResponse struct {
 	Headers404 *VaultsCredentialsMcpOauthValidateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCredentialsMcpOauthValidateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsMcpOauthValidateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsMcpOauthValidateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30666,6 +36373,11 @@ func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30727,6 +36439,12 @@ type WebhooksListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksListResponse429Headers the declared response headers of an HTTP 429 response for WebhooksList
+type WebhooksListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksListResponse500Headers the declared response headers of an HTTP 500 response for WebhooksList
 type WebhooksListResponse500Headers struct {
 	RequestId RequestId
@@ -30749,6 +36467,8 @@ type WebhooksListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30761,6 +36481,8 @@ type WebhooksListResponse struct {
 	Headers401 *WebhooksListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *WebhooksListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30785,6 +36507,11 @@ func (r WebhooksListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r WebhooksListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30851,6 +36578,12 @@ type WebhooksCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksCreateResponse429Headers the declared response headers of an HTTP 429 response for WebhooksCreate
+type WebhooksCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksCreateResponse500Headers the declared response headers of an HTTP 500 response for WebhooksCreate
 type WebhooksCreateResponse500Headers struct {
 	RequestId RequestId
@@ -30875,6 +36608,8 @@ type WebhooksCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30889,6 +36624,8 @@ type WebhooksCreateResponse struct {
 	Headers403 *WebhooksCreateResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30918,6 +36655,11 @@ func (r WebhooksCreateResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhooksCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30979,6 +36721,12 @@ type WebhooksDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeleteResponse429Headers the declared response headers of an HTTP 429 response for WebhooksDelete
+type WebhooksDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksDeleteResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDelete
 type WebhooksDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -31001,6 +36749,8 @@ type WebhooksDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31013,6 +36763,8 @@ type WebhooksDeleteResponse struct {
 	Headers403 *WebhooksDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31037,6 +36789,11 @@ func (r WebhooksDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31098,6 +36855,12 @@ type WebhooksRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksRetrieveResponse429Headers the declared response headers of an HTTP 429 response for WebhooksRetrieve
+type WebhooksRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksRetrieveResponse500Headers the declared response headers of an HTTP 500 response for WebhooksRetrieve
 type WebhooksRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -31120,6 +36883,8 @@ type WebhooksRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31132,6 +36897,8 @@ type WebhooksRetrieveResponse struct {
 	Headers403 *WebhooksRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31156,6 +36923,11 @@ func (r WebhooksRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31227,6 +36999,12 @@ type WebhooksUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksUpdateResponse429Headers the declared response headers of an HTTP 429 response for WebhooksUpdate
+type WebhooksUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksUpdateResponse500Headers the declared response headers of an HTTP 500 response for WebhooksUpdate
 type WebhooksUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -31253,6 +37031,8 @@ type WebhooksUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31269,6 +37049,8 @@ type WebhooksUpdateResponse struct {
 	Headers404 *WebhooksUpdateResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31303,6 +37085,11 @@ func (r WebhooksUpdateResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhooksUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31369,6 +37156,12 @@ type WebhooksDeliveriesListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeliveriesListResponse429Headers the declared response headers of an HTTP 429 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksDeliveriesListResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDeliveriesList
 type WebhooksDeliveriesListResponse500Headers struct {
 	RequestId RequestId
@@ -31393,6 +37186,8 @@ type WebhooksDeliveriesListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31407,6 +37202,8 @@ type WebhooksDeliveriesListResponse struct {
 	Headers403 *WebhooksDeliveriesListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksDeliveriesListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksDeliveriesListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeliveriesListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31436,6 +37233,11 @@ func (r WebhooksDeliveriesListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksDeliveriesListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31502,6 +37304,12 @@ type WebhooksDeliveriesRedeliverResponse409Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeliveriesRedeliverResponse429Headers the declared response headers of an HTTP 429 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksDeliveriesRedeliverResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDeliveriesRedeliver
 type WebhooksDeliveriesRedeliverResponse500Headers struct {
 	RequestId RequestId
@@ -31526,6 +37334,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31540,6 +37350,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	Headers404 *WebhooksDeliveriesRedeliverResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *WebhooksDeliveriesRedeliverResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksDeliveriesRedeliverResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeliveriesRedeliverResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31569,6 +37381,11 @@ func (r WebhooksDeliveriesRedeliverResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r WebhooksDeliveriesRedeliverResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31635,6 +37452,12 @@ type WebhooksRotateSecretResponse404Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksRotateSecretResponse429Headers the declared response headers of an HTTP 429 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksRotateSecretResponse500Headers the declared response headers of an HTTP 500 response for WebhooksRotateSecret
 type WebhooksRotateSecretResponse500Headers struct {
 	RequestId RequestId
@@ -31659,6 +37482,8 @@ type WebhooksRotateSecretResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31673,6 +37498,8 @@ type WebhooksRotateSecretResponse struct {
 	Headers403 *WebhooksRotateSecretResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksRotateSecretResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksRotateSecretResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksRotateSecretResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31702,6 +37529,11 @@ func (r WebhooksRotateSecretResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksRotateSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -33727,8 +39559,8 @@ func (c *ClientWithResponses) VaultsCredentialsListWithResponse(ctx context.Cont
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -33753,8 +39585,8 @@ func (c *ClientWithResponses) VaultsCredentialsCreateWithBodyWithResponse(ctx co
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -33801,9 +39633,17 @@ func (c *ClientWithResponses) VaultsCredentialsRetrieveWithResponse(ctx context.
 
 // VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -33820,9 +39660,17 @@ func (c *ClientWithResponses) VaultsCredentialsUpdateWithBodyWithResponse(ctx co
 
 // VaultsCredentialsUpdateWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -33861,7 +39709,8 @@ func (c *ClientWithResponses) VaultsCredentialsArchiveWithResponse(ctx context.C
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -33898,8 +39747,8 @@ func (c *ClientWithResponses) WebhooksListWithResponse(ctx context.Context, para
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -33924,8 +39773,8 @@ func (c *ClientWithResponses) WebhooksCreateWithBodyWithResponse(ctx context.Con
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -34232,6 +40081,13 @@ func ParseAgentsListResponse(rsp *http.Response) (*AgentsListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34289,6 +40145,23 @@ func ParseAgentsListResponse(rsp *http.Response) (*AgentsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34370,6 +40243,13 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34437,6 +40317,23 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34518,6 +40415,13 @@ func ParseAgentsRetrieveResponse(rsp *http.Response) (*AgentsRetrieveResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34585,6 +40489,23 @@ func ParseAgentsRetrieveResponse(rsp *http.Response) (*AgentsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34680,6 +40601,13 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34767,6 +40695,23 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34841,6 +40786,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34898,6 +40850,23 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34979,6 +40948,13 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35046,6 +41022,23 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsVersionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsVersionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35120,6 +41113,13 @@ func ParseDeploymentRunsListResponse(rsp *http.Response) (*DeploymentRunsListRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35177,6 +41177,23 @@ func ParseDeploymentRunsListResponse(rsp *http.Response) (*DeploymentRunsListRes
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentRunsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentRunsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35251,6 +41268,13 @@ func ParseDeploymentRunsRetrieveResponse(rsp *http.Response) (*DeploymentRunsRet
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35308,6 +41332,23 @@ func ParseDeploymentRunsRetrieveResponse(rsp *http.Response) (*DeploymentRunsRet
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentRunsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentRunsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35382,6 +41423,13 @@ func ParseDeploymentsListResponse(rsp *http.Response) (*DeploymentsListResponse,
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35439,6 +41487,23 @@ func ParseDeploymentsListResponse(rsp *http.Response) (*DeploymentsListResponse,
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35520,6 +41585,13 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35587,6 +41659,23 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35661,6 +41750,13 @@ func ParseDeploymentsRetrieveResponse(rsp *http.Response) (*DeploymentsRetrieveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35718,6 +41814,23 @@ func ParseDeploymentsRetrieveResponse(rsp *http.Response) (*DeploymentsRetrieveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35813,6 +41926,13 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35900,6 +42020,23 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35974,6 +42111,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36031,6 +42175,23 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36112,6 +42273,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36179,6 +42347,23 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsPauseResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsPauseResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36260,6 +42445,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36327,6 +42519,23 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsRunResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsRunResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36408,6 +42617,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36475,6 +42691,23 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsUnpauseResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsUnpauseResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36549,6 +42782,13 @@ func ParseEnvironmentsListResponse(rsp *http.Response) (*EnvironmentsListRespons
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36606,6 +42846,23 @@ func ParseEnvironmentsListResponse(rsp *http.Response) (*EnvironmentsListRespons
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36694,6 +42951,13 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36771,6 +43035,23 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36845,6 +43126,13 @@ func ParseEnvironmentsDeleteResponse(rsp *http.Response) (*EnvironmentsDeleteRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36902,6 +43190,23 @@ func ParseEnvironmentsDeleteResponse(rsp *http.Response) (*EnvironmentsDeleteRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36976,6 +43281,13 @@ func ParseEnvironmentsRetrieveResponse(rsp *http.Response) (*EnvironmentsRetriev
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37033,6 +43345,23 @@ func ParseEnvironmentsRetrieveResponse(rsp *http.Response) (*EnvironmentsRetriev
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37128,6 +43457,13 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37215,6 +43551,23 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37289,6 +43642,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37346,6 +43706,23 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37427,6 +43804,13 @@ func ParseEnvironmentsWorkListResponse(rsp *http.Response) (*EnvironmentsWorkLis
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37494,6 +43878,23 @@ func ParseEnvironmentsWorkListResponse(rsp *http.Response) (*EnvironmentsWorkLis
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37589,6 +43990,13 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37676,6 +44084,23 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37757,6 +44182,13 @@ func ParseEnvironmentsWorkPollResponse(rsp *http.Response) (*EnvironmentsWorkPol
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37824,6 +44256,23 @@ func ParseEnvironmentsWorkPollResponse(rsp *http.Response) (*EnvironmentsWorkPol
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkPollResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkPollResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37898,6 +44347,13 @@ func ParseEnvironmentsWorkStatsResponse(rsp *http.Response) (*EnvironmentsWorkSt
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37955,6 +44411,23 @@ func ParseEnvironmentsWorkStatsResponse(rsp *http.Response) (*EnvironmentsWorkSt
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkStatsResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkStatsResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38029,6 +44502,13 @@ func ParseEnvironmentsWorkRetrieveResponse(rsp *http.Response) (*EnvironmentsWor
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38086,6 +44566,23 @@ func ParseEnvironmentsWorkRetrieveResponse(rsp *http.Response) (*EnvironmentsWor
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38174,6 +44671,13 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38251,6 +44755,23 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38332,6 +44853,13 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38399,6 +44927,23 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkAckResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkAckResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38487,6 +45032,13 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38564,6 +45116,23 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkFailResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkFailResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38652,6 +45221,13 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38729,6 +45305,23 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 			headers.RequestId = value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkHeartbeatResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkHeartbeatResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38824,6 +45417,13 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38911,6 +45511,23 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkResultResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkResultResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38995,6 +45612,13 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39072,6 +45696,23 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkStopResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkStopResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39146,6 +45787,13 @@ func ParseFilesListResponse(rsp *http.Response) (*FilesListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39203,6 +45851,23 @@ func ParseFilesListResponse(rsp *http.Response) (*FilesListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39284,6 +45949,13 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39351,6 +46023,23 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesUploadResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesUploadResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39425,6 +46114,13 @@ func ParseFilesDeleteResponse(rsp *http.Response) (*FilesDeleteResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39482,6 +46178,23 @@ func ParseFilesDeleteResponse(rsp *http.Response) (*FilesDeleteResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39556,6 +46269,13 @@ func ParseFilesRetrieveResponse(rsp *http.Response) (*FilesRetrieveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39613,6 +46333,23 @@ func ParseFilesRetrieveResponse(rsp *http.Response) (*FilesRetrieveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39679,6 +46416,13 @@ func ParseFilesContentResponse(rsp *http.Response) (*FilesContentResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -39758,6 +46502,23 @@ func ParseFilesContentResponse(rsp *http.Response) (*FilesContentResponse, error
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesContentResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesContentResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39832,6 +46593,13 @@ func ParseMemoryStoresListResponse(rsp *http.Response) (*MemoryStoresListRespons
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39889,6 +46657,23 @@ func ParseMemoryStoresListResponse(rsp *http.Response) (*MemoryStoresListRespons
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39963,6 +46748,13 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40020,6 +46812,23 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40094,6 +46903,13 @@ func ParseMemoryStoresDeleteResponse(rsp *http.Response) (*MemoryStoresDeleteRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40151,6 +46967,23 @@ func ParseMemoryStoresDeleteResponse(rsp *http.Response) (*MemoryStoresDeleteRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40225,6 +47058,13 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40282,6 +47122,23 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40370,6 +47227,13 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40447,6 +47311,23 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40521,6 +47402,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40578,6 +47466,23 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40659,6 +47564,13 @@ func ParseMemoryStoresMemoriesListResponse(rsp *http.Response) (*MemoryStoresMem
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40726,6 +47638,23 @@ func ParseMemoryStoresMemoriesListResponse(rsp *http.Response) (*MemoryStoresMem
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40821,6 +47750,13 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40908,6 +47844,23 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40996,6 +47949,13 @@ func ParseMemoryStoresMemoriesDeleteResponse(rsp *http.Response) (*MemoryStoresM
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41073,6 +48033,23 @@ func ParseMemoryStoresMemoriesDeleteResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41154,6 +48131,13 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41221,6 +48205,23 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41316,6 +48317,13 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41403,6 +48411,23 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41484,6 +48509,13 @@ func ParseMemoryStoresMemoryVersionsListResponse(rsp *http.Response) (*MemorySto
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41551,6 +48583,23 @@ func ParseMemoryStoresMemoryVersionsListResponse(rsp *http.Response) (*MemorySto
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoryVersionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoryVersionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41632,6 +48681,13 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41699,6 +48755,23 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoryVersionsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoryVersionsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41780,6 +48853,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41847,6 +48927,23 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoryVersionsRedactResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoryVersionsRedactResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41921,6 +49018,13 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41978,6 +49082,23 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42059,6 +49180,13 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42126,6 +49254,23 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42200,6 +49345,13 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42257,6 +49409,23 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42331,6 +49500,13 @@ func ParseSessionsRetrieveResponse(rsp *http.Response) (*SessionsRetrieveRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42388,6 +49564,23 @@ func ParseSessionsRetrieveResponse(rsp *http.Response) (*SessionsRetrieveRespons
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42476,6 +49669,13 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42553,6 +49753,23 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42627,6 +49844,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42684,6 +49908,23 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42765,6 +50006,13 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42832,6 +50080,23 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsEventsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsEventsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42927,6 +50192,13 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43014,6 +50286,23 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsEventsSendResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsEventsSendResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43260,6 +50549,13 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43327,6 +50623,23 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43401,6 +50714,13 @@ func ParseSessionsThreadsGetResponse(rsp *http.Response) (*SessionsThreadsGetRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43458,6 +50778,23 @@ func ParseSessionsThreadsGetResponse(rsp *http.Response) (*SessionsThreadsGetRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsGetResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsGetResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43546,6 +50883,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43623,6 +50967,23 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43704,6 +51065,13 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43771,6 +51139,23 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsEventsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsEventsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44010,6 +51395,13 @@ func ParseSkillsListResponse(rsp *http.Response) (*SkillsListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44067,6 +51459,23 @@ func ParseSkillsListResponse(rsp *http.Response) (*SkillsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44148,6 +51557,13 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44215,6 +51631,23 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44289,6 +51722,13 @@ func ParseSkillsDeleteResponse(rsp *http.Response) (*SkillsDeleteResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44346,6 +51786,23 @@ func ParseSkillsDeleteResponse(rsp *http.Response) (*SkillsDeleteResponse, error
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44420,6 +51877,13 @@ func ParseSkillsRetrieveResponse(rsp *http.Response) (*SkillsRetrieveResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44477,6 +51941,23 @@ func ParseSkillsRetrieveResponse(rsp *http.Response) (*SkillsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44558,6 +52039,13 @@ func ParseSkillsVersionsListResponse(rsp *http.Response) (*SkillsVersionsListRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44625,6 +52113,23 @@ func ParseSkillsVersionsListResponse(rsp *http.Response) (*SkillsVersionsListRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44713,6 +52218,13 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44790,6 +52302,23 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44864,6 +52393,13 @@ func ParseSkillsVersionsDeleteResponse(rsp *http.Response) (*SkillsVersionsDelet
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44921,6 +52457,23 @@ func ParseSkillsVersionsDeleteResponse(rsp *http.Response) (*SkillsVersionsDelet
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45002,6 +52555,13 @@ func ParseSkillsVersionsRetrieveResponse(rsp *http.Response) (*SkillsVersionsRet
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45069,6 +52629,23 @@ func ParseSkillsVersionsRetrieveResponse(rsp *http.Response) (*SkillsVersionsRet
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45142,6 +52719,13 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -45217,6 +52801,23 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsContentResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsContentResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45291,6 +52892,13 @@ func ParseVaultsListResponse(rsp *http.Response) (*VaultsListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45348,6 +52956,23 @@ func ParseVaultsListResponse(rsp *http.Response) (*VaultsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45422,6 +53047,13 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45479,6 +53111,23 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45553,6 +53202,13 @@ func ParseVaultsDeleteResponse(rsp *http.Response) (*VaultsDeleteResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45610,6 +53266,23 @@ func ParseVaultsDeleteResponse(rsp *http.Response) (*VaultsDeleteResponse, error
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45684,6 +53357,13 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45741,6 +53421,23 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45829,6 +53526,13 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45906,6 +53610,23 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45980,6 +53701,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46037,6 +53765,23 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46118,6 +53863,13 @@ func ParseVaultsCredentialsListResponse(rsp *http.Response) (*VaultsCredentialsL
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46185,6 +53937,23 @@ func ParseVaultsCredentialsListResponse(rsp *http.Response) (*VaultsCredentialsL
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46273,6 +54042,13 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46350,6 +54126,23 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46424,6 +54217,13 @@ func ParseVaultsCredentialsDeleteResponse(rsp *http.Response) (*VaultsCredential
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46481,6 +54281,23 @@ func ParseVaultsCredentialsDeleteResponse(rsp *http.Response) (*VaultsCredential
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46555,6 +54372,13 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46612,6 +54436,23 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46700,6 +54541,13 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46777,6 +54625,23 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46851,6 +54716,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46908,6 +54780,23 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46996,6 +54885,13 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47073,6 +54969,23 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsMcpOauthValidateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsMcpOauthValidateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47147,6 +55060,13 @@ func ParseWebhooksListResponse(rsp *http.Response) (*WebhooksListResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47204,6 +55124,23 @@ func ParseWebhooksListResponse(rsp *http.Response) (*WebhooksListResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47285,6 +55222,13 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47352,6 +55296,23 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47426,6 +55387,13 @@ func ParseWebhooksDeleteResponse(rsp *http.Response) (*WebhooksDeleteResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47483,6 +55451,23 @@ func ParseWebhooksDeleteResponse(rsp *http.Response) (*WebhooksDeleteResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47557,6 +55542,13 @@ func ParseWebhooksRetrieveResponse(rsp *http.Response) (*WebhooksRetrieveRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47614,6 +55606,23 @@ func ParseWebhooksRetrieveResponse(rsp *http.Response) (*WebhooksRetrieveRespons
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47702,6 +55711,13 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47779,6 +55795,23 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47860,6 +55893,13 @@ func ParseWebhooksDeliveriesListResponse(rsp *http.Response) (*WebhooksDeliverie
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47927,6 +55967,23 @@ func ParseWebhooksDeliveriesListResponse(rsp *http.Response) (*WebhooksDeliverie
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksDeliveriesListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksDeliveriesListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48008,6 +56065,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48075,6 +56139,23 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksDeliveriesRedeliverResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksDeliveriesRedeliverResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48156,6 +56237,13 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48223,6 +56311,23 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksRotateSecretResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksRotateSecretResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -131,11 +131,25 @@ s3_stop() { stop_bg s3; }
 
 # Docker: our own daemon, no bridge, no iptables -------------------------------------------------------
 DOCKER_SOCK=$RUN/docker.sock
-docker_install() { command -v dockerd >/dev/null || apt_ensure docker.io; }
+# gVisor (Debian's runsc) is declared as the daemon's `runsc` runtime, for MANGO_WORKER_RUNTIME=runsc
+# (docs/operator-guide.md "gVisor"): --network=none, since runsc refuses a `--network none` container of a
+# bridgeless daemon otherwise ("cannot run with network enabled in root network namespace"), and
+# --host-uds=open, so that a sandbox may connect to its Work API socket (else connect() gets EPERM).
+docker_install() { command -v dockerd >/dev/null || apt_ensure docker.io; command -v runsc >/dev/null || apt_ensure runsc; }
+docker_config() {
+  printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--network=none", "--host-uds=open"]}}}\n' \
+    "$(command -v runsc)" >"$RUN/docker-daemon.json"
+}
 docker_start() {
-  docker_install; export DOCKER_HOST=unix://$DOCKER_SOCK; docker info >/dev/null 2>&1 && return 0
-  mkdir -p "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}"
-  start_bg dockerd dockerd --data-root "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}" --exec-root "$RUN/dx" -H "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" \
+  docker_install; export DOCKER_HOST=unix://$DOCKER_SOCK
+  if docker info >/dev/null 2>&1; then
+    docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"' ||
+      log "the running dockerd ($DOCKER_SOCK) declares no runsc runtime (started before it was added): 'services.sh stop docker' and start it again for MANGO_WORKER_RUNTIME=runsc and its tests"
+    return 0
+  fi
+  mkdir -p "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}"; docker_config
+  start_bg dockerd dockerd --config-file "$RUN/docker-daemon.json" \
+    --data-root "${MANGO_DOCKER_DATA_ROOT:-$CACHE/docker}" --exec-root "$RUN/dx" -H "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" \
     --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --userland-proxy=false \
     --storage-driver=overlay2 --log-level=warn
   local i; for ((i=0;i<150;i++)); do docker info >/dev/null 2>&1 && return 0; sleep 0.2; done

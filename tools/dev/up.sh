@@ -6,7 +6,8 @@
 # Data is durable (PostgreSQL with fsync, Temporal on SQLite, S3 files) under $MANGO_UP_DATA, so
 # `npm run down && npm run up` keeps Agents, Sessions, events, Files and running workflows.
 # Settings pass through from the caller: MANGO_MODEL_BASE_URL / ANTHROPIC_BASE_URL, MANGO_MODEL_API_KEY /
-# ANTHROPIC_API_KEY, MANGO_PORT (8080), MANGO_WORKER_NETWORK (none: sealed sandboxes).
+# ANTHROPIC_API_KEY, MANGO_PORT (8080), MANGO_WORKER_NETWORK (none: sealed sandboxes), MANGO_WORKER_RUNTIME (unset:
+# the daemon's default; runsc: gVisor, which the dockerd this script starts declares — docs/operator-guide.md "gVisor").
 set -euo pipefail
 # Files this script and the apps write get their modes explicitly; a restrictive caller umask (077) is fine.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -117,7 +118,7 @@ Mango is up (logs: $RUN/log, stop with: npm run down)
   MANGO_API_KEY=$MANGO_API_KEY
   console:       $BASE/console/ (sign in with the MANGO_API_KEY above; it stays in that browser tab)
   metrics:       http://127.0.0.1:$M_API/metrics (api), :$M_FILES (files), :$M_ORCH (orchestrator), :$M_SUP (supervisor)
-  environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it; sandbox network: ${MANGO_WORKER_NETWORK:-none})
+  environment:   $MANGO_ENVIRONMENT_ID (supervisor running against it; sandbox network: ${MANGO_WORKER_NETWORK:-none}; runtime: ${MANGO_WORKER_RUNTIME:-the daemon default})
   model:         $model — $model_key
   data:          $MANGO_UP_DATA (durable; npm run down && npm run up keeps it)
   loopback:      MCP servers and webhook receivers on 127.0.0.1 are allowed here (production refuses them)

@@ -8,6 +8,7 @@ import {
   engineInfo,
   imageItemEntry,
   removeSessionWorkspace,
+  resolveSandboxRuntime,
   sessionWorkspacesOf,
 } from '@mango/adapter-docker';
 import { decodeWorkSecret, isRetryableStatus, MangoClient } from '@mango/sdk';
@@ -95,6 +96,14 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       );
     const docker = createDockerClient(this.env.DOCKER_HOST);
     const info = await engineInfo(docker);
+    // Before 'docker engine connected': a runtime the daemon does not declare stops the supervisor here.
+    const runtime = this.env.MANGO_WORKER_RUNTIME
+      ? resolveSandboxRuntime(
+          this.env.MANGO_WORKER_RUNTIME,
+          ((await docker.info()) as { Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }> })
+            .Runtimes,
+        )
+      : undefined;
     this.log.info(
       {
         docker_version: info.version,
@@ -102,6 +111,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
         environment_id: this.env.MANGO_ENVIRONMENT_ID,
         base_url: this.env.MANGO_BASE_URL,
         sandbox_network: this.env.MANGO_WORKER_NETWORK,
+        sandbox_runtime: runtime?.name ?? 'default',
+        ...(runtime?.gvisor ? { sandbox_pids_limit: runtime.pidsLimit } : {}),
       },
       'docker engine connected',
     );
@@ -127,6 +138,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       dockerHost: this.env.DOCKER_HOST,
       image: this.env.MANGO_WORKER_IMAGE,
       network: this.env.MANGO_WORKER_NETWORK,
+      runtime: runtime?.name,
+      pidsLimit: runtime?.pidsLimit,
       upstreamUrl: this.env.MANGO_BASE_URL,
       socketRoot: this.env.MANGO_WORKER_SOCKET_DIR,
       sourceDir: this.env.MANGO_WORKER_SOURCE_DIR,

@@ -80,6 +80,18 @@ export class SupervisorEnv extends ObservabilityEnv {
   })
   MANGO_WORKER_NETWORK: string = 'none';
 
+  /**
+   * The OCI runtime of the sandbox containers (`HostConfig.Runtime`): unset, the daemon's default (runc);
+   * `runsc` runs them under gVisor (docs/operator-guide.md "gVisor"); any runtime name the daemon declares.
+   * Checked at boot against `docker info`: an undeclared runtime, or a gVisor one declared without
+   * `--host-uds=open`, stops the supervisor with a message saying how to declare it.
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, {
+    message: 'MANGO_WORKER_RUNTIME must be a runtime name the Docker daemon declares (e.g. runc, runsc)',
+  })
+  MANGO_WORKER_RUNTIME?: string;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)

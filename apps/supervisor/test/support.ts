@@ -206,3 +206,67 @@ export async function untilLogged(proc: { logs(): string }, text: string, ms = 1
   while (!proc.logs().includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   expect(proc.logs()).toContain(text);
 }
+
+/**
+ * The sealing probe (docs/operator-guide.md "Sandbox network"), run as the agent's bash in a Session
+ * container: no host port of the stack is reachable, the only interface is loopback with no route, the
+ * Work API socket answers only the Work token's routes (403 locally for anything else, 401 without the
+ * token), and a request smuggled in a chunked body gets one local 400. `$SESSION` must hold the Session's
+ * id. The interfaces come from /proc/net/dev, which runc and gVisor both have (gVisor's sysfs has no
+ * /sys/class/net). `expected` is the output of a sealed sandbox.
+ */
+export function sealingProbe(stack: Stack): { command: string; expected: string[] } {
+  const port = (u: string) => new URL(u.includes('://') ? u : `tcp://${u}`).port;
+  const targets = {
+    postgresql: port(process.env.MANGO_DATABASE_URL!),
+    temporal: port(process.env.MANGO_TEMPORAL_ADDRESS!),
+    s3: port(process.env.MANGO_S3_ENDPOINT!),
+    api: port(stack.api.url),
+  };
+  const command = [
+    ...Object.entries(targets).map(
+      ([name, p]) =>
+        `if timeout 3 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${p}' 2>/dev/null; then echo "${name}:open"; else echo "${name}:closed"; fi`,
+    ),
+    `echo "interfaces:$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' ')"`,
+    'echo "routes:$(tail -n +2 /proc/net/route | wc -l)"',
+    `echo "agents:$(curl -s --unix-socket /run/mango/api.sock http://mango/v1/agents | jq -r .error.type)"`,
+    `echo "poll:$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/mango/api.sock 'http://mango/v1/environments/${stack.envId}/work/poll')"`,
+    `echo "session-without-token:$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/mango/api.sock http://mango/v1/sessions/$SESSION)"`,
+    // Request smuggling (issue #34): a GET of the Session's events whose chunked body is a whole second
+    // request. Every status line the socket answers is printed: one local 400, nothing from Mango.
+    `SESSION=$SESSION python3 - <<'PY'`,
+    'import os, socket',
+    "s = socket.socket(socket.AF_UNIX); s.connect('/run/mango/api.sock')",
+    "inner = b'GET /v1/agents?smuggled=e2e HTTP/1.1\\r\\nHost: mango\\r\\n\\r\\n'",
+    "head = b'GET /v1/sessions/' + os.environ['SESSION'].encode() + b'/events HTTP/1.1\\r\\nHost: mango\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n'",
+    "s.sendall(head + b'%x\\r\\n' % len(inner) + inner + b'\\r\\n0\\r\\n\\r\\n')",
+    "data = b''",
+    'while True:',
+    '    chunk = s.recv(65536)',
+    '    if not chunk: break',
+    '    data += chunk',
+    "print('smuggle:' + ' '.join(l.split()[1].decode() for l in data.split(b'\\r\\n') if l.startswith(b'HTTP/1.1 ')))",
+    'PY',
+  ].join('\n');
+  return {
+    command,
+    expected: [
+      'postgresql:closed',
+      'temporal:closed',
+      's3:closed',
+      'api:closed',
+      'interfaces:lo ',
+      'routes:0',
+      'agents:permission_error',
+      'poll:403',
+      'session-without-token:401',
+      'smuggle:400',
+    ],
+  };
+}
+
+/** The README tour's bash turn: the sandbox image's userland (docs/operator-guide.md "Sandbox image"). */
+export const USERLAND_COMMAND =
+  'git --version && python3 -V && rg --version | head -1 && echo ok | sed s/ok/fine/';
+export const USERLAND_OUTPUT = /^git version 2\.\d+.*\nPython 3\.\d+\.\d+\nripgrep \d+.*\nfine$/s;

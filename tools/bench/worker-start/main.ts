@@ -8,17 +8,23 @@
  *     Ack → first heartbeat (`started_at`), and for cold starts the part after `start`: container running
  *     → first heartbeat (Node, the item runner's load, its stdin, the heartbeat's round trip);
  *   - healthcheck create → `succeeded` (`stopped_at − created_at`), p50/p95;
- * next to the floor measured in the same run: a raw `docker run --rm` of the same image whose process
- * makes one HTTP request to a local listener (spawn → running, spawn → first request, running → first
- * request).
+ * next to the floor measured in the same run: a raw `docker run --rm` of the same image, hardened and sealed
+ * like a sandbox (`--network none`), whose process makes one HTTP request to a listener on a unix socket
+ * bind-mounted into it, as the item runner reaches its Work API socket (spawn → running, spawn → first
+ * request, running → first request).
+ * All of it once per OCI runtime (BENCH_RUNTIMES, default `runc,runsc`: MANGO_WORKER_RUNTIME and the raw
+ * floor's `--runtime`; a runtime the daemon does not declare is left out, saying so), then each runtime's
+ * Ack → first heartbeat over its own raw floor and runsc's figures over runc's (docs/operator-guide.md "gVisor").
  * Printed figures only; never pass/fail. Run: npm run bench:worker-start (BENCH_WORKER_IMAGE=<tag> measures a
  * built worker image instead of items run from this checkout).
  */
 import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import { freePort, logged, startApi, startApp } from '@mango/testing';
+import { logged, startApi, startApp } from '@mango/testing';
 import { pct } from '../stats';
 import { BENCH_FAIR_USE_ENV } from '../fair-use-env';
 
@@ -26,26 +32,33 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 15);
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 2);
 /** The pause before each item of the spaced pool run: long enough for the pool to refill. */
 const SPACING_MS = Number(process.env.BENCH_POOL_SPACING_MS ?? 5000);
+const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'runc,runsc').split(',').filter(Boolean);
 const ROOT = join(__dirname, '../../..');
 const LABEL = 'dev.mango.work_id';
 
 const row = (name: string, xs: number[]) =>
   `${name.padEnd(46)} p50 ${pct(xs, 50).toFixed(0).padStart(6)} ms   p95 ${pct(xs, 95).toFixed(0).padStart(6)} ms   (n=${xs.length})`;
 
-async function rawFloor(image: string, samples: number) {
-  const port = await freePort();
+async function rawFloor(image: string, samples: number, runtime: string) {
+  // A unix socket in a directory bind-mounted read-only, as the Work API socket is (gVisor needs the
+  // daemon's --host-uds=open for it; a sealed runsc sandbox has no network to reach a TCP listener).
+  const dir = mkdtempSync(join(tmpdir(), 'mango-bench-floor-'));
+  chmodSync(dir, 0o755);
+  const socket = join(dir, 'api.sock');
   let hit: (() => void) | undefined;
   const server = createServer((req, res) => {
     hit?.();
     res.end('{}');
-  }).listen(port, '127.0.0.1');
+  });
+  await new Promise<void>((r) => server.listen(socket, r));
+  chmodSync(socket, 0o666);
   const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
   const running: number[] = [];
   const firstRequest: number[] = [];
   const runningToRequest: number[] = [];
   try {
     for (let i = 0; i < samples; i++) {
-      const name = `mango-bench-raw-${process.pid}-${i}`;
+      const name = `mango-bench-raw-${runtime}-${process.pid}-${i}`;
       const t0 = Date.now();
       const requested = new Promise<number>((resolve) => (hit = () => resolve(Date.now())));
       const child = spawn(
@@ -55,8 +68,12 @@ async function rawFloor(image: string, samples: number) {
           '--rm',
           '--name',
           name,
+          '--runtime',
+          runtime,
           '--network',
-          'host',
+          'none',
+          '--volume',
+          `${dir}:/run/mango:ro`,
           '--user',
           '1000:1000',
           '--read-only',
@@ -67,7 +84,7 @@ async function rawFloor(image: string, samples: number) {
           image,
           'node',
           '-e',
-          `fetch('http://127.0.0.1:${port}/heartbeat', { method: 'POST' }).then(() => process.exit(0))`,
+          `require('http').request({ socketPath: '/run/mango/api.sock', path: '/heartbeat', method: 'POST' }, () => process.exit(0)).end()`,
         ],
         { stdio: 'ignore' },
       );
@@ -89,6 +106,7 @@ async function rawFloor(image: string, samples: number) {
     }
   } finally {
     server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
   return { running, firstRequest, runningToRequest };
 }
@@ -110,7 +128,8 @@ async function measure(
   workerImage: string,
   poolSize: number,
   /** Pause SPACING_MS before each item (periodic healthchecks: the pool has refilled by then). */
-  spaced = false,
+  spaced: boolean,
+  runtime: string,
 ): Promise<Run> {
   const started = new Map<string, number>();
   const events = (await docker.getEvents({
@@ -128,7 +147,7 @@ async function measure(
     await fetch(`${api.url}/v1/environments`, {
       method: 'POST',
       headers: h,
-      body: JSON.stringify({ name: `bench-pool-${poolSize}${spaced ? '-spaced' : ''}` }),
+      body: JSON.stringify({ name: `bench-${runtime}-pool-${poolSize}${spaced ? '-spaced' : ''}` }),
     })
   ).json()) as { id: string };
   const supervisor = await startApp(
@@ -141,8 +160,9 @@ async function measure(
       MANGO_WORKER_IMAGE: workerImage,
       // Items run from this checkout unless a built worker image (tools/docker/build-worker-image.sh) is named.
       ...(process.env.BENCH_WORKER_IMAGE ? {} : { MANGO_WORKER_SOURCE_DIR: ROOT }),
-      MANGO_SUPERVISOR_ID: `bench-pool-${poolSize}${spaced ? '-spaced' : ''}`,
+      MANGO_SUPERVISOR_ID: `bench-${runtime}-pool-${poolSize}${spaced ? '-spaced' : ''}`,
       MANGO_WORKER_POOL_SIZE: String(poolSize),
+      MANGO_WORKER_RUNTIME: runtime,
     },
     logged('docker engine connected'),
     60_000,
@@ -196,24 +216,18 @@ async function measure(
   return run;
 }
 
-async function main(): Promise<void> {
-  const image = process.env.MANGO_BASE_IMAGE!;
-  const workerImage = process.env.BENCH_WORKER_IMAGE ?? image;
-  const api = await startApi('bench-worker', BENCH_FAIR_USE_ENV);
-  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
-  let cold: Run;
-  let pooled: Run;
-  let spaced: Run;
-  try {
-    cold = await measure(api, docker, workerImage, 0);
-    pooled = await measure(api, docker, workerImage, POOL_SIZE);
-    spaced = await measure(api, docker, workerImage, POOL_SIZE, true);
-  } finally {
-    await api.close();
-  }
-  const raw = await rawFloor(image, SAMPLES);
+interface RuntimeRuns {
+  runtime: string;
+  raw: Awaited<ReturnType<typeof rawFloor>>;
+  cold: Run;
+  pooled: Run;
+  spaced: Run;
+}
+
+function print(r: RuntimeRuns, workerImage: string, image: string): void {
+  const { raw, cold, pooled, spaced } = r;
   console.log(
-    `worker start-up on ${workerImage}, ${SAMPLES} samples each (${process.env.BENCH_WORKER_IMAGE ? 'built image' : 'items run from this checkout'}; raw floor on ${image})\n`,
+    `\n=== runtime ${r.runtime}: worker start-up on ${workerImage}, ${SAMPLES} samples each (${process.env.BENCH_WORKER_IMAGE ? 'built image' : 'items run from this checkout'}; raw floor on ${image})\n`,
   );
   console.log(row('raw docker run --rm: spawn → running', raw.running));
   console.log(row('raw docker run --rm: spawn → first request', raw.firstRequest));
@@ -238,10 +252,59 @@ async function main(): Promise<void> {
   console.log(row('Mango: Ack → first heartbeat', spaced.ackToHeartbeat));
   console.log(row('Mango: healthcheck create → succeeded', spaced.createToSucceeded));
   const floor = pct(raw.firstRequest, 50);
-  const ratio = (r: Run) => (pct(r.ackToHeartbeat, 50) / floor).toFixed(2);
+  const ratio = (run: Run) => (pct(run.ackToHeartbeat, 50) / floor).toFixed(2);
   console.log(
-    `\nAck → first heartbeat vs raw floor (p50): pool off ${ratio(cold)}×, pool on back to back ${ratio(pooled)}×, pool on, items spaced ${ratio(spaced)}×`,
+    `\n${r.runtime}: Ack → first heartbeat vs its raw floor (p50): pool off ${ratio(cold)}×, pool on back to back ${ratio(pooled)}×, pool on, items spaced ${ratio(spaced)}×`,
   );
+}
+
+async function main(): Promise<void> {
+  const image = process.env.MANGO_BASE_IMAGE!;
+  const workerImage = process.env.BENCH_WORKER_IMAGE ?? image;
+  const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
+  const declared = Object.keys(((await docker.info()) as { Runtimes?: object }).Runtimes ?? {});
+  const runtimes = RUNTIMES.filter((r) => declared.includes(r));
+  for (const r of RUNTIMES.filter((x) => !declared.includes(x)))
+    console.log(
+      `runtime ${r} left out: the daemon declares only ${declared.join(', ')} (tools/ci/services.sh declares runsc)`,
+    );
+  const api = await startApi('bench-worker', BENCH_FAIR_USE_ENV);
+  const results: RuntimeRuns[] = [];
+  try {
+    for (const runtime of runtimes)
+      results.push({
+        runtime,
+        cold: await measure(api, docker, workerImage, 0, false, runtime),
+        pooled: await measure(api, docker, workerImage, POOL_SIZE, false, runtime),
+        spaced: await measure(api, docker, workerImage, POOL_SIZE, true, runtime),
+        raw: { running: [], firstRequest: [], runningToRequest: [] },
+      });
+  } finally {
+    await api.close();
+  }
+  for (const r of results) r.raw = await rawFloor(image, SAMPLES, r.runtime);
+  for (const r of results) print(r, workerImage, image);
+  const runc = results.find((r) => r.runtime === 'runc');
+  const runsc = results.find((r) => r.runtime === 'runsc');
+  if (runc && runsc) {
+    const over = (a: number[], b: number[]) => (pct(a, 50) / pct(b, 50)).toFixed(2);
+    const line = (name: string, a: number[], b: number[]) =>
+      console.log(`  ${name.padEnd(54)} ${over(a, b)}×`);
+    console.log('\nrunsc over runc (p50):');
+    line('raw docker run --rm: spawn → running', runsc.raw.running, runc.raw.running);
+    line('raw docker run --rm: spawn → first request', runsc.raw.firstRequest, runc.raw.firstRequest);
+    line('Mango, pool off: Ack → first heartbeat', runsc.cold.ackToHeartbeat, runc.cold.ackToHeartbeat);
+    line(
+      'Mango, pool off: healthcheck create → succeeded',
+      runsc.cold.createToSucceeded,
+      runc.cold.createToSucceeded,
+    );
+    line(
+      'Mango, pool on, items spaced: Ack → first heartbeat',
+      runsc.spaced.ackToHeartbeat,
+      runc.spaced.ackToHeartbeat,
+    );
+  }
 }
 
 main().then(

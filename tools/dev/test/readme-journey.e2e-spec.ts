@@ -379,7 +379,7 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
     expect(list.at(-1)!.stop_reason).toEqual({ type: 'end_turn' });
   }, 400_000);
 
-  it('npm run down && npm run up keeps Agents, Sessions and events; the sandbox works again', async () => {
+  it('npm run down && npm run up keeps Agents, Sessions and events; the sandbox works again, under gVisor with MANGO_WORKER_RUNTIME=runsc', async () => {
     const before = (await api('GET', '/v1/sessions?limit=10')).body.data.map((x: any) => x.id).sort();
     const counts = await Promise.all(
       before.map(
@@ -387,8 +387,13 @@ describe('the README journey on a clean checkout (npm run up, the tour, down/up,
       ),
     );
     await run('npm run down', 120_000);
-    const up = await upAgain();
+    // README: `MANGO_WORKER_RUNTIME=runsc npm run up` (the CI dockerd declares runsc; docs/operator-guide.md "gVisor").
+    const up = await upAgain({ MANGO_WORKER_RUNTIME: 'runsc' });
     expect(up).toMatch(/Mango is up/);
+    expect(up).toMatch(/runtime: runsc/);
+    expect(readFileSync(join(env.MANGO_SERVICES_RUN!, 'log/supervisor.log'), 'utf8')).toContain(
+      '"sandbox_runtime":"runsc"',
+    );
     expect((await api('GET', '/v1/sessions?limit=10')).body.data.map((x: any) => x.id).sort()).toEqual(
       before,
     );

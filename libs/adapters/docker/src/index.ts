@@ -2,3 +2,4 @@ export * from './docker-engine';
 export * from './item-launcher';
 export * from './work-api-socket';
 export * from './session-workspaces';
+export * from './container-runtime';

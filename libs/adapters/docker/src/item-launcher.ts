@@ -42,6 +42,8 @@ export interface LaunchSettings {
    * Docker network. Mango itself is reached only through the Work API socket, whatever the network.
    */
   network: string;
+  /** The OCI runtime (`HostConfig.Runtime`, MANGO_WORKER_RUNTIME: e.g. `runsc` for gVisor); unset: the daemon's default. */
+  runtime?: string;
   /** Where the supervisor reaches Mango (MANGO_BASE_URL): the Work API socket forwards there. */
   upstreamUrl: string;
   /** A directory only the supervisor writes: one socket directory per running container. */

@@ -13,6 +13,8 @@ export const LABEL_POOL = 'dev.mango.pool';
 export interface SandboxSettings {
   image: string;
   network: string;
+  /** `HostConfig.Runtime` (MANGO_WORKER_RUNTIME, e.g. `runsc`); unset: the daemon's default runtime. */
+  runtime?: string;
   sourceDir?: string;
   memoryBytes?: number;
   nanoCpus?: number;
@@ -85,6 +87,7 @@ export function sandboxContainer(
     AttachStderr: true,
     Tty: false,
     HostConfig: {
+      ...(settings.runtime ? { Runtime: settings.runtime } : {}),
       NetworkMode: settings.network,
       ReadonlyRootfs: true,
       CapDrop: ['ALL'],

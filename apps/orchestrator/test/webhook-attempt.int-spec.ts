@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { createWebhookActivities } from '@mango/activities';
-import { generateWebhookSecret, SecretBox, WebhookSender } from '@mango/adapter-webhooks';
+import { generateWebhookSecret, sealWebhookSecret, WebhookSender } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { createDataSource } from '@mango/persistence';
+import { keyringFromSettings } from '@mango/platform-secrets';
 import { createTestDatabase, TestDatabase } from '@mango/testing';
 import type { webhookDeliveryWorkflow } from '@mango/workflows';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
@@ -49,7 +50,7 @@ async function tricklingReceiver(everyMs: number) {
 describe('webhook delivery attempts are bounded and cancellable (real Temporal, PostgreSQL, HTTP)', () => {
   let db: TestDatabase;
   let ds: DataSource;
-  const box = new SecretBox(randomBytes(32).toString('hex'));
+  const keyring = keyringFromSettings({ MANGO_KEYRING: `k1:${randomBytes(32).toString('base64')}` })!;
   const secret = generateWebhookSecret();
   let seq = 0;
 
@@ -69,7 +70,7 @@ describe('webhook delivery attempts are bounded and cancellable (real Temporal, 
     await ds.query(
       `INSERT INTO webhooks (id, workspace_id, url, event_types, description, metadata, secrets, created_at, updated_at)
        VALUES ($1, 'wrkspc_default', $2, '{session.created}', NULL, '{}', $3, now(), now())`,
-      [hook, url, JSON.stringify([{ sealed: box.seal(secret), expires_at: null }])],
+      [hook, url, JSON.stringify([{ ...sealWebhookSecret(keyring, hook, secret), expires_at: null }])],
     );
     await ds.query(
       `INSERT INTO webhook_events (id, workspace_id, type, data, created_at)
@@ -95,7 +96,7 @@ describe('webhook delivery attempts are bounded and cancellable (real Temporal, 
       connection: nativeConnection,
       taskQueue,
       workflowBundle: await testWorkflowBundle(),
-      activities: createWebhookActivities({ dataSource: ds, sender, box }),
+      activities: createWebhookActivities({ dataSource: ds, sender, keyring }),
     });
     const connection = await Connection.connect({ address });
     try {

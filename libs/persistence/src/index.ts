@@ -20,3 +20,5 @@ export * from './deployment-pause';
 export * from './work-item.mapper';
 export * from './work-item.repository';
 export * from './session-thread.repository';
+export * from './request-transaction';
+export * from './idempotency-key.repository';

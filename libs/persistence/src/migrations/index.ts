@@ -14,6 +14,7 @@ import { CreateSkillVersionFiles1796143000000 } from './1796143000000-CreateSkil
 import { AddSessionPromptInputs1796150000000 } from './1796150000000-AddSessionPromptInputs';
 import { CreateSessionThreads1796160000000 } from './1796160000000-CreateSessionThreads';
 import { AddWorkClaimIndexes1796323337434 } from './1796323337434-AddWorkClaimIndexes';
+import { CreateIdempotencyKeys1796661070207 } from './1796661070207-CreateIdempotencyKeys';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -32,4 +33,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AddSessionPromptInputs1796150000000,
   CreateSessionThreads1796160000000,
   AddWorkClaimIndexes1796323337434,
+  CreateIdempotencyKeys1796661070207,
 ];

@@ -19251,7 +19251,8 @@ func (r AgentsListResponse) ContentType() string {
 
 // AgentsCreateResponse201Headers the declared response headers of an HTTP 201 response for AgentsCreate
 type AgentsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // AgentsCreateResponse400Headers the declared response headers of an HTTP 400 response for AgentsCreate
@@ -19267,6 +19268,12 @@ type AgentsCreateResponse401Headers struct {
 // AgentsCreateResponse403Headers the declared response headers of an HTTP 403 response for AgentsCreate
 type AgentsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// AgentsCreateResponse409Headers the declared response headers of an HTTP 409 response for AgentsCreate
+type AgentsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // AgentsCreateResponse413Headers the declared response headers of an HTTP 413 response for AgentsCreate
@@ -19296,6 +19303,8 @@ type AgentsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19310,6 +19319,8 @@ type AgentsCreateResponse struct {
 	Headers401 *AgentsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *AgentsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AgentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *AgentsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -19336,6 +19347,11 @@ func (r AgentsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AgentsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AgentsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -19517,7 +19533,8 @@ func (r AgentsRetrieveResponse) ContentType() string {
 
 // AgentsUpdateResponse200Headers the declared response headers of an HTTP 200 response for AgentsUpdate
 type AgentsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // AgentsUpdateResponse400Headers the declared response headers of an HTTP 400 response for AgentsUpdate
@@ -19542,7 +19559,8 @@ type AgentsUpdateResponse404Headers struct {
 
 // AgentsUpdateResponse409Headers the declared response headers of an HTTP 409 response for AgentsUpdate
 type AgentsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // AgentsUpdateResponse413Headers the declared response headers of an HTTP 413 response for AgentsUpdate
@@ -19678,7 +19696,8 @@ func (r AgentsUpdateResponse) ContentType() string {
 
 // AgentsArchiveResponse200Headers the declared response headers of an HTTP 200 response for AgentsArchive
 type AgentsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // AgentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for AgentsArchive
@@ -19694,6 +19713,12 @@ type AgentsArchiveResponse403Headers struct {
 // AgentsArchiveResponse404Headers the declared response headers of an HTTP 404 response for AgentsArchive
 type AgentsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// AgentsArchiveResponse409Headers the declared response headers of an HTTP 409 response for AgentsArchive
+type AgentsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // AgentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for AgentsArchive
@@ -19718,6 +19743,8 @@ type AgentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19730,6 +19757,8 @@ type AgentsArchiveResponse struct {
 	Headers403 *AgentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AgentsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AgentsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19754,6 +19783,11 @@ func (r AgentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AgentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AgentsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20287,7 +20321,8 @@ func (r DeploymentsListResponse) ContentType() string {
 
 // DeploymentsCreateResponse201Headers the declared response headers of an HTTP 201 response for DeploymentsCreate
 type DeploymentsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsCreateResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsCreate
@@ -20303,6 +20338,12 @@ type DeploymentsCreateResponse401Headers struct {
 // DeploymentsCreateResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsCreate
 type DeploymentsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// DeploymentsCreateResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsCreate
+type DeploymentsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsCreateResponse413Headers the declared response headers of an HTTP 413 response for DeploymentsCreate
@@ -20332,6 +20373,8 @@ type DeploymentsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -20346,6 +20389,8 @@ type DeploymentsCreateResponse struct {
 	Headers401 *DeploymentsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *DeploymentsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeploymentsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -20372,6 +20417,11 @@ func (r DeploymentsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r DeploymentsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -20539,7 +20589,8 @@ func (r DeploymentsRetrieveResponse) ContentType() string {
 
 // DeploymentsUpdateResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsUpdate
 type DeploymentsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsUpdateResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsUpdate
@@ -20564,7 +20615,8 @@ type DeploymentsUpdateResponse404Headers struct {
 
 // DeploymentsUpdateResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsUpdate
 type DeploymentsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsUpdateResponse413Headers the declared response headers of an HTTP 413 response for DeploymentsUpdate
@@ -20700,7 +20752,8 @@ func (r DeploymentsUpdateResponse) ContentType() string {
 
 // DeploymentsArchiveResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsArchive
 type DeploymentsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsArchive
@@ -20716,6 +20769,12 @@ type DeploymentsArchiveResponse403Headers struct {
 // DeploymentsArchiveResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsArchive
 type DeploymentsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// DeploymentsArchiveResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsArchive
+type DeploymentsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsArchive
@@ -20740,6 +20799,8 @@ type DeploymentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20752,6 +20813,8 @@ type DeploymentsArchiveResponse struct {
 	Headers403 *DeploymentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeploymentsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20776,6 +20839,11 @@ func (r DeploymentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeploymentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20819,7 +20887,8 @@ func (r DeploymentsArchiveResponse) ContentType() string {
 
 // DeploymentsPauseResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsPause
 type DeploymentsPauseResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsPauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsPause
@@ -20839,7 +20908,8 @@ type DeploymentsPauseResponse404Headers struct {
 
 // DeploymentsPauseResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsPause
 type DeploymentsPauseResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsPauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsPause
@@ -20952,7 +21022,8 @@ func (r DeploymentsPauseResponse) ContentType() string {
 
 // DeploymentsRunResponse201Headers the declared response headers of an HTTP 201 response for DeploymentsRun
 type DeploymentsRunResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsRunResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsRun
@@ -20972,7 +21043,8 @@ type DeploymentsRunResponse404Headers struct {
 
 // DeploymentsRunResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsRun
 type DeploymentsRunResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsRunResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsRun
@@ -21085,7 +21157,8 @@ func (r DeploymentsRunResponse) ContentType() string {
 
 // DeploymentsUnpauseResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsUnpause
 type DeploymentsUnpauseResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsUnpauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsUnpause
@@ -21105,7 +21178,8 @@ type DeploymentsUnpauseResponse404Headers struct {
 
 // DeploymentsUnpauseResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsUnpause
 type DeploymentsUnpauseResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsUnpauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsUnpause
@@ -21337,7 +21411,8 @@ func (r EnvironmentsListResponse) ContentType() string {
 
 // EnvironmentsCreateResponse201Headers the declared response headers of an HTTP 201 response for EnvironmentsCreate
 type EnvironmentsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsCreateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsCreate
@@ -21357,7 +21432,8 @@ type EnvironmentsCreateResponse403Headers struct {
 
 // EnvironmentsCreateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsCreate
 type EnvironmentsCreateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsCreateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsCreate
@@ -21722,7 +21798,8 @@ func (r EnvironmentsRetrieveResponse) ContentType() string {
 
 // EnvironmentsUpdateResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsUpdate
 type EnvironmentsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsUpdateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsUpdate
@@ -21747,7 +21824,8 @@ type EnvironmentsUpdateResponse404Headers struct {
 
 // EnvironmentsUpdateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsUpdate
 type EnvironmentsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsUpdateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsUpdate
@@ -21883,7 +21961,8 @@ func (r EnvironmentsUpdateResponse) ContentType() string {
 
 // EnvironmentsArchiveResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsArchive
 type EnvironmentsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for EnvironmentsArchive
@@ -21899,6 +21978,12 @@ type EnvironmentsArchiveResponse403Headers struct {
 // EnvironmentsArchiveResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsArchive
 type EnvironmentsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// EnvironmentsArchiveResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsArchive
+type EnvironmentsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsArchive
@@ -21923,6 +22008,8 @@ type EnvironmentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21935,6 +22022,8 @@ type EnvironmentsArchiveResponse struct {
 	Headers403 *EnvironmentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnvironmentsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21959,6 +22048,11 @@ func (r EnvironmentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnvironmentsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22135,7 +22229,8 @@ func (r EnvironmentsWorkListResponse) ContentType() string {
 
 // EnvironmentsWorkCreateResponse201Headers the declared response headers of an HTTP 201 response for EnvironmentsWorkCreate
 type EnvironmentsWorkCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkCreateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkCreate
@@ -22160,7 +22255,8 @@ type EnvironmentsWorkCreateResponse404Headers struct {
 
 // EnvironmentsWorkCreateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkCreate
 type EnvironmentsWorkCreateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkCreateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkCreate
@@ -22667,7 +22763,8 @@ func (r EnvironmentsWorkRetrieveResponse) ContentType() string {
 
 // EnvironmentsWorkUpdateResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkUpdate
 type EnvironmentsWorkUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkUpdateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkUpdate
@@ -22688,6 +22785,12 @@ type EnvironmentsWorkUpdateResponse403Headers struct {
 // EnvironmentsWorkUpdateResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkUpdate
 type EnvironmentsWorkUpdateResponse404Headers struct {
 	RequestId RequestId
+}
+
+// EnvironmentsWorkUpdateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkUpdate
+type EnvironmentsWorkUpdateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkUpdateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkUpdate
@@ -22719,6 +22822,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -22735,6 +22840,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	Headers403 *EnvironmentsWorkUpdateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnvironmentsWorkUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -22766,6 +22873,11 @@ func (r EnvironmentsWorkUpdateResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkUpdateResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnvironmentsWorkUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -22814,7 +22926,8 @@ func (r EnvironmentsWorkUpdateResponse) ContentType() string {
 
 // EnvironmentsWorkAckResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkAck
 type EnvironmentsWorkAckResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkAckResponse401Headers the declared response headers of an HTTP 401 response for EnvironmentsWorkAck
@@ -22834,7 +22947,8 @@ type EnvironmentsWorkAckResponse404Headers struct {
 
 // EnvironmentsWorkAckResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkAck
 type EnvironmentsWorkAckResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkAckResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkAck
@@ -22947,7 +23061,8 @@ func (r EnvironmentsWorkAckResponse) ContentType() string {
 
 // EnvironmentsWorkFailResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkFailResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkFail
@@ -22968,6 +23083,12 @@ type EnvironmentsWorkFailResponse403Headers struct {
 // EnvironmentsWorkFailResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse404Headers struct {
 	RequestId RequestId
+}
+
+// EnvironmentsWorkFailResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkFail
+type EnvironmentsWorkFailResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkFailResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkFail
@@ -22999,6 +23120,8 @@ type EnvironmentsWorkFailResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23015,6 +23138,8 @@ type EnvironmentsWorkFailResponse struct {
 	Headers403 *EnvironmentsWorkFailResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkFailResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnvironmentsWorkFailResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkFailResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23046,6 +23171,11 @@ func (r EnvironmentsWorkFailResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkFailResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnvironmentsWorkFailResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -23094,7 +23224,8 @@ func (r EnvironmentsWorkFailResponse) ContentType() string {
 
 // EnvironmentsWorkHeartbeatResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkHeartbeat
 type EnvironmentsWorkHeartbeatResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkHeartbeatResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkHeartbeat
@@ -23115,6 +23246,12 @@ type EnvironmentsWorkHeartbeatResponse403Headers struct {
 // EnvironmentsWorkHeartbeatResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkHeartbeat
 type EnvironmentsWorkHeartbeatResponse404Headers struct {
 	RequestId RequestId
+}
+
+// EnvironmentsWorkHeartbeatResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkHeartbeat
+type EnvironmentsWorkHeartbeatResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkHeartbeatResponse412Headers the declared response headers of an HTTP 412 response for EnvironmentsWorkHeartbeat
@@ -23146,6 +23283,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *PreconditionFailed
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23162,6 +23301,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	Headers403 *EnvironmentsWorkHeartbeatResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkHeartbeatResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnvironmentsWorkHeartbeatResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *EnvironmentsWorkHeartbeatResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23193,6 +23334,11 @@ func (r EnvironmentsWorkHeartbeatResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkHeartbeatResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnvironmentsWorkHeartbeatResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
@@ -23241,7 +23387,8 @@ func (r EnvironmentsWorkHeartbeatResponse) ContentType() string {
 
 // EnvironmentsWorkResultResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkResult
 type EnvironmentsWorkResultResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkResultResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkResult
@@ -23266,7 +23413,8 @@ type EnvironmentsWorkResultResponse404Headers struct {
 
 // EnvironmentsWorkResultResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkResult
 type EnvironmentsWorkResultResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkResultResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkResult
@@ -23402,7 +23550,8 @@ func (r EnvironmentsWorkResultResponse) ContentType() string {
 
 // EnvironmentsWorkStopResponse204Headers the declared response headers of an HTTP 204 response for EnvironmentsWorkStop
 type EnvironmentsWorkStopResponse204Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkStopResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkStop
@@ -23423,6 +23572,12 @@ type EnvironmentsWorkStopResponse403Headers struct {
 // EnvironmentsWorkStopResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkStop
 type EnvironmentsWorkStopResponse404Headers struct {
 	RequestId RequestId
+}
+
+// EnvironmentsWorkStopResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkStop
+type EnvironmentsWorkStopResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkStopResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkStop
@@ -23452,6 +23607,8 @@ type EnvironmentsWorkStopResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23468,6 +23625,8 @@ type EnvironmentsWorkStopResponse struct {
 	Headers403 *EnvironmentsWorkStopResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkStopResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnvironmentsWorkStopResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkStopResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23494,6 +23653,11 @@ func (r EnvironmentsWorkStopResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkStopResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnvironmentsWorkStopResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -24648,7 +24812,8 @@ type MemoryStoresUpdateResponse404Headers struct {
 
 // MemoryStoresUpdateResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresUpdate
 type MemoryStoresUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresUpdateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresUpdate
@@ -25910,7 +26075,8 @@ type MemoryStoresMemoryVersionsRedactResponse404Headers struct {
 
 // MemoryStoresMemoryVersionsRedactResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresMemoryVersionsRedact
 type MemoryStoresMemoryVersionsRedactResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresMemoryVersionsRedactResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoryVersionsRedact
@@ -26142,7 +26308,8 @@ func (r SessionsListResponse) ContentType() string {
 
 // SessionsCreateResponse201Headers the declared response headers of an HTTP 201 response for SessionsCreate
 type SessionsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsCreateResponse400Headers the declared response headers of an HTTP 400 response for SessionsCreate
@@ -26158,6 +26325,12 @@ type SessionsCreateResponse401Headers struct {
 // SessionsCreateResponse403Headers the declared response headers of an HTTP 403 response for SessionsCreate
 type SessionsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// SessionsCreateResponse409Headers the declared response headers of an HTTP 409 response for SessionsCreate
+type SessionsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsCreateResponse413Headers the declared response headers of an HTTP 413 response for SessionsCreate
@@ -26187,6 +26360,8 @@ type SessionsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -26201,6 +26376,8 @@ type SessionsCreateResponse struct {
 	Headers401 *SessionsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SessionsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SessionsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SessionsCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -26227,6 +26404,11 @@ func (r SessionsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SessionsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SessionsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -26513,7 +26695,8 @@ func (r SessionsRetrieveResponse) ContentType() string {
 
 // SessionsUpdateResponse200Headers the declared response headers of an HTTP 200 response for SessionsUpdate
 type SessionsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsUpdateResponse400Headers the declared response headers of an HTTP 400 response for SessionsUpdate
@@ -26538,7 +26721,8 @@ type SessionsUpdateResponse404Headers struct {
 
 // SessionsUpdateResponse409Headers the declared response headers of an HTTP 409 response for SessionsUpdate
 type SessionsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsUpdateResponse500Headers the declared response headers of an HTTP 500 response for SessionsUpdate
@@ -26660,7 +26844,8 @@ func (r SessionsUpdateResponse) ContentType() string {
 
 // SessionsArchiveResponse200Headers the declared response headers of an HTTP 200 response for SessionsArchive
 type SessionsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsArchiveResponse401Headers the declared response headers of an HTTP 401 response for SessionsArchive
@@ -26676,6 +26861,12 @@ type SessionsArchiveResponse403Headers struct {
 // SessionsArchiveResponse404Headers the declared response headers of an HTTP 404 response for SessionsArchive
 type SessionsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// SessionsArchiveResponse409Headers the declared response headers of an HTTP 409 response for SessionsArchive
+type SessionsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsArchive
@@ -26700,6 +26891,8 @@ type SessionsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26712,6 +26905,8 @@ type SessionsArchiveResponse struct {
 	Headers403 *SessionsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SessionsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26736,6 +26931,11 @@ func (r SessionsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SessionsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26912,7 +27112,8 @@ func (r SessionsEventsListResponse) ContentType() string {
 
 // SessionsEventsSendResponse200Headers the declared response headers of an HTTP 200 response for SessionsEventsSend
 type SessionsEventsSendResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsEventsSendResponse400Headers the declared response headers of an HTTP 400 response for SessionsEventsSend
@@ -26937,7 +27138,8 @@ type SessionsEventsSendResponse404Headers struct {
 
 // SessionsEventsSendResponse409Headers the declared response headers of an HTTP 409 response for SessionsEventsSend
 type SessionsEventsSendResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsEventsSendResponse413Headers the declared response headers of an HTTP 413 response for SessionsEventsSend
@@ -27466,7 +27668,8 @@ func (r SessionsThreadsGetResponse) ContentType() string {
 
 // SessionsThreadsArchiveResponse200Headers the declared response headers of an HTTP 200 response for SessionsThreadsArchive
 type SessionsThreadsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsThreadsArchiveResponse400Headers the declared response headers of an HTTP 400 response for SessionsThreadsArchive
@@ -27491,7 +27694,8 @@ type SessionsThreadsArchiveResponse404Headers struct {
 
 // SessionsThreadsArchiveResponse409Headers the declared response headers of an HTTP 409 response for SessionsThreadsArchive
 type SessionsThreadsArchiveResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsThreadsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsArchive
@@ -29155,7 +29359,8 @@ func (r VaultsListResponse) ContentType() string {
 
 // VaultsCreateResponse201Headers the declared response headers of an HTTP 201 response for VaultsCreate
 type VaultsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCreateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCreate
@@ -29171,6 +29376,12 @@ type VaultsCreateResponse401Headers struct {
 // VaultsCreateResponse403Headers the declared response headers of an HTTP 403 response for VaultsCreate
 type VaultsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// VaultsCreateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCreate
+type VaultsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCreate
@@ -29195,6 +29406,8 @@ type VaultsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29207,6 +29420,8 @@ type VaultsCreateResponse struct {
 	Headers401 *VaultsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *VaultsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsCreateResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29231,6 +29446,11 @@ func (r VaultsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r VaultsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29393,7 +29613,8 @@ func (r VaultsDeleteResponse) ContentType() string {
 
 // VaultsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for VaultsRetrieve
 type VaultsRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for VaultsRetrieve
@@ -29512,7 +29733,8 @@ func (r VaultsRetrieveResponse) ContentType() string {
 
 // VaultsUpdateResponse200Headers the declared response headers of an HTTP 200 response for VaultsUpdate
 type VaultsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsUpdateResponse400Headers the declared response headers of an HTTP 400 response for VaultsUpdate
@@ -29537,7 +29759,8 @@ type VaultsUpdateResponse404Headers struct {
 
 // VaultsUpdateResponse409Headers the declared response headers of an HTTP 409 response for VaultsUpdate
 type VaultsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsUpdate
@@ -29659,7 +29882,8 @@ func (r VaultsUpdateResponse) ContentType() string {
 
 // VaultsArchiveResponse200Headers the declared response headers of an HTTP 200 response for VaultsArchive
 type VaultsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsArchive
@@ -29675,6 +29899,12 @@ type VaultsArchiveResponse403Headers struct {
 // VaultsArchiveResponse404Headers the declared response headers of an HTTP 404 response for VaultsArchive
 type VaultsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// VaultsArchiveResponse409Headers the declared response headers of an HTTP 409 response for VaultsArchive
+type VaultsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsArchive
@@ -29699,6 +29929,8 @@ type VaultsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29711,6 +29943,8 @@ type VaultsArchiveResponse struct {
 	Headers403 *VaultsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29735,6 +29969,11 @@ func (r VaultsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29911,7 +30150,8 @@ func (r VaultsCredentialsListResponse) ContentType() string {
 
 // VaultsCredentialsCreateResponse201Headers the declared response headers of an HTTP 201 response for VaultsCredentialsCreate
 type VaultsCredentialsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsCreateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsCreate
@@ -29936,7 +30176,8 @@ type VaultsCredentialsCreateResponse404Headers struct {
 
 // VaultsCredentialsCreateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsCreate
 type VaultsCredentialsCreateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsCreate
@@ -30177,7 +30418,8 @@ func (r VaultsCredentialsDeleteResponse) ContentType() string {
 
 // VaultsCredentialsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsRetrieve
 type VaultsCredentialsRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsRetrieve
@@ -30296,7 +30538,8 @@ func (r VaultsCredentialsRetrieveResponse) ContentType() string {
 
 // VaultsCredentialsUpdateResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsUpdate
 type VaultsCredentialsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsUpdateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsUpdate
@@ -30321,7 +30564,8 @@ type VaultsCredentialsUpdateResponse404Headers struct {
 
 // VaultsCredentialsUpdateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsUpdate
 type VaultsCredentialsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsUpdate
@@ -30443,7 +30687,8 @@ func (r VaultsCredentialsUpdateResponse) ContentType() string {
 
 // VaultsCredentialsArchiveResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsArchive
 type VaultsCredentialsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsArchive
@@ -30459,6 +30704,12 @@ type VaultsCredentialsArchiveResponse403Headers struct {
 // VaultsCredentialsArchiveResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsArchive
 type VaultsCredentialsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// VaultsCredentialsArchiveResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsArchive
@@ -30483,6 +30734,8 @@ type VaultsCredentialsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30495,6 +30748,8 @@ type VaultsCredentialsArchiveResponse struct {
 	Headers403 *VaultsCredentialsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsCredentialsArchiveResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30519,6 +30774,11 @@ func (r VaultsCredentialsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30562,7 +30822,8 @@ func (r VaultsCredentialsArchiveResponse) ContentType() string {
 
 // VaultsCredentialsMcpOauthValidateResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsMcpOauthValidate
 type VaultsCredentialsMcpOauthValidateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsMcpOauthValidateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsMcpOauthValidate
@@ -30587,7 +30848,8 @@ type VaultsCredentialsMcpOauthValidateResponse404Headers struct {
 
 // VaultsCredentialsMcpOauthValidateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsMcpOauthValidate
 type VaultsCredentialsMcpOauthValidateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsMcpOauthValidateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsMcpOauthValidate
@@ -30828,7 +31090,8 @@ func (r WebhooksListResponse) ContentType() string {
 
 // WebhooksCreateResponse201Headers the declared response headers of an HTTP 201 response for WebhooksCreate
 type WebhooksCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksCreateResponse400Headers the declared response headers of an HTTP 400 response for WebhooksCreate
@@ -30844,6 +31107,12 @@ type WebhooksCreateResponse401Headers struct {
 // WebhooksCreateResponse403Headers the declared response headers of an HTTP 403 response for WebhooksCreate
 type WebhooksCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// WebhooksCreateResponse409Headers the declared response headers of an HTTP 409 response for WebhooksCreate
+type WebhooksCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksCreateResponse413Headers the declared response headers of an HTTP 413 response for WebhooksCreate
@@ -30873,6 +31142,8 @@ type WebhooksCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -30887,6 +31158,8 @@ type WebhooksCreateResponse struct {
 	Headers401 *WebhooksCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *WebhooksCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WebhooksCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksCreateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -30913,6 +31186,11 @@ func (r WebhooksCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r WebhooksCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WebhooksCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -31199,7 +31477,8 @@ func (r WebhooksRetrieveResponse) ContentType() string {
 
 // WebhooksUpdateResponse200Headers the declared response headers of an HTTP 200 response for WebhooksUpdate
 type WebhooksUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksUpdateResponse400Headers the declared response headers of an HTTP 400 response for WebhooksUpdate
@@ -31220,6 +31499,12 @@ type WebhooksUpdateResponse403Headers struct {
 // WebhooksUpdateResponse404Headers the declared response headers of an HTTP 404 response for WebhooksUpdate
 type WebhooksUpdateResponse404Headers struct {
 	RequestId RequestId
+}
+
+// WebhooksUpdateResponse409Headers the declared response headers of an HTTP 409 response for WebhooksUpdate
+type WebhooksUpdateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksUpdateResponse413Headers the declared response headers of an HTTP 413 response for WebhooksUpdate
@@ -31251,6 +31536,8 @@ type WebhooksUpdateResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -31267,6 +31554,8 @@ type WebhooksUpdateResponse struct {
 	Headers403 *WebhooksUpdateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WebhooksUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksUpdateResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -31298,6 +31587,11 @@ func (r WebhooksUpdateResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksUpdateResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -31479,7 +31773,8 @@ func (r WebhooksDeliveriesListResponse) ContentType() string {
 
 // WebhooksDeliveriesRedeliverResponse201Headers the declared response headers of an HTTP 201 response for WebhooksDeliveriesRedeliver
 type WebhooksDeliveriesRedeliverResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksDeliveriesRedeliverResponse401Headers the declared response headers of an HTTP 401 response for WebhooksDeliveriesRedeliver
@@ -31499,7 +31794,8 @@ type WebhooksDeliveriesRedeliverResponse404Headers struct {
 
 // WebhooksDeliveriesRedeliverResponse409Headers the declared response headers of an HTTP 409 response for WebhooksDeliveriesRedeliver
 type WebhooksDeliveriesRedeliverResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksDeliveriesRedeliverResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDeliveriesRedeliver
@@ -31612,7 +31908,8 @@ func (r WebhooksDeliveriesRedeliverResponse) ContentType() string {
 
 // WebhooksRotateSecretResponse200Headers the declared response headers of an HTTP 200 response for WebhooksRotateSecret
 type WebhooksRotateSecretResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksRotateSecretResponse400Headers the declared response headers of an HTTP 400 response for WebhooksRotateSecret
@@ -31633,6 +31930,12 @@ type WebhooksRotateSecretResponse403Headers struct {
 // WebhooksRotateSecretResponse404Headers the declared response headers of an HTTP 404 response for WebhooksRotateSecret
 type WebhooksRotateSecretResponse404Headers struct {
 	RequestId RequestId
+}
+
+// WebhooksRotateSecretResponse409Headers the declared response headers of an HTTP 409 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksRotateSecretResponse500Headers the declared response headers of an HTTP 500 response for WebhooksRotateSecret
@@ -31659,6 +31962,8 @@ type WebhooksRotateSecretResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31673,6 +31978,8 @@ type WebhooksRotateSecretResponse struct {
 	Headers403 *WebhooksRotateSecretResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksRotateSecretResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WebhooksRotateSecretResponse409Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksRotateSecretResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31702,6 +32009,11 @@ func (r WebhooksRotateSecretResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksRotateSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -34363,6 +34675,13 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34389,6 +34708,13 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers AgentsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -34427,6 +34753,23 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers AgentsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers AgentsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34699,6 +35042,13 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers AgentsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -34755,6 +35105,13 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -34841,6 +35198,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34860,6 +35224,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers AgentsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -34898,6 +35269,23 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AgentsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35513,6 +35901,13 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35539,6 +35934,13 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 	switch {
 	case rsp.StatusCode == 201:
 		var headers DeploymentsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -35577,6 +35979,23 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers DeploymentsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35832,6 +36251,13 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -35888,6 +36314,13 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -35974,6 +36407,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35993,6 +36433,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -36031,6 +36478,23 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36131,6 +36595,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsPauseResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -36177,6 +36648,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -36279,6 +36757,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 	switch {
 	case rsp.StatusCode == 201:
 		var headers DeploymentsRunResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -36325,6 +36810,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -36427,6 +36919,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsUnpauseResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -36473,6 +36972,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -36713,6 +37219,13 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 	switch {
 	case rsp.StatusCode == 201:
 		var headers EnvironmentsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -36759,6 +37272,13 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -37147,6 +37667,13 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37203,6 +37730,13 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -37289,6 +37823,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37308,6 +37849,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37346,6 +37894,23 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnvironmentsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37608,6 +38173,13 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 	switch {
 	case rsp.StatusCode == 201:
 		var headers EnvironmentsWorkCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37664,6 +38236,13 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -38167,6 +38746,13 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38193,6 +38779,13 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38241,6 +38834,23 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnvironmentsWorkUpdateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers EnvironmentsWorkUpdateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38351,6 +38961,13 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkAckResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38397,6 +39014,13 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -38480,6 +39104,13 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38506,6 +39137,13 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkFailResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38554,6 +39192,23 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnvironmentsWorkFailResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers EnvironmentsWorkFailResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38645,6 +39300,13 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
 		var dest PreconditionFailed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38671,6 +39333,13 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkHeartbeatResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38719,6 +39388,23 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnvironmentsWorkHeartbeatResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 412:
 		var headers EnvironmentsWorkHeartbeatResponse412Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38843,6 +39529,13 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkResultResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38899,6 +39592,13 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -38988,6 +39688,13 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39014,6 +39721,13 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 	switch {
 	case rsp.StatusCode == 204:
 		var headers EnvironmentsWorkStopResponse204Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39062,6 +39776,23 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnvironmentsWorkStopResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers EnvironmentsWorkStopResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40445,6 +41176,13 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -41846,6 +42584,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 			}
 			headers.RequestId = value
 		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoryVersionsRedactResponse500Headers
@@ -42052,6 +42797,13 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42078,6 +42830,13 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SessionsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42116,6 +42875,23 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers SessionsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SessionsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42495,6 +43271,13 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42551,6 +43334,13 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -42627,6 +43417,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42646,6 +43443,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42684,6 +43488,23 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SessionsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42946,6 +43767,13 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsEventsSendResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43002,6 +43830,13 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -43565,6 +44400,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsThreadsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43621,6 +44463,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -45422,6 +46271,13 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45441,6 +46297,13 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers VaultsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45479,6 +46342,23 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45703,6 +46583,13 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45848,6 +46735,13 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45904,6 +46798,13 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -45980,6 +46881,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45999,6 +46907,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46037,6 +46952,23 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46292,6 +47224,13 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 	switch {
 	case rsp.StatusCode == 201:
 		var headers VaultsCredentialsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46348,6 +47287,13 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -46574,6 +47520,13 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46719,6 +47672,13 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46775,6 +47735,13 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -46851,6 +47818,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46870,6 +47844,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46908,6 +47889,23 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsCredentialsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47015,6 +48013,13 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsMcpOauthValidateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47071,6 +48076,13 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -47278,6 +48290,13 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47304,6 +48323,13 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 	switch {
 	case rsp.StatusCode == 201:
 		var headers WebhooksCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47342,6 +48368,23 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers WebhooksCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers WebhooksCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47695,6 +48738,13 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47721,6 +48771,13 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers WebhooksUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47769,6 +48826,23 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WebhooksUpdateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers WebhooksUpdateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48027,6 +49101,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 	switch {
 	case rsp.StatusCode == 201:
 		var headers WebhooksDeliveriesRedeliverResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48073,6 +49154,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
@@ -48156,6 +49244,13 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48175,6 +49270,13 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 	switch {
 	case rsp.StatusCode == 200:
 		var headers WebhooksRotateSecretResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48223,6 +49325,23 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WebhooksRotateSecretResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksRotateSecretResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -3901,11 +3901,16 @@ export interface components {
         };
         /**
          * @description State conflict (`invalid_request_error` with HTTP 409): version mismatch, duplicate name,
-         *     archived object, conflicting result retry, or a Work state that does not allow the operation.
+         *     archived object, conflicting result retry, or a Work state that does not allow the operation; or
+         *     an `Idempotency-Key` already used for a different request (`details.error_code`:
+         *     `idempotency_key_reused`) or held by a request still running (`idempotency_in_progress`, with
+         *     `retry-after`: send it again then).
          */
         Conflict: {
             headers: {
                 "request-id": components["headers"]["RequestId"];
+                /** @description Seconds to wait before sending again (with `idempotency_in_progress` only). */
+                "retry-after"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -4054,6 +4059,7 @@ export interface components {
         /** @description The Vault. */
         VaultOk: {
             headers: {
+                "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                 "request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4064,6 +4070,7 @@ export interface components {
         /** @description The credential (secrets are never returned). */
         VaultCredentialOk: {
             headers: {
+                "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                 "request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4073,6 +4080,18 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+         *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+         *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+         *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+         *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+         *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+         *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+         *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+         *     1 to 255 visible ASCII characters (a UUID, for example).
+         */
+        IdempotencyKey: string;
         /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
         DeploymentIdPath: string;
         /** @description Deployment run id (`drun_…`). A wrong prefix is 404. */
@@ -4118,6 +4137,11 @@ export interface components {
     headers: {
         /** @description Unique id of this request (`req_…`); equals `request_id` in error bodies. */
         RequestId: components["schemas"]["RequestId"];
+        /**
+         * @description `true` when this response is the replay of an earlier request sent with the same
+         *     `Idempotency-Key` (its status and body; `request-id` is the original request's). Absent otherwise.
+         */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 }
@@ -4236,7 +4260,20 @@ export interface operations {
     "agents.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4249,6 +4286,7 @@ export interface operations {
             /** @description The created Agent (version 1). */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4259,6 +4297,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4300,7 +4339,20 @@ export interface operations {
     "agents.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Agent id (`agent_…`). A wrong prefix is 404. */
                 agent_id: components["parameters"]["AgentId"];
@@ -4316,6 +4368,7 @@ export interface operations {
             /** @description The Agent after the update. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4336,7 +4389,20 @@ export interface operations {
     "agents.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Agent id (`agent_…`). A wrong prefix is 404. */
                 agent_id: components["parameters"]["AgentId"];
@@ -4348,6 +4414,7 @@ export interface operations {
             /** @description The archived Agent (`archived_at` set). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4358,6 +4425,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -4433,7 +4501,20 @@ export interface operations {
     "environments.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4446,6 +4527,7 @@ export interface operations {
             /** @description The created Environment. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4494,7 +4576,20 @@ export interface operations {
     "environments.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4510,6 +4605,7 @@ export interface operations {
             /** @description The updated Environment. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4559,7 +4655,20 @@ export interface operations {
     "environments.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4571,6 +4680,7 @@ export interface operations {
             /** @description The archived Environment (`archived_at` set). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4581,6 +4691,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -4623,7 +4734,20 @@ export interface operations {
     "environments.work.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4639,6 +4763,7 @@ export interface operations {
             /** @description The created healthcheck Work (`secret` null). */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4762,7 +4887,20 @@ export interface operations {
     "environments.work.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4780,6 +4918,7 @@ export interface operations {
             /** @description The updated Work item. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4791,6 +4930,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4799,7 +4939,20 @@ export interface operations {
     "environments.work.ack": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4813,6 +4966,7 @@ export interface operations {
             /** @description The acknowledged Work item. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4836,7 +4990,20 @@ export interface operations {
                 /** @description Requested lease length in seconds. */
                 desired_ttl_seconds?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4850,6 +5017,7 @@ export interface operations {
             /** @description The lease state after the heartbeat. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4861,6 +5029,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4869,7 +5038,20 @@ export interface operations {
     "environments.work.result": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4887,6 +5069,7 @@ export interface operations {
             /** @description The completed Work item (`state: "stopped"`, `secret` null). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4907,7 +5090,20 @@ export interface operations {
     "environments.work.fail": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4925,6 +5121,7 @@ export interface operations {
             /** @description The stopped Work item (`secret` null). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4936,6 +5133,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4944,7 +5142,20 @@ export interface operations {
     "environments.work.stop": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4962,6 +5173,7 @@ export interface operations {
             /** @description Stop recorded. No content. */
             204: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4971,6 +5183,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -5464,7 +5677,20 @@ export interface operations {
     "sessions.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5477,6 +5703,7 @@ export interface operations {
             /** @description The Session. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5487,6 +5714,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -5523,7 +5751,20 @@ export interface operations {
     "sessions.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
             };
@@ -5538,6 +5779,7 @@ export interface operations {
             /** @description The Session. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5585,7 +5827,20 @@ export interface operations {
     "sessions.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
             };
@@ -5596,6 +5851,7 @@ export interface operations {
             /** @description The Session. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5606,6 +5862,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -5656,7 +5913,20 @@ export interface operations {
     "sessions.events.send": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
             };
@@ -5671,6 +5941,7 @@ export interface operations {
             /** @description The persisted events. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5794,7 +6065,20 @@ export interface operations {
     "sessions.threads.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
                 thread_id: string;
@@ -5806,6 +6090,7 @@ export interface operations {
             /** @description The Thread, its archive requested (or already archived). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6341,7 +6626,20 @@ export interface operations {
     "webhooks.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6354,6 +6652,7 @@ export interface operations {
             /** @description The endpoint, with its signing secret (shown once). */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6364,6 +6663,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6401,7 +6701,20 @@ export interface operations {
     "webhooks.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
                 webhook_id: components["parameters"]["WebhookIdPath"];
@@ -6417,6 +6730,7 @@ export interface operations {
             /** @description The updated endpoint. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6428,6 +6742,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6465,7 +6780,20 @@ export interface operations {
     "webhooks.rotate_secret": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
                 webhook_id: components["parameters"]["WebhookIdPath"];
@@ -6481,6 +6809,7 @@ export interface operations {
             /** @description The endpoint with its new secret. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6492,6 +6821,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -6534,7 +6864,20 @@ export interface operations {
     "webhooks.deliveries.redeliver": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
                 webhook_id: components["parameters"]["WebhookIdPath"];
@@ -6548,6 +6891,7 @@ export interface operations {
             /** @description The new, pending delivery. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6605,7 +6949,20 @@ export interface operations {
     "deployments.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6618,6 +6975,7 @@ export interface operations {
             /** @description OK. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6628,6 +6986,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6665,7 +7024,20 @@ export interface operations {
     "deployments.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6681,6 +7053,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6701,7 +7074,20 @@ export interface operations {
     "deployments.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6713,6 +7099,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6723,6 +7110,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -6730,7 +7118,20 @@ export interface operations {
     "deployments.pause": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6742,6 +7143,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6760,7 +7162,20 @@ export interface operations {
     "deployments.unpause": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6772,6 +7187,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6790,7 +7206,20 @@ export interface operations {
     "deployments.run": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6802,6 +7231,7 @@ export interface operations {
             /** @description OK. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6920,7 +7350,20 @@ export interface operations {
     "vaults.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6934,6 +7377,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -6961,7 +7405,20 @@ export interface operations {
     "vaults.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7016,7 +7473,20 @@ export interface operations {
     "vaults.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7029,6 +7499,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7073,7 +7544,20 @@ export interface operations {
     "vaults.credentials.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7121,7 +7605,20 @@ export interface operations {
     "vaults.credentials.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7180,7 +7677,20 @@ export interface operations {
     "vaults.credentials.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7195,6 +7705,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7202,7 +7713,20 @@ export interface operations {
     "vaults.credentials.mcp_oauth_validate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7216,6 +7740,7 @@ export interface operations {
             /** @description The validation. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };

@@ -1,0 +1,5 @@
+export * from './idempotency-key';
+export * from './idempotency-pruner';
+export * from './idempotency.interceptor';
+export * from './idempotency.module';
+export * from './idempotency.settings';

@@ -18,3 +18,4 @@ export * from './docker-pause';
 export * from './collect-garbage';
 export * from './cpu-profile';
 export * from './tcp-gate';
+export * from './response-cut-proxy';

@@ -142,6 +142,28 @@ describe('Idempotency-Key (real apps/api process, real PostgreSQL)', () => {
     expect(await count('SELECT count(*) AS n FROM agents WHERE workspace_id = $1', [id])).toBe(0);
   });
 
+  it('Work create is keyed; the lease transitions (Ack) are idempotent by protocol and ignore the key (no key row)', async () => {
+    const { id, ws } = await workspace();
+    const env = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    const sup = httpClient(api.url, (await api.issueKey(id, env)).api_key);
+    const base = `/v1/environments/${env}/work`;
+    const first = await ws.post(base, { data: { type: 'healthcheck' } }, keyed('work-1'));
+    const again = await ws.post(base, { data: { type: 'healthcheck' } }, keyed('work-1'));
+    expect(again.body.id).toBe(first.body.id);
+    expect(await count('SELECT count(*) AS n FROM work_items WHERE environment_id = $1', [env])).toBe(1);
+    expect((await sup.get(`${base}/poll`)).body.id).toBe(first.body.id);
+    const acks = [
+      await sup.post(`${base}/${first.body.id}/ack`, undefined, keyed('ack-1')),
+      await sup.post(`${base}/${first.body.id}/ack`, undefined, keyed('ack-1')),
+    ];
+    expect(acks.map((a) => [a.status, a.body.state, a.headers.get('idempotent-replayed')])).toEqual([
+      [200, 'starting', null],
+      [200, 'starting', null],
+    ]);
+    const rows = `SELECT count(*) AS n FROM idempotency_keys WHERE workspace_id = $1 AND credential_kind = 'environment'`;
+    expect(await count(rows, [id])).toBe(0);
+  });
+
   it('without a key a repeated sessions.create makes two Sessions (why SDKs send one)', async () => {
     const { id, ws } = await workspace();
     await setUp(ws);

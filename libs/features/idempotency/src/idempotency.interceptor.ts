@@ -28,6 +28,7 @@ import {
   requestDigest,
 } from './idempotency-key';
 import { IDEMPOTENCY_SETTINGS, IdempotencySettings } from './idempotency.settings';
+import { IDEMPOTENT_BY_PROTOCOL } from './idempotent-by-protocol.decorator';
 
 /**
  * `Idempotency-Key` on every POST (docs/api-guide.md, "Idempotent requests"). Runs after the guards, so
@@ -57,6 +58,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const req = http.getRequest<Request & { principal?: Principal }>();
     const header = req.headers[IDEMPOTENCY_KEY_HEADER];
     if (req.method !== 'POST' || header === undefined || !req.principal) return next.handle();
+    if (Reflect.getMetadata(IDEMPOTENT_BY_PROTOCOL, context.getHandler()) === true) return next.handle();
     const key = parseIdempotencyKey(header);
     const res = http.getResponse<Response>();
     const status = this.routeStatus(context);

@@ -3,3 +3,4 @@ export * from './idempotency-pruner';
 export * from './idempotency.interceptor';
 export * from './idempotency.module';
 export * from './idempotency.settings';
+export * from './idempotent-by-protocol.decorator';

@@ -22926,8 +22926,7 @@ func (r EnvironmentsWorkUpdateResponse) ContentType() string {
 
 // EnvironmentsWorkAckResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkAck
 type EnvironmentsWorkAckResponse200Headers struct {
-	IdempotentReplayed *string
-	RequestId          RequestId
+	RequestId RequestId
 }
 
 // EnvironmentsWorkAckResponse401Headers the declared response headers of an HTTP 401 response for EnvironmentsWorkAck
@@ -23061,8 +23060,7 @@ func (r EnvironmentsWorkAckResponse) ContentType() string {
 
 // EnvironmentsWorkFailResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse200Headers struct {
-	IdempotentReplayed *string
-	RequestId          RequestId
+	RequestId RequestId
 }
 
 // EnvironmentsWorkFailResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkFail
@@ -23083,12 +23081,6 @@ type EnvironmentsWorkFailResponse403Headers struct {
 // EnvironmentsWorkFailResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse404Headers struct {
 	RequestId RequestId
-}
-
-// EnvironmentsWorkFailResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkFail
-type EnvironmentsWorkFailResponse409Headers struct {
-	RequestId  RequestId
-	RetryAfter *string
 }
 
 // EnvironmentsWorkFailResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkFail
@@ -23120,8 +23112,6 @@ type EnvironmentsWorkFailResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23138,8 +23128,6 @@ type EnvironmentsWorkFailResponse struct {
 	Headers403 *EnvironmentsWorkFailResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkFailResponse404Headers
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *EnvironmentsWorkFailResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkFailResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23171,11 +23159,6 @@ func (r EnvironmentsWorkFailResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkFailResponse) GetJSON404() *NotFound {
 	return r.JSON404
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r EnvironmentsWorkFailResponse) GetJSON409() *Conflict {
-	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -23224,8 +23207,7 @@ func (r EnvironmentsWorkFailResponse) ContentType() string {
 
 // EnvironmentsWorkHeartbeatResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkHeartbeat
 type EnvironmentsWorkHeartbeatResponse200Headers struct {
-	IdempotentReplayed *string
-	RequestId          RequestId
+	RequestId RequestId
 }
 
 // EnvironmentsWorkHeartbeatResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkHeartbeat
@@ -23246,12 +23228,6 @@ type EnvironmentsWorkHeartbeatResponse403Headers struct {
 // EnvironmentsWorkHeartbeatResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkHeartbeat
 type EnvironmentsWorkHeartbeatResponse404Headers struct {
 	RequestId RequestId
-}
-
-// EnvironmentsWorkHeartbeatResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkHeartbeat
-type EnvironmentsWorkHeartbeatResponse409Headers struct {
-	RequestId  RequestId
-	RetryAfter *string
 }
 
 // EnvironmentsWorkHeartbeatResponse412Headers the declared response headers of an HTTP 412 response for EnvironmentsWorkHeartbeat
@@ -23283,8 +23259,6 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *PreconditionFailed
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23301,8 +23275,6 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	Headers403 *EnvironmentsWorkHeartbeatResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkHeartbeatResponse404Headers
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *EnvironmentsWorkHeartbeatResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *EnvironmentsWorkHeartbeatResponse412Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23334,11 +23306,6 @@ func (r EnvironmentsWorkHeartbeatResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkHeartbeatResponse) GetJSON404() *NotFound {
 	return r.JSON404
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r EnvironmentsWorkHeartbeatResponse) GetJSON409() *Conflict {
-	return r.JSON409
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
@@ -23387,8 +23354,7 @@ func (r EnvironmentsWorkHeartbeatResponse) ContentType() string {
 
 // EnvironmentsWorkResultResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkResult
 type EnvironmentsWorkResultResponse200Headers struct {
-	IdempotentReplayed *string
-	RequestId          RequestId
+	RequestId RequestId
 }
 
 // EnvironmentsWorkResultResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkResult
@@ -23550,8 +23516,7 @@ func (r EnvironmentsWorkResultResponse) ContentType() string {
 
 // EnvironmentsWorkStopResponse204Headers the declared response headers of an HTTP 204 response for EnvironmentsWorkStop
 type EnvironmentsWorkStopResponse204Headers struct {
-	IdempotentReplayed *string
-	RequestId          RequestId
+	RequestId RequestId
 }
 
 // EnvironmentsWorkStopResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkStop
@@ -23572,12 +23537,6 @@ type EnvironmentsWorkStopResponse403Headers struct {
 // EnvironmentsWorkStopResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkStop
 type EnvironmentsWorkStopResponse404Headers struct {
 	RequestId RequestId
-}
-
-// EnvironmentsWorkStopResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkStop
-type EnvironmentsWorkStopResponse409Headers struct {
-	RequestId  RequestId
-	RetryAfter *string
 }
 
 // EnvironmentsWorkStopResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkStop
@@ -23607,8 +23566,6 @@ type EnvironmentsWorkStopResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23625,8 +23582,6 @@ type EnvironmentsWorkStopResponse struct {
 	Headers403 *EnvironmentsWorkStopResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkStopResponse404Headers
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *EnvironmentsWorkStopResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkStopResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23653,11 +23608,6 @@ func (r EnvironmentsWorkStopResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkStopResponse) GetJSON404() *NotFound {
 	return r.JSON404
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r EnvironmentsWorkStopResponse) GetJSON409() *Conflict {
-	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -38961,13 +38911,6 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkAckResponse200Headers
-		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39104,13 +39047,6 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 		}
 		response.JSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39137,13 +39073,6 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkFailResponse200Headers
-		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39192,23 +39121,6 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 409:
-		var headers EnvironmentsWorkFailResponse409Headers
-		if values := rsp.Header.Values("request-id"); len(values) > 0 {
-			var value RequestId
-			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RequestId = value
-		}
-		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers EnvironmentsWorkFailResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39300,13 +39212,6 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 		}
 		response.JSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
 		var dest PreconditionFailed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39333,13 +39238,6 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkHeartbeatResponse200Headers
-		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39388,23 +39286,6 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 409:
-		var headers EnvironmentsWorkHeartbeatResponse409Headers
-		if values := rsp.Header.Values("request-id"); len(values) > 0 {
-			var value RequestId
-			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RequestId = value
-		}
-		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 412:
 		var headers EnvironmentsWorkHeartbeatResponse412Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39529,13 +39410,6 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkResultResponse200Headers
-		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39688,13 +39562,6 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 		}
 		response.JSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39721,13 +39588,6 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 	switch {
 	case rsp.StatusCode == 204:
 		var headers EnvironmentsWorkStopResponse204Headers
-		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39776,23 +39636,6 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 409:
-		var headers EnvironmentsWorkStopResponse409Headers
-		if values := rsp.Header.Values("request-id"); len(values) > 0 {
-			var value RequestId
-			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RequestId = value
-		}
-		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers EnvironmentsWorkStopResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -4939,20 +4939,7 @@ export interface operations {
     "environments.work.ack": {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
-                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
-                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
-                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
-                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
-                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
-                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
-                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
-                 *     1 to 255 visible ASCII characters (a UUID, for example).
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4966,7 +4953,6 @@ export interface operations {
             /** @description The acknowledged Work item. */
             200: {
                 headers: {
-                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4990,20 +4976,7 @@ export interface operations {
                 /** @description Requested lease length in seconds. */
                 desired_ttl_seconds?: number;
             };
-            header?: {
-                /**
-                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
-                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
-                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
-                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
-                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
-                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
-                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
-                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
-                 *     1 to 255 visible ASCII characters (a UUID, for example).
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -5017,7 +4990,6 @@ export interface operations {
             /** @description The lease state after the heartbeat. */
             200: {
                 headers: {
-                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5029,7 +5001,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -5038,20 +5009,7 @@ export interface operations {
     "environments.work.result": {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
-                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
-                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
-                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
-                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
-                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
-                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
-                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
-                 *     1 to 255 visible ASCII characters (a UUID, for example).
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -5069,7 +5027,6 @@ export interface operations {
             /** @description The completed Work item (`state: "stopped"`, `secret` null). */
             200: {
                 headers: {
-                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5090,20 +5047,7 @@ export interface operations {
     "environments.work.fail": {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
-                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
-                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
-                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
-                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
-                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
-                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
-                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
-                 *     1 to 255 visible ASCII characters (a UUID, for example).
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -5121,7 +5065,6 @@ export interface operations {
             /** @description The stopped Work item (`secret` null). */
             200: {
                 headers: {
-                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5133,7 +5076,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -5142,20 +5084,7 @@ export interface operations {
     "environments.work.stop": {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
-                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
-                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
-                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
-                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
-                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
-                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
-                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
-                 *     1 to 255 visible ASCII characters (a UUID, for example).
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -5173,7 +5102,6 @@ export interface operations {
             /** @description Stop recorded. No content. */
             204: {
                 headers: {
-                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5183,7 +5111,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

@@ -16,7 +16,7 @@ import {
 } from '@mango/persistence';
 import type { Principal } from '@mango/feature-auth';
 import type { Request, Response } from 'express';
-import { from, lastValueFrom, Observable } from 'rxjs';
+import { catchError, from, lastValueFrom, Observable, of } from 'rxjs';
 import { DataSource } from 'typeorm';
 import {
   IDEMPOTENCY_IN_PROGRESS_RETRY_AFTER_S,
@@ -29,6 +29,12 @@ import {
 } from './idempotency-key';
 import { IDEMPOTENCY_SETTINGS, IdempotencySettings } from './idempotency.settings';
 import { IDEMPOTENT_BY_PROTOCOL } from './idempotent-by-protocol.decorator';
+import {
+  attachUploadIdempotency,
+  IDEMPOTENT_UPLOAD,
+  IdempotentReplay,
+  UploadIdempotency,
+} from './upload-idempotency';
 
 /**
  * `Idempotency-Key` on every POST (docs/api-guide.md, "Idempotent requests"). Runs after the guards, so
@@ -58,7 +64,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const req = http.getRequest<Request & { principal?: Principal }>();
     const header = req.headers[IDEMPOTENCY_KEY_HEADER];
     if (req.method !== 'POST' || header === undefined || !req.principal) return next.handle();
-    if (Reflect.getMetadata(IDEMPOTENT_BY_PROTOCOL, context.getHandler()) === true) return next.handle();
+    const handler = context.getHandler();
+    if (Reflect.getMetadata(IDEMPOTENT_BY_PROTOCOL, handler) === true) return next.handle();
+    const upload = Reflect.getMetadata(IDEMPOTENT_UPLOAD, handler) === true;
+    if (!upload && this.settings.routes === 'uploads') return next.handle();
     const key = parseIdempotencyKey(header);
     const res = http.getResponse<Response>();
     const status = this.routeStatus(context);
@@ -67,6 +76,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
       credentialKind: req.principal.kind,
       key,
     };
+    if (upload) {
+      const handle = new UploadIdempotency(this.dataSource, scope, req, res, status, this.settings.retentionMs);
+      attachUploadIdempotency(req, handle);
+      return next.handle().pipe(
+        catchError((err: unknown) => {
+          if (err instanceof IdempotentReplay) return of(handle.replay(err.first));
+          throw err;
+        }),
+      );
+    }
     return from(this.run(scope, req, res, status, next));
   }
 

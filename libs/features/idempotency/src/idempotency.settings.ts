@@ -4,6 +4,12 @@ export interface IdempotencySettings {
   retentionMs: number;
   /** How often expired keys are deleted. */
   pruneIntervalMs: number;
+  /**
+   * Which POSTs honour the key: `all` (apps/api: every POST runs in one request transaction) or `uploads`
+   * (apps/files: only `@IdempotentUpload()` routes, whose use case commits the key itself; the others
+   * ignore it). Default `all`.
+   */
+  routes?: 'all' | 'uploads';
 }
 
 export const IDEMPOTENCY_SETTINGS = Symbol('IDEMPOTENCY_SETTINGS');

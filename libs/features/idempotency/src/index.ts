@@ -4,3 +4,4 @@ export * from './idempotency.interceptor';
 export * from './idempotency.module';
 export * from './idempotency.settings';
 export * from './idempotent-by-protocol.decorator';
+export * from './upload-idempotency';

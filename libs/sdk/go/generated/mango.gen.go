@@ -23775,7 +23775,8 @@ func (r FilesListResponse) ContentType() string {
 
 // FilesUploadResponse201Headers the declared response headers of an HTTP 201 response for FilesUpload
 type FilesUploadResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // FilesUploadResponse400Headers the declared response headers of an HTTP 400 response for FilesUpload
@@ -23791,6 +23792,12 @@ type FilesUploadResponse401Headers struct {
 // FilesUploadResponse403Headers the declared response headers of an HTTP 403 response for FilesUpload
 type FilesUploadResponse403Headers struct {
 	RequestId RequestId
+}
+
+// FilesUploadResponse409Headers the declared response headers of an HTTP 409 response for FilesUpload
+type FilesUploadResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // FilesUploadResponse413Headers the declared response headers of an HTTP 413 response for FilesUpload
@@ -23820,6 +23827,8 @@ type FilesUploadResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23834,6 +23843,8 @@ type FilesUploadResponse struct {
 	Headers401 *FilesUploadResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *FilesUploadResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *FilesUploadResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *FilesUploadResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23860,6 +23871,11 @@ func (r FilesUploadResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r FilesUploadResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r FilesUploadResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -39851,6 +39867,13 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39877,6 +39900,13 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 	switch {
 	case rsp.StatusCode == 201:
 		var headers FilesUploadResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39915,6 +39945,23 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers FilesUploadResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers FilesUploadResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -5150,7 +5150,20 @@ export interface operations {
     "files.upload": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5163,6 +5176,7 @@ export interface operations {
             /** @description The stored File. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5173,6 +5187,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

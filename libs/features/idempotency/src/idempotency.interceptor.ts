@@ -77,7 +77,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
       key,
     };
     if (upload) {
-      const handle = new UploadIdempotency(this.dataSource, scope, req, res, status, this.settings.retentionMs);
+      const handle = new UploadIdempotency(
+        this.dataSource,
+        scope,
+        req,
+        res,
+        status,
+        this.settings.retentionMs,
+      );
       attachUploadIdempotency(req, handle);
       return next.handle().pipe(
         catchError((err: unknown) => {

@@ -83,6 +83,12 @@ describe('Helm chart (helm lint + template)', () => {
       ['/v1/memory_stores', 't-mango-files'],
       ['/', 't-mango-api'],
     ]);
+    // Bodies stream to the apps, which refuse an unauthenticated one unread (docs/security-model-notes/pre-auth.md);
+    // a buffering ingress would read every body whole first.
+    expect(docs.find((d) => d.kind === 'Ingress').metadata.annotations).toMatchObject({
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+      'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+    });
   });
 
   it('passes credentials only by Secret reference', () => {
@@ -124,9 +130,19 @@ describe('Helm chart (helm lint + template)', () => {
       });
       expect(e.find((v: any) => v.name === 'MANGO_MCP_ALLOWED_ADDRESSES').value).toBe('10.0.0.0/8');
     }
+    // The one keyring by Secret reference reaches both processes that open sealed secrets.
+    const keyed = render({ ...BASE, 'keyring.existingSecret': 'mango-keyring' });
+    for (const name of ['t-mango-api', 't-mango-orchestrator']) {
+      const e = keyed.find((x) => x.kind === 'Deployment' && x.metadata.name === name).spec.template.spec
+        .containers[0].env;
+      expect(e.find((v: any) => v.name === 'MANGO_KEYRING').valueFrom.secretKeyRef).toEqual({
+        name: 'mango-keyring',
+        key: 'keyring',
+      });
+    }
     // Without them neither is set (production refuses private MCP addresses by default).
     expect(JSON.stringify(docs)).not.toMatch(
-      /MANGO_VAULT_KEYRING|MANGO_MCP_ALLOWED_ADDRESSES|MANGO_WEBHOOK_SECRETS_KEY|MANGO_WEBHOOK_ALLOWED_CIDRS/,
+      /MANGO_KEYRING|MANGO_VAULT_KEYRING|MANGO_MCP_ALLOWED_ADDRESSES|MANGO_WEBHOOK_SECRETS_KEY|MANGO_WEBHOOK_ALLOWED_CIDRS/,
     );
     // The webhook secrets key reaches the API (which seals) and the orchestrator (which signs).
     const hooked = render({
@@ -281,6 +297,7 @@ describe('Compose stack (docker-compose config)', () => {
     for (const name of ['api', 'orchestrator'])
       expect(Object.keys(config.services[name].environment)).toEqual(
         expect.arrayContaining([
+          'MANGO_KEYRING',
           'MANGO_VAULT_KEYRING',
           'MANGO_MCP_ALLOWED_ADDRESSES',
           'MANGO_WEBHOOK_SECRETS_KEY',

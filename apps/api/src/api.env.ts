@@ -11,10 +11,14 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { withRequestRateEnv } from '@mango/feature-auth';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
-/** Every variable (metrics and tracing: ObservabilityEnv) apps/api reads, validated once at boot. */
-export class ApiEnv extends ObservabilityEnv {
+/**
+ * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
+ * apps/api reads, validated once at boot.
+ */
+export class ApiEnv extends withRequestRateEnv(ObservabilityEnv) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -63,6 +67,20 @@ export class ApiEnv extends ObservabilityEnv {
   @Max(1_073_741_824)
   MANGO_MAX_REQUEST_BYTES: number = 33_554_432;
 
+  /** Deepest nesting of arrays and objects in a JSON request body; deeper is 400 (default 128). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(8)
+  @Max(10_000)
+  MANGO_MAX_JSON_DEPTH: number = 128;
+
+  /** Most values (array elements and object members) in a JSON request body; more is 413 (default 1,000,000). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(100_000_000)
+  MANGO_MAX_JSON_VALUES: number = 1_000_000;
+
   /** Events one request may carry (POST …/events, initial_events); more is 413 (default and most 100). */
   @Type(() => Number)
   @IsInt()
@@ -76,6 +94,33 @@ export class ApiEnv extends ObservabilityEnv {
   @Min(1)
   @Max(1_000_000)
   MANGO_MAX_SSE_STREAMS: number = 10_000;
+
+  // Fair use (docs/operator-guide.md "Fair use"; request rates: withRequestRateEnv). MANGO_FAIR_USE=off
+  // turns these off too.
+
+  /** Event streams one Workspace holds open on this process (all its credentials); one more is 429. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MANGO_MAX_SSE_STREAMS_PER_WORKSPACE: number = 2_000;
+
+  /** Event streams one credential (key or Work token) holds open on this process; one more is 429. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  MANGO_MAX_SSE_STREAMS_PER_KEY: number = 1_000;
+
+  /**
+   * Sessions of one Workspace with a turn under way (running or rescheduling), across every API process
+   * (counted in PostgreSQL); the event that would start one more turn is 429.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE: number = 1_000;
 
   // Object storage (the same store and bucket as apps/files): optional. With it, event admission can read
   // File-sourced text documents (FILE_TEXT_READER); without it, File documents are refused.
@@ -117,7 +162,7 @@ export class ApiEnv extends ObservabilityEnv {
   @IsString()
   MANGO_WEBHOOK_ALLOWED_CIDRS?: string;
 
-  /** Seals webhook signing secrets at rest (32 bytes, hex or base64); the orchestrator needs the same key. */
+  /** Older: the webhook secrets key (32 bytes, hex or base64); joins the keyring as key `webhook-legacy`. */
   @IsOptional()
   @IsString()
   MANGO_WEBHOOK_SECRETS_KEY?: string;
@@ -137,9 +182,21 @@ export class ApiEnv extends ObservabilityEnv {
   MANGO_TASK_QUEUE: string = 'mango';
 
   /**
-   * Vault keyring: comma-separated `id:base64key` entries (32-byte AES-256 keys), the first is active.
-   * Without it Vault credentials cannot be stored, and the process refuses to start once any exist.
+   * The keyring that seals every secret at rest (Vault credentials, webhook signing secrets):
+   * comma-separated `id:base64key` entries (32-byte AES-256 keys), the first is active (docs/operator-guide.md,
+   * Keyring). Or MANGO_KEYRING_FILE, not both. The older MANGO_VAULT_KEYRING and MANGO_WEBHOOK_SECRETS_KEY
+   * join it. Without any, secrets cannot be stored, and the process refuses to start once any exist.
    */
+  @IsOptional()
+  @IsString()
+  MANGO_KEYRING?: string;
+
+  /** A file holding the keyring's entries (one per line or comma-separated, `#` comment lines). */
+  @IsOptional()
+  @IsString()
+  MANGO_KEYRING_FILE?: string;
+
+  /** Older: the Vault keyring (MANGO_KEYRING's format); its keys join the keyring after MANGO_KEYRING's. */
   @IsOptional()
   @IsString()
   MANGO_VAULT_KEYRING?: string;

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
 import { ObjectStore } from '@mango/adapter-object-store';
-import { AuthModule } from '@mango/feature-auth';
+import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
@@ -13,7 +13,6 @@ import { WorkModule } from '@mango/feature-work';
 import { WebhooksModule } from '@mango/feature-webhooks';
 import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
 import { Client, Connection } from '@temporalio/client';
-import { SecretBox } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
@@ -34,7 +33,15 @@ export class AppModule {
           applicationName: 'mango-api',
         }),
         AuthModule,
-        // Idempotency-Key on every POST: an interceptor, so it runs after authentication (keys are per Workspace).
+        // Request rates and stream slots per credential and per Workspace: an interceptor, after the auth guard.
+        FairUseModule.forRoot(
+          fairUseSettingsFrom(env, {
+            workspace: env.MANGO_MAX_SSE_STREAMS_PER_WORKSPACE,
+            credential: env.MANGO_MAX_SSE_STREAMS_PER_KEY,
+          }),
+        ),
+        // Idempotency-Key on every POST: an interceptor after the auth guard (keys are per Workspace) and after
+        // fair use (a refused request uses no key).
         IdempotencyModule.forRoot({
           retentionMs: env.MANGO_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
           pruneIntervalMs: env.MANGO_IDEMPOTENCY_PRUNE_SECONDS * 1_000,
@@ -48,7 +55,7 @@ export class AppModule {
         modelPrices(env),
         sessionLimits(env),
         VaultsModule.forRoot({ keyring, allowlist: parseAddressAllowlist(env.MANGO_MCP_ALLOWED_ADDRESSES) }),
-        webhooks(env),
+        webhooks(env, keyring),
         DeploymentsModule.forRoot({ scheduler: scheduler(env) }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
@@ -69,7 +76,7 @@ function fileText(env: ApiEnv): DynamicModule {
   return FileTextAdmissionModule.forRoot({ store, maxBytes: env.MANGO_FILES_TEXT_MAX_BYTES });
 }
 
-/** The per-process Session limits (events per request, open streams), from the environment. */
+/** The Session limits (events per request, open streams per process, running Sessions per Workspace). */
 function sessionLimits(env: ApiEnv): DynamicModule {
   return {
     module: class SessionLimitsModule {},
@@ -77,7 +84,12 @@ function sessionLimits(env: ApiEnv): DynamicModule {
     providers: [
       {
         provide: SESSION_SERVICE_LIMITS,
-        useValue: { eventsPerRequest: env.MANGO_MAX_EVENTS_PER_REQUEST, streams: env.MANGO_MAX_SSE_STREAMS },
+        useValue: {
+          eventsPerRequest: env.MANGO_MAX_EVENTS_PER_REQUEST,
+          streams: env.MANGO_MAX_SSE_STREAMS,
+          runningSessionsPerWorkspace:
+            env.MANGO_FAIR_USE === 'on' ? env.MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE : null,
+        },
       },
     ],
     exports: [SESSION_SERVICE_LIMITS],
@@ -95,8 +107,8 @@ function modelPrices(env: ApiEnv): DynamicModule {
   };
 }
 
-/** Webhook endpoints; a malformed allowlist or secrets key stops the app at boot with its message. */
-function webhooks(env: ApiEnv): DynamicModule {
+/** Webhook endpoints; a malformed allowlist stops the app at boot with its message. */
+function webhooks(env: ApiEnv, keyring: Keyring | null): DynamicModule {
   const allow = (() => {
     try {
       return parseCidrList(env.MANGO_WEBHOOK_ALLOWED_CIDRS);
@@ -104,8 +116,7 @@ function webhooks(env: ApiEnv): DynamicModule {
       throw new Error(`MANGO_WEBHOOK_ALLOWED_CIDRS: ${(e as Error).message}`);
     }
   })();
-  if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
-  return WebhooksModule.forRoot({ allow, secretsKey: env.MANGO_WEBHOOK_SECRETS_KEY });
+  return WebhooksModule.forRoot({ allow, keyring });
 }
 
 /** Temporal Schedules for cron Deployments when the API knows Temporal (connected lazily); else manual only. */

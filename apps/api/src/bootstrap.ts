@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
-import { assertKeyringCoversCredentials, vaultKeyringFrom } from '@mango/feature-vaults';
-import { assertMigrationsApplied } from '@mango/persistence';
+import { assertKeyringCoversStoredValues, assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
 import { createHttpApp } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
+import { keyringFromSettings } from '@mango/platform-secrets';
 import { initTracing } from '@mango/platform-tracing';
 import { ApiEnv } from './api.env';
 import { AppModule } from './app.module';
@@ -23,22 +23,24 @@ export interface RunningApi {
 /** Boots the control-plane API. `main.ts` and the tests call exactly this. */
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningApi> {
   const env = loadConfig(ApiEnv, rawEnv);
+  // A bad keyring setting stops the process before anything else, naming the variable (never key material).
+  const keyring = keyringFromSettings(env);
   // Normal start only checks the migration ledger; `mango migrate` applies migrations.
   await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-api' });
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
   const tracing = initTracing('api', env);
   const metrics = new MangoMetrics('api');
-  const keyring = vaultKeyringFrom(env.MANGO_VAULT_KEYRING);
   const app = await createHttpApp(AppModule.forRoot(env, metrics, keyring), {
     log,
     metrics,
     keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    jsonShape: { maxDepth: env.MANGO_MAX_JSON_DEPTH, maxValues: env.MANGO_MAX_JSON_VALUES },
     jsonLimit: env.MANGO_MAX_REQUEST_BYTES,
     beforeRoutes: (a) => mountConsole(a, env.MANGO_CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, log),
   });
   try {
-    // Refuse to serve when stored Vault credentials could not be opened with this keyring.
-    await assertKeyringCoversCredentials(app.get(DataSource), keyring);
+    // Refuse to serve when stored secrets (Vault credentials, webhook signing secrets) need a key it lacks.
+    await assertKeyringCoversStoredValues(app.get(DataSource), keyring);
   } catch (e) {
     await app.close();
     throw e;

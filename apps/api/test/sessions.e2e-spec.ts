@@ -297,6 +297,40 @@ describe('Sessions and events (real apps/api process, real PostgreSQL)', () => {
     expect((await ws.get(`/v1/sessions?agent_id=${other}&statuses[]=idle`)).body.data).toHaveLength(3);
   });
 
+  it('prev_page sent back with the same order returns the previous page in that order, in both orders', async () => {
+    const agent = (await ws.post('/v1/agents', { name: 'pager', model: 'm' })).body.id;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++)
+      made.push((await ws.post('/v1/sessions', { agent, environment_id: envId })).body.id);
+    for (const order of ['asc', 'desc'] as const) {
+      const ids = order === 'asc' ? made : [...made].reverse();
+      const list = (page?: string) =>
+        ws.get(`/v1/sessions?agent_id=${agent}&order=${order}&limit=2${page ? `&page=${page}` : ''}`);
+      const pages = [await list()];
+      while (pages[pages.length - 1]!.body.next_page)
+        pages.push(await list(pages[pages.length - 1]!.body.next_page));
+      const idsOf = (r: { body: { data: Array<{ id: string }> } }) => r.body.data.map((x) => x.id);
+      expect(pages.map(idsOf)).toEqual([ids.slice(0, 2), ids.slice(2, 4), ids.slice(4)]);
+      // Backwards from the last page to the first, each page as it was going forwards.
+      let back = pages[2]!;
+      for (const want of [ids.slice(2, 4), ids.slice(0, 2)]) {
+        const prev = await list(back.body.prev_page);
+        expect({ order, status: prev.status, ids: idsOf(prev) }).toEqual({ order, status: 200, ids: want });
+        back = prev;
+      }
+      // At the first page again: no prev_page; its next_page goes forward as before.
+      expect(back.body.prev_page).toBeNull();
+      expect(idsOf(await list(back.body.next_page))).toEqual(ids.slice(2, 4));
+    }
+  });
+
+  it('lists by status', async () => {
+    const other = (await ws.post('/v1/agents', { name: 'other2', model: 'm' })).body.id;
+    for (let i = 0; i < 3; i++) await ws.post('/v1/sessions', { agent: other, environment_id: envId });
+    expect((await ws.get(`/v1/sessions?agent_id=${other}&statuses[]=running`)).body.data).toEqual([]);
+    expect((await ws.get(`/v1/sessions?agent_id=${other}&statuses[]=idle`)).body.data).toHaveLength(3);
+  });
+
   describe('bad input: documented status, nothing written', () => {
     const cases: Array<[string, () => Promise<{ status: number; body: any }>, number, RegExp]> = [
       [

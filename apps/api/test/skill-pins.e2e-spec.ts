@@ -151,4 +151,28 @@ describe('Skill pins on Agents and Sessions (real apps/api process, real Postgre
     expect([res.status, res.body.error.type]).toEqual([400, 'invalid_request_error']);
     expect((await api.sql<{ n: number }>('SELECT count(*)::int AS n FROM sessions'))[0].n).toBe(sessions);
   });
+
+  it('Session create is 400 (and stores nothing) when overrides drop the read tool the pinned Skills need', async () => {
+    const s = await createSkill(1);
+    const agent = (
+      await ws.post('/v1/agents', {
+        name: 'n',
+        model: 'm',
+        tools: READ,
+        skills: [{ type: 'custom', skill_id: s }],
+      })
+    ).body;
+    const sessions = (await api.sql<{ n: number }>('SELECT count(*)::int AS n FROM sessions'))[0].n;
+    const res = await ws.post('/v1/sessions', {
+      agent: {
+        type: 'agent_with_overrides',
+        id: agent.id,
+        tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'read', enabled: false }] }],
+      },
+      environment_id: envId,
+    });
+    expect([res.status, res.body.error.type]).toEqual([400, 'invalid_request_error']);
+    expect(res.body.error.message).toMatch(/skills require the read tool/);
+    expect((await api.sql<{ n: number }>('SELECT count(*)::int AS n FROM sessions'))[0].n).toBe(sessions);
+  });
 });

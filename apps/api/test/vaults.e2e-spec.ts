@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { answers, freePort, httpClient, HttpClient, startApp } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
@@ -424,6 +427,115 @@ describe('Vaults and credentials (real apps/api process)', () => {
     });
   });
 
+  describe('a stored OAuth secret stays with the endpoint, client and resource it was issued for', () => {
+    let vault: string;
+    let cred: string;
+    const sealedRow = async () =>
+      (
+        await api.sql(
+          'SELECT auth, kek_id, wrapped_key, secret_ciphertext, refresh_failure, updated_at FROM vault_credentials WHERE id = $1',
+          [cred],
+        )
+      )[0];
+    beforeAll(async () => {
+      vault = (await http.post('/v1/vaults', { display_name: 'Bound' })).body.id;
+      cred = (await http.post(`/v1/vaults/${vault}/credentials`, oauth)).body.id;
+    });
+
+    it.each([
+      [
+        'token_endpoint (the measured attack)',
+        { token_endpoint: 'https://attacker.example/collect' },
+        'token_endpoint',
+      ],
+      ['client_id', { client_id: 'attacker-client' }, 'client_id'],
+      ['resource', { resource: 'https://attacker.example/mcp' }, 'resource'],
+      ['resource cleared', { resource: null }, 'resource'],
+      [
+        'token_endpoint with new secrets too',
+        {
+          token_endpoint: 'https://attacker.example/collect',
+          refresh_token: 'oauth-refresh-new-1',
+          token_endpoint_auth: { type: 'client_secret_post', client_secret: 'oauth-client-secret-new-1' },
+        },
+        'token_endpoint',
+      ],
+    ])(
+      'changing %s is 400 invalid_request_error naming the field; the row is unchanged',
+      async (_n, refresh, field) => {
+        const before = await sealedRow();
+        const res = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+          auth: { type: 'mcp_oauth', refresh },
+        });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({
+          type: 'error',
+          error: { type: 'invalid_request_error', message: expect.stringContaining(`auth.refresh.${field}`) },
+          request_id: expect.any(String),
+        });
+        expect(res.body.error.message).toMatch(/immutable/);
+        expectNoSecret(res.body);
+        expect(await sealedRow()).toEqual(before);
+        expect(
+          (await http.get(`/v1/vaults/${vault}/credentials/${cred}`)).body.auth.refresh.token_endpoint,
+        ).toBe('https://auth.example.com/oauth/token');
+      },
+    );
+
+    it('rotating the secrets, the scope and the client authentication at the same endpoint is allowed', async () => {
+      const before = await sealedRow();
+      const res = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+        auth: {
+          type: 'mcp_oauth',
+          access_token: 'oauth-access-rotated-2',
+          refresh: {
+            // The same binding, spelled differently, is accepted.
+            token_endpoint: 'HTTPS://AUTH.example.com:443/oauth/token',
+            client_id: 'mango-client',
+            refresh_token: 'oauth-refresh-rotated-2',
+            token_endpoint_auth: { type: 'client_secret_basic', client_secret: 'oauth-client-secret-rot-2' },
+            scope: 'tools:read',
+          },
+        },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.auth.refresh).toEqual({
+        client_id: 'mango-client',
+        token_endpoint: 'https://auth.example.com/oauth/token',
+        token_endpoint_auth: { type: 'client_secret_basic' },
+        resource: 'https://oauth.example.com/mcp',
+        scope: 'tools:read',
+      });
+      expect(JSON.stringify(res.body)).not.toMatch(/rotated-2|rot-2/);
+      const after = await sealedRow();
+      expect(after.secret_ciphertext.equals(before.secret_ciphertext)).toBe(false);
+    });
+
+    it('refresh: null deletes the refresh secrets; a new configuration then names its own endpoint and secrets', async () => {
+      const removed = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+        auth: { type: 'mcp_oauth', refresh: null },
+      });
+      expect(removed.status).toBe(200);
+      expect(removed.body.auth.refresh).toBeNull();
+      const next = await http.post(`/v1/vaults/${vault}/credentials/${cred}`, {
+        auth: {
+          type: 'mcp_oauth',
+          refresh: {
+            client_id: 'mango-client-2',
+            token_endpoint: 'https://auth2.example.com/oauth/token',
+            refresh_token: 'oauth-refresh-new-3',
+          },
+        },
+      });
+      expect(next.status).toBe(200);
+      expect(next.body.auth.refresh).toMatchObject({
+        client_id: 'mango-client-2',
+        token_endpoint: 'https://auth2.example.com/oauth/token',
+        token_endpoint_auth: { type: 'none' },
+      });
+    });
+  });
+
   it('Session create attaches Vaults (validated, stored, shown); update cannot change them', async () => {
     const agent = (await http.post('/v1/agents', { name: 'a', model: 'm' })).body.id;
     const env = (await http.post('/v1/environments', { name: `e-${Date.now()}` })).body.id;
@@ -489,6 +601,56 @@ describe('Vaults and credentials (real apps/api process)', () => {
     expect((await http.post(`/v1/vaults/${vault}/credentials/${oa}/mcp_oauth_validate`)).status).toBe(409);
   });
 
+  it('a sealed secret copied to another credential row does not open: 409 naming the credential, nothing changes, nothing leaks', async () => {
+    const v = (await http.post('/v1/vaults', { display_name: 'Copy' })).body.id;
+    const from = (await http.post(`/v1/vaults/${v}/credentials`, bearer('https://from.example.com/mcp'))).body
+      .id;
+    const to = (
+      await http.post(`/v1/vaults/${v}/credentials`, bearer('https://to.example.com/mcp', SECRETS.rotated))
+    ).body.id;
+    // An attacker with write access to the table copies one row's sealed secrets onto another.
+    await api.sql(
+      `UPDATE vault_credentials t SET kek_id = f.kek_id, wrapped_key = f.wrapped_key,
+              secret_ciphertext = f.secret_ciphertext
+         FROM vault_credentials f WHERE f.id = $1 AND t.id = $2`,
+      [from, to],
+    );
+    const before = await api.sql('SELECT * FROM vault_credentials WHERE id = $1', [to]);
+    const r = await http.post(`/v1/vaults/${v}/credentials/${to}`, { display_name: 'renamed' });
+    expect({ status: r.status, type: r.body.error?.type }).toEqual({
+      status: 409,
+      type: 'invalid_request_error',
+    });
+    expect(r.body.error.message).toMatch(
+      new RegExp(`stored secrets of vault credential ${to} cannot be opened`),
+    );
+    expectNoSecret(r.body);
+    expect(await api.sql('SELECT * FROM vault_credentials WHERE id = $1', [to])).toEqual(before);
+    // The row it was copied from still works.
+    const ok = await http.post(`/v1/vaults/${v}/credentials/${from}`, { display_name: 'still fine' });
+    expect(ok.status).toBe(200);
+    // mcp_oauth_validate opens the secrets first: a copied OAuth credential is 409 before any request.
+    const oauthAt = (url: string) => ({ ...oauth, auth: { ...oauth.auth, mcp_server_url: url } });
+    const o1 = (await http.post(`/v1/vaults/${v}/credentials`, oauthAt('https://o1.example.com/mcp'))).body
+      .id;
+    const o2 = (await http.post(`/v1/vaults/${v}/credentials`, oauthAt('https://o2.example.com/mcp'))).body
+      .id;
+    await api.sql(
+      `UPDATE vault_credentials t SET kek_id = f.kek_id, wrapped_key = f.wrapped_key,
+              secret_ciphertext = f.secret_ciphertext
+         FROM vault_credentials f WHERE f.id = $1 AND t.id = $2`,
+      [o1, o2],
+    );
+    const probe = await http.post(`/v1/vaults/${v}/credentials/${o2}/mcp_oauth_validate`);
+    expect({ status: probe.status, code: probe.body.error?.details?.error_code }).toEqual({
+      status: 409,
+      code: 'credential_unreadable',
+    });
+    expectNoSecret(probe.body);
+    // The operator sees it in the log, by ids only (expectNoSecret over the whole log runs below).
+    expect(api.app.logs()).toMatch(new RegExp(`stored secrets of vault credential ${to} cannot be opened`));
+  });
+
   it('never logs a secret', () => {
     expectNoSecret(api.app.logs());
     expect(api.app.logs()).not.toContain(keyA.split(':')[1]);
@@ -508,11 +670,10 @@ describe('Vaults and credentials (real apps/api process)', () => {
       const v = (await http.post('/v1/vaults', { display_name: 'Boot' })).body.id;
       await http.post(`/v1/vaults/${v}/credentials`, bearer('https://boot.example.com/mcp'));
       await expect(start({})).rejects.toThrow(
-        /MANGO_VAULT_KEYRING is not set, but \d+ encrypted Vault credential/,
+        /no keyring is configured .* sealed under key\(s\) kA \(\d+ Vault credential/,
       );
-      await expect(start({ MANGO_VAULT_KEYRING: keyB })).rejects.toThrow(
-        /MANGO_VAULT_KEYRING lacks key\(s\) kA/,
-      );
+      await expect(start({ MANGO_VAULT_KEYRING: keyB })).rejects.toThrow(/the keyring lacks key\(s\) kA/);
+      await expect(start({ MANGO_KEYRING: keyB })).rejects.toThrow(/the keyring lacks key\(s\) kA/);
       await expect(start({ MANGO_VAULT_KEYRING: 'kA:short' })).rejects.toThrow(
         /MANGO_VAULT_KEYRING is invalid/,
       );
@@ -522,6 +683,16 @@ describe('Vaults and credentials (real apps/api process)', () => {
         expect(app.logs()).not.toContain(keyA.split(':')[1]);
       } finally {
         await app.stop();
+      }
+      // The same keys from a keyring file (MANGO_KEYRING_FILE: one entry per line, # comments).
+      const dir = mkdtempSync(join(tmpdir(), 'mango-keyring-'));
+      writeFileSync(join(dir, 'keyring'), `# active first\n${keyB}\n${keyA}\n`, { mode: 0o600 });
+      const fromFile = await start({ MANGO_KEYRING_FILE: join(dir, 'keyring') });
+      try {
+        expect(fromFile.logs()).not.toContain(keyA.split(':')[1]);
+      } finally {
+        await fromFile.stop();
+        rmSync(dir, { recursive: true, force: true });
       }
     }, 90_000);
   });
@@ -540,7 +711,7 @@ describe('Vaults without a keyring (fresh database)', () => {
     expect(v.status).toBe(201);
     const c = await http.post(`/v1/vaults/${v.body.id}/credentials`, bearer());
     expect(c.status).toBe(400);
-    expect(c.body.error.message).toMatch(/no Vault keyring .*MANGO_VAULT_KEYRING/);
+    expect(c.body.error.message).toMatch(/no keyring .*MANGO_KEYRING/);
     expect(await api.sql('SELECT id FROM vault_credentials')).toEqual([]);
   });
 });

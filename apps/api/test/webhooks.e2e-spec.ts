@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { httpClient, HttpClient } from '@mango/testing';
+import { answers, freePort, httpClient, HttpClient, startApp } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
 const SECRETS_KEY = randomBytes(32).toString('base64');
+const K1 = `k1:${randomBytes(32).toString('base64')}`;
 const EXAMPLE = 'https://hooks.example.com/mango';
 
 describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, real PostgreSQL)', () => {
@@ -12,7 +13,7 @@ describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, re
     api = await startApi('webhooks', {
       MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY,
       MANGO_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
-      MANGO_VAULT_KEYRING: `k1:${randomBytes(32).toString('base64')}`,
+      MANGO_VAULT_KEYRING: K1,
     });
     http = httpClient(api.url, (await api.issueKey('wrkspc_default')).api_key);
   });
@@ -118,6 +119,10 @@ describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, re
     const [row] = await api.sql<{ secrets: unknown }>('SELECT secrets FROM webhooks WHERE id = $1', [id]);
     expect(JSON.stringify(row)).not.toContain(secret);
     expect(JSON.stringify(row)).not.toContain(secret.slice(6));
+    // Sealed under the keyring's active key (the Vault keyring's k1 comes before MANGO_WEBHOOK_SECRETS_KEY).
+    expect(row!.secrets).toEqual([
+      { kek_id: 'k1', wrapped_key: expect.any(String), ciphertext: expect.any(String), expires_at: null },
+    ]);
     const got = await http.get(`/v1/webhooks/${id}`);
     expect(got.body).toEqual({ ...created.body, secret: undefined });
     expect(JSON.stringify(got.body)).not.toContain('whsec_');
@@ -250,6 +255,30 @@ describe('Webhook endpoints over HTTP (Mango addition; real apps/api process, re
     expect(res.body.error.message).toMatch(message);
     expect(await api.sql('SELECT secrets FROM webhooks WHERE id = $1', [w.id])).toEqual(before);
   });
+
+  it('another API refuses to start when stored webhook secrets need a key its keyring lacks (the message names it)', async () => {
+    await http.post('/v1/webhooks', { url: EXAMPLE, event_types: ['session.created'] });
+    const start = async (env: Record<string, string>) => {
+      const port = await freePort();
+      return startApp(
+        'apps/api/src/main.ts',
+        { MANGO_DATABASE_URL: api.db.url, MANGO_API_PORT: String(port), MANGO_LOG_LEVEL: 'warn', ...env },
+        answers(`http://127.0.0.1:${port}/healthz`),
+      );
+    };
+    // Only the older webhook key: the secrets sealed since (under k1, the active key then) would not open.
+    await expect(start({ MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY })).rejects.toThrow(
+      /the keyring lacks key\(s\) k1 \((\d+ Vault credential\(s\), )?\d+ webhook signing secret\(s\)\)/,
+    );
+    await expect(start({})).rejects.toThrow(/no keyring is configured .* sealed under key\(s\) k1/);
+    // The same keys under the new setting start it.
+    const app = await start({ MANGO_KEYRING: K1, MANGO_WEBHOOK_SECRETS_KEY: SECRETS_KEY });
+    try {
+      expect(app.logs()).not.toContain(K1.split(':')[1]);
+    } finally {
+      await app.stop();
+    }
+  }, 90_000);
 
   it('unknown and malformed ids are 404; redelivering an unknown delivery is 404', async () => {
     expect((await http.get('/v1/webhooks/webhook_01JD2Y3QX9V5M8K7R6T4W2P0AB')).status).toBe(404);

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
-import { AuthModule } from '@mango/feature-auth';
+import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { FilesModule } from '@mango/feature-files';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { MemoryModule } from '@mango/feature-memory';
@@ -20,6 +20,8 @@ export class AppModule {
         MetricsModule.forRoot(metrics),
         PersistenceModule.forRoot({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' }),
         AuthModule,
+        // Request rates per credential and per Workspace (uploads included): after the auth guard.
+        FairUseModule.forRoot(fairUseSettingsFrom(env)),
         // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).
         WorkTokenAuthModule,
         // Idempotency-Key on File uploads only (@IdempotentUpload: the upload commits its key itself).

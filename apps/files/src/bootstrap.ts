@@ -41,6 +41,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     log,
     metrics,
     keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    jsonShape: { maxDepth: env.MANGO_MAX_JSON_DEPTH, maxValues: env.MANGO_MAX_JSON_VALUES },
     streamedBody: isUploadRequest,
   });
   const server = app.getHttpServer() as Server;

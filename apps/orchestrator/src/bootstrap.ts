@@ -5,7 +5,7 @@ import { loadConfig } from '@mango/platform-config';
 import { NestPinoLogger } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
-import { SecretBox } from '@mango/adapter-webhooks';
+import { keyringFromSettings } from '@mango/platform-secrets';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { initTracing } from '@mango/platform-tracing';
 import { AppModule } from './app.module';
@@ -20,7 +20,8 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
   } catch (e) {
     throw new Error(`MANGO_WEBHOOK_ALLOWED_CIDRS: ${(e as Error).message}`);
   }
-  if (env.MANGO_WEBHOOK_SECRETS_KEY) SecretBox.parseKey(env.MANGO_WEBHOOK_SECRETS_KEY);
+  // So do keyring settings (the worker builds the keyring again when it starts).
+  keyringFromSettings(env);
   // Normal start only checks the migration ledger; `mango migrate` applies migrations.
   await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-orchestrator' });
   const log = createLogger({ service: 'orchestrator', level: env.MANGO_LOG_LEVEL });

@@ -118,6 +118,20 @@ export class OrchestratorEnv extends ObservabilityEnv {
   MANGO_MAX_CONCURRENT_TURNS: number = 100;
 
   /**
+   * Fair use for scheduled Deployment runs (docs/operator-guide.md "Fair use"; set as on apps/api): a run
+   * whose Workspace already has this many Sessions with a turn under way records
+   * `session_rate_limited_error`. `MANGO_FAIR_USE=off` turns the limit off.
+   */
+  @IsIn(['on', 'off'])
+  MANGO_FAIR_USE: 'on' | 'off' = 'on';
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE: number = 1_000;
+
+  /**
    * Session workflows this orchestrator keeps in memory between their tasks (Temporal's sticky cache,
    * `maxCachedWorkflows`). An idle Session's cached workflow costs ~2-3 MiB of RSS here; beyond the bound
    * the least recently used is evicted and replayed from its history at its next event (one replay, no
@@ -154,7 +168,7 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @Min(0)
   @Max(60_000)
   MANGO_TOOL_RESULT_WAIT_MS: number = 1_500;
-  /** Opens the webhook signing secrets apps/api sealed (the same 32-byte key, hex or base64). */
+  /** Older: the webhook secrets key (32 bytes, hex or base64); joins the keyring as key `webhook-legacy`. */
   @IsOptional()
   @IsString()
   MANGO_WEBHOOK_SECRETS_KEY?: string;
@@ -203,7 +217,22 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   MANGO_LOG_LEVEL: string = 'info';
 
-  /** Vault keyring (the same as apps/api's): opens the credentials of MCP servers. */
+  /**
+   * The keyring that seals every secret at rest (Vault credentials, webhook signing secrets):
+   * the same as apps/api's; comma-separated `id:base64key` entries (32-byte AES-256 keys), the first is active (docs/operator-guide.md,
+   * Keyring). Or MANGO_KEYRING_FILE, not both. The older MANGO_VAULT_KEYRING and MANGO_WEBHOOK_SECRETS_KEY
+   * join it. Without any, secrets cannot be stored, and the process refuses to start once any exist.
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_KEYRING?: string;
+
+  /** A file holding the keyring's entries (one per line or the same as apps/api's; comma-separated, `#` comment lines). */
+  @IsOptional()
+  @IsString()
+  MANGO_KEYRING_FILE?: string;
+
+  /** Older: the Vault keyring (MANGO_KEYRING's format); its keys join the keyring after MANGO_KEYRING's. */
   @IsOptional()
   @IsString()
   MANGO_VAULT_KEYRING?: string;

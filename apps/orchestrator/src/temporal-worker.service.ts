@@ -8,18 +8,24 @@ import {
 } from '@mango/activities';
 import { DeploymentScheduler } from '@mango/feature-deployments';
 import { Client, Connection } from '@temporalio/client';
-import { SecretBox, WebhookSender } from '@mango/adapter-webhooks';
+import { WebhookSender } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { McpConnector } from '@mango/adapter-mcp';
 import { parseAddressAllowlist } from '@mango/domain-mcp';
-import { assertKeyringCoversCredentials, OAuthRefresher, vaultKeyringFrom } from '@mango/feature-vaults';
+import { OAuthRefresher } from '@mango/feature-vaults';
 import { parseModelProfiles, parsePriceTable } from '@mango/domain-sessions';
 import { ModelClient, resolveModelEndpoint } from '@mango/adapter-model';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { temporalActivityInterceptors, temporalWorkflowSinks } from '@mango/platform-tracing';
-import { SessionRepository, SessionWakes } from '@mango/persistence';
+import {
+  assertKeyringCoversStoredValues,
+  SessionRepository,
+  SessionWakes,
+  VaultCredentialRepository,
+} from '@mango/persistence';
+import { keyringFromSettings } from '@mango/platform-secrets';
 import { DataSource } from 'typeorm';
 import { bundleWorkflowsInThread } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -74,18 +80,19 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     // Model profiles and prices are validated first: a bad one stops the orchestrator with its message.
     const profiles = parseModelProfiles(this.env.MANGO_MODEL_PROFILES);
     const prices = parsePriceTable(this.env.MANGO_MODEL_PRICES);
-    // MCP calls open Vault credentials: refuse to start when they could not be opened (as apps/api does).
-    const keyring = vaultKeyringFrom(this.env.MANGO_VAULT_KEYRING);
-    await assertKeyringCoversCredentials(this.dataSource, keyring);
+    // MCP calls open Vault credentials and deliveries open signing secrets: refuse to start when stored
+    // secrets need a key the keyring lacks (as apps/api does).
+    const keyring = keyringFromSettings(this.env);
+    await assertKeyringCoversStoredValues(this.dataSource, keyring);
     const allowlist = parseAddressAllowlist(this.env.MANGO_MCP_ALLOWED_ADDRESSES);
     if (allowlist.entries.length)
       this.log.warn({ allowed: allowlist.entries }, 'MCP servers at these non-public addresses are allowed');
+    const credentials = new VaultCredentialRepository(this.dataSource);
     const mcp = new McpRuntime({
       dataSource: this.dataSource,
       keyring,
-      refresher: keyring
-        ? new OAuthRefresher({ dataSource: this.dataSource, keyring, allowlist })
-        : undefined,
+      credentials,
+      refresher: keyring ? new OAuthRefresher({ credentials, keyring, allowlist }) : undefined,
       connector: new McpConnector({ allowlist, timeoutMs: this.env.MANGO_MCP_TIMEOUT_MS }),
       resultFiles: this.mcpResultFiles(),
       metrics: this.metrics,
@@ -121,6 +128,8 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
           dataSource: this.dataSource,
           prices,
           metrics: this.metrics,
+          runningSessionsPerWorkspace:
+            this.env.MANGO_FAIR_USE === 'on' ? this.env.MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE : null,
           // Auto-pause also pauses the Deployment's Temporal Schedule.
           scheduler: new DeploymentScheduler(
             new Client({
@@ -136,7 +145,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
             allow: parseCidrList(this.env.MANGO_WEBHOOK_ALLOWED_CIDRS),
             timeoutMs: this.env.MANGO_WEBHOOK_TIMEOUT_MS,
           }),
-          box: this.env.MANGO_WEBHOOK_SECRETS_KEY ? new SecretBox(this.env.MANGO_WEBHOOK_SECRETS_KEY) : null,
+          keyring,
         }),
         ...createSessionActivities({
           dataSource: this.dataSource,

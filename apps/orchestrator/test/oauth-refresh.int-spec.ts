@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Server } from 'node:http';
+import { createServer, Server } from 'node:http';
 import { McpRuntime } from '@mango/activities';
 import { McpConnector } from '@mango/adapter-mcp';
 import { parseAddressAllowlist } from '@mango/domain-mcp';
@@ -9,7 +9,7 @@ import {
   VaultsService,
   vaultKeyringFrom,
 } from '@mango/feature-vaults';
-import { createDataSource } from '@mango/persistence';
+import { createDataSource, VaultCredentialRepository } from '@mango/persistence';
 import {
   createMcpTestServer,
   createTestDatabase,
@@ -67,7 +67,11 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
       dataSource: source,
       connector,
       keyring,
-      refresher: new OAuthRefresher({ dataSource: source, keyring, allowlist }),
+      refresher: new OAuthRefresher({
+        credentials: new VaultCredentialRepository(source),
+        keyring,
+        allowlist,
+      }),
     });
   const agent = () => ({
     mcp_servers: [{ type: 'url' as const, name: 'tickets', url: mcpUrl }],
@@ -186,6 +190,285 @@ describe('mcp_oauth refresh and validation (real OAuth 2.0 server, real MCP serv
       refresh: { status: 'failed', http_response: { status_code: 400 } },
     });
     await creds.archive('wrkspc_default', vaultId, id);
+  });
+
+  const refresherOn = (source: DataSource, bounds?: { deadlineMs?: number; maxReplyBytes?: number }) =>
+    new OAuthRefresher({ credentials: new VaultCredentialRepository(source), keyring, allowlist, bounds });
+
+  it('refreshers in two processes while the token endpoint is slow: one request reaches it, no connection or row lock is held meanwhile, all get the new token', async () => {
+    const { id, grant } = await credential(30_000); // due
+    const before = oauth.tokenRequests();
+    oauth.hold();
+    try {
+      const [a, b] = [refresherOn(ds), refresherOn(ds2)];
+      const all = Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).refresh(id)));
+      await oauth.untilHeld(1);
+      // Both pools (4 connections each, 6 refreshers each) still serve other work, and the row is not locked.
+      expect(await ds.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+      await ds2.transaction(async (tx) => {
+        const locked = await tx.query('SELECT id FROM vault_credentials WHERE id = $1 FOR UPDATE NOWAIT', [
+          id,
+        ]);
+        expect(locked).toEqual([{ id }]);
+      });
+      oauth.release();
+      const outcomes = await all;
+      expect(oauth.tokenRequests()).toBe(before + 1);
+      const tokens = new Set(outcomes.map((o) => (o.status === 'succeeded' ? o.accessToken : o.status)));
+      expect(tokens.size).toBe(1);
+      const [token] = [...tokens];
+      expect(token).not.toBe(grant.access_token);
+      expect(oauth.isValid(token!)).toBe(true);
+      expect(await ds.query('SELECT refresh_claim FROM vault_credentials WHERE id = $1', [id])).toEqual([
+        { refresh_claim: null },
+      ]);
+    } finally {
+      oauth.release();
+    }
+    await creds.archive('wrkspc_default', vaultId, id);
+  });
+
+  it('refreshers waiting on a claim that fails take its failure: the refused refresh token is sent once', async () => {
+    const { id, grant } = await credential(30_000);
+    oauth.revokeRefresh(grant.refresh_token);
+    const before = oauth.tokenRequests();
+    // Each refresher's repository reports when it has seen another's live claim.
+    let waiting = 0;
+    let allWaiting!: () => void;
+    const fiveWaiting = new Promise<void>((r) => (allWaiting = r));
+    class Watched extends VaultCredentialRepository {
+      private seen = false;
+      override async claimState(cid: string) {
+        const state = await super.claimState(cid);
+        if (state?.claimed && !this.seen) {
+          this.seen = true;
+          if (++waiting === 5) allWaiting();
+        }
+        return state;
+      }
+    }
+    const refresher = (source: DataSource) =>
+      new OAuthRefresher({ credentials: new Watched(source), keyring, allowlist });
+    oauth.hold();
+    try {
+      const all = Promise.all(Array.from({ length: 6 }, (_, i) => refresher(i % 2 ? ds : ds2).refresh(id)));
+      await oauth.untilHeld(1);
+      await fiveWaiting; // the five others are waiting on the claim
+      oauth.release();
+      const outcomes = await all;
+      expect(outcomes.map((o) => [o.status, o.status === 'succeeded' ? '' : o.message])).toEqual(
+        outcomes.map(() => ['failed', 'the token endpoint answered HTTP 400']),
+      );
+    } finally {
+      oauth.release();
+    }
+    expect(oauth.tokenRequests()).toBe(before + 1);
+    await creds.archive('wrkspc_default', vaultId, id);
+  });
+
+  it('a cancelled refresh ends its claim without an outcome; the next refresh does not wait out the lease', async () => {
+    const { id } = await credential(30_000);
+    const before = oauth.tokenRequests();
+    const version = (await row(id)).version;
+    oauth.hold();
+    const ac = new AbortController();
+    try {
+      const pending = refresherOn(ds).refresh(id, { signal: ac.signal });
+      await oauth.untilHeld(1);
+      ac.abort();
+      expect(await pending).toEqual({
+        status: 'connect_error',
+        message: 'the refresh was cancelled',
+        http_response: null,
+      });
+      expect(await row(id)).toMatchObject({
+        refresh_claim: null,
+        refresh_failure: null,
+        version: version + 1,
+      });
+    } finally {
+      oauth.release();
+    }
+    // The endpoint may still have spent the refresh token it was sent (docs/api-guide.md): the next refresh
+    // reaches it at once and records whatever it answers.
+    const next = await refresherOn(ds).refresh(id);
+    expect(['succeeded', 'failed']).toContain(next.status);
+    expect(oauth.tokenRequests()).toBe(before + 2);
+    expect((await row(id)).refresh_claim).toBeNull();
+    await creds.archive('wrkspc_default', vaultId, id);
+  });
+
+  it("the MCP runtime passes the activity's cancellation to the refresh: a cancelled listing ends the token request", async () => {
+    const { id } = await credential(30_000);
+    oauth.hold();
+    const ac = new AbortController();
+    try {
+      const pending = runtime(ds)
+        .credentialFor(ds.manager, [vaultId], mcpUrl, ac.signal)
+        .then(
+          () => 'resolved',
+          (e: unknown) => (e as Error).message,
+        );
+      await oauth.untilHeld(1);
+      ac.abort();
+      expect(await pending).toBe('refreshing the OAuth credential failed: the refresh was cancelled');
+      expect((await row(id)).refresh_claim).toBeNull();
+    } finally {
+      oauth.release();
+    }
+    await creds.archive('wrkspc_default', vaultId, id);
+  });
+
+  it('a token endpoint that trickles its answer fails the refresh at the deadline (recorded, claim released); one that sends 50 MB fails at the cap', async () => {
+    const trickle = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      const tick = setInterval(() => (res.destroyed ? clearInterval(tick) : res.write(' ')), 1000);
+      res.on('close', () => clearInterval(tick));
+    });
+    let written = 0;
+    const huge = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const pump = () => {
+        while (written < 50 * 1024 * 1024 && !res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    const urls: string[] = [];
+    for (const s of [trickle, huge]) {
+      await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+      urls.push(`http://127.0.0.1:${(s.address() as { port: number }).port}/token`);
+    }
+    try {
+      const make = async (endpoint: string, n: number) =>
+        (
+          await creds.create('wrkspc_default', vaultId, {
+            auth: {
+              type: 'mcp_oauth',
+              mcp_server_url: `${mcpUrl}?bounded=${n}`,
+              access_token: `at-bounded-${n}`,
+              expires_at: new Date(Date.now() + 1000).toISOString(),
+              refresh: { client_id: 'c', refresh_token: `rt-bounded-${n}`, token_endpoint: endpoint },
+            },
+          })
+        ).id;
+      const slow = await make(urls[0]!, 1);
+      expect(await refresherOn(ds, { deadlineMs: 1000 }).refresh(slow)).toEqual({
+        status: 'connect_error',
+        message: 'the token endpoint did not answer within 1000 ms',
+        http_response: null,
+      });
+      expect(await row(slow)).toMatchObject({
+        refresh_claim: null,
+        refresh_failure: {
+          type: 'connect_error',
+          message: 'the token endpoint did not answer within 1000 ms',
+        },
+      });
+      const big = await make(urls[1]!, 2);
+      expect(await refresherOn(ds).refresh(big)).toEqual({
+        status: 'failed',
+        message: 'the token endpoint answered with more than 65536 bytes',
+        http_response: null,
+      });
+      expect(written).toBeLessThan(50 * 1024 * 1024);
+      expect((await row(big)).refresh_claim).toBeNull();
+      for (const c of [slow, big]) await creds.archive('wrkspc_default', vaultId, c);
+    } finally {
+      for (const s of [trickle, huge]) {
+        s.closeAllConnections();
+        s.close();
+      }
+    }
+  });
+
+  it('an update that would point the stored secrets at another endpoint is refused, and the next refresh still goes to the one they were issued for', async () => {
+    let attacker = 0;
+    const collect = createServer((_req, res) => {
+      attacker += 1;
+      res.end('{}');
+    });
+    await new Promise<void>((r) => collect.listen(0, '127.0.0.1', r));
+    const collectUrl = `http://127.0.0.1:${(collect.address() as { port: number }).port}/collect`;
+    try {
+      const { id } = await credential(30_000);
+      const before = await row(id);
+      await expect(
+        creds.update('wrkspc_default', vaultId, id, {
+          auth: { type: 'mcp_oauth', refresh: { token_endpoint: collectUrl } },
+        }),
+      ).rejects.toThrow(/auth\.refresh\.token_endpoint is immutable/);
+      expect(await row(id)).toEqual(before);
+      const grants = oauth.refreshGrants();
+      expect((await refresherOn(ds).refresh(id)).status).toBe('succeeded');
+      expect(oauth.refreshGrants()).toBe(grants + 1);
+      expect(attacker).toBe(0);
+      await creds.archive('wrkspc_default', vaultId, id);
+    } finally {
+      collect.close();
+    }
+  });
+
+  /** A token endpoint that refuses the grant and echoes the posted refresh token so that it starts `at`. */
+  async function echoingEndpoint(at: number): Promise<{ url: string; close(): void }> {
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (d) => (raw += String(d)));
+      req.on('end', () => {
+        const posted = new URLSearchParams(raw).get('refresh_token') ?? '';
+        const head = '{"error":"invalid_grant","padding":"';
+        const mid = '","refresh_token":"';
+        const pad = 'p'.repeat(at - head.length - mid.length);
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(`${head}${pad}${mid}${posted}","more":"${'q'.repeat(200)}"}`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(server.address() as { port: number }).port}/token`,
+      close: () => server.close(),
+    };
+  }
+
+  it('a token echoed across the 4,096-character cut of a shown reply leaves no fragment (redacted before the cut)', async () => {
+    const refreshToken = `rt-straddle-${randomBytes(24).toString('hex')}`;
+    const clientSecret = `cs-straddle-${randomBytes(12).toString('hex')}`;
+    for (const before of [1, 9, 40]) {
+      const endpoint = await echoingEndpoint(4096 - before);
+      try {
+        const c = await creds.create('wrkspc_default', vaultId, {
+          auth: {
+            type: 'mcp_oauth',
+            mcp_server_url: `${mcpUrl}?straddle=${before}`,
+            access_token: `at-straddle-${randomBytes(8).toString('hex')}`,
+            expires_at: new Date(Date.now() + 1000).toISOString(),
+            refresh: {
+              client_id: 'c',
+              refresh_token: refreshToken,
+              token_endpoint: endpoint.url,
+              token_endpoint_auth: { type: 'client_secret_post', client_secret: clientSecret },
+            },
+          },
+        });
+        const v = await creds.validate('wrkspc_default', vaultId, c.id);
+        expect(v.refresh).toMatchObject({
+          status: 'failed',
+          http_response: { status_code: 400, body_truncated: true },
+        });
+        const shown = JSON.stringify(v);
+        for (let i = 0; i + 8 <= refreshToken.length; i++)
+          expect(shown).not.toContain(refreshToken.slice(i, i + 8));
+        expect(shown).not.toContain(clientSecret);
+        await creds.archive('wrkspc_default', vaultId, c.id);
+      } finally {
+        endpoint.close();
+      }
+    }
   });
 
   it('mcp_oauth_validate reports valid with the probe, and the refresh when one was due', async () => {

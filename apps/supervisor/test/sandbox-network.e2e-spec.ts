@@ -4,7 +4,8 @@ import { lastResult, Stack, startStack, toolCall, watchContainers } from './supp
  * The sealed sandbox (docs/operator-guide.md "Sandbox network"): Session containers run with no network.
  * From the agent's bash nothing of the host is reachable — not PostgreSQL, Temporal, S3 or the API's port —
  * and the Work API socket answers only the Work token's routes (403 locally for anything else, 401 without
- * the token). The turn itself still completes through the socket, and the image has a real userland.
+ * the token; a smuggled request is refused locally, 400). The turn itself still completes through the socket,
+ * and the image has a real userland.
  */
 describe('a sealed sandbox (real API, orchestrator, Temporal, dockerd)', () => {
   let stack: Stack;
@@ -39,6 +40,21 @@ describe('a sealed sandbox (real API, orchestrator, Temporal, dockerd)', () => {
       `echo "agents:$(curl -s --unix-socket /run/mango/api.sock http://mango/v1/agents | jq -r .error.type)"`,
       `echo "poll:$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/mango/api.sock 'http://mango/v1/environments/${stack.envId}/work/poll')"`,
       `echo "session-without-token:$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/mango/api.sock http://mango/v1/sessions/$SESSION)"`,
+      // Request smuggling (issue #34): a GET of the Session's events whose chunked body is a whole second
+      // request. Every status line the socket answers is printed: one local 400, nothing from Mango.
+      `SESSION=$SESSION python3 - <<'PY'`,
+      'import os, socket',
+      "s = socket.socket(socket.AF_UNIX); s.connect('/run/mango/api.sock')",
+      "inner = b'GET /v1/agents?smuggled=e2e HTTP/1.1\\r\\nHost: mango\\r\\n\\r\\n'",
+      "head = b'GET /v1/sessions/' + os.environ['SESSION'].encode() + b'/events HTTP/1.1\\r\\nHost: mango\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n'",
+      "s.sendall(head + b'%x\\r\\n' % len(inner) + inner + b'\\r\\n0\\r\\n\\r\\n')",
+      "data = b''",
+      'while True:',
+      '    chunk = s.recv(65536)',
+      '    if not chunk: break',
+      '    data += chunk',
+      "print('smuggle:' + ' '.join(l.split()[1].decode() for l in data.split(b'\\r\\n') if l.startswith(b'HTTP/1.1 ')))",
+      'PY',
     ].join('\n');
     const results: Array<{ text: string; is_error: boolean }> = [];
     const step = (next: ReturnType<typeof toolCall> | { content: any[] }) => (body: any) => {
@@ -75,6 +91,7 @@ describe('a sealed sandbox (real API, orchestrator, Temporal, dockerd)', () => {
       'agents:permission_error',
       'poll:403',
       'session-without-token:401',
+      'smuggle:400',
     ]);
     expect(results[1]!.is_error).toBe(false);
     expect(results[1]!.text).toMatch(/^git version 2\.\d+.*\nPython 3\.\d+\.\d+\nripgrep \d+.*\nfine$/s);

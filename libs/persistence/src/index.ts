@@ -20,5 +20,7 @@ export * from './deployment-pause';
 export * from './work-item.mapper';
 export * from './work-item.repository';
 export * from './session-thread.repository';
+export * from './sealed-values';
+export * from './vault-credential.repository';
 export * from './request-transaction';
 export * from './idempotency-key.repository';

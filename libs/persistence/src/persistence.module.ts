@@ -5,10 +5,11 @@ import { SessionLog } from './session-log.repository';
 import { SessionRepository } from './session.repository';
 import { SessionThreadRepository } from './session-thread.repository';
 import { SESSION_WORK, workItemSessionWork, SessionWorkPort } from './session-work.port';
+import { VaultCredentialRepository } from './vault-credential.repository';
 
 /**
  * Provides the app's single initialized DataSource (closed on shutdown) and the aggregate repositories
- * built on it: the Session log, the Session repository and the Thread repository, with the Work it needs behind `SESSION_WORK` (ADR 0005).
+ * built on it: the Session log, the Session repository, the Thread repository and the Vault credential repository, with the Work it needs behind `SESSION_WORK` (ADR 0005).
  */
 @Global()
 @Module({})
@@ -39,8 +40,20 @@ export class PersistenceModule implements OnApplicationShutdown {
           useFactory: (ds: DataSource) => new SessionThreadRepository(ds),
           inject: [DataSource],
         },
+        {
+          provide: VaultCredentialRepository,
+          useFactory: (ds: DataSource) => new VaultCredentialRepository(ds),
+          inject: [DataSource],
+        },
       ],
-      exports: [DataSource, SessionLog, SessionRepository, SessionThreadRepository, SESSION_WORK],
+      exports: [
+        DataSource,
+        SessionLog,
+        SessionRepository,
+        SessionThreadRepository,
+        VaultCredentialRepository,
+        SESSION_WORK,
+      ],
     };
   }
 

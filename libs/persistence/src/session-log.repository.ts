@@ -1,6 +1,8 @@
 import {
   projectSessionStatus,
   type ResumeLogEvent,
+  RESUME_LOG_TYPES,
+  SESSION_WIDE_RESUME_TYPES,
   threadAgentName,
   threadKeyPrefix,
   asOwnType,
@@ -381,15 +383,11 @@ export class SessionLog {
               (type = 'session.updated' AND body ? 'budget') AS budget_changed, session_thread_id
          FROM session_events
         WHERE session_id = $1
-          AND (starts_with(idempotency_key, $2)
-               OR type IN ('user.message', 'user.tool_confirmation', 'user.custom_tool_result',
-                           'agent.thread_message_received',
-                           'user.interrupt', 'session.updated', 'session.status_terminated', 'session.deleted'))
+          AND (starts_with(idempotency_key, $2) OR type = ANY($4::text[]))
           AND (session_thread_id IS NOT DISTINCT FROM $3
-               OR ($3::text IS NOT NULL AND session_thread_id IS NULL
-                   AND type IN ('user.interrupt', 'session.updated', 'session.status_terminated', 'session.deleted')))
+               OR ($3::text IS NOT NULL AND session_thread_id IS NULL AND type = ANY($5::text[])))
         ORDER BY seq`,
-      [sessionId, `${prefix}turn:`, threadId ?? null],
+      [sessionId, `${prefix}turn:`, threadId ?? null, RESUME_LOG_TYPES, SESSION_WIDE_RESUME_TYPES],
     );
     // A delegate's own status events read as the Session's (threadLog's rule), so one fold serves all.
     const own = threadId

@@ -10,6 +10,12 @@ import {
 import { sessionMemoryResources } from './session-memory-attachments';
 
 /**
+ * The first key of the two-key advisory lock a Workspace's turn starts take (an arbitrary constant; the
+ * two-key space is apart from the one-key space the migration lock uses).
+ */
+const TURN_START_LOCK_CLASS = 0x6d_74_73; // "mts"
+
+/**
  * The Session row's reads and locks that are not appends (ADR 0005 "Aggregates own their SQL"): the
  * sweeper's candidates and its row lock, and a model step's prompt inputs. Appends, the status projection
  * and the outbox stay with {@link SessionLog}. A plain class: Nest apps get it from `PersistenceModule`,
@@ -31,6 +37,22 @@ export class SessionRepository {
       [graceSeconds, limit],
     );
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Sessions of one Workspace with a turn under way (`running` or `rescheduling`, not deleted), counted
+   * while holding the Workspace's turn-start lock (an advisory lock until `tx` ends), so that two turns
+   * starting at once in one Workspace are counted one after the other (the running-Sessions limit,
+   * docs/api-guide.md "Fair use"). Other Workspaces' turn starts do not wait for it.
+   */
+  async lockAndCountTurns(tx: EntityManager, workspaceId: string): Promise<number> {
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [TURN_START_LOCK_CLASS, workspaceId]);
+    const [row]: Array<{ n: number }> = await tx.query(
+      `SELECT count(*)::int AS n FROM sessions
+        WHERE workspace_id = $1 AND status IN ('running', 'rescheduling') AND deleted_at IS NULL`,
+      [workspaceId],
+    );
+    return Number(row!.n);
   }
 
   /** How many Sessions have a turn running now (not deleted): the `mango_session_turns_running` gauge. */

@@ -18,4 +18,5 @@ export * from './docker-pause';
 export * from './collect-garbage';
 export * from './cpu-profile';
 export * from './tcp-gate';
+export * from './raw-request';
 export * from './response-cut-proxy';

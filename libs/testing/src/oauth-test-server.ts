@@ -6,7 +6,9 @@ import OAuth2Server from '@node-oauth/oauth2-server';
  * A real OAuth 2.0 authorization server for tests: `@node-oauth/oauth2-server` (a maintained provider
  * library) serving the token endpoint `POST /token` with the refresh_token grant, short-lived access
  * tokens and refresh-token rotation, over an in-memory model. `issue()` seeds a grant as if a user had
- * authorised earlier. Counts every refresh grant it answers.
+ * authorised earlier. Counts every refresh grant it answers. `hold()` makes it a slow token endpoint
+ * without a clock: token requests that arrive wait at a gate until `release()` (`untilHeld(n)` resolves
+ * once n of them wait), so a test can act while refreshes are in flight.
  */
 export interface OAuthTestServer {
   url: string;
@@ -18,6 +20,14 @@ export interface OAuthTestServer {
   revokeAccess(accessToken: string): void;
   revokeRefresh(refreshToken: string): void;
   refreshGrants(): number;
+  /** Every request that reached the token endpoint (answered or still held). */
+  tokenRequests(): number;
+  /** From now on token requests wait at the gate until `release()`. */
+  hold(): void;
+  /** Lets every held request (and later ones) through. */
+  release(): void;
+  /** Resolves once `n` token requests are waiting at the gate. */
+  untilHeld(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,6 +52,17 @@ export async function startOAuthTestServer(opts: {
   const byAccess = new Map<string, StoredToken>();
   const byRefresh = new Map<string, StoredToken>();
   let grants = 0;
+  let requests = 0;
+  let held = false;
+  const gate: Array<() => void> = [];
+  const watchers: Array<{ n: number; resolve: () => void }> = [];
+  const notify = () => {
+    for (const w of [...watchers])
+      if (gate.length >= w.n) {
+        watchers.splice(watchers.indexOf(w), 1);
+        w.resolve();
+      }
+  };
   const model = {
     getClient: async (id: string, secret: string | null) =>
       id === clientId && (secret === null || secret === clientSecret) ? client : null,
@@ -71,6 +92,13 @@ export async function startOAuthTestServer(opts: {
     let raw = '';
     req.on('data', (d) => (raw += String(d)));
     req.on('end', async () => {
+      requests += 1;
+      if (held) {
+        await new Promise<void>((resolve) => {
+          gate.push(resolve);
+          notify();
+        });
+      }
       const request = new OAuth2Server.Request({
         method: req.method ?? 'GET',
         headers: req.headers as Record<string, string>,
@@ -119,6 +147,17 @@ export async function startOAuthTestServer(opts: {
     revokeAccess: (t) => void byAccess.delete(t),
     revokeRefresh: (t) => void byRefresh.delete(t),
     refreshGrants: () => grants,
+    tokenRequests: () => requests,
+    hold: () => void (held = true),
+    release: () => {
+      held = false;
+      for (const open of gate.splice(0)) open();
+    },
+    untilHeld: (n) =>
+      new Promise<void>((resolve) => {
+        watchers.push({ n, resolve });
+        notify();
+      }),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -5,6 +5,7 @@ import {
   SessionLog,
   SessionRepository,
 } from '@mango/persistence';
+import { resumeStateFromLog, SESSION_EVENT_KINDS, SESSION_EVENT_TYPES } from '@mango/domain-sessions';
 import { newId } from '@mango/platform-ids';
 import type { DataSource } from 'typeorm';
 import { insertSessionRow, insertWorkspaceAndEnvironment } from './session-rows';
@@ -213,5 +214,74 @@ describe('SessionRepository (real PostgreSQL)', () => {
     ]);
     await ds.transaction(async (tx) => log.delete(tx, (await log.lock(tx, id))!, new Date()));
     expect((await log.resumeLog(id)).session).toEqual({ status: 'idle', deleted: true });
+  });
+
+  /** Every event of the Session, in the columns the resume fold reads, with no filter. */
+  async function wholeLog(id: string) {
+    const rows: Array<{
+      seq: string;
+      type: string;
+      key: string | null;
+      stop: string | null;
+      budget: boolean;
+    }> = await ds.query(
+      `SELECT seq, type, idempotency_key AS key, body->'stop_reason'->>'type' AS stop,
+                (type = 'session.updated' AND body ? 'budget') AS budget
+           FROM session_events WHERE session_id = $1 ORDER BY seq`,
+      [id],
+    );
+    return rows.map((r) => ({
+      seq: r.seq,
+      type: r.type,
+      idempotencyKey: r.key,
+      stopReason: r.stop,
+      budgetChanged: r.budget,
+    }));
+  }
+
+  it('a Session rebuilt from its log keeps its outcome loop and its pending user.define_outcome', async () => {
+    const id = await newSession();
+    const append = (events: Parameters<SessionLog['append']>[2]) =>
+      ds.transaction(async (tx) => log.append(tx, (await log.lock(tx, id))!, events, new Date()));
+    await append([
+      { type: 'user.define_outcome', body: { description: 'd' }, processed: false, runnable: true },
+    ]);
+    const state = resumeStateFromLog((await log.resumeLog(id)).events);
+    expect(state).toEqual(resumeStateFromLog(await wholeLog(id)));
+    expect(state).toMatchObject({ outcomes: true, pending: 1, consumed: 0 });
+  });
+
+  it('folding the resume log equals folding the whole log, for every event kind, with and without a turn key', async () => {
+    const id = await newSession();
+    const append = (events: Parameters<SessionLog['append']>[2]) =>
+      ds.transaction(async (tx) => log.append(tx, (await log.lock(tx, id))!, events, new Date()));
+    const last = new Set(['session.status_terminated', 'session.deleted']);
+    const kinds = [...new Set([...SESSION_EVENT_TYPES, ...SESSION_EVENT_KINDS])].filter((k) => !last.has(k));
+    for (const [i, type] of kinds.entries()) {
+      const body =
+        type === 'session.updated'
+          ? { budget: null }
+          : type === 'session.status_idle'
+            ? { stop_reason: { type: 'end_turn' } }
+            : {};
+      // Checked after each append: a keyed event is read whatever its type, and would hide a missed unkeyed one.
+      for (const idempotencyKey of [undefined, `turn:${i + 1}:k${i}`]) {
+        await append([
+          { type, body, processed: true, runnable: false, ...(idempotencyKey ? { idempotencyKey } : {}) },
+        ]);
+        const partial = resumeStateFromLog((await log.resumeLog(id)).events);
+        expect({ type, idempotencyKey, state: partial }).toEqual({
+          type,
+          idempotencyKey,
+          state: resumeStateFromLog(await wholeLog(id)),
+        });
+      }
+    }
+    for (const type of last) {
+      await append([{ type, body: {}, processed: true, runnable: false }]);
+      expect(resumeStateFromLog((await log.resumeLog(id)).events)).toEqual(
+        resumeStateFromLog(await wholeLog(id)),
+      );
+    }
   });
 });

@@ -25,6 +25,7 @@ import {
   startScriptedModel,
 } from '@mango/testing';
 import { pct, pool } from '../stats';
+import { BENCH_FAIR_USE_ENV } from '../fair-use-env';
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 100));
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
         };
   };
   model.script(...Array.from({ length: (SESSIONS + 1) * 4 }, () => reply));
-  const api = await startApi('benchdocker', { MANGO_DB_POOL_SIZE: '20' });
+  const api = await startApi('benchdocker', { ...BENCH_FAIR_USE_ENV, MANGO_DB_POOL_SIZE: '20' });
   const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
   const key = (await api.issueKey('wrkspc_default')).api_key;
   const call = async (method: string, path: string, body?: unknown): Promise<Json> => {

@@ -27,6 +27,7 @@ import {
   startScriptedModel,
 } from '@mango/testing';
 import { pct, pool } from '../stats';
+import { BENCH_FAIR_USE_ENV } from '../fair-use-env';
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = Number(flag > 0 ? process.argv[flag + 1] : (process.env.BENCH_SESSIONS ?? 1000));
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
     ...Array.from({ length: SESSIONS * 2 + 10 }, () => ({ content: [{ type: 'text', text: 'ok' }] })),
   );
   const api = await startApi('benchscale', {
+    ...BENCH_FAIR_USE_ENV,
     MANGO_DB_POOL_SIZE: '20',
     MANGO_LOG_LEVEL: 'warn',
     NODE_OPTIONS: INSPECTOR_NODE_OPTIONS,

@@ -30,6 +30,7 @@ import {
 import { pct } from '../stats';
 import { appendInterrupt } from './append-floor';
 import { postgresCpuMs, temporalCpuMs } from './service-cpu';
+import { BENCH_FAIR_USE_ENV } from '../fair-use-env';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 500);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
@@ -228,6 +229,7 @@ async function measureAppendFloor(
 async function main(): Promise<void> {
   const model = await startScriptedModel();
   const api = await startApi('benchsessions', {
+    ...BENCH_FAIR_USE_ENV,
     MANGO_DB_POOL_SIZE: '20',
     ...(CPU_PROFILE ? { NODE_OPTIONS: INSPECTOR_NODE_OPTIONS } : {}),
   });

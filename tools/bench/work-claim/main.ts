@@ -22,6 +22,7 @@ import { Pool } from 'undici';
 import { newId } from '@mango/platform-ids';
 import { INSPECTOR_NODE_OPTIONS, startApi, startCpuProfile } from '@mango/testing';
 import { pct } from '../stats';
+import { BENCH_FAIR_USE_ENV } from '../fair-use-env';
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
 const THROUGHPUT_ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
   // BENCH_CPU_PROFILE=<dir>: the API's CPU profile of each Poll+Ack phase is written there (through the
   // inspector: Node refuses --cpu-prof in NODE_OPTIONS).
   const api = await startApi('bench', {
+    ...BENCH_FAIR_USE_ENV,
     MANGO_DB_POOL_SIZE: '20',
     ...(CPU_PROFILE ? { NODE_OPTIONS: INSPECTOR_NODE_OPTIONS } : {}),
   });

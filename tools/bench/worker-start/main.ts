@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { freePort, logged, startApi, startApp } from '@mango/testing';
 import { pct } from '../stats';
+import { BENCH_FAIR_USE_ENV } from '../fair-use-env';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 15);
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 2);
@@ -198,7 +199,7 @@ async function measure(
 async function main(): Promise<void> {
   const image = process.env.MANGO_BASE_IMAGE!;
   const workerImage = process.env.BENCH_WORKER_IMAGE ?? image;
-  const api = await startApi('bench-worker');
+  const api = await startApi('bench-worker', BENCH_FAIR_USE_ENV);
   const docker = new Docker({ socketPath: new URL(process.env.DOCKER_HOST!).pathname });
   let cold: Run;
   let pooled: Run;

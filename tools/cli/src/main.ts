@@ -2,9 +2,11 @@ import { Command, CommanderError } from 'commander';
 import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import { ApiKeysService } from '@mango/feature-auth';
 import { rotateVaultKeys, vaultKeyringFrom } from '@mango/feature-vaults';
-import { createDataSource, migrate } from '@mango/persistence';
+import { createDataSource, migrate, resealStoredSecrets, sealedKeyUsage } from '@mango/persistence';
+import { generateKeyringEntry, Keyring, keyringFromSettings, KeyringError } from '@mango/platform-secrets';
 import { MangoClient } from '@mango/sdk';
 import { connectSession, Connection, resolveConnection, UsageError } from './connect';
+import { rotateText, statusReport, statusText } from './keyring-report';
 import { addressOf, listenForWebhooks } from './webhook-listen';
 
 /**
@@ -21,7 +23,12 @@ import { addressOf, listenForWebhooks } from './webhook-listen';
  *   mango webhook list
  *   mango webhook delete -id W
  *   mango webhook listen -port P -secret whsec_… [-count N]          (verifies and prints deliveries)
- *   mango vault rotate-key                                          (reads MANGO_VAULT_KEYRING)
+ *   mango keyring status [--json]          (what each key id still seals; exit 1 if a key in use is missing)
+ *   mango keyring rotate [--batch-size N]  (re-seal everything under the active key; exit 1 while any is left)
+ *   mango keyring new-key --id ID          (prints a fresh `id:base64key` entry)
+ *   mango vault rotate-key                 (older, Vault credentials only; reads MANGO_VAULT_KEYRING)
+ * The keyring commands read MANGO_KEYRING or MANGO_KEYRING_FILE (and the older MANGO_VAULT_KEYRING and
+ * MANGO_WEBHOOK_SECRETS_KEY) as the apps do (docs/operator-guide.md, Keyring).
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
 const LONG_OPTIONS = [
@@ -41,6 +48,7 @@ const LONG_OPTIONS = [
   'host',
   'secret',
   'count',
+  'batch-size',
 ];
 
 export function normalizeArgs(argv: string[]): string[] {
@@ -324,7 +332,79 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       process.off('SIGTERM', stop);
     });
 
-  const vault = program.command('vault').description('Vault credential encryption');
+  const keyringOf = (): Keyring | null => {
+    try {
+      return keyringFromSettings(io.env);
+    } catch (e) {
+      throw new DomainError(ErrorCode.InvalidRequest, (e as Error).message);
+    }
+  };
+  const keyring = program.command('keyring').description('the keyring that seals secrets at rest');
+  keyring
+    .command('status')
+    .description(
+      'show, per key id, how many Vault credentials and webhook signing secrets it still seals; ' +
+        'exits 1 when a key some stored value needs is not in the keyring',
+    )
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const ring = keyringOf();
+      const report = statusReport(ring, await withDatabase(io, (ds) => sealedKeyUsage(ds)));
+      io.out(o.json ? `${JSON.stringify(report)}\n` : statusText(report));
+      if (report.missing_key_ids.length)
+        throw new DomainError(
+          ErrorCode.Conflict,
+          `the keyring lacks key(s) ${report.missing_key_ids.join(', ')} that stored values need`,
+        );
+    });
+  keyring
+    .command('rotate')
+    .description(
+      're-seal every stored secret under the active (first) key, in batches, while the apps run; keep the ' +
+        'older keys in the keyring until this reports 0 remaining',
+    )
+    .option('--batch-size <n>', 'rows per batch', (v) => Number(v), 100)
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean; batchSize: number }) => {
+      if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > 10_000)
+        throw new DomainError(ErrorCode.InvalidRequest, '--batch-size must be 1–10000');
+      const ring = keyringOf();
+      if (!ring) throw new DomainError(ErrorCode.InvalidRequest, 'no keyring is configured (MANGO_KEYRING)');
+      const r = await withDatabase(io, (ds) =>
+        resealStoredSecrets(ds, ring, {
+          batchSize: o.batchSize,
+          onBatch: (p) =>
+            o.json ? undefined : io.err(`${p.store}: re-sealed ${p.resealed}, skipped ${p.skipped}\n`),
+        }),
+      ).catch((e: Error) => {
+        throw e instanceof KeyringError ? new DomainError(ErrorCode.InvalidRequest, e.message) : e;
+      });
+      io.out(o.json ? `${JSON.stringify(r)}\n` : rotateText(r));
+      const remaining = r.remaining.reduce((n, u) => n + u.count, 0);
+      if (r.unreadable.length)
+        throw new DomainError(
+          ErrorCode.Conflict,
+          `${r.unreadable.length} row(s) hold sealed values that do not open (sealed for another row, or ` +
+            `tampered): ${r.unreadable.join(', ')}; archive them or replace their secrets`,
+        );
+      if (remaining > 0)
+        throw new DomainError(ErrorCode.Conflict, `${remaining} value(s) still use other keys: run again`);
+    });
+  keyring
+    .command('new-key')
+    .description('print a fresh keyring entry (id:base64 of 32 random bytes) to put first in MANGO_KEYRING')
+    .requiredOption('--id <id>', 'the key id, 1-64 of [A-Za-z0-9_.-], e.g. k2027a')
+    .action((o: { id: string }) => {
+      try {
+        io.out(`${generateKeyringEntry(o.id)}\n`);
+      } catch (e) {
+        throw new DomainError(ErrorCode.InvalidRequest, (e as Error).message);
+      }
+    });
+
+  const vault = program
+    .command('vault')
+    .description('Vault credential encryption (older; see mango keyring)');
   vault
     .command('rotate-key')
     .description(

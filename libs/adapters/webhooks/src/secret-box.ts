@@ -1,4 +1,13 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import {
+  Keyring,
+  LEGACY_WEBHOOK_KEY_ID,
+  openStored,
+  SealedJson,
+  sealJson,
+  StoredSealed,
+  webhookSecretBinding,
+} from '@mango/platform-secrets';
 
 /** The signing secret format of docs/api-guide.md, Webhooks: `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
 export function generateWebhookSecret(): string {
@@ -6,36 +15,22 @@ export function generateWebhookSecret(): string {
 }
 
 /**
- * Seals webhook signing secrets at rest with AES-256-GCM under the operator key
- * (`MANGO_WEBHOOK_SECRETS_KEY`: 32 bytes, base64 or hex). apps/api seals, apps/orchestrator opens to sign.
+ * Seals a webhook signing secret at rest with the keyring's active key (`@mango/platform-secrets`), bound to
+ * the webhook's id: the stored JSON records the key id, and a secret copied to another webhook row does
+ * not open. apps/api seals, apps/orchestrator opens to sign.
  */
-export class SecretBox {
-  private readonly key: Buffer;
-
-  constructor(rawKey: string) {
-    this.key = SecretBox.parseKey(rawKey);
-  }
-
-  /** 64 hex characters or base64(url) of exactly 32 bytes; throws a message naming the variable. */
-  static parseKey(raw: string): Buffer {
-    const text = raw.trim();
-    const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-    if (key.length !== 32)
-      throw new Error('MANGO_WEBHOOK_SECRETS_KEY must be 32 bytes, as 64 hex characters or base64');
-    return key;
-  }
-
-  seal(plain: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
-  }
-
-  open(sealed: string): string {
-    const raw = Buffer.from(sealed, 'base64url');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-  }
+export function sealWebhookSecret(keyring: Keyring, webhookId: string, secret: string): SealedJson {
+  return sealJson(keyring, secret, webhookSecretBinding(webhookId));
 }
+
+/**
+ * Opens one stored signing secret of `webhookId`; a secret sealed before key ids (`{sealed}`, the older
+ * `MANGO_WEBHOOK_SECRETS_KEY`) opens with key `webhook-legacy`. Throws KeyringError (key ids only) when it
+ * does not open.
+ */
+export function openWebhookSecret(keyring: Keyring, webhookId: string, stored: StoredSealed): string {
+  return openStored(keyring, stored, webhookSecretBinding(webhookId), LEGACY_WEBHOOK_KEY_ID);
+}
+
+/** The sealing before the one keyring, for tests that need values as older versions stored them. */
+export { SecretBox } from './legacy-secret-box';

@@ -426,7 +426,12 @@ export function parseMultiagent(v: unknown): AgentDraft['multiagent'] {
 // ---------------------------------------------------------------------------------------------------
 // Cross-field rules, create, update
 
-function checkCrossFieldRules(d: Pick<AgentDraft, 'tools' | 'mcp_servers' | 'skills'>): void {
+/**
+ * The rules that tie an Agent's fields together (every mcp_server has a toolset and back; pinned Skills
+ * need the read tool). Agents are checked at create and update, and a Session's Agent with overrides at
+ * the Session's create, so no Session runs a definition its Agent would have been refused.
+ */
+export function checkCrossFieldRules(d: Pick<AgentDraft, 'tools' | 'mcp_servers' | 'skills'>): void {
   const toolsetServers = new Set(
     d.tools.filter((t): t is McpToolset => t.type === 'mcp_toolset').map((t) => t.mcp_server_name),
   );

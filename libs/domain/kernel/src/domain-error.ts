@@ -38,3 +38,22 @@ export const permissionDenied = (message = 'this credential may not perform this
   new DomainError(ErrorCode.Permission, message);
 export const unauthenticated = (message = 'missing, invalid or revoked credential') =>
   new DomainError(ErrorCode.Authentication, message);
+
+/**
+ * 429 `rate_limit_error`: the request was fine but a fair-use limit refused it for now. The error
+ * envelope is sent with `retry-after: <retryAfterSeconds>` (docs/api-guide.md "Fair use").
+ */
+export class RateLimitedError extends DomainError {
+  constructor(
+    message: string,
+    /** Whole seconds after which the same request may be admitted (at least 1). */
+    readonly retryAfterSeconds: number,
+    details?: Record<string, unknown>,
+  ) {
+    super(ErrorCode.RateLimited, message, details);
+    this.name = 'RateLimitedError';
+  }
+}
+
+export const rateLimited = (message: string, retryAfterSeconds: number, details?: Record<string, unknown>) =>
+  new RateLimitedError(message, Math.max(1, Math.ceil(retryAfterSeconds)), details);

@@ -1,3 +1,4 @@
+import { parseTools } from '@mango/domain-agents';
 import { DomainError } from '@mango/domain-kernel';
 import { freezeAgent, parseAgentSelection, parseEventsBody, parseSessionCreate } from './session-input';
 
@@ -258,6 +259,44 @@ describe('freezeAgent', () => {
     const frozen = freezeAgent(AGENT, 3, def, { system: 'short' });
     expect(frozen).toMatchObject({ id: AGENT, type: 'agent', version: 3, system: 'short', name: 'n' });
     expect(frozen).not.toHaveProperty('metadata');
+  });
+
+  const pinned = {
+    name: 'n',
+    description: null,
+    system: null,
+    model: { id: 'm' },
+    tools: parseTools([{ type: 'agent_toolset_20260401' }]),
+    mcp_servers: [],
+    skills: [{ type: 'custom', skill_id: 'skill_01JD2Y3QX9V5M8K7R6T4W2P0AB', version: 1 }],
+    multiagent: null,
+    metadata: {},
+  };
+
+  it.each([
+    [
+      'tools that drop the read tool of an Agent pinning Skills',
+      {
+        tools: parseAgentSelection({
+          type: 'agent_with_overrides',
+          id: AGENT,
+          tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'read', enabled: false }] }],
+        }).overrides!.tools,
+      },
+      /skills require the read tool/,
+    ],
+    ['tools without the toolset, for an Agent pinning Skills', { tools: [] }, /skills require the read tool/],
+    [
+      'mcp_servers no toolset references',
+      { mcp_servers: [{ type: 'url', name: 'docs', url: 'https://mcp.example.com/mcp' }] },
+      /not referenced by any mcp_toolset/,
+    ],
+  ])('refuses overrides that the Agent itself would refuse: %s', (_label, overrides, message) => {
+    expect(() => freezeAgent(AGENT, 1, pinned as never, overrides as never)).toThrow(message);
+  });
+
+  it('accepts overrides that keep the read tool for pinned Skills', () => {
+    expect(freezeAgent(AGENT, 1, pinned as never, { system: 'short' }).skills).toHaveLength(1);
   });
 });
 

@@ -3,6 +3,7 @@ import {
   AGENT_LIMITS,
   AgentDefinition,
   AgentTool,
+  checkCrossFieldRules,
   McpServer,
   ModelConfig,
   parseMcpServers,
@@ -405,7 +406,10 @@ export function parseVaultIds(v: unknown): string[] {
   return ids;
 }
 
-/** The frozen Agent a Session runs: the chosen version with any overrides applied (`id`/`version` name the base). */
+/**
+ * The frozen Agent a Session runs: the chosen version with any overrides applied (`id`/`version` name the
+ * base). Overrides that make a definition the Agent itself would refuse are refused the same way.
+ */
 export function freezeAgent(
   id: string,
   version: number,
@@ -413,6 +417,7 @@ export function freezeAgent(
   overrides: AgentOverrides | null,
 ) {
   const d = { ...definition, ...(overrides ?? {}) };
+  if (overrides) checkCrossFieldRules(d);
   return {
     id,
     type: 'agent' as const,

@@ -4,7 +4,27 @@
  * is the Session's first — reads this once and goes on from there, so the PostgreSQL log, not Temporal,
  * is the source of truth. Pure and workflow-safe (imports only the event-kind vocabulary).
  */
-import { startsTurn } from './event-kinds';
+import { SESSION_EVENT_KINDS, startsTurn } from './event-kinds';
+
+/**
+ * The Session-wide kinds: they carry no Thread, and a Thread's rebuild reads them beside its own events
+ * (interrupts, budget changes, the terminal events).
+ */
+export const SESSION_WIDE_RESUME_TYPES: readonly string[] = [
+  'user.interrupt',
+  'session.updated',
+  'session.status_terminated',
+  'session.deleted',
+];
+
+/**
+ * Every kind {@link resumeStateFromLog} reads by its type (it also reads every event whose idempotency key
+ * is a turn's, whatever its type): the start-from-log read (`SessionLog.resumeLog`) selects exactly these,
+ * so the fold of that read equals the fold of the whole log (an int-spec checks it for every kind).
+ */
+export const RESUME_LOG_TYPES: readonly string[] = SESSION_EVENT_KINDS.filter(
+  (kind) => startsTurn(kind) || SESSION_WIDE_RESUME_TYPES.includes(kind),
+);
 
 /** What the rebuild looks at in one logged event (the activity selects only these columns). */
 export interface ResumeLogEvent {

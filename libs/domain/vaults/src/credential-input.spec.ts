@@ -233,6 +233,84 @@ describe('parseCredentialUpdate', () => {
     expect(u.secrets).toEqual({ access_token: 'at-1' });
   });
 
+  describe('the refresh configuration a stored secret was issued for is immutable', () => {
+    const withResource = stored(
+      parseCredentialCreate({
+        auth: { ...oauth, refresh: { ...oauth.refresh, resource: 'https://mcp.example.com/mcp' } },
+      }),
+    );
+    it.each([
+      [
+        'token_endpoint',
+        { token_endpoint: 'https://attacker.example/collect' },
+        /auth\.refresh\.token_endpoint/,
+      ],
+      ['client_id', { client_id: 'other-client' }, /auth\.refresh\.client_id/],
+      ['resource (set)', { resource: 'https://elsewhere.example/mcp' }, /auth\.refresh\.resource/],
+      ['resource (cleared)', { resource: null }, /auth\.refresh\.resource/],
+      [
+        'token_endpoint even with new secrets',
+        {
+          token_endpoint: 'https://attacker.example/collect',
+          refresh_token: 'rt-new',
+          token_endpoint_auth: { type: 'client_secret_post', client_secret: 'cs-new' },
+        },
+        /auth\.refresh\.token_endpoint/,
+      ],
+    ])('changing %s → 400 naming the field', (_n, refresh, field) => {
+      expect(() => parseCredentialUpdate(withResource, { auth: { type: 'mcp_oauth', refresh } })).toThrow(
+        field,
+      );
+      expect(() => parseCredentialUpdate(withResource, { auth: { type: 'mcp_oauth', refresh } })).toThrow(
+        /immutable/,
+      );
+    });
+
+    it('names every changed field at once', () => {
+      expect(() =>
+        parseCredentialUpdate(withResource, {
+          auth: { type: 'mcp_oauth', refresh: { token_endpoint: 'https://a.example/t', client_id: 'x' } },
+        }),
+      ).toThrow('auth.refresh.client_id, auth.refresh.token_endpoint');
+    });
+
+    it('the same values (a different spelling of the same URL) are accepted and change nothing', () => {
+      const u = parseCredentialUpdate(withResource, {
+        auth: {
+          type: 'mcp_oauth',
+          refresh: {
+            token_endpoint: 'HTTPS://AUTH.example.com:443/token',
+            client_id: 'cid',
+            resource: 'https://mcp.example.com/mcp',
+          },
+        },
+      });
+      expect(u.auth).toEqual(withResource.auth);
+      expect(u.secretsChanged).toBe(false);
+    });
+
+    it('after refresh: null removed the configuration and its secrets, a new one may name another endpoint', () => {
+      const removed = parseCredentialUpdate(withResource, { auth: { type: 'mcp_oauth', refresh: null } });
+      expect(removed.secrets).toEqual({ access_token: 'at-1' });
+      const next = parseCredentialUpdate(
+        { ...withResource, auth: removed.auth, secrets: removed.secrets },
+        {
+          auth: {
+            type: 'mcp_oauth',
+            refresh: {
+              client_id: 'c2',
+              token_endpoint: 'https://auth2.example.com/token',
+              refresh_token: 'rt-2',
+            },
+          },
+        },
+      );
+      expect((next.auth as any).refresh.token_endpoint).toBe('https://auth2.example.com/token');
+      // Only what this request supplied is sent there: the old refresh token and client secret are gone.
+      expect(next.secrets).toEqual({ access_token: 'at-1', refresh_token: 'rt-2' });
+    });
+  });
+
   it.each([
     ['changing the kind', b, { auth: { type: 'mcp_oauth', access_token: 'a' } }, 'auth.type cannot change'],
     [

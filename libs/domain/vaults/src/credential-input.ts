@@ -254,9 +254,11 @@ export function parseCredentialCreate(body: unknown): CredentialCreate {
 
 /**
  * Parses `POST /v1/vaults/{id}/credentials/{cid}` against the stored credential. The kind and the
- * `mcp_server_url` are immutable (a different value is 400); secrets, `expires_at`, the refresh
- * configuration, `display_name` and a `metadata` patch may change. `auth.refresh` is a patch of the
- * stored configuration (`null` removes it); `token_endpoint_auth` inside it is replaced whole.
+ * `mcp_server_url` are immutable (a different value is 400), and so are the refresh configuration's
+ * `client_id`, `token_endpoint` and `resource` (REFRESH_BINDING_FIELDS); secrets, `expires_at`, `scope`,
+ * `token_endpoint_auth`, `display_name` and a `metadata` patch may change. `auth.refresh` is a patch of
+ * the stored configuration (`null` removes it with its secrets; on a credential without one it is a whole
+ * new configuration); `token_endpoint_auth` inside it is replaced whole.
  */
 export function parseCredentialUpdate(
   current: {
@@ -307,15 +309,7 @@ export function parseCredentialUpdate(
         } else {
           const p = readObject(o.refresh, 'auth.refresh', REFRESH_FIELDS);
           const r = { ...current.auth.refresh };
-          if (p.client_id !== undefined)
-            r.client_id = readString(p.client_id, 'auth.refresh.client_id', {
-              min: 1,
-              max: VAULT_LIMITS.clientIdMax,
-            });
-          if (p.token_endpoint !== undefined)
-            r.token_endpoint = readHttpUrl(p.token_endpoint, 'auth.refresh.token_endpoint');
-          if (p.resource !== undefined)
-            r.resource = p.resource === null ? null : readHttpUrl(p.resource, 'auth.refresh.resource');
+          assertBindingUnchanged(current.auth.refresh, p);
           if (p.scope !== undefined)
             r.scope =
               p.scope === null
@@ -343,6 +337,45 @@ export function parseCredentialUpdate(
     secrets,
     secretsChanged: JSON.stringify(sortKeys(secrets)) !== JSON.stringify(sortKeys(current.secrets)),
   };
+}
+
+/**
+ * What the stored refresh token and client secret were issued for: `client_id`, `token_endpoint` and
+ * `resource` of the refresh configuration. They are immutable like `mcp_server_url` (the hosted update
+ * variant has no such fields: "keys immutable"), so a Workspace key can never send the stored secrets to
+ * another endpoint, client or resource. Sending the same values (URLs compared normalised) is accepted;
+ * any difference is 400 naming every changed field. To use other values, remove the configuration
+ * (`refresh: null`, which deletes its secrets) and supply a new one with its own secrets, or create a new
+ * credential.
+ */
+export const REFRESH_BINDING_FIELDS = ['client_id', 'token_endpoint', 'resource'] as const;
+
+function assertBindingUnchanged(stored: OAuthRefreshConfig, p: Record<string, unknown>): void {
+  const changed: string[] = [];
+  if (p.client_id !== undefined) {
+    const v = readString(p.client_id, 'auth.refresh.client_id', { min: 1, max: VAULT_LIMITS.clientIdMax });
+    if (v !== stored.client_id) changed.push('auth.refresh.client_id');
+  }
+  if (p.token_endpoint !== undefined) {
+    const v = readHttpUrl(p.token_endpoint, 'auth.refresh.token_endpoint');
+    if (!sameUrl(v, stored.token_endpoint)) changed.push('auth.refresh.token_endpoint');
+  }
+  if (p.resource !== undefined) {
+    const v = p.resource === null ? null : readHttpUrl(p.resource, 'auth.refresh.resource');
+    const same = v === null || stored.resource === null ? v === stored.resource : sameUrl(v, stored.resource);
+    if (!same) changed.push('auth.refresh.resource');
+  }
+  if (changed.length > 0)
+    throw invalidRequest(
+      `${changed.join(', ')} ${changed.length === 1 ? 'is' : 'are'} immutable: the stored refresh token and ` +
+        'client secret were issued for them. Remove the refresh configuration (auth.refresh: null deletes ' +
+        'its secrets) and supply a new one with its own secrets, or create a new credential',
+    );
+}
+
+/** Two absolute http(s) URLs name the same resource (scheme and host case, default port: WHATWG `href`). */
+function sameUrl(a: string, b: string): boolean {
+  return new URL(a).href === new URL(b).href;
 }
 
 function sortKeys(o: CredentialSecrets): Record<string, string> {

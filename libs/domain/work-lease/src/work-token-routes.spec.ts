@@ -40,5 +40,14 @@ describe('isWorkTokenRoute (the sandbox socket allowlist)', () => {
     ['GET', `v1/sessions/${S}`],
     ['PUT', `/v1/sessions/${S}/events`],
     ['GET', `/v1/sessions/${S}/events/stream/extra`],
+    ['GET', '/v1/../v1/agents'],
+    ['GET', '/v1/sessions/%2e%2e/%2e%2e/agents'],
+    ['GET', `/v1/sessions/${S}%3f/../../../agents`],
+    ['GET', `/v1/sessions/${S}\\..\\..\\agents`],
+    ['GET', `/v1/sessions/${S}#/../../agents`],
+    ['GET', '//v1/agents'],
+    ['GET', `http://mango.sandbox/v1/sessions/${S}`],
+    ['OPTIONS', '*'],
+    ['HEAD', `/v1/sessions/${S}`],
   ])('%s %s is refused', (method, path) => expect(isWorkTokenRoute(method, path)).toBe(false));
 });

@@ -5,3 +5,5 @@ export * from './auth.module';
 export * from './credential';
 export * from './principal';
 export * from './work-token-authenticator.port';
+export * from './request-authenticator';
+export * from './fair-use';

@@ -1,4 +1,4 @@
-import { DomainError } from '@mango/domain-kernel';
+import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import type { PauseErrorType, RunErrorType } from '@mango/domain-deployments';
 import { SessionsService } from '@mango/feature-sessions';
 import { newId } from '@mango/platform-ids';
@@ -85,6 +85,9 @@ export class DeploymentRunner {
         },
       );
     } catch (e) {
+      // The Workspace at its running-Sessions limit (fair use): the hosted run error for a rate limit.
+      if (e instanceof DomainError && e.code === ErrorCode.RateLimited)
+        return this.fail(d, trigger, 'session_rate_limited_error', e.message, false);
       if (e instanceof DomainError)
         return this.fail(d, trigger, 'session_creation_rejected_error', e.message, false);
       throw e;

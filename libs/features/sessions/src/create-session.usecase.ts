@@ -33,6 +33,7 @@ import { outcomesOf } from './session-reads';
 import { admitFileDocuments } from './file-documents';
 import { toStored } from './stored-event';
 import type { SessionServiceLimits } from './session-limits';
+import { TurnAdmission } from './turn-admission';
 
 /**
  * Session create (openapi.yaml `POST /v1/sessions`): the Agent snapshot frozen (Skill pins, roster), every
@@ -47,6 +48,7 @@ export class CreateSession {
     private readonly limits: SessionServiceLimits,
     private readonly prices: PriceTable,
     private readonly files?: FileTextReader,
+    private readonly turns: TurnAdmission = new TurnAdmission(null),
   ) {}
 
   /**
@@ -137,8 +139,12 @@ export class CreateSession {
       // The primary Thread is created with its Session, before the first append moves its status.
       await this.threads.createPrimary(tx, session);
       await recordWebhookEvents(tx, workspaceId, [{ type: 'session.created', id: session.id }], now);
-      if (input.initialEvents.length)
-        await this.log.append(tx, session, input.initialEvents.map(toStored), now);
+      if (input.initialEvents.length) {
+        const initial = input.initialEvents.map(toStored);
+        // initial_events that start a turn count against the running-Sessions limit: refused, nothing is created.
+        await this.turns.admit(tx, session, initial);
+        await this.log.append(tx, session, initial, now);
+      }
       const resources = await insertSessionMemoryStores(tx, memory);
       if (options.withinTransaction) await options.withinTransaction(tx, session);
       const outcomes = await outcomesOf(tx, [session.id]);

@@ -33,6 +33,7 @@ import { lockSessionForAppend, sessionIdFor } from './session-reads';
 import { admitFileDocuments } from './file-documents';
 import { toStored } from './stored-event';
 import type { SessionServiceLimits } from './session-limits';
+import { TurnAdmission } from './turn-admission';
 
 /**
  * Event admission (openapi.yaml `POST /v1/sessions/{id}/events`): the pure rules are in event-admission.ts;
@@ -47,6 +48,7 @@ export class SendEvents {
     private readonly limits: SessionServiceLimits,
     private readonly files?: FileTextReader,
     private readonly threads: SessionThreadRepository = new SessionThreadRepository(),
+    private readonly turns: TurnAdmission = new TurnAdmission(null),
   ) {}
 
   /**
@@ -149,6 +151,8 @@ export class SendEvents {
           ...(owner ? { sessionThreadId: owner } : {}),
         });
       }
+      // Input that would start a turn counts against the Workspace's running-Sessions limit (fair use).
+      await this.turns.admit(tx, session, fresh);
       const rows = await this.log.append(tx, session, fresh, now);
       return { data: [...stored, ...rows.map(renderEvent)], now, sessionId: session.id };
     });

@@ -10,6 +10,12 @@ export interface SessionServiceLimits {
   eventsPerRequest: number;
   /** Event streams (SSE) this process serves at once; one more is 429 until one closes. Default 10,000. */
   streams: number;
+  /**
+   * Sessions of one Workspace with a turn under way (`running`/`rescheduling`, counted in PostgreSQL across
+   * every API process); the event that would start one more turn is 429 (docs/api-guide.md "Fair use").
+   * Absent or null: not limited.
+   */
+  runningSessionsPerWorkspace?: number | null;
 }
 export const DEFAULT_SESSION_SERVICE_LIMITS: SessionServiceLimits = {
   eventsPerRequest: 100,

@@ -7,6 +7,7 @@ import {
   parseBooleanQuery,
   parseLimit,
   rejectUnknownQuery,
+  encodeCursor,
   toPage,
 } from '@mango/platform-pagination';
 import { primaryThreadId, SessionEntity, SessionEventEntity } from '@mango/persistence';
@@ -46,7 +47,6 @@ export class SessionQueries {
     const qb = this.dataSource.manager
       .createQueryBuilder(SessionEntity, 's')
       .where('s.workspace_id = :workspaceId AND s.deleted_at IS NULL', { workspaceId })
-      .orderBy('s.id', order === 'asc' ? 'ASC' : 'DESC')
       .limit(limit + 1);
     if (!parseBooleanQuery(query.include_archived, 'include_archived')) qb.andWhere('s.archived_at IS NULL');
     if (query.agent_id !== undefined) {
@@ -64,25 +64,36 @@ export class SessionQueries {
     }
     if (statuses.length) qb.andWhere('s.status IN (:...statuses)', { statuses });
     whereCreatedAt(qb, 's', query.created_at);
-    let first = true;
-    if (typeof query.page === 'string') {
-      const after = decodeCursor(query.page, { scope: 'sessions', order }).after;
-      qb.andWhere(order === 'asc' ? 's.id > :after' : 's.id < :after', { after });
-      first = false;
-    } else if (query.page !== undefined) throw invalidRequest('page must be a string');
-    const rows = await qb.getMany();
-    const page = toPage(rows, limit, (s) => s.id, renderSession, { scope: 'sessions', order });
-    // prev_page pages back towards the start in the opposite order; null on the first page.
+    const cursor =
+      typeof query.page === 'string'
+        ? decodeCursor(query.page, { scope: 'sessions', order, backwards: true })
+        : undefined;
+    if (query.page !== undefined && !cursor) throw invalidRequest('page must be a string');
+    // A prev_page cursor reads the items just before its key, walking the opposite way, then puts them
+    // back in the list's order: the previous page exactly as it was going forwards.
+    const back = cursor?.direction === 'before';
+    const ascending = (order === 'asc') !== back;
+    qb.orderBy('s.id', ascending ? 'ASC' : 'DESC');
+    if (cursor) qb.andWhere(ascending ? 's.id > :key' : 's.id < :key', { key: cursor.after });
+    const fetched = await qb.getMany();
+    const more = fetched.length > limit;
+    const rows = back ? fetched.slice(0, limit).reverse() : fetched.slice(0, limit);
+    const first = rows[0];
+    const last = rows[rows.length - 1];
+    const page: Page<SessionView> = {
+      data: rows.map(renderSession),
+      // Going back, there is always a next page: the one the cursor came from.
+      next_page: (back ? last : more && last)
+        ? encodeCursor({ scope: 'sessions', order, after: last!.id })
+        : null,
+    };
+    // A forward page reached through a cursor has a previous page; a backward one while items remain before
+    // it; the first page has none.
     const prev =
-      !first && rows.length
-        ? toPage([rows[0]!, rows[0]!], 1, (s) => s.id, renderSession, {
-            scope: 'sessions',
-            order: order === 'asc' ? 'desc' : 'asc',
-          }).next_page
+      first && (back ? more : cursor)
+        ? encodeCursor({ scope: 'sessions', order, after: first.id, direction: 'before' })
         : null;
-    const rendered = new Map(
-      (await renderSessions(this.dataSource.manager, rows.slice(0, limit))).map((v) => [v.id, v]),
-    );
+    const rendered = new Map((await renderSessions(this.dataSource.manager, rows)).map((v) => [v.id, v]));
     return { ...page, data: page.data.map((v) => rendered.get(v.id) ?? v), prev_page: prev };
   }
 

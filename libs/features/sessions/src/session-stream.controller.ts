@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Param, Query, Req, Res } from '@nestjs/common';
-import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { AllowCredentials, CurrentPrincipal, HoldsStream, Principal } from '@mango/feature-auth';
 import type { Request, Response } from 'express';
 import { SessionStreamer } from './session-streamer';
 
@@ -10,6 +10,7 @@ export class SessionStreamController {
 
   @Get()
   @AllowCredentials('workspace', 'work')
+  @HoldsStream()
   stream(
     @CurrentPrincipal() p: Principal,
     @Param('sessionId') sessionId: string,

@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { conflict, invalidRequest, notFound } from '@mango/domain-kernel';
-import { CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { CurrentPrincipal, HoldsStream, Principal } from '@mango/feature-auth';
 import { primaryThreadId, SessionThreadRepository } from '@mango/persistence';
 import { isId } from '@mango/platform-ids';
 import { decodeCursor, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
@@ -115,6 +115,7 @@ export class SessionThreadsController {
   }
 
   @Get(':threadId/stream')
+  @HoldsStream()
   async stream(
     @CurrentPrincipal() p: Principal,
     @Param('sessionId') sessionId: string,

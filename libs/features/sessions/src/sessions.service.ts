@@ -16,6 +16,7 @@ import {
 } from './session-limits';
 import { SessionControl } from './session-control.usecase';
 import { SessionQueries } from './session-queries';
+import { TurnAdmission } from './turn-admission';
 import { type Query, sessionIdFor } from './session-reads';
 import type { EventView, SessionView } from './session.view';
 import type { EventFilter } from './session-thread-reads';
@@ -53,8 +54,9 @@ export class SessionsService {
     @Inject(SessionThreadRepository)
     threads: SessionThreadRepository = new SessionThreadRepository(dataSource),
   ) {
-    this.creating = new CreateSession(dataSource, log, threads, limits, prices, files);
-    this.sending = new SendEvents(dataSource, log, metrics, limits, files);
+    const turns = new TurnAdmission(limits.runningSessionsPerWorkspace ?? null, metrics);
+    this.creating = new CreateSession(dataSource, log, threads, limits, prices, files, turns);
+    this.sending = new SendEvents(dataSource, log, metrics, limits, files, undefined, turns);
     this.control = new SessionControl(dataSource, log);
     this.queries = new SessionQueries(dataSource);
   }

@@ -16,12 +16,24 @@ import {
   toPage,
 } from '@mango/platform-pagination';
 import type { Keyring } from '@mango/platform-secrets';
-import { insertRow, recordWebhookEvents, VaultCredentialEntity } from '@mango/persistence';
+import {
+  insertRow,
+  recordWebhookEvents,
+  VaultCredentialEntity,
+  VaultCredentialRepository,
+} from '@mango/persistence';
 import { credentialEvent } from './credential-events';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { AddressAllowlist } from '@mango/domain-mcp';
-import { egressFor, HttpResponseSummary, OAuthRefresher, RefreshOutcome } from './oauth-refresh';
+import { fetchBounded, shownBody } from './bounded-reply';
+import {
+  egressFor,
+  HttpResponseSummary,
+  OAuthRefresher,
+  RefreshOutcome,
+  TOKEN_ENDPOINT_BOUNDS,
+} from './oauth-refresh';
 import { CredentialView, renderCredential } from './vault.views';
 import { findVault } from './vaults.service';
 import { MCP_ALLOWLIST, openSecrets, requireKeyring, sealSecrets, VAULT_KEYRING } from './vault-keyring';
@@ -56,11 +68,16 @@ const DUPLICATE_URL = (url: string) =>
  */
 @Injectable()
 export class VaultCredentialsService {
+  private readonly credentials: VaultCredentialRepository;
+
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(VAULT_KEYRING) private readonly keyring: Keyring | null,
     @Optional() @Inject(MCP_ALLOWLIST) private readonly allowlist?: AddressAllowlist,
-  ) {}
+    @Optional() @Inject(VaultCredentialRepository) credentials?: VaultCredentialRepository,
+  ) {
+    this.credentials = credentials ?? new VaultCredentialRepository(dataSource);
+  }
 
   /**
    * `mcp_oauth_validate`: refreshes the credential when it is due, probes the MCP server with an MCP
@@ -75,7 +92,7 @@ export class VaultCredentialsService {
     if (cred.archivedAt) throw conflict(`vault credential ${cred.id} is archived`);
     const keyring = requireKeyring(this.keyring);
     const allowlist = this.allowlist ?? { entries: [], allows: () => false };
-    const refresher = new OAuthRefresher({ dataSource: this.dataSource, keyring, allowlist });
+    const refresher = new OAuthRefresher({ credentials: this.credentials, keyring, allowlist });
     const hasRefreshToken = Boolean(openSecrets(keyring, cred.id, cred)?.refresh_token);
     let refresh: RefreshOutcome = await refresher.refresh(cred.id);
     const url = (cred.auth as { mcp_server_url: string }).mcp_server_url;
@@ -112,6 +129,11 @@ export class VaultCredentialsService {
     };
   }
 
+  /**
+   * One MCP `initialize` request with `token`, bounded like a token endpoint exchange (one deadline over
+   * headers and body, a size cap counted while reading); the shown body has the token redacted before
+   * it is cut. Null: no answer (unreachable, refused by the connectivity rule, or a bound was hit).
+   */
   private async probe(
     url: string,
     token: string,
@@ -119,33 +141,36 @@ export class VaultCredentialsService {
   ): Promise<HttpResponseSummary | null> {
     try {
       const egress = egressFor(allowlist);
-      await egress.check(new URL(url));
-      const res = await egress.fetch(url, {
-        method: 'POST',
-        redirect: 'error',
-        signal: AbortSignal.timeout(10_000),
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-06-18',
-            capabilities: {},
-            clientInfo: { name: 'mango-validate', version: '0.1.0' },
+      const target = new URL(url);
+      await egress.check(target);
+      const reply = await fetchBounded(
+        egress.fetch,
+        target,
+        {
+          method: 'POST',
+          redirect: 'error',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
           },
-        }),
-      });
-      const text = await res.text();
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-06-18',
+              capabilities: {},
+              clientInfo: { name: 'mango-validate', version: '0.1.0' },
+            },
+          }),
+        },
+        { deadlineMs: TOKEN_ENDPOINT_BOUNDS.deadlineMs, maxBytes: TOKEN_ENDPOINT_BOUNDS.maxReplyBytes },
+      );
       return {
-        status_code: res.status,
-        content_type: res.headers.get('content-type'),
-        body: text.slice(0, 4096),
-        body_truncated: text.length > 4096,
+        status_code: reply.status,
+        content_type: reply.contentType,
+        ...shownBody(reply.text, [token]),
       };
     } catch {
       return null;
@@ -263,13 +288,14 @@ export class VaultCredentialsService {
           secretCiphertext: sealed.ciphertext,
         });
       }
-      // New secrets or refresh settings make an earlier refresh failure stale.
-      if (next.secretsChanged || authChanged) patch.refreshFailure = null;
-      await tx.update(
-        VaultCredentialEntity,
-        { id: cred.id },
-        patch as QueryDeepPartialEntity<VaultCredentialEntity>,
-      );
+      // New secrets or refresh settings make an earlier refresh failure stale, and move the version: a
+      // refresh that decided on the old values does not claim the credential (VaultCredentialRepository).
+      const versioned = { ...patch } as QueryDeepPartialEntity<VaultCredentialEntity>;
+      if (next.secretsChanged || authChanged) {
+        patch.refreshFailure = null;
+        Object.assign(versioned, { refreshFailure: null, version: () => 'version + 1' });
+      }
+      await tx.update(VaultCredentialEntity, { id: cred.id }, versioned);
       return renderCredential({ ...cred, ...patch });
     });
   }

@@ -1,15 +1,25 @@
-import { invalidRequest } from '@mango/domain-kernel';
+import { Logger } from '@nestjs/common';
+import { conflict, invalidRequest } from '@mango/domain-kernel';
 import type { CredentialSecrets } from '@mango/domain-vaults';
-import { Keyring, KeyringError, open, parseKeyring, rewrap, seal, Sealed } from '@mango/platform-secrets';
+import {
+  Keyring,
+  KeyringError,
+  open,
+  parseKeyring,
+  rewrap,
+  seal,
+  Sealed,
+  vaultCredentialBinding,
+} from '@mango/platform-secrets';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** The operator's allowlist of non-public addresses (MANGO_MCP_ALLOWED_ADDRESSES) for MCP and token endpoints. */
 export const MCP_ALLOWLIST = Symbol.for('mango.McpAllowlist');
 
-/** The Vault keyring of this process, or null when the operator configured none. */
+/** The keyring of this process (`keyringFromSettings`: one for every sealed value), or null when none is configured. */
 export const VAULT_KEYRING = Symbol.for('mango.VaultKeyring');
 
-/** Parses `MANGO_VAULT_KEYRING` (absent or empty → null). */
+/** Parses `MANGO_VAULT_KEYRING` alone (absent or empty → null): `mango vault rotate-key` only; apps use `keyringFromSettings`. */
 export function vaultKeyringFrom(raw: string | undefined): Keyring | null {
   if (raw === undefined || raw.trim() === '') return null;
   try {
@@ -20,7 +30,8 @@ export function vaultKeyringFrom(raw: string | undefined): Keyring | null {
 }
 
 /**
- * Boot check of every process that reads or writes Vault credentials: once any sealed credential exists,
+ * `mango vault rotate-key`'s check (Vault credentials only; the apps check every sealed value with
+ * `assertKeyringCoversStoredValues`). Boot check of every process that reads or writes Vault credentials: once any sealed credential exists,
  * the process refuses to start without a keyring, and with a keyring that lacks a key some credential is
  * wrapped under (it could not open those secrets). The message names key ids, never key material.
  */
@@ -47,15 +58,24 @@ export async function assertKeyringCoversCredentials(ds: DataSource, keyring: Ke
 export function requireKeyring(keyring: Keyring | null): Keyring {
   if (!keyring)
     throw invalidRequest(
-      'Vault credentials cannot be stored: this server has no Vault keyring (the operator must set MANGO_VAULT_KEYRING)',
+      'Vault credentials cannot be stored: this server has no keyring (the operator must set MANGO_KEYRING; ' +
+        'the older MANGO_VAULT_KEYRING counts too)',
     );
   return keyring;
 }
 
-/** Seals a credential's secrets with its id as associated data. */
+/** Seals a credential's secrets under the active key, bound to the credential's id. */
 export function sealSecrets(keyring: Keyring, credentialId: string, secrets: CredentialSecrets): Sealed {
-  return seal(keyring, JSON.stringify(secrets), `vault_credential:${credentialId}`);
+  return seal(keyring, JSON.stringify(secrets), vaultCredentialBinding(credentialId));
 }
+
+const log = new Logger('vaults');
+
+/**
+ * Opens a credential's secrets (null when it has none). Secrets that do not open — sealed for another
+ * credential (a row copied in the database), tampered, or under a key this process lacks — are never used:
+ * a 409 naming the credential, and a warning with ids and key ids only.
+ */
 
 export function openSecrets(
   keyring: Keyring,
@@ -63,13 +83,20 @@ export function openSecrets(
   row: { kekId: string | null; wrappedKey: Buffer | null; secretCiphertext: Buffer | null },
 ): CredentialSecrets | null {
   if (!row.kekId || !row.wrappedKey || !row.secretCiphertext) return null;
-  return JSON.parse(
-    open(
+  let text: string;
+  try {
+    text = open(
       keyring,
       { kekId: row.kekId, wrappedKey: row.wrappedKey, ciphertext: row.secretCiphertext },
-      `vault_credential:${credentialId}`,
-    ),
-  ) as CredentialSecrets;
+      vaultCredentialBinding(credentialId),
+    );
+  } catch (e) {
+    if (!(e instanceof KeyringError)) throw e;
+    const message = `the stored secrets of vault credential ${credentialId} cannot be opened (${e.message})`;
+    log.warn(`${message}; they are not used`);
+    throw conflict(`${message}; archive it and create it again`, { error_code: 'credential_unreadable' });
+  }
+  return JSON.parse(text) as CredentialSecrets;
 }
 
 export interface RotationResult {
@@ -106,7 +133,7 @@ export async function rotateVaultKeys(
         const next = rewrap(
           keyring,
           { kekId: r.kek_id, wrappedKey: r.wrapped_key, ciphertext: r.secret_ciphertext },
-          `vault_credential:${r.id}`,
+          vaultCredentialBinding(r.id),
         );
         await tx.query('UPDATE vault_credentials SET kek_id = $2, wrapped_key = $3 WHERE id = $1', [
           r.id,

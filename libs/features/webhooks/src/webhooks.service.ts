@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SecretBox, generateWebhookSecret } from '@mango/adapter-webhooks';
+import { generateWebhookSecret, sealWebhookSecret } from '@mango/adapter-webhooks';
 import {
   applyMetadataPatch,
   conflict,
@@ -14,6 +14,7 @@ import {
   WEBHOOK_SECRET_OVERLAP_SECONDS,
 } from '@mango/domain-webhooks';
 import { isId, newId } from '@mango/platform-ids';
+import type { Keyring } from '@mango/platform-secrets';
 import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
 import { insertDeliveries, insertRow, WebhookDeliveryEntity, WebhookEntity } from '@mango/persistence';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
@@ -26,36 +27,34 @@ const MAX_OVERLAP_SECONDS = 7 * 24 * 60 * 60;
 /** Webhook endpoints (Mango addition; docs/api-guide.md, Webhooks has them in the Console only). */
 @Injectable()
 export class WebhooksService {
-  private readonly box?: SecretBox;
-
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(WEBHOOKS_OPTIONS) private readonly options: WebhooksOptions,
-  ) {
-    if (options.secretsKey) this.box = new SecretBox(options.secretsKey);
-  }
+  ) {}
 
-  private sealer(): SecretBox {
-    if (!this.box)
+  private sealer(): Keyring {
+    if (!this.options.keyring)
       throw invalidRequest(
-        'webhooks need a secrets key on the API (MANGO_WEBHOOK_SECRETS_KEY) to seal their signing secrets',
+        'webhooks need a keyring on the API (MANGO_KEYRING; the older MANGO_WEBHOOK_SECRETS_KEY counts too) ' +
+          'to seal their signing secrets',
       );
-    return this.box;
+    return this.options.keyring;
   }
 
   async create(workspaceId: string, body: unknown): Promise<WebhookView & { secret: string }> {
     const input = parseWebhookCreate(body, this.options.allow);
-    const box = this.sealer();
+    const keyring = this.sealer();
     const secret = generateWebhookSecret();
     const now = new Date();
+    const id = newId('webhook', now.getTime());
     const row = this.dataSource.manager.create(WebhookEntity, {
-      id: newId('webhook', now.getTime()),
+      id,
       workspaceId,
       url: input.url,
       eventTypes: input.eventTypes,
       description: input.description,
       metadata: input.metadata,
-      secrets: [{ sealed: box.seal(secret), expires_at: null }],
+      secrets: [{ ...sealWebhookSecret(keyring, id, secret), expires_at: null }],
       disabledAt: null,
       createdAt: now,
       updatedAt: now,
@@ -141,7 +140,7 @@ export class WebhooksService {
             min: 0,
             max: MAX_OVERLAP_SECONDS,
           });
-    const box = this.sealer();
+    const keyring = this.sealer();
     return this.dataSource.transaction(async (tx) => {
       const w = await this.find(tx, workspaceId, id, true);
       const now = new Date();
@@ -149,8 +148,9 @@ export class WebhooksService {
       const current = w.secrets.find((s) => s.expires_at === null);
       const expires = overlap > 0 ? new Date(now.getTime() + overlap * 1000).toISOString() : null;
       w.secrets = [
-        { sealed: box.seal(secret), expires_at: null },
-        ...(current && expires ? [{ sealed: current.sealed, expires_at: expires }] : []),
+        { ...sealWebhookSecret(keyring, w.id, secret), expires_at: null },
+        // The previous secret keeps its sealed form (bound to this webhook already, or legacy until resealed).
+        ...(current && expires ? [{ ...current, expires_at: expires }] : []),
       ];
       w.updatedAt = now;
       await tx.update(WebhookEntity, { id: w.id }, { secrets: w.secrets, updatedAt: now });

@@ -17,6 +17,7 @@ import {
   SessionEntity,
   SessionEventEntity,
   SessionLog,
+  VaultCredentialRepository,
 } from '@mango/persistence';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import type { Keyring } from '@mango/platform-secrets';
@@ -41,6 +42,8 @@ export interface McpRuntimeDeps {
   keyring: Keyring | null;
   /** Refreshes `mcp_oauth` credentials (before expiry and once after a 401). */
   refresher?: OAuthRefresher;
+  /** The Vault credential reads (default: a repository on `dataSource`). */
+  credentials?: VaultCredentialRepository;
   /**
    * Files storage for results larger than the inline bound (absent: the model gets the bounded part and
    * a note that the rest was not kept).
@@ -91,44 +94,34 @@ const LISTING_CACHE_MAX = 256;
 export class McpRuntime {
   private readonly listings = new Map<string, Promise<DeclaredMcpTool[]>>();
   private readonly sessionLog: SessionLog;
+  private readonly credentials: VaultCredentialRepository;
 
   constructor(private readonly deps: McpRuntimeDeps) {
     this.sessionLog = deps.sessionLog ?? new SessionLog(deps.dataSource);
+    this.credentials = deps.credentials ?? new VaultCredentialRepository(deps.dataSource);
   }
 
-  /** The credential for `serverUrl` from the Session's Vaults (first Vault in `vault_ids` order with a match). */
+  /**
+   * The credential for `serverUrl` from the Session's Vaults (first Vault in `vault_ids` order with a
+   * match). An `mcp_oauth` credential is refreshed first when it expires within the skew; `signal` (the
+   * activity's cancellation) ends a refresh in flight.
+   */
   async credentialFor(
     em: EntityManager,
     vaultIds: string[],
     serverUrl: string,
+    signal?: AbortSignal,
   ): Promise<ResolvedCredential | undefined> {
     const key = mcpUrlKey(serverUrl);
     if (!key || vaultIds.length === 0) return undefined;
-    const rows: Array<{
-      id: string;
-      vault_id: string;
-      kind: string;
-      kek_id: string | null;
-      wrapped_key: Buffer | null;
-      secret_ciphertext: Buffer | null;
-    }> = await em.query(
-      `SELECT id, vault_id, kind, kek_id, wrapped_key, secret_ciphertext FROM vault_credentials
-        WHERE vault_id = ANY($1::text[]) AND url_key = $2 AND archived_at IS NULL`,
-      [vaultIds, key],
-    );
-    const row = [...rows].sort((a, b) => vaultIds.indexOf(a.vault_id) - vaultIds.indexOf(b.vault_id))[0];
+    const row = await this.credentials.findActiveForServer(em, vaultIds, key);
     if (!row || !this.deps.keyring) return undefined;
     if (row.kind === 'mcp_oauth' && this.deps.refresher) {
-      // Refreshed first when it expires within the skew (serialised per credential by its row lock).
-      const r = await this.deps.refresher.refresh(row.id);
+      const r = await this.deps.refresher.refresh(row.id, { signal });
       if (r.status === 'succeeded') return { id: row.id, kind: row.kind, token: r.accessToken };
       throw new McpAuthenticationError(`refreshing the OAuth credential failed: ${r.message}`, 401);
     }
-    const secrets = openSecrets(this.deps.keyring, row.id, {
-      kekId: row.kek_id,
-      wrappedKey: row.wrapped_key,
-      secretCiphertext: row.secret_ciphertext,
-    });
+    const secrets = openSecrets(this.deps.keyring, row.id, row);
     return {
       id: row.id,
       kind: row.kind,
@@ -145,14 +138,15 @@ export class McpRuntime {
     vaultIds: string[],
     url: string,
     fn: (bearer: string | undefined) => Promise<T>,
+    signal?: AbortSignal,
   ): Promise<T> {
-    const cred = await this.credentialFor(this.deps.dataSource.manager, vaultIds, url);
+    const cred = await this.credentialFor(this.deps.dataSource.manager, vaultIds, url, signal);
     try {
       return await fn(cred?.token);
     } catch (err) {
       if (!(err instanceof McpAuthenticationError) || cred?.kind !== 'mcp_oauth' || !this.deps.refresher)
         throw err;
-      const r = await this.deps.refresher.refresh(cred.id, { staleAccessToken: cred.token });
+      const r = await this.deps.refresher.refresh(cred.id, { staleAccessToken: cred.token, signal });
       if (r.status !== 'succeeded')
         throw new McpAuthenticationError(
           `${err.message}; refreshing the OAuth credential failed: ${r.message}`,
@@ -198,8 +192,11 @@ export class McpRuntime {
   }
 
   private async list(server: McpServer, agent: AgentDefinition, vaultIds: string[], signal?: AbortSignal) {
-    const listed = await this.withCredential(vaultIds, server.url, (bearer) =>
-      this.deps.connector.listTools({ url: server.url, bearer }, signal),
+    const listed = await this.withCredential(
+      vaultIds,
+      server.url,
+      (bearer) => this.deps.connector.listTools({ url: server.url, bearer }, signal),
+      signal,
     );
     return declareMcpTools(agent, server.name, listed);
   }
@@ -293,13 +290,17 @@ export class McpRuntime {
       span.end();
     };
     try {
-      const r = await this.withCredential(plan.vaultIds, plan.server.url, (bearer) =>
-        this.deps.connector.callTool(
-          { url: plan.server.url, bearer },
-          plan.name,
-          plan.input ?? {},
-          context.cancellationSignal,
-        ),
+      const r = await this.withCredential(
+        plan.vaultIds,
+        plan.server.url,
+        (bearer) =>
+          this.deps.connector.callTool(
+            { url: plan.server.url, bearer },
+            plan.name,
+            plan.input ?? {},
+            context.cancellationSignal,
+          ),
+        context.cancellationSignal,
       );
       const bounded = boundMcpResult(r.content, r.isError);
       if (bounded.kind === 'inline') [text, isError] = [bounded.text, bounded.isError];

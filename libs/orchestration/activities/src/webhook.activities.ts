@@ -1,18 +1,21 @@
-import { SecretBox, WebhookSender } from '@mango/adapter-webhooks';
+import { openWebhookSecret, WebhookSender } from '@mango/adapter-webhooks';
 import type { WebhookActivities, WebhookAttemptOutcome } from '@mango/workflows';
 import type { StoredWebhookSecret } from '@mango/persistence';
+import { type Keyring, KeyringError } from '@mango/platform-secrets';
+import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 
 const MAX_ERROR = 500;
+const log = new Logger('webhooks');
 
 /** Delivery attempts (see WebhookActivities). Secrets are opened here and never leave the activity. */
 export function createWebhookActivities(deps: {
   dataSource: DataSource;
   sender: WebhookSender;
-  /** Absent: nothing can be signed, so every delivery is abandoned with that reason. */
-  box: SecretBox | null;
+  /** The keyring that opens signing secrets. Absent: nothing can be signed, so every delivery is abandoned with that reason. */
+  keyring: Keyring | null;
 }): WebhookActivities {
-  const { dataSource, sender, box } = deps;
+  const { dataSource, sender, keyring } = deps;
 
   async function record(
     deliveryId: string,
@@ -75,11 +78,21 @@ export function createWebhookActivities(deps: {
       };
       if (row.deleted_at) return abandon('the endpoint was deleted');
       if (row.disabled_at) return abandon('the endpoint is disabled');
-      if (!box) return abandon('the orchestrator has no MANGO_WEBHOOK_SECRETS_KEY to sign with');
+      if (!keyring) return abandon('the orchestrator has no keyring (MANGO_KEYRING) to sign with');
       const now = Date.now();
-      const secrets = row.secrets
-        .filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now)
-        .map((s) => box.open(s.sealed));
+      let secrets: string[];
+      try {
+        secrets = row.secrets
+          .filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now)
+          .map(({ expires_at: _, ...sealed }) => openWebhookSecret(keyring, row.webhook_id, sealed));
+      } catch (e) {
+        if (!(e instanceof KeyringError)) throw e;
+        // Sealed for another webhook (a row copied in the database), tampered, or under a missing key:
+        // never signed with. Key ids only, in the log and in the delivery's attempt.
+        const why = `a signing secret of webhook ${row.webhook_id} cannot be opened (${e.message}); rotate its secret`;
+        log.warn(why);
+        return abandon(why);
+      }
       // The thin payload (docs/api-guide.md, Webhooks), built the same way on every attempt.
       const body = JSON.stringify({
         type: 'event',

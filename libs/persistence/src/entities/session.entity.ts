@@ -10,6 +10,11 @@ import { WorkspaceEntity } from './workspace.entity';
 @Entity({ name: 'sessions' })
 @Index('sessions_workspace_idx', ['workspaceId', 'id'])
 @Index('sessions_deployment_idx', ['deploymentId', 'id'], { where: 'deployment_id IS NOT NULL' })
+// The running-Sessions limit counts a Workspace's turns under way at each turn start (fair use,
+// SessionRepository.lockAndCountTurns): this index holds only those rows, however many Sessions it has.
+@Index('sessions_workspace_turns_idx', ['workspaceId'], {
+  where: "status IN ('running', 'rescheduling') AND deleted_at IS NULL",
+})
 @Check('sessions_status_check', "status IN ('idle', 'running', 'rescheduling', 'terminated')")
 export class SessionEntity {
   @PrimaryColumn({ type: 'text' })

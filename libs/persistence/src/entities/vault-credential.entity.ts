@@ -59,6 +59,23 @@ export class VaultCredentialEntity {
   @Column({ name: 'refresh_failure', type: 'jsonb', nullable: true })
   refreshFailure!: { type: string; message: string; at: string } | null;
 
+  /**
+   * Bumped by every change of `auth` or the sealed secrets and by every refresh outcome: a refresh claims
+   * the credential only at the version it decided on (VaultCredentialRepository.claimRefresh).
+   */
+  @Column({ type: 'integer', default: 0 })
+  version!: number;
+
+  /**
+   * The OAuth refresh in flight (a random claim id), held without a row lock or a connection while the
+   * token endpoint is called, until `refresh_claim_expires_at` (docs/api-guide.md, Vaults: OAuth refresh).
+   */
+  @Column({ name: 'refresh_claim', type: 'text', nullable: true })
+  refreshClaim!: string | null;
+
+  @Column({ name: 'refresh_claim_expires_at', type: 'timestamptz', precision: 3, nullable: true })
+  refreshClaimExpiresAt!: Date | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt!: Date;
 

@@ -1,13 +1,16 @@
+import type { StoredSealed } from '@mango/platform-secrets';
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { WorkspaceEntity } from './workspace.entity';
 
-/** One signing secret, encrypted at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`). */
-export interface StoredWebhookSecret {
-  /** base64url(iv ‖ tag ‖ ciphertext). */
-  sealed: string;
+/**
+ * One signing secret, sealed at rest with the keyring (`@mango/platform-secrets`): `{kek_id, wrapped_key,
+ * ciphertext}` bound to the webhook's id, or — sealed before key ids — `{sealed}` under the older
+ * `MANGO_WEBHOOK_SECRETS_KEY` (key id `webhook-legacy`) until `mango keyring rotate` re-seals it.
+ */
+export type StoredWebhookSecret = StoredSealed & {
   /** A rotated-out secret keeps signing until then; null for the current one. */
   expires_at: string | null;
-}
+};
 
 /** A webhook endpoint (Mango addition: the hosted service manages these in its Console). */
 @Entity({ name: 'webhooks' })

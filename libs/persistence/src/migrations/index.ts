@@ -14,7 +14,9 @@ import { CreateSkillVersionFiles1796143000000 } from './1796143000000-CreateSkil
 import { AddSessionPromptInputs1796150000000 } from './1796150000000-AddSessionPromptInputs';
 import { CreateSessionThreads1796160000000 } from './1796160000000-CreateSessionThreads';
 import { AddWorkClaimIndexes1796323337434 } from './1796323337434-AddWorkClaimIndexes';
-import { CreateIdempotencyKeys1796661070207 } from './1796661070207-CreateIdempotencyKeys';
+import { AddVaultCredentialRefreshClaims1796661162194 } from './1796661162194-AddVaultCredentialRefreshClaims';
+import { AddSessionTurnsIndex1796662908196 } from './1796662908196-AddSessionTurnsIndex';
+import { CreateIdempotencyKeys1796700000000 } from './1796700000000-CreateIdempotencyKeys';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -33,5 +35,7 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AddSessionPromptInputs1796150000000,
   CreateSessionThreads1796160000000,
   AddWorkClaimIndexes1796323337434,
-  CreateIdempotencyKeys1796661070207,
+  AddVaultCredentialRefreshClaims1796661162194,
+  AddSessionTurnsIndex1796662908196,
+  CreateIdempotencyKeys1796700000000,
 ];

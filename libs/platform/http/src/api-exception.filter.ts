@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@mango/domain-kernel';
+import { DomainError, ErrorCode, RateLimitedError } from '@mango/domain-kernel';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_S } from './dependency-unavailable';
@@ -27,6 +27,13 @@ export function renderError(
       message: err.message,
     };
     if (err.details) error.details = err.details;
+    // A fair-use refusal tells the client when to try again (the SDKs wait that long before retrying).
+    if (err instanceof RateLimitedError)
+      return {
+        status,
+        headers: { 'retry-after': String(err.retryAfterSeconds) },
+        body: { type: 'error', error, request_id },
+      };
     return { status, body: { type: 'error', error, request_id } };
   }
   const status = statusOfFrameworkError(err);
@@ -65,7 +72,7 @@ export function renderError(
   };
 }
 
-/** Writes a rendered error: its status, its headers (`retry-after` on a 503) and the envelope. */
+/** Writes a rendered error: its status, its headers (`retry-after` on a 503 or 429) and the envelope. */
 export function sendError(res: Response, rendered: ReturnType<typeof renderError>): void {
   for (const [name, value] of Object.entries(rendered.headers ?? {})) res.setHeader(name, value);
   res.status(rendered.status).json(rendered.body);

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { json, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
+import { invalidRequest } from '@mango/domain-kernel';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import {
   context,
@@ -15,8 +16,15 @@ import {
   tracingEnabled,
 } from '@mango/platform-tracing';
 import { ApiExceptionFilter, renderError, sendError } from './api-exception.filter';
+import { DEFAULT_JSON_LIMITS, jsonLimitError, JsonLimits, scanJson } from './json-limits';
 import { JsonReplyExpressAdapter } from './json-reply-adapter';
 import { NestPinoLogger } from './nest-pino-logger';
+import {
+  EARLY_AUTHENTICATOR,
+  EarlyAuthenticator,
+  leaveBodyUnread,
+  refuseContentEncoding,
+} from './request-body';
 import { assignRequestId } from './request-id';
 import { answerMalformedHeadersWithEnvelope, rejectUnstorableText } from './storable-text';
 
@@ -27,6 +35,8 @@ export interface HttpAppOptions {
   log: Logger;
   /** Largest accepted JSON body, e.g. '32mb' or a number of bytes. */
   jsonLimit?: string | number;
+  /** Deepest nesting and most values of a JSON body (default `DEFAULT_JSON_LIMITS`). */
+  jsonShape?: JsonLimits;
   /** Observes `mango_http_request_duration_seconds` by route template when given. */
   metrics?: MangoMetrics;
   /**
@@ -68,18 +78,50 @@ export async function createHttpApp(
   // The per-request middleware is two Express layers, not six: Express walks its stack layer by layer for
   // every request, and Poll and Ack are the requests every supervisor repeats.
   app.use(perRequest(options.log, options.metrics));
+  const shape = options.jsonShape ?? DEFAULT_JSON_LIMITS;
+  // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
+  // one 400 naming the field for every route, before any handler runs. A JSON body whose text holds no
+  // escape that could encode such text is not walked.
+  const bodiesWithoutEscapes = new WeakSet<IncomingMessage>();
   const parseJson = json({
     limit: options.jsonLimit ?? '32mb',
     strict: false,
+    // Compressed bodies are refused before this parser (refuseContentEncoding); never inflate.
+    inflate: false,
     type: (req: IncomingMessage) => !declaresEmptyBody(req),
+    // The raw bytes, before JSON.parse builds anything: depth and value count in one linear pass.
+    verify: (req: IncomingMessage, _res, buf: Buffer, charset: string) => {
+      options.metrics?.httpRequestBodyBytes.inc(buf.length);
+      const scan = scanJson(utf8(buf, charset), shape);
+      if (!scan.ok) throw jsonLimitError(scan.exceeded, shape);
+      if (!scan.escapesToCheck) bodiesWithoutEscapes.add(req);
+    },
   });
-  // Text PostgreSQL cannot store (NUL, unpaired surrogates) in a path parameter, the query or the body:
-  // one 400 naming the field for every route, before any handler runs.
-  const storable = rejectUnstorableText();
+  const storable = rejectUnstorableText((req) => !bodiesWithoutEscapes.has(req));
   const streamed = options.streamedBody;
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  // Nothing expensive before authentication: the credential is checked from the headers first (the
+  // auth feature's EARLY_AUTHENTICATOR, which puts the principal on the request); a request without a
+  // valid one never has its body read — its route answers (401 from the guard, or a public route) with
+  // the body unread. Only then is a compressed body refused and the body parsed.
+  const early = earlyAuthenticator(app);
+  const readBody = (req: Request, res: Response, next: NextFunction) => {
+    const refused = refuseContentEncoding(req);
+    if (refused) return next(refused);
+    // The body is wanted now: a client waiting on `Expect: 100-continue` may send it.
+    if (expectsContinue(req)) res.writeContinue();
     if (streamed?.(req)) return storable(req, res, next);
     parseJson(req, res, (err?: unknown) => (err ? next(err) : storable(req, res, next)));
+  };
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!early) return readBody(req, res, next);
+    early
+      .authenticateFromHeaders(req)
+      .then(({ ok }) => {
+        if (ok) return readBody(req, res, next);
+        leaveBodyUnread(req, res);
+        storable(req, res, next);
+      })
+      .catch((err: unknown) => next(err));
   });
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
@@ -87,6 +129,10 @@ export async function createHttpApp(
   // kept connection is cut by the wrong timer.
   server.headersTimeout = Math.max(server.headersTimeout, server.keepAliveTimeout + 1_000);
   answerMalformedHeadersWithEnvelope(server);
+  // `Expect: 100-continue`: Node would answer 100 Continue before any middleware runs, inviting the
+  // body before the credential was checked. The request goes to the app as any other instead, and
+  // `readBody` sends 100 Continue only once it authenticated; a refused one is answered without it.
+  if (early) server.on('checkContinue', (req, res) => server.emit('request', req, res));
   app.useGlobalFilters(new ApiExceptionFilter(options.log));
   options.beforeRoutes?.(app);
   // Errors raised before routing (body parser) reach Express's error chain: render them too.
@@ -96,6 +142,32 @@ export async function createHttpApp(
     sendError(res, renderError(err, req, options.log));
   });
   return app;
+}
+
+/**
+ * The body as UTF-8 bytes for `scanJson`, whose byte-level view of quotes, brackets and escapes holds
+ * only for UTF-8 (and ASCII): a UTF-16 body (body-parser accepts any `utf-*` charset) is transcoded
+ * first; a charset the platform cannot decode is a 400.
+ */
+function utf8(buf: Buffer, charset: string | undefined): Buffer {
+  const name = (charset ?? 'utf-8').toLowerCase();
+  if (name === 'utf-8' || name === 'utf8') return buf;
+  try {
+    return Buffer.from(new TextDecoder(name).decode(buf), 'utf8');
+  } catch {
+    throw invalidRequest(`unsupported request body charset "${name.slice(0, 32)}": send UTF-8 JSON`);
+  }
+}
+
+const expectsContinue = (req: IncomingMessage) => req.headers.expect?.toLowerCase() === '100-continue';
+
+/** The auth feature's header check, when the app's module provides one (apps/api and apps/files do). */
+function earlyAuthenticator(app: INestApplication): EarlyAuthenticator | undefined {
+  try {
+    return app.get<EarlyAuthenticator>(EARLY_AUTHENTICATOR, { strict: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode } from '@mango/domain-kernel';
+import { DomainError, ErrorCode, rateLimited } from '@mango/domain-kernel';
 import { BadRequestException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
 import pino from 'pino';
 import type { Request } from 'express';
@@ -30,6 +30,20 @@ describe('error mapping', () => {
 });
 
 describe('renderError', () => {
+  it('a rate-limit refusal is 429 rate_limit_error with retry-after in whole seconds (at least 1)', () => {
+    const out = renderError(rateLimited('slow down', 2.2, { limit: 'requests' }), req, silent);
+    expect(out).toEqual({
+      status: 429,
+      headers: { 'retry-after': '3' },
+      body: {
+        type: 'error',
+        error: { type: 'rate_limit_error', message: 'slow down', details: { limit: 'requests' } },
+        request_id: 'req_TEST',
+      },
+    });
+    expect(renderError(rateLimited('x', 0.01), req, silent).headers).toEqual({ 'retry-after': '1' });
+  });
+
   it('renders a DomainError with details and an explicit type override', () => {
     const err = new DomainError(
       ErrorCode.Conflict,

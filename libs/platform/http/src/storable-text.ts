@@ -40,26 +40,44 @@ export interface UnstorableText {
   reason: UnstorableReason;
 }
 
+/** A value still to visit, and how it was reached (its path is built only for the one that offends). */
+interface Visit {
+  value: unknown;
+  parent: Visit | undefined;
+  key: string | number;
+}
+
+function pathOf(visit: Visit | undefined, root: string, key?: string): string {
+  const keys: Array<string | number> = key === undefined ? [] : [key];
+  for (let v = visit; v?.parent !== undefined; v = v.parent) keys.push(v.key);
+  let path = root;
+  for (let i = keys.length - 1; i >= 0; i--) path = child(path, keys[i]!);
+  return path;
+}
+
 /**
  * The first string (value or object key), in document order, that PostgreSQL cannot store. Iterative,
- * so a deeply nested body cannot overflow the stack.
+ * so a deeply nested body cannot overflow the stack; one small record per value, and the path text is
+ * built only for the value found.
  */
 export function findUnstorableText(value: unknown, root = ''): UnstorableText | undefined {
-  const stack: Array<[unknown, string]> = [[value, root]];
+  const stack: Visit[] = [{ value, parent: undefined, key: '' }];
   while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
+    const visit = stack.pop()!;
+    const v = visit.value;
     if (typeof v === 'string') {
       const reason = unstorableReason(v);
-      if (reason) return { field: path, reason };
+      if (reason) return { field: pathOf(visit, root), reason };
     } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], child(path, i)]);
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: visit, key: i });
     } else if (typeof v === 'object' && v !== null) {
-      const entries = Object.entries(v as Record<string, unknown>);
-      for (const [key] of entries) {
+      const keys = Object.keys(v);
+      for (const key of keys) {
         const reason = unstorableReason(key);
-        if (reason) return { field: child(path, key), reason };
+        if (reason) return { field: pathOf(visit, root, key), reason };
       }
-      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], child(path, entries[i]![0])]);
+      for (let i = keys.length - 1; i >= 0; i--)
+        stack.push({ value: (v as Record<string, unknown>)[keys[i]!], parent: visit, key: keys[i]! });
     }
   }
   return undefined;
@@ -159,7 +177,10 @@ function unstorablePathParam(templates: PathTemplate[], path: string): Unstorabl
  * parameters, query string or JSON body hold text PostgreSQL cannot store. Multipart forms, which are
  * streamed past the JSON parser, call `assertStorableText` on their fields and filenames.
  */
-export function rejectUnstorableText(): (req: Request, res: Response, next: NextFunction) => void {
+export function rejectUnstorableText(
+  /** Whether the parsed body must be walked (false when its raw text cannot hold such text). */
+  bodyNeedsWalk: (req: Request) => boolean = () => true,
+): (req: Request, res: Response, next: NextFunction) => void {
   let templates: PathTemplate[] | undefined;
   return (req, _res, next) => {
     templates ??= templatesOf(req);
@@ -167,7 +188,7 @@ export function rejectUnstorableText(): (req: Request, res: Response, next: Next
     if (inPath) return next(unstorableTextError(inPath.field, 'path', inPath.reason));
     const inQuery = findUnstorableText(req.query);
     if (inQuery) return next(unstorableTextError(inQuery.field, 'query', inQuery.reason));
-    if (req.body !== undefined) {
+    if (req.body !== undefined && bodyNeedsWalk(req)) {
       const inBody = findUnstorableText(req.body);
       if (inBody) return next(unstorableTextError(inBody.field, 'body', inBody.reason));
     }

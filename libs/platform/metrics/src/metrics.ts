@@ -26,6 +26,16 @@ export class MangoMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Bytes of request bodies the JSON body parser read, never inflated (compressed bodies are refused)
+   * and only for requests that authenticated first: what authenticated clients made the server parse.
+   */
+  readonly httpRequestBodyBytes = new Counter({
+    name: 'mango_http_request_body_bytes_total',
+    help: 'Bytes of JSON request bodies read and parsed (only after the request authenticated).',
+    registers: [this.registry],
+  });
+
   /** Work claims made by Poll, by whether the item was fresh or reclaimed. */
   readonly workClaims = new Counter({
     name: 'mango_work_claims_total',
@@ -127,6 +137,17 @@ export class MangoMetrics {
     if (state === 'recovered') this.backgroundLoopRecoveries.inc({ loop });
     else if (state === 'running') this.backgroundLoopRecoveries.inc({ loop }, 0);
   }
+
+  /**
+   * Requests refused with 429 by a fair-use limit (docs/operator-guide.md "Fair use"): `limit` is
+   * requests, streams or running_sessions; `scope` is credential or workspace.
+   */
+  readonly fairUseRefusals = new Counter({
+    name: 'mango_fair_use_refusals_total',
+    help: 'Requests refused with 429 by a fair-use limit, by limit (requests, streams, running_sessions) and scope (credential, workspace).',
+    labelNames: ['limit', 'scope'] as const,
+    registers: [this.registry],
+  });
 
   readonly containerStarts = new Counter({
     name: 'mango_container_starts_total',

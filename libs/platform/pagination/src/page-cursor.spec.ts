@@ -16,6 +16,21 @@ describe('page cursors', () => {
     expect(() => decodeCursor(page, { scope: 'agents', order: 'desc' })).toThrow(DomainError);
   });
 
+  it('round-trip a prev_page cursor, refused by a list that pages only forwards', () => {
+    const page = encodeCursor({ scope: 'sessions', order: 'asc', after: 'sesn_X', direction: 'before' });
+    expect(decodeCursor(page, { scope: 'sessions', order: 'asc', backwards: true })).toEqual({
+      scope: 'sessions',
+      order: 'asc',
+      after: 'sesn_X',
+      direction: 'before',
+    });
+    expect(() => decodeCursor(page, { scope: 'sessions', order: 'asc' })).toThrow(DomainError);
+    const forward = encodeCursor({ scope: 'sessions', order: 'asc', after: 'sesn_X' });
+    expect(
+      decodeCursor(forward, { scope: 'sessions', order: 'asc', backwards: true }).direction,
+    ).toBeUndefined();
+  });
+
   it('reject a cursor from another list or another order', () => {
     const page = encodeCursor({ scope: 'environments', order: 'desc', after: 'env_X' });
     expect(() => decodeCursor(page, { scope: 'agents', order: 'desc' })).toThrow(/different list/);

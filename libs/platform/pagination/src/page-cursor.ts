@@ -1,8 +1,9 @@
 import { invalidRequest } from '@mango/domain-kernel';
 
 /**
- * Opaque keyset cursors. A cursor names the last item of the page it ends and the order that produced
- * it; reusing it with another order is a 400. Clients must treat it as opaque.
+ * Opaque keyset cursors. A cursor names the last item of the page it ends (or, for a `prev_page`, the first
+ * item of the page it starts before) and the order that produced it; reusing it with another order is a
+ * 400. Clients must treat it as opaque.
  */
 export type SortOrder = 'asc' | 'desc';
 
@@ -12,18 +13,26 @@ export interface PageCursor {
   order: SortOrder;
   /** Which list the cursor belongs to, so a cursor from one list cannot page another. */
   scope: string;
+  /** `before`: a `prev_page` cursor: the page of items that come just before `after` in `order`. */
+  direction?: 'before';
 }
 
 export const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_PAGE_LIMIT = 1000;
 
 export function encodeCursor(cursor: PageCursor): string {
-  return Buffer.from(JSON.stringify([cursor.scope, cursor.order, cursor.after]), 'utf8').toString(
-    'base64url',
-  );
+  const fields = [cursor.scope, cursor.order, cursor.after, ...(cursor.direction ? [cursor.direction] : [])];
+  return Buffer.from(JSON.stringify(fields), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(page: string, expected: { scope: string; order: SortOrder }): PageCursor {
+export function decodeCursor(
+  page: string,
+  expected: {
+    scope: string;
+    order: SortOrder;
+    /** The list answers `prev_page` cursors. */ backwards?: boolean;
+  },
+): PageCursor {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(page, 'base64url').toString('utf8'));
@@ -32,7 +41,7 @@ export function decodeCursor(page: string, expected: { scope: string; order: Sor
   }
   if (
     !Array.isArray(parsed) ||
-    parsed.length !== 3 ||
+    (parsed.length !== 3 && !(parsed.length === 4 && parsed[3] === 'before')) ||
     typeof parsed[0] !== 'string' ||
     (parsed[1] !== 'asc' && parsed[1] !== 'desc') ||
     typeof parsed[2] !== 'string' ||
@@ -41,10 +50,11 @@ export function decodeCursor(page: string, expected: { scope: string; order: Sor
   ) {
     throw invalidRequest('page is not a valid page cursor');
   }
-  const [scope, order, after] = parsed as [string, SortOrder, string];
+  const [scope, order, after, direction] = parsed as [string, SortOrder, string, 'before' | undefined];
   if (scope !== expected.scope) throw invalidRequest('page cursor belongs to a different list');
   if (order !== expected.order) throw invalidRequest('page cursor was created with a different order');
-  return { scope, order, after };
+  if (direction && !expected.backwards) throw invalidRequest('page is not a valid page cursor');
+  return { scope, order, after, ...(direction ? { direction } : {}) };
 }
 
 /** Parses `limit` from a query string: integer 1–1000, default 20. */

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 /**
- * Envelope encryption for secrets at rest (Vault credentials), with node:crypto only.
+ * Envelope encryption for secrets at rest (Vault credentials, webhook signing secrets), with node:crypto only.
  *
  * Each sealed value has its own random 256-bit data key. The value is encrypted with AES-256-GCM under
  * the data key; the data key is encrypted (wrapped) with AES-256-GCM under a key-encryption key (KEK)
@@ -9,10 +9,10 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  * credential id) so that a sealed value copied to another row does not open. Rotation re-wraps only the
  * data key, never touching the ciphertext.
  *
- * Keyring (configuration, e.g. `MANGO_VAULT_KEYRING`): comma-separated `id:base64key` entries; each key is
- * exactly 32 bytes (standard or URL-safe base64); ids are 1–64 of `[A-Za-z0-9_.-]`. The **first** entry
- * is the active key for new seals and rotation; the others stay readable (a value sealed under any of
- * them still opens) until `mango vault rotate-key` has re-wrapped everything under the active key.
+ * Keyring (configuration `MANGO_KEYRING`, see keyring-settings.ts): comma-separated `id:base64key` entries;
+ * each key is exactly 32 bytes (standard or URL-safe base64); ids are 1–64 of `[A-Za-z0-9_.-]`. The
+ * **first** entry is the active key for new seals and rotation; the others stay readable (a value sealed
+ * under any of them still opens) until `mango keyring rotate` has re-sealed everything under the active key.
  */
 export interface Keyring {
   readonly activeId: string;
@@ -39,31 +39,33 @@ export class KeyringError extends Error {
 
 const KEY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** Parses a keyring; the error message never contains key material. */
-export function parseKeyring(raw: string): Keyring {
-  const keys = new Map<string, Buffer>();
-  const entries = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  if (entries.length === 0) throw new KeyringError('the keyring has no keys');
-  let activeId = '';
+/** One `id:base64key` entry per element; the error message never contains key material. */
+export function parseKeyringEntries(entries: readonly string[]): Array<[string, Buffer]> {
+  const out: Array<[string, Buffer]> = [];
+  const seen = new Set<string>();
   for (const [i, entry] of entries.entries()) {
     const sep = entry.indexOf(':');
     if (sep <= 0) throw new KeyringError(`keyring entry ${i + 1} must be id:base64key`);
     const id = entry.slice(0, sep);
     if (!KEY_ID.test(id))
       throw new KeyringError(`keyring entry ${i + 1}: the id must be 1-64 of [A-Za-z0-9_.-]`);
-    if (keys.has(id)) throw new KeyringError(`keyring entry ${i + 1}: duplicate key id ${id}`);
+    if (seen.has(id)) throw new KeyringError(`keyring entry ${i + 1}: duplicate key id ${id}`);
     const b64 = entry.slice(sep + 1);
     if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(b64)) throw new KeyringError(`keyring key ${id} is not base64`);
     const key = Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
     if (key.length !== 32) throw new KeyringError(`keyring key ${id} must be 32 bytes (it is ${key.length})`);
-    keys.set(id, key);
-    if (i === 0) activeId = id;
+    seen.add(id);
+    out.push([id, key]);
   }
+  return out;
+}
+
+/** A keyring of these keys; the first is the active one. */
+export function keyringOf(entries: ReadonlyArray<readonly [string, Buffer]>): Keyring {
+  if (entries.length === 0) throw new KeyringError('the keyring has no keys');
+  const keys = new Map<string, Buffer>(entries.map(([id, key]) => [id, key]));
   return {
-    activeId,
+    activeId: entries[0]![0],
     has: (id) => keys.has(id),
     ids: () => [...keys.keys()],
     key: (id) => {
@@ -72,6 +74,18 @@ export function parseKeyring(raw: string): Keyring {
       return k;
     },
   };
+}
+
+/** Parses a keyring (comma-separated `id:base64key`); the error message never contains key material. */
+export function parseKeyring(raw: string): Keyring {
+  return keyringOf(
+    parseKeyringEntries(
+      raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    ),
+  );
 }
 
 /** A fresh random key entry for a keyring (`id:base64`). */
@@ -124,6 +138,15 @@ export function open(keyring: Keyring, sealed: Sealed, aad: string): string {
   } finally {
     dek.fill(0);
   }
+}
+
+/**
+ * Opens a value sealed before key ids and bindings existed: AES-256-GCM `iv(12) ‖ tag(16) ‖ ciphertext`
+ * under one keyring key, with no associated data (webhook signing secrets sealed with
+ * `MANGO_WEBHOOK_SECRETS_KEY`). Read-only: nothing is sealed this way any more.
+ */
+export function openUnbound(keyring: Keyring, keyId: string, blob: Buffer): string {
+  return decrypt(keyring.key(keyId), blob, Buffer.alloc(0)).toString('utf8');
 }
 
 /** Re-wraps the data key under the active key; the ciphertext is unchanged. */

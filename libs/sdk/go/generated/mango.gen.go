@@ -987,6 +987,279 @@ func (e MemoryView) Valid() bool {
 	}
 }
 
+// Defines values for RateLimitedErrorDetailsLimit.
+const (
+	RateLimitedErrorDetailsLimitRequests        RateLimitedErrorDetailsLimit = "requests"
+	RateLimitedErrorDetailsLimitRunningSessions RateLimitedErrorDetailsLimit = "running_sessions"
+	RateLimitedErrorDetailsLimitStreams         RateLimitedErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the RateLimitedErrorDetailsLimit enum.
+func (e RateLimitedErrorDetailsLimit) Valid() bool {
+	switch e {
+	case RateLimitedErrorDetailsLimitRequests:
+		return true
+	case RateLimitedErrorDetailsLimitRunningSessions:
+		return true
+	case RateLimitedErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RateLimitedErrorDetailsScope.
+const (
+	RateLimitedErrorDetailsScopeCredential RateLimitedErrorDetailsScope = "credential"
+	RateLimitedErrorDetailsScopeWorkspace  RateLimitedErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the RateLimitedErrorDetailsScope enum.
+func (e RateLimitedErrorDetailsScope) Valid() bool {
+	switch e {
+	case RateLimitedErrorDetailsScopeCredential:
+		return true
+	case RateLimitedErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsList429JSONResponseBodyErrorDetailsLimitRequests        AgentsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsList429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsList429JSONResponseBodyErrorDetailsLimitStreams         AgentsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsList429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsList429JSONResponseBodyErrorDetailsScopeCredential AgentsList429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsList429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsList429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsCreate429JSONResponseBodyErrorDetailsLimitRequests        AgentsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsCreate429JSONResponseBodyErrorDetailsLimitStreams         AgentsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsCreate429JSONResponseBodyErrorDetailsScopeCredential AgentsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        AgentsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         AgentsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential AgentsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsUpdate429JSONResponseBodyErrorDetailsLimitRequests        AgentsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsUpdate429JSONResponseBodyErrorDetailsLimitStreams         AgentsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsUpdate429JSONResponseBodyErrorDetailsScopeCredential AgentsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsArchive429JSONResponseBodyErrorDetailsLimitRequests        AgentsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsArchive429JSONResponseBodyErrorDetailsLimitStreams         AgentsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsArchive429JSONResponseBodyErrorDetailsScopeCredential AgentsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsVersionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRequests        AgentsVersionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions AgentsVersionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AgentsVersionsList429JSONResponseBodyErrorDetailsLimitStreams         AgentsVersionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AgentsVersionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e AgentsVersionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentsVersionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	AgentsVersionsList429JSONResponseBodyErrorDetailsScopeCredential AgentsVersionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	AgentsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace  AgentsVersionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AgentsVersionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e AgentsVersionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AgentsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeploymentRunsListParamsTriggerType.
 const (
 	Manual   DeploymentRunsListParamsTriggerType = "manual"
@@ -999,6 +1272,84 @@ func (e DeploymentRunsListParamsTriggerType) Valid() bool {
 	case Manual:
 		return true
 	case Schedule:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRequests        DeploymentRunsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentRunsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentRunsList429JSONResponseBodyErrorDetailsLimitStreams         DeploymentRunsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentRunsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsList429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentRunsList429JSONResponseBodyErrorDetailsScopeCredential DeploymentRunsList429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentRunsList429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentRunsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsList429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentRunsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentRunsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeCredential DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1023,6 +1374,1410 @@ func (e DeploymentsListParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for DeploymentsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsList429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsList429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsList429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsList429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsList429JSONResponseBodyErrorDetailsScopeCredential DeploymentsList429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsList429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsList429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsCreate429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsCreate429JSONResponseBodyErrorDetailsScopeCredential DeploymentsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeCredential DeploymentsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsArchive429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsArchive429JSONResponseBodyErrorDetailsScopeCredential DeploymentsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsPause429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsPause429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsPause429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsPause429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsPause429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsPause429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsPause429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsPause429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsPause429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsPause429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsPause429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsPause429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsPause429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsPause429JSONResponseBodyErrorDetailsScopeCredential DeploymentsPause429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsPause429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsPause429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsPause429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsPause429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsPause429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsPause429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRun429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsRun429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsRun429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsRun429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsRun429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsRun429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsRun429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRun429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsRun429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsRun429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsRun429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsRun429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsRun429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsRun429JSONResponseBodyErrorDetailsScopeCredential DeploymentsRun429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsRun429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsRun429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsRun429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsRun429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsRun429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsRun429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit.
+const (
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRequests        DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit = "requests"
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRunningSessions DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitStreams         DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit enum.
+func (e DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentsUnpause429JSONResponseBodyErrorDetailsScope.
+const (
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeCredential DeploymentsUnpause429JSONResponseBodyErrorDetailsScope = "credential"
+	DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeWorkspace  DeploymentsUnpause429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentsUnpause429JSONResponseBodyErrorDetailsScope enum.
+func (e DeploymentsUnpause429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case DeploymentsUnpause429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsList429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsList429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsList429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsList429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsList429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsList429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsList429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsList429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesList429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesList429JSONResponseBodyErrorDetailsLimitRequests        FilesList429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesList429JSONResponseBodyErrorDetailsLimitRunningSessions FilesList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesList429JSONResponseBodyErrorDetailsLimitStreams         FilesList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesList429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesList429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesList429JSONResponseBodyErrorDetailsScopeCredential FilesList429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesList429JSONResponseBodyErrorDetailsScopeWorkspace  FilesList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesList429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesUpload429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesUpload429JSONResponseBodyErrorDetailsLimitRequests        FilesUpload429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesUpload429JSONResponseBodyErrorDetailsLimitRunningSessions FilesUpload429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesUpload429JSONResponseBodyErrorDetailsLimitStreams         FilesUpload429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesUpload429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesUpload429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesUpload429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesUpload429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesUpload429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesUpload429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesUpload429JSONResponseBodyErrorDetailsScopeCredential FilesUpload429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesUpload429JSONResponseBodyErrorDetailsScopeWorkspace  FilesUpload429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesUpload429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesUpload429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesUpload429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesUpload429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesDelete429JSONResponseBodyErrorDetailsLimitRequests        FilesDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions FilesDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesDelete429JSONResponseBodyErrorDetailsLimitStreams         FilesDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesDelete429JSONResponseBodyErrorDetailsScopeCredential FilesDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesDelete429JSONResponseBodyErrorDetailsScopeWorkspace  FilesDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesRetrieve429JSONResponseBodyErrorDetailsLimitRequests        FilesRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions FilesRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesRetrieve429JSONResponseBodyErrorDetailsLimitStreams         FilesRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesRetrieve429JSONResponseBodyErrorDetailsScopeCredential FilesRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  FilesRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesContent429JSONResponseBodyErrorDetailsLimit.
+const (
+	FilesContent429JSONResponseBodyErrorDetailsLimitRequests        FilesContent429JSONResponseBodyErrorDetailsLimit = "requests"
+	FilesContent429JSONResponseBodyErrorDetailsLimitRunningSessions FilesContent429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	FilesContent429JSONResponseBodyErrorDetailsLimitStreams         FilesContent429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the FilesContent429JSONResponseBodyErrorDetailsLimit enum.
+func (e FilesContent429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case FilesContent429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case FilesContent429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case FilesContent429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilesContent429JSONResponseBodyErrorDetailsScope.
+const (
+	FilesContent429JSONResponseBodyErrorDetailsScopeCredential FilesContent429JSONResponseBodyErrorDetailsScope = "credential"
+	FilesContent429JSONResponseBodyErrorDetailsScopeWorkspace  FilesContent429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the FilesContent429JSONResponseBodyErrorDetailsScope enum.
+func (e FilesContent429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case FilesContent429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case FilesContent429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresList429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresList429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresList429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresList429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresList429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresList429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresList429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresList429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresList429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresList429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresList429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoriesListParamsView.
 const (
 	MemoryStoresMemoriesListParamsViewBasic MemoryStoresMemoriesListParamsView = "basic"
@@ -1035,6 +2790,45 @@ func (e MemoryStoresMemoriesListParamsView) Valid() bool {
 	case MemoryStoresMemoriesListParamsViewBasic:
 		return true
 	case MemoryStoresMemoriesListParamsViewFull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1059,6 +2853,84 @@ func (e MemoryStoresMemoriesCreateParamsView) Valid() bool {
 	}
 }
 
+// Defines values for MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoriesRetrieveParamsView.
 const (
 	MemoryStoresMemoriesRetrieveParamsViewBasic MemoryStoresMemoriesRetrieveParamsView = "basic"
@@ -1077,6 +2949,45 @@ func (e MemoryStoresMemoriesRetrieveParamsView) Valid() bool {
 	}
 }
 
+// Defines values for MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoriesUpdateParamsView.
 const (
 	MemoryStoresMemoriesUpdateParamsViewBasic MemoryStoresMemoriesUpdateParamsView = "basic"
@@ -1089,6 +3000,45 @@ func (e MemoryStoresMemoriesUpdateParamsView) Valid() bool {
 	case MemoryStoresMemoriesUpdateParamsViewBasic:
 		return true
 	case MemoryStoresMemoriesUpdateParamsViewFull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1134,6 +3084,45 @@ func (e MemoryStoresMemoryVersionsListParamsView) Valid() bool {
 	}
 }
 
+// Defines values for MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemoryStoresMemoryVersionsRetrieveParamsView.
 const (
 	MemoryStoresMemoryVersionsRetrieveParamsViewBasic MemoryStoresMemoryVersionsRetrieveParamsView = "basic"
@@ -1146,6 +3135,84 @@ func (e MemoryStoresMemoryVersionsRetrieveParamsView) Valid() bool {
 	case MemoryStoresMemoryVersionsRetrieveParamsViewBasic:
 		return true
 	case MemoryStoresMemoryVersionsRetrieveParamsViewFull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit.
+const (
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRequests        MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit = "requests"
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRunningSessions MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitStreams         MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit enum.
+func (e MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope.
+const (
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeCredential MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope = "credential"
+	MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeWorkspace  MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope enum.
+func (e MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1194,6 +3261,240 @@ func (e SessionsListParamsStatuses) Valid() bool {
 	}
 }
 
+// Defines values for SessionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsList429JSONResponseBodyErrorDetailsScopeCredential SessionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsCreate429JSONResponseBodyErrorDetailsLimitRequests        SessionsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsCreate429JSONResponseBodyErrorDetailsLimitStreams         SessionsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsCreate429JSONResponseBodyErrorDetailsScopeCredential SessionsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsDelete429JSONResponseBodyErrorDetailsLimitRequests        SessionsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsDelete429JSONResponseBodyErrorDetailsLimitStreams         SessionsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsDelete429JSONResponseBodyErrorDetailsScopeCredential SessionsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        SessionsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         SessionsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential SessionsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsUpdate429JSONResponseBodyErrorDetailsLimitRequests        SessionsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsUpdate429JSONResponseBodyErrorDetailsLimitStreams         SessionsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsUpdate429JSONResponseBodyErrorDetailsScopeCredential SessionsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsArchive429JSONResponseBodyErrorDetailsLimitRequests        SessionsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsArchive429JSONResponseBodyErrorDetailsLimitStreams         SessionsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsArchive429JSONResponseBodyErrorDetailsScopeCredential SessionsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionsEventsListParamsOrder.
 const (
 	SessionsEventsListParamsOrderAsc  SessionsEventsListParamsOrder = "asc"
@@ -1206,6 +3507,84 @@ func (e SessionsEventsListParamsOrder) Valid() bool {
 	case SessionsEventsListParamsOrderAsc:
 		return true
 	case SessionsEventsListParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEventsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsEventsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEventsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEventsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsEventsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEventsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEventsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEventsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEventsList429JSONResponseBodyErrorDetailsScopeCredential SessionsEventsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEventsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEventsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEventsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsSend429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRequests        SessionsEventsSend429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEventsSend429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEventsSend429JSONResponseBodyErrorDetailsLimitStreams         SessionsEventsSend429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsSend429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEventsSend429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsSend429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEventsSend429JSONResponseBodyErrorDetailsScopeCredential SessionsEventsSend429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEventsSend429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEventsSend429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsSend429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEventsSend429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEventsSend429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -1230,6 +3609,162 @@ func (e SessionsEventsStreamParamsEventDeltas) Valid() bool {
 	}
 }
 
+// Defines values for SessionsEventsStream429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRequests        SessionsEventsStream429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEventsStream429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEventsStream429JSONResponseBodyErrorDetailsLimitStreams         SessionsEventsStream429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsStream429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEventsStream429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEventsStream429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEventsStream429JSONResponseBodyErrorDetailsScopeCredential SessionsEventsStream429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEventsStream429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEventsStream429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEventsStream429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEventsStream429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEventsStream429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsList429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsGet429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsGet429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsGet429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsGet429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsGet429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsGet429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionsThreadsEventsListParamsOrder.
 const (
 	SessionsThreadsEventsListParamsOrderAsc  SessionsThreadsEventsListParamsOrder = "asc"
@@ -1248,6 +3783,45 @@ func (e SessionsThreadsEventsListParamsOrder) Valid() bool {
 	}
 }
 
+// Defines values for SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionsThreadsStreamParamsEventDeltas.
 const (
 	SessionsThreadsStreamParamsEventDeltasAgentMessage  SessionsThreadsStreamParamsEventDeltas = "agent.message"
@@ -1260,6 +3834,1215 @@ func (e SessionsThreadsStreamParamsEventDeltas) Valid() bool {
 	case SessionsThreadsStreamParamsEventDeltasAgentMessage:
 		return true
 	case SessionsThreadsStreamParamsEventDeltasAgentThinking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRequests        SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitStreams         SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsThreadsStream429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeCredential SessionsThreadsStream429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsThreadsStream429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsThreadsStream429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsThreadsStream429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsThreadsStream429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsList429JSONResponseBodyErrorDetailsLimitRequests        SkillsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsList429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsList429JSONResponseBodyErrorDetailsLimitStreams         SkillsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsList429JSONResponseBodyErrorDetailsScopeCredential SkillsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsList429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsCreate429JSONResponseBodyErrorDetailsLimitRequests        SkillsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsCreate429JSONResponseBodyErrorDetailsLimitStreams         SkillsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsCreate429JSONResponseBodyErrorDetailsScopeCredential SkillsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsDelete429JSONResponseBodyErrorDetailsLimitRequests        SkillsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsDelete429JSONResponseBodyErrorDetailsLimitStreams         SkillsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsDelete429JSONResponseBodyErrorDetailsScopeCredential SkillsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        SkillsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         SkillsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsRetrieve429JSONResponseBodyErrorDetailsScopeCredential SkillsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsList429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsList429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit.
+const (
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRequests        SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit = "requests"
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRunningSessions SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitStreams         SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit enum.
+func (e SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SkillsVersionsContent429JSONResponseBodyErrorDetailsScope.
+const (
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeCredential SkillsVersionsContent429JSONResponseBodyErrorDetailsScope = "credential"
+	SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeWorkspace  SkillsVersionsContent429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SkillsVersionsContent429JSONResponseBodyErrorDetailsScope enum.
+func (e SkillsVersionsContent429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SkillsVersionsContent429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsList429JSONResponseBodyErrorDetailsLimitRequests        VaultsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsList429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsList429JSONResponseBodyErrorDetailsLimitStreams         VaultsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsList429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsList429JSONResponseBodyErrorDetailsScopeCredential VaultsList429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsList429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsList429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCreate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCreate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCreate429JSONResponseBodyErrorDetailsScopeCredential VaultsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsDelete429JSONResponseBodyErrorDetailsLimitRequests        VaultsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsDelete429JSONResponseBodyErrorDetailsLimitStreams         VaultsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsDelete429JSONResponseBodyErrorDetailsScopeCredential VaultsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        VaultsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         VaultsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsRetrieve429JSONResponseBodyErrorDetailsScopeCredential VaultsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsUpdate429JSONResponseBodyErrorDetailsLimitRequests        VaultsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsUpdate429JSONResponseBodyErrorDetailsLimitStreams         VaultsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsUpdate429JSONResponseBodyErrorDetailsScopeCredential VaultsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsArchive429JSONResponseBodyErrorDetailsLimitRequests        VaultsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsArchive429JSONResponseBodyErrorDetailsLimitStreams         VaultsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsArchive429JSONResponseBodyErrorDetailsScopeCredential VaultsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsList429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsList429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsList429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit.
+const (
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRequests        VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit = "requests"
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRunningSessions VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitStreams         VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit enum.
+func (e VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope.
+const (
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeCredential VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope = "credential"
+	VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeWorkspace  VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope enum.
+func (e VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksList429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksList429JSONResponseBodyErrorDetailsLimitRequests        WebhooksList429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksList429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksList429JSONResponseBodyErrorDetailsLimitStreams         WebhooksList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksList429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksList429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksList429JSONResponseBodyErrorDetailsScopeCredential WebhooksList429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksList429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksList429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksCreate429JSONResponseBodyErrorDetailsLimitRequests        WebhooksCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksCreate429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksCreate429JSONResponseBodyErrorDetailsLimitStreams         WebhooksCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksCreate429JSONResponseBodyErrorDetailsScopeCredential WebhooksCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksCreate429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDelete429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksDelete429JSONResponseBodyErrorDetailsLimitRequests        WebhooksDelete429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksDelete429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksDelete429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksDelete429JSONResponseBodyErrorDetailsLimitStreams         WebhooksDelete429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDelete429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksDelete429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksDelete429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksDelete429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksDelete429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDelete429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksDelete429JSONResponseBodyErrorDetailsScopeCredential WebhooksDelete429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksDelete429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksDelete429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDelete429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksDelete429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksDelete429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksDelete429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRequests        WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitStreams         WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRetrieve429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeCredential WebhooksRetrieve429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksRetrieve429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRetrieve429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksRetrieve429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksRetrieve429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksUpdate429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRequests        WebhooksUpdate429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksUpdate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksUpdate429JSONResponseBodyErrorDetailsLimitStreams         WebhooksUpdate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksUpdate429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksUpdate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksUpdate429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksUpdate429JSONResponseBodyErrorDetailsScopeCredential WebhooksUpdate429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksUpdate429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksUpdate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksUpdate429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksUpdate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksUpdate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRequests        WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitStreams         WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeCredential WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRequests        WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitStreams         WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeCredential WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit.
+const (
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRequests        WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit = "requests"
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRunningSessions WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitStreams         WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit enum.
+func (e WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope.
+const (
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeCredential WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope = "credential"
+	WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeWorkspace  WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope enum.
+func (e WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case WebhooksRotateSecret429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -3021,7 +6804,9 @@ type SessionId = string
 type SessionList struct {
 	Data     []Session `json:"data"`
 	NextPage *string   `json:"next_page"`
-	PrevPage *string   `json:"prev_page"`
+
+	// PrevPage The previous page: send it back as `page` with the same query (the same `order`) to get the items just before this page, in that order. Null on the first page.
+	PrevPage *string `json:"prev_page"`
 }
 
 // SessionMemoryStoreResource defines model for SessionMemoryStoreResource.
@@ -4229,6 +8014,10 @@ type PreconditionFailed = HeartbeatPreconditionFailedError
 // RateLimited defines model for RateLimited.
 type RateLimited struct {
 	Error struct {
+		Details *struct {
+			Limit *RateLimitedErrorDetailsLimit `json:"limit,omitempty"`
+			Scope *RateLimitedErrorDetailsScope `json:"scope,omitempty"`
+		} `json:"details,omitempty"`
 		Type *string `json:"type,omitempty"`
 	} `json:"error"`
 
@@ -4236,6 +8025,12 @@ type RateLimited struct {
 	RequestId RequestId `json:"request_id"`
 	Type      string    `json:"type"`
 }
+
+// RateLimitedErrorDetailsLimit defines model for RateLimited.Error.Details.Limit.
+type RateLimitedErrorDetailsLimit string
+
+// RateLimitedErrorDetailsScope defines model for RateLimited.Error.Details.Scope.
+type RateLimitedErrorDetailsScope string
 
 // TooLarge defines model for TooLarge.
 type TooLarge struct {
@@ -4297,11 +8092,41 @@ type AgentsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// AgentsList429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsList.
+type AgentsList429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsList429JSONResponseBodyErrorDetailsScope defines parameters for AgentsList.
+type AgentsList429JSONResponseBodyErrorDetailsScope string
+
+// AgentsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsCreate.
+type AgentsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsCreate429JSONResponseBodyErrorDetailsScope defines parameters for AgentsCreate.
+type AgentsCreate429JSONResponseBodyErrorDetailsScope string
+
 // AgentsRetrieveParams defines parameters for AgentsRetrieve.
 type AgentsRetrieveParams struct {
 	// Version Version to return (≥ 1). Omit for the latest version.
 	Version *int `form:"version,omitempty" json:"version,omitempty"`
 }
+
+// AgentsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsRetrieve.
+type AgentsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for AgentsRetrieve.
+type AgentsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// AgentsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsUpdate.
+type AgentsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for AgentsUpdate.
+type AgentsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// AgentsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsArchive.
+type AgentsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsArchive429JSONResponseBodyErrorDetailsScope defines parameters for AgentsArchive.
+type AgentsArchive429JSONResponseBodyErrorDetailsScope string
 
 // AgentsVersionsListParams defines parameters for AgentsVersionsList.
 type AgentsVersionsListParams struct {
@@ -4311,6 +8136,12 @@ type AgentsVersionsListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// AgentsVersionsList429JSONResponseBodyErrorDetailsLimit defines parameters for AgentsVersionsList.
+type AgentsVersionsList429JSONResponseBodyErrorDetailsLimit string
+
+// AgentsVersionsList429JSONResponseBodyErrorDetailsScope defines parameters for AgentsVersionsList.
+type AgentsVersionsList429JSONResponseBodyErrorDetailsScope string
 
 // DeploymentRunsListParams defines parameters for DeploymentRunsList.
 type DeploymentRunsListParams struct {
@@ -4330,6 +8161,18 @@ type DeploymentRunsListParams struct {
 
 // DeploymentRunsListParamsTriggerType defines parameters for DeploymentRunsList.
 type DeploymentRunsListParamsTriggerType string
+
+// DeploymentRunsList429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentRunsList.
+type DeploymentRunsList429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentRunsList429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentRunsList.
+type DeploymentRunsList429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentRunsRetrieve.
+type DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentRunsRetrieve.
+type DeploymentRunsRetrieve429JSONResponseBodyErrorDetailsScope string
 
 // DeploymentsListParams defines parameters for DeploymentsList.
 type DeploymentsListParams struct {
@@ -4354,6 +8197,54 @@ type DeploymentsListParams struct {
 // DeploymentsListParamsStatus defines parameters for DeploymentsList.
 type DeploymentsListParamsStatus string
 
+// DeploymentsList429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsList.
+type DeploymentsList429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsList429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsList.
+type DeploymentsList429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsCreate.
+type DeploymentsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsCreate429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsCreate.
+type DeploymentsCreate429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsRetrieve.
+type DeploymentsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsRetrieve.
+type DeploymentsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsUpdate.
+type DeploymentsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsUpdate.
+type DeploymentsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsArchive.
+type DeploymentsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsArchive429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsArchive.
+type DeploymentsArchive429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsPause429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsPause.
+type DeploymentsPause429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsPause429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsPause.
+type DeploymentsPause429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsRun429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsRun.
+type DeploymentsRun429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsRun429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsRun.
+type DeploymentsRun429JSONResponseBodyErrorDetailsScope string
+
+// DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit defines parameters for DeploymentsUnpause.
+type DeploymentsUnpause429JSONResponseBodyErrorDetailsLimit string
+
+// DeploymentsUnpause429JSONResponseBodyErrorDetailsScope defines parameters for DeploymentsUnpause.
+type DeploymentsUnpause429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsListParams defines parameters for EnvironmentsList.
 type EnvironmentsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4366,6 +8257,42 @@ type EnvironmentsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// EnvironmentsList429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsList.
+type EnvironmentsList429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsList429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsList.
+type EnvironmentsList429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsCreate.
+type EnvironmentsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsCreate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsCreate.
+type EnvironmentsCreate429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsDelete.
+type EnvironmentsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsDelete429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsDelete.
+type EnvironmentsDelete429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsRetrieve.
+type EnvironmentsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsRetrieve.
+type EnvironmentsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsUpdate.
+type EnvironmentsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsUpdate.
+type EnvironmentsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsArchive.
+type EnvironmentsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsArchive429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsArchive.
+type EnvironmentsArchive429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsWorkListParams defines parameters for EnvironmentsWorkList.
 type EnvironmentsWorkListParams struct {
 	// Limit Maximum number of items per page.
@@ -4374,6 +8301,18 @@ type EnvironmentsWorkListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkList.
+type EnvironmentsWorkList429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkList.
+type EnvironmentsWorkList429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkCreate.
+type EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkCreate.
+type EnvironmentsWorkCreate429JSONResponseBodyErrorDetailsScope string
 
 // EnvironmentsWorkPollParams defines parameters for EnvironmentsWorkPoll.
 type EnvironmentsWorkPollParams struct {
@@ -4391,6 +8330,42 @@ type EnvironmentsWorkPollParams struct {
 	AnthropicWorkerID *string `json:"Anthropic-Worker-ID,omitempty"`
 }
 
+// EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkPoll.
+type EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkPoll.
+type EnvironmentsWorkPoll429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkStats.
+type EnvironmentsWorkStats429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkStats.
+type EnvironmentsWorkStats429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkRetrieve.
+type EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkRetrieve.
+type EnvironmentsWorkRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkUpdate.
+type EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkUpdate.
+type EnvironmentsWorkUpdate429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkAck.
+type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkAck.
+type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkFail.
+type EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkFail.
+type EnvironmentsWorkFail429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsWorkHeartbeatParams defines parameters for EnvironmentsWorkHeartbeat.
 type EnvironmentsWorkHeartbeatParams struct {
 	// ExpectedLastHeartbeat `NO_HEARTBEAT` for the first heartbeat, then the previous response's `last_heartbeat`, verbatim.
@@ -4400,6 +8375,24 @@ type EnvironmentsWorkHeartbeatParams struct {
 	DesiredTtlSeconds *int `form:"desired_ttl_seconds,omitempty" json:"desired_ttl_seconds,omitempty"`
 }
 
+// EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkHeartbeat.
+type EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkHeartbeat.
+type EnvironmentsWorkHeartbeat429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkResult.
+type EnvironmentsWorkResult429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkResult.
+type EnvironmentsWorkResult429JSONResponseBodyErrorDetailsScope string
+
+// EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkStop.
+type EnvironmentsWorkStop429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkStop.
+type EnvironmentsWorkStop429JSONResponseBodyErrorDetailsScope string
+
 // FilesListParams defines parameters for FilesList.
 type FilesListParams struct {
 	// Limit Maximum number of items per page.
@@ -4408,6 +8401,36 @@ type FilesListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// FilesList429JSONResponseBodyErrorDetailsLimit defines parameters for FilesList.
+type FilesList429JSONResponseBodyErrorDetailsLimit string
+
+// FilesList429JSONResponseBodyErrorDetailsScope defines parameters for FilesList.
+type FilesList429JSONResponseBodyErrorDetailsScope string
+
+// FilesUpload429JSONResponseBodyErrorDetailsLimit defines parameters for FilesUpload.
+type FilesUpload429JSONResponseBodyErrorDetailsLimit string
+
+// FilesUpload429JSONResponseBodyErrorDetailsScope defines parameters for FilesUpload.
+type FilesUpload429JSONResponseBodyErrorDetailsScope string
+
+// FilesDelete429JSONResponseBodyErrorDetailsLimit defines parameters for FilesDelete.
+type FilesDelete429JSONResponseBodyErrorDetailsLimit string
+
+// FilesDelete429JSONResponseBodyErrorDetailsScope defines parameters for FilesDelete.
+type FilesDelete429JSONResponseBodyErrorDetailsScope string
+
+// FilesRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for FilesRetrieve.
+type FilesRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// FilesRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for FilesRetrieve.
+type FilesRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// FilesContent429JSONResponseBodyErrorDetailsLimit defines parameters for FilesContent.
+type FilesContent429JSONResponseBodyErrorDetailsLimit string
+
+// FilesContent429JSONResponseBodyErrorDetailsScope defines parameters for FilesContent.
+type FilesContent429JSONResponseBodyErrorDetailsScope string
 
 // MemoryStoresListParams defines parameters for MemoryStoresList.
 type MemoryStoresListParams struct {
@@ -4427,6 +8450,42 @@ type MemoryStoresListParams struct {
 	CreatedAtLte *CreatedAtLte `form:"created_at[lte],omitempty" json:"created_at[lte],omitempty"`
 }
 
+// MemoryStoresList429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresList.
+type MemoryStoresList429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresList429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresList.
+type MemoryStoresList429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresCreate.
+type MemoryStoresCreate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresCreate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresCreate.
+type MemoryStoresCreate429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresDelete.
+type MemoryStoresDelete429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresDelete429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresDelete.
+type MemoryStoresDelete429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresRetrieve.
+type MemoryStoresRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresRetrieve.
+type MemoryStoresRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresUpdate.
+type MemoryStoresUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresUpdate.
+type MemoryStoresUpdate429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresArchive.
+type MemoryStoresArchive429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresArchive429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresArchive.
+type MemoryStoresArchive429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesListParams defines parameters for MemoryStoresMemoriesList.
 type MemoryStoresMemoriesListParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -4443,6 +8502,12 @@ type MemoryStoresMemoriesListParams struct {
 // MemoryStoresMemoriesListParamsView defines parameters for MemoryStoresMemoriesList.
 type MemoryStoresMemoriesListParamsView string
 
+// MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesList.
+type MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesList.
+type MemoryStoresMemoriesList429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesCreateParams defines parameters for MemoryStoresMemoriesCreate.
 type MemoryStoresMemoriesCreateParams struct {
 	// View `basic` (content null) or `full` (content included).
@@ -4452,10 +8517,22 @@ type MemoryStoresMemoriesCreateParams struct {
 // MemoryStoresMemoriesCreateParamsView defines parameters for MemoryStoresMemoriesCreate.
 type MemoryStoresMemoriesCreateParamsView string
 
+// MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesCreate.
+type MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesCreate.
+type MemoryStoresMemoriesCreate429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesDeleteParams defines parameters for MemoryStoresMemoriesDelete.
 type MemoryStoresMemoriesDeleteParams struct {
 	ExpectedContentSha256 *string `form:"expected_content_sha256,omitempty" json:"expected_content_sha256,omitempty"`
 }
+
+// MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesDelete.
+type MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesDelete.
+type MemoryStoresMemoriesDelete429JSONResponseBodyErrorDetailsScope string
 
 // MemoryStoresMemoriesRetrieveParams defines parameters for MemoryStoresMemoriesRetrieve.
 type MemoryStoresMemoriesRetrieveParams struct {
@@ -4466,6 +8543,12 @@ type MemoryStoresMemoriesRetrieveParams struct {
 // MemoryStoresMemoriesRetrieveParamsView defines parameters for MemoryStoresMemoriesRetrieve.
 type MemoryStoresMemoriesRetrieveParamsView string
 
+// MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesRetrieve.
+type MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesRetrieve.
+type MemoryStoresMemoriesRetrieve429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoriesUpdateParams defines parameters for MemoryStoresMemoriesUpdate.
 type MemoryStoresMemoriesUpdateParams struct {
 	// View `basic` (content null) or `full` (content included).
@@ -4474,6 +8557,12 @@ type MemoryStoresMemoriesUpdateParams struct {
 
 // MemoryStoresMemoriesUpdateParamsView defines parameters for MemoryStoresMemoriesUpdate.
 type MemoryStoresMemoriesUpdateParamsView string
+
+// MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoriesUpdate.
+type MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoriesUpdate.
+type MemoryStoresMemoriesUpdate429JSONResponseBodyErrorDetailsScope string
 
 // MemoryStoresMemoryVersionsListParams defines parameters for MemoryStoresMemoryVersionsList.
 type MemoryStoresMemoryVersionsListParams struct {
@@ -4504,6 +8593,12 @@ type MemoryStoresMemoryVersionsListParamsOperation string
 // MemoryStoresMemoryVersionsListParamsView defines parameters for MemoryStoresMemoryVersionsList.
 type MemoryStoresMemoryVersionsListParamsView string
 
+// MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoryVersionsList.
+type MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoryVersionsList.
+type MemoryStoresMemoryVersionsList429JSONResponseBodyErrorDetailsScope string
+
 // MemoryStoresMemoryVersionsRetrieveParams defines parameters for MemoryStoresMemoryVersionsRetrieve.
 type MemoryStoresMemoryVersionsRetrieveParams struct {
 	// View `basic` (content null) or `full` (content included).
@@ -4512,6 +8607,18 @@ type MemoryStoresMemoryVersionsRetrieveParams struct {
 
 // MemoryStoresMemoryVersionsRetrieveParamsView defines parameters for MemoryStoresMemoryVersionsRetrieve.
 type MemoryStoresMemoryVersionsRetrieveParamsView string
+
+// MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoryVersionsRetrieve.
+type MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoryVersionsRetrieve.
+type MemoryStoresMemoryVersionsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit defines parameters for MemoryStoresMemoryVersionsRedact.
+type MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsLimit string
+
+// MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope defines parameters for MemoryStoresMemoryVersionsRedact.
+type MemoryStoresMemoryVersionsRedact429JSONResponseBodyErrorDetailsScope string
 
 // SessionsListParams defines parameters for SessionsList.
 type SessionsListParams struct {
@@ -4540,6 +8647,42 @@ type SessionsListParamsOrder string
 // SessionsListParamsStatuses defines parameters for SessionsList.
 type SessionsListParamsStatuses string
 
+// SessionsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsList.
+type SessionsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsList.
+type SessionsList429JSONResponseBodyErrorDetailsScope string
+
+// SessionsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsCreate.
+type SessionsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsCreate429JSONResponseBodyErrorDetailsScope defines parameters for SessionsCreate.
+type SessionsCreate429JSONResponseBodyErrorDetailsScope string
+
+// SessionsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsDelete.
+type SessionsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsDelete429JSONResponseBodyErrorDetailsScope defines parameters for SessionsDelete.
+type SessionsDelete429JSONResponseBodyErrorDetailsScope string
+
+// SessionsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsRetrieve.
+type SessionsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for SessionsRetrieve.
+type SessionsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// SessionsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsUpdate.
+type SessionsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for SessionsUpdate.
+type SessionsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// SessionsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsArchive.
+type SessionsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsArchive429JSONResponseBodyErrorDetailsScope defines parameters for SessionsArchive.
+type SessionsArchive429JSONResponseBodyErrorDetailsScope string
+
 // SessionsEventsListParams defines parameters for SessionsEventsList.
 type SessionsEventsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4558,6 +8701,18 @@ type SessionsEventsListParams struct {
 // SessionsEventsListParamsOrder defines parameters for SessionsEventsList.
 type SessionsEventsListParamsOrder string
 
+// SessionsEventsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEventsList.
+type SessionsEventsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEventsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEventsList.
+type SessionsEventsList429JSONResponseBodyErrorDetailsScope string
+
+// SessionsEventsSend429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEventsSend.
+type SessionsEventsSend429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEventsSend429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEventsSend.
+type SessionsEventsSend429JSONResponseBodyErrorDetailsScope string
+
 // SessionsEventsStreamParams defines parameters for SessionsEventsStream.
 type SessionsEventsStreamParams struct {
 	LastEventId *string                                  `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
@@ -4568,6 +8723,12 @@ type SessionsEventsStreamParams struct {
 // SessionsEventsStreamParamsEventDeltas defines parameters for SessionsEventsStream.
 type SessionsEventsStreamParamsEventDeltas string
 
+// SessionsEventsStream429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEventsStream.
+type SessionsEventsStream429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEventsStream429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEventsStream.
+type SessionsEventsStream429JSONResponseBodyErrorDetailsScope string
+
 // SessionsThreadsListParams defines parameters for SessionsThreadsList.
 type SessionsThreadsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4576,6 +8737,24 @@ type SessionsThreadsListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// SessionsThreadsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsList.
+type SessionsThreadsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsList.
+type SessionsThreadsList429JSONResponseBodyErrorDetailsScope string
+
+// SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsGet.
+type SessionsThreadsGet429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsGet429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsGet.
+type SessionsThreadsGet429JSONResponseBodyErrorDetailsScope string
+
+// SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsArchive.
+type SessionsThreadsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsArchive.
+type SessionsThreadsArchive429JSONResponseBodyErrorDetailsScope string
 
 // SessionsThreadsEventsListParams defines parameters for SessionsThreadsEventsList.
 type SessionsThreadsEventsListParams struct {
@@ -4591,6 +8770,12 @@ type SessionsThreadsEventsListParams struct {
 // SessionsThreadsEventsListParamsOrder defines parameters for SessionsThreadsEventsList.
 type SessionsThreadsEventsListParamsOrder string
 
+// SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsEventsList.
+type SessionsThreadsEventsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsEventsList.
+type SessionsThreadsEventsList429JSONResponseBodyErrorDetailsScope string
+
 // SessionsThreadsStreamParams defines parameters for SessionsThreadsStream.
 type SessionsThreadsStreamParams struct {
 	LastEventId *string                                   `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
@@ -4600,6 +8785,12 @@ type SessionsThreadsStreamParams struct {
 
 // SessionsThreadsStreamParamsEventDeltas defines parameters for SessionsThreadsStream.
 type SessionsThreadsStreamParamsEventDeltas string
+
+// SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsThreadsStream.
+type SessionsThreadsStream429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsThreadsStream429JSONResponseBodyErrorDetailsScope defines parameters for SessionsThreadsStream.
+type SessionsThreadsStream429JSONResponseBodyErrorDetailsScope string
 
 // SkillsListParams defines parameters for SkillsList.
 type SkillsListParams struct {
@@ -4611,6 +8802,30 @@ type SkillsListParams struct {
 	Source interface{} `form:"source,omitempty" json:"source,omitempty"`
 }
 
+// SkillsList429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsList.
+type SkillsList429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsList429JSONResponseBodyErrorDetailsScope defines parameters for SkillsList.
+type SkillsList429JSONResponseBodyErrorDetailsScope string
+
+// SkillsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsCreate.
+type SkillsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsCreate429JSONResponseBodyErrorDetailsScope defines parameters for SkillsCreate.
+type SkillsCreate429JSONResponseBodyErrorDetailsScope string
+
+// SkillsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsDelete.
+type SkillsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsDelete429JSONResponseBodyErrorDetailsScope defines parameters for SkillsDelete.
+type SkillsDelete429JSONResponseBodyErrorDetailsScope string
+
+// SkillsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsRetrieve.
+type SkillsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for SkillsRetrieve.
+type SkillsRetrieve429JSONResponseBodyErrorDetailsScope string
+
 // SkillsVersionsListParams defines parameters for SkillsVersionsList.
 type SkillsVersionsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4619,6 +8834,36 @@ type SkillsVersionsListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// SkillsVersionsList429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsList.
+type SkillsVersionsList429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsList429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsList.
+type SkillsVersionsList429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsCreate.
+type SkillsVersionsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsCreate.
+type SkillsVersionsCreate429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsDelete.
+type SkillsVersionsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsDelete.
+type SkillsVersionsDelete429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsRetrieve.
+type SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsRetrieve.
+type SkillsVersionsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit defines parameters for SkillsVersionsContent.
+type SkillsVersionsContent429JSONResponseBodyErrorDetailsLimit string
+
+// SkillsVersionsContent429JSONResponseBodyErrorDetailsScope defines parameters for SkillsVersionsContent.
+type SkillsVersionsContent429JSONResponseBodyErrorDetailsScope string
 
 // VaultsListParams defines parameters for VaultsList.
 type VaultsListParams struct {
@@ -4632,6 +8877,42 @@ type VaultsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// VaultsList429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsList.
+type VaultsList429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsList429JSONResponseBodyErrorDetailsScope defines parameters for VaultsList.
+type VaultsList429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCreate.
+type VaultsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCreate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCreate.
+type VaultsCreate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsDelete.
+type VaultsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsDelete429JSONResponseBodyErrorDetailsScope defines parameters for VaultsDelete.
+type VaultsDelete429JSONResponseBodyErrorDetailsScope string
+
+// VaultsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsRetrieve.
+type VaultsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for VaultsRetrieve.
+type VaultsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// VaultsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsUpdate.
+type VaultsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsUpdate.
+type VaultsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsArchive.
+type VaultsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsArchive429JSONResponseBodyErrorDetailsScope defines parameters for VaultsArchive.
+type VaultsArchive429JSONResponseBodyErrorDetailsScope string
+
 // VaultsCredentialsListParams defines parameters for VaultsCredentialsList.
 type VaultsCredentialsListParams struct {
 	// Limit Maximum number of items per page.
@@ -4644,6 +8925,48 @@ type VaultsCredentialsListParams struct {
 	IncludeArchived *IncludeArchived `form:"include_archived,omitempty" json:"include_archived,omitempty"`
 }
 
+// VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsList.
+type VaultsCredentialsList429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsList429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsList.
+type VaultsCredentialsList429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsCreate.
+type VaultsCredentialsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsCreate.
+type VaultsCredentialsCreate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsDelete.
+type VaultsCredentialsDelete429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsDelete.
+type VaultsCredentialsDelete429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsRetrieve.
+type VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsRetrieve.
+type VaultsCredentialsRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsUpdate.
+type VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsUpdate.
+type VaultsCredentialsUpdate429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsArchive.
+type VaultsCredentialsArchive429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsArchive.
+type VaultsCredentialsArchive429JSONResponseBodyErrorDetailsScope string
+
+// VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit defines parameters for VaultsCredentialsMcpOauthValidate.
+type VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsLimit string
+
+// VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope defines parameters for VaultsCredentialsMcpOauthValidate.
+type VaultsCredentialsMcpOauthValidate429JSONResponseBodyErrorDetailsScope string
+
 // WebhooksListParams defines parameters for WebhooksList.
 type WebhooksListParams struct {
 	// Limit Maximum number of items per page.
@@ -4653,6 +8976,36 @@ type WebhooksListParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
 
+// WebhooksList429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksList.
+type WebhooksList429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksList429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksList.
+type WebhooksList429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksCreate429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksCreate.
+type WebhooksCreate429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksCreate429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksCreate.
+type WebhooksCreate429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksDelete429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksDelete.
+type WebhooksDelete429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksDelete429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksDelete.
+type WebhooksDelete429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksRetrieve.
+type WebhooksRetrieve429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksRetrieve429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksRetrieve.
+type WebhooksRetrieve429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksUpdate429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksUpdate.
+type WebhooksUpdate429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksUpdate429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksUpdate.
+type WebhooksUpdate429JSONResponseBodyErrorDetailsScope string
+
 // WebhooksDeliveriesListParams defines parameters for WebhooksDeliveriesList.
 type WebhooksDeliveriesListParams struct {
 	// Limit Maximum number of items per page.
@@ -4661,6 +9014,24 @@ type WebhooksDeliveriesListParams struct {
 	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 }
+
+// WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksDeliveriesList.
+type WebhooksDeliveriesList429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksDeliveriesList.
+type WebhooksDeliveriesList429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksDeliveriesRedeliver.
+type WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksDeliveriesRedeliver.
+type WebhooksDeliveriesRedeliver429JSONResponseBodyErrorDetailsScope string
+
+// WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit defines parameters for WebhooksRotateSecret.
+type WebhooksRotateSecret429JSONResponseBodyErrorDetailsLimit string
+
+// WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope defines parameters for WebhooksRotateSecret.
+type WebhooksRotateSecret429JSONResponseBodyErrorDetailsScope string
 
 // AgentsCreateJSONRequestBody defines body for AgentsCreate for application/json ContentType.
 type AgentsCreateJSONRequestBody = AgentCreateRequest
@@ -8968,8 +13339,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -8988,8 +13359,8 @@ type ClientInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9014,9 +13385,17 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdateWithBody Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9027,9 +13406,17 @@ type ClientInterface interface {
 
 	// VaultsCredentialsUpdate Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9054,7 +13441,8 @@ type ClientInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -9075,8 +13463,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -9095,8 +13483,8 @@ type ClientInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -11483,8 +15871,8 @@ func (c *Client) VaultsCredentialsList(ctx context.Context, vaultId VaultId, par
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11513,8 +15901,8 @@ func (c *Client) VaultsCredentialsCreateWithBody(ctx context.Context, vaultId Va
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11569,9 +15957,17 @@ func (c *Client) VaultsCredentialsRetrieve(ctx context.Context, vaultId VaultId,
 
 // VaultsCredentialsUpdateWithBody Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -11592,9 +15988,17 @@ func (c *Client) VaultsCredentialsUpdateWithBody(ctx context.Context, vaultId Va
 
 // VaultsCredentialsUpdate Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -11639,7 +16043,8 @@ func (c *Client) VaultsCredentialsArchive(ctx context.Context, vaultId VaultId, 
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -11680,8 +16085,8 @@ func (c *Client) WebhooksList(ctx context.Context, params *WebhooksListParams, r
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -11710,8 +16115,8 @@ func (c *Client) WebhooksCreateWithBody(ctx context.Context, contentType string,
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -18765,8 +23170,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18785,8 +23190,8 @@ type ClientWithResponsesInterface interface {
 	// `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 	// and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 	// credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-	// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-	// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+	// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+	// (`MANGO_KEYRING`) refuses to store credentials (400).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18815,9 +23220,17 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18828,9 +23241,17 @@ type ClientWithResponsesInterface interface {
 
 	// VaultsCredentialsUpdateWithResponse Update a Vault credential
 	//
-	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-	// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-	// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+	// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+	// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+	// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+	// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+	// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+	// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+	// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+	// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+	// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+	// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+	// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18857,7 +23278,8 @@ type ClientWithResponsesInterface interface {
 	// request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 	// the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 	// could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+	// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+	// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 	//
 	// **Credentials:** Workspace API key.
 	//
@@ -18882,8 +23304,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -18902,8 +23324,8 @@ type ClientWithResponsesInterface interface {
 	// **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 	// no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 	// (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-	// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-	// logged again. Without that key on the API, creation is `400`.
+	// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+	// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 	//
 	// `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 	// literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -19150,6 +23572,12 @@ type AgentsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// AgentsListResponse429Headers the declared response headers of an HTTP 429 response for AgentsList
+type AgentsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsListResponse500Headers the declared response headers of an HTTP 500 response for AgentsList
 type AgentsListResponse500Headers struct {
 	RequestId RequestId
@@ -19172,6 +23600,8 @@ type AgentsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19184,6 +23614,8 @@ type AgentsListResponse struct {
 	Headers401 *AgentsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *AgentsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19208,6 +23640,11 @@ func (r AgentsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AgentsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19281,6 +23718,12 @@ type AgentsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// AgentsCreateResponse429Headers the declared response headers of an HTTP 429 response for AgentsCreate
+type AgentsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsCreateResponse500Headers the declared response headers of an HTTP 500 response for AgentsCreate
 type AgentsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -19307,6 +23750,8 @@ type AgentsCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19323,6 +23768,8 @@ type AgentsCreateResponse struct {
 	Headers409 *AgentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *AgentsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19357,6 +23804,11 @@ func (r AgentsCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AgentsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19423,6 +23875,12 @@ type AgentsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// AgentsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for AgentsRetrieve
+type AgentsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for AgentsRetrieve
 type AgentsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -19447,6 +23905,8 @@ type AgentsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19461,6 +23921,8 @@ type AgentsRetrieveResponse struct {
 	Headers403 *AgentsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AgentsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19490,6 +23952,11 @@ func (r AgentsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AgentsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19568,6 +24035,12 @@ type AgentsUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// AgentsUpdateResponse429Headers the declared response headers of an HTTP 429 response for AgentsUpdate
+type AgentsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsUpdateResponse500Headers the declared response headers of an HTTP 500 response for AgentsUpdate
 type AgentsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -19596,6 +24069,8 @@ type AgentsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19614,6 +24089,8 @@ type AgentsUpdateResponse struct {
 	Headers409 *AgentsUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *AgentsUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19653,6 +24130,11 @@ func (r AgentsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AgentsUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19721,6 +24203,12 @@ type AgentsArchiveResponse409Headers struct {
 	RetryAfter *string
 }
 
+// AgentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for AgentsArchive
+type AgentsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for AgentsArchive
 type AgentsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -19745,6 +24233,8 @@ type AgentsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19759,6 +24249,8 @@ type AgentsArchiveResponse struct {
 	Headers404 *AgentsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *AgentsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19788,6 +24280,11 @@ func (r AgentsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r AgentsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19854,6 +24351,12 @@ type AgentsVersionsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// AgentsVersionsListResponse429Headers the declared response headers of an HTTP 429 response for AgentsVersionsList
+type AgentsVersionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // AgentsVersionsListResponse500Headers the declared response headers of an HTTP 500 response for AgentsVersionsList
 type AgentsVersionsListResponse500Headers struct {
 	RequestId RequestId
@@ -19878,6 +24381,8 @@ type AgentsVersionsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19892,6 +24397,8 @@ type AgentsVersionsListResponse struct {
 	Headers403 *AgentsVersionsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AgentsVersionsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AgentsVersionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AgentsVersionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19921,6 +24428,11 @@ func (r AgentsVersionsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AgentsVersionsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AgentsVersionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19982,6 +24494,12 @@ type DeploymentRunsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentRunsListResponse429Headers the declared response headers of an HTTP 429 response for DeploymentRunsList
+type DeploymentRunsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentRunsListResponse500Headers the declared response headers of an HTTP 500 response for DeploymentRunsList
 type DeploymentRunsListResponse500Headers struct {
 	RequestId RequestId
@@ -20004,6 +24522,8 @@ type DeploymentRunsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20016,6 +24536,8 @@ type DeploymentRunsListResponse struct {
 	Headers401 *DeploymentRunsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *DeploymentRunsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentRunsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentRunsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20040,6 +24562,11 @@ func (r DeploymentRunsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r DeploymentRunsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentRunsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20101,6 +24628,12 @@ type DeploymentRunsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentRunsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for DeploymentRunsRetrieve
+type DeploymentRunsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentRunsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentRunsRetrieve
 type DeploymentRunsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -20123,6 +24656,8 @@ type DeploymentRunsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20135,6 +24670,8 @@ type DeploymentRunsRetrieveResponse struct {
 	Headers403 *DeploymentRunsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeploymentRunsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentRunsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentRunsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20159,6 +24696,11 @@ func (r DeploymentRunsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeploymentRunsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentRunsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20220,6 +24762,12 @@ type DeploymentsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsListResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsList
+type DeploymentsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsListResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsList
 type DeploymentsListResponse500Headers struct {
 	RequestId RequestId
@@ -20242,6 +24790,8 @@ type DeploymentsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20254,6 +24804,8 @@ type DeploymentsListResponse struct {
 	Headers401 *DeploymentsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *DeploymentsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20278,6 +24830,11 @@ func (r DeploymentsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r DeploymentsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20351,6 +24908,12 @@ type DeploymentsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsCreateResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsCreate
+type DeploymentsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsCreateResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsCreate
 type DeploymentsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -20377,6 +24940,8 @@ type DeploymentsCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20393,6 +24958,8 @@ type DeploymentsCreateResponse struct {
 	Headers409 *DeploymentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeploymentsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20427,6 +24994,11 @@ func (r DeploymentsCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DeploymentsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20488,6 +25060,12 @@ type DeploymentsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsRetrieve
+type DeploymentsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsRetrieve
 type DeploymentsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -20510,6 +25088,8 @@ type DeploymentsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20522,6 +25102,8 @@ type DeploymentsRetrieveResponse struct {
 	Headers403 *DeploymentsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeploymentsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20546,6 +25128,11 @@ func (r DeploymentsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeploymentsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20624,6 +25211,12 @@ type DeploymentsUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// DeploymentsUpdateResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsUpdate
+type DeploymentsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsUpdateResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsUpdate
 type DeploymentsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -20652,6 +25245,8 @@ type DeploymentsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20670,6 +25265,8 @@ type DeploymentsUpdateResponse struct {
 	Headers409 *DeploymentsUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeploymentsUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20709,6 +25306,11 @@ func (r DeploymentsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DeploymentsUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20777,6 +25379,12 @@ type DeploymentsArchiveResponse409Headers struct {
 	RetryAfter *string
 }
 
+// DeploymentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsArchive
+type DeploymentsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsArchive
 type DeploymentsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -20801,6 +25409,8 @@ type DeploymentsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20815,6 +25425,8 @@ type DeploymentsArchiveResponse struct {
 	Headers404 *DeploymentsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeploymentsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20844,6 +25456,11 @@ func (r DeploymentsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DeploymentsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20912,6 +25529,12 @@ type DeploymentsPauseResponse409Headers struct {
 	RetryAfter *string
 }
 
+// DeploymentsPauseResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsPause
+type DeploymentsPauseResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsPauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsPause
 type DeploymentsPauseResponse500Headers struct {
 	RequestId RequestId
@@ -20936,6 +25559,8 @@ type DeploymentsPauseResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20950,6 +25575,8 @@ type DeploymentsPauseResponse struct {
 	Headers404 *DeploymentsPauseResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeploymentsPauseResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsPauseResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsPauseResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20979,6 +25606,11 @@ func (r DeploymentsPauseResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DeploymentsPauseResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21047,6 +25679,12 @@ type DeploymentsRunResponse409Headers struct {
 	RetryAfter *string
 }
 
+// DeploymentsRunResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsRun
+type DeploymentsRunResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsRunResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsRun
 type DeploymentsRunResponse500Headers struct {
 	RequestId RequestId
@@ -21071,6 +25709,8 @@ type DeploymentsRunResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21085,6 +25725,8 @@ type DeploymentsRunResponse struct {
 	Headers404 *DeploymentsRunResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeploymentsRunResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsRunResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsRunResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21114,6 +25756,11 @@ func (r DeploymentsRunResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DeploymentsRunResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsRunResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21182,6 +25829,12 @@ type DeploymentsUnpauseResponse409Headers struct {
 	RetryAfter *string
 }
 
+// DeploymentsUnpauseResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // DeploymentsUnpauseResponse500Headers the declared response headers of an HTTP 500 response for DeploymentsUnpause
 type DeploymentsUnpauseResponse500Headers struct {
 	RequestId RequestId
@@ -21206,6 +25859,8 @@ type DeploymentsUnpauseResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21220,6 +25875,8 @@ type DeploymentsUnpauseResponse struct {
 	Headers404 *DeploymentsUnpauseResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeploymentsUnpauseResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeploymentsUnpauseResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeploymentsUnpauseResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21249,6 +25906,11 @@ func (r DeploymentsUnpauseResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DeploymentsUnpauseResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21310,6 +25972,12 @@ type EnvironmentsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsListResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsList
+type EnvironmentsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsListResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsList
 type EnvironmentsListResponse500Headers struct {
 	RequestId RequestId
@@ -21332,6 +26000,8 @@ type EnvironmentsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21344,6 +26014,8 @@ type EnvironmentsListResponse struct {
 	Headers401 *EnvironmentsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *EnvironmentsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21368,6 +26040,11 @@ func (r EnvironmentsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r EnvironmentsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21441,6 +26118,12 @@ type EnvironmentsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsCreateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsCreate
+type EnvironmentsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsCreateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsCreate
 type EnvironmentsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -21467,6 +26150,8 @@ type EnvironmentsCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21483,6 +26168,8 @@ type EnvironmentsCreateResponse struct {
 	Headers409 *EnvironmentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21517,6 +26204,11 @@ func (r EnvironmentsCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21578,6 +26270,12 @@ type EnvironmentsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsDeleteResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsDelete
+type EnvironmentsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsDeleteResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsDelete
 type EnvironmentsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -21600,6 +26298,8 @@ type EnvironmentsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21612,6 +26312,8 @@ type EnvironmentsDeleteResponse struct {
 	Headers403 *EnvironmentsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21636,6 +26338,11 @@ func (r EnvironmentsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21697,6 +26404,12 @@ type EnvironmentsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsRetrieve
+type EnvironmentsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsRetrieve
 type EnvironmentsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -21719,6 +26432,8 @@ type EnvironmentsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21731,6 +26446,8 @@ type EnvironmentsRetrieveResponse struct {
 	Headers403 *EnvironmentsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21755,6 +26472,11 @@ func (r EnvironmentsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21833,6 +26555,12 @@ type EnvironmentsUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsUpdateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsUpdate
+type EnvironmentsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsUpdateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsUpdate
 type EnvironmentsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -21861,6 +26589,8 @@ type EnvironmentsUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21879,6 +26609,8 @@ type EnvironmentsUpdateResponse struct {
 	Headers409 *EnvironmentsUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21918,6 +26650,11 @@ func (r EnvironmentsUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21986,6 +26723,12 @@ type EnvironmentsArchiveResponse409Headers struct {
 	RetryAfter *string
 }
 
+// EnvironmentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsArchive
+type EnvironmentsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsArchiveResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsArchive
 type EnvironmentsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -22010,6 +26753,8 @@ type EnvironmentsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22024,6 +26769,8 @@ type EnvironmentsArchiveResponse struct {
 	Headers404 *EnvironmentsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *EnvironmentsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22053,6 +26800,11 @@ func (r EnvironmentsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r EnvironmentsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22119,6 +26871,12 @@ type EnvironmentsWorkListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkListResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkList
+type EnvironmentsWorkListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkListResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkList
 type EnvironmentsWorkListResponse500Headers struct {
 	RequestId RequestId
@@ -22143,6 +26901,8 @@ type EnvironmentsWorkListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22157,6 +26917,8 @@ type EnvironmentsWorkListResponse struct {
 	Headers403 *EnvironmentsWorkListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22186,6 +26948,11 @@ func (r EnvironmentsWorkListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22264,6 +27031,12 @@ type EnvironmentsWorkCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkCreateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkCreate
+type EnvironmentsWorkCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkCreateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkCreate
 type EnvironmentsWorkCreateResponse500Headers struct {
 	RequestId RequestId
@@ -22292,6 +27065,8 @@ type EnvironmentsWorkCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22310,6 +27085,8 @@ type EnvironmentsWorkCreateResponse struct {
 	Headers409 *EnvironmentsWorkCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22349,6 +27126,11 @@ func (r EnvironmentsWorkCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22415,6 +27197,12 @@ type EnvironmentsWorkPollResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkPollResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkPoll
+type EnvironmentsWorkPollResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkPollResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkPoll
 type EnvironmentsWorkPollResponse500Headers struct {
 	RequestId RequestId
@@ -22439,6 +27227,8 @@ type EnvironmentsWorkPollResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22453,6 +27243,8 @@ type EnvironmentsWorkPollResponse struct {
 	Headers403 *EnvironmentsWorkPollResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkPollResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkPollResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkPollResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22482,6 +27274,11 @@ func (r EnvironmentsWorkPollResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkPollResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkPollResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22543,6 +27340,12 @@ type EnvironmentsWorkStatsResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkStatsResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkStats
+type EnvironmentsWorkStatsResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkStatsResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkStats
 type EnvironmentsWorkStatsResponse500Headers struct {
 	RequestId RequestId
@@ -22565,6 +27368,8 @@ type EnvironmentsWorkStatsResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22577,6 +27382,8 @@ type EnvironmentsWorkStatsResponse struct {
 	Headers403 *EnvironmentsWorkStatsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkStatsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkStatsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkStatsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22601,6 +27408,11 @@ func (r EnvironmentsWorkStatsResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkStatsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkStatsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22662,6 +27474,12 @@ type EnvironmentsWorkRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkRetrieveResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkRetrieve
+type EnvironmentsWorkRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkRetrieveResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkRetrieve
 type EnvironmentsWorkRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -22684,6 +27502,8 @@ type EnvironmentsWorkRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22696,6 +27516,8 @@ type EnvironmentsWorkRetrieveResponse struct {
 	Headers403 *EnvironmentsWorkRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22720,6 +27542,11 @@ func (r EnvironmentsWorkRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22798,6 +27625,12 @@ type EnvironmentsWorkUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkUpdateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkUpdate
+type EnvironmentsWorkUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkUpdateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkUpdate
 type EnvironmentsWorkUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -22826,6 +27659,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22844,6 +27679,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	Headers409 *EnvironmentsWorkUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22883,6 +27720,11 @@ func (r EnvironmentsWorkUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22950,6 +27792,12 @@ type EnvironmentsWorkAckResponse409Headers struct {
 	RetryAfter *string
 }
 
+// EnvironmentsWorkAckResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkAck
+type EnvironmentsWorkAckResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkAckResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkAck
 type EnvironmentsWorkAckResponse500Headers struct {
 	RequestId RequestId
@@ -22974,6 +27822,8 @@ type EnvironmentsWorkAckResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22988,6 +27838,8 @@ type EnvironmentsWorkAckResponse struct {
 	Headers404 *EnvironmentsWorkAckResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *EnvironmentsWorkAckResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkAckResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkAckResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23017,6 +27869,11 @@ func (r EnvironmentsWorkAckResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r EnvironmentsWorkAckResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkAckResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23088,6 +27945,12 @@ type EnvironmentsWorkFailResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkFailResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkFail
+type EnvironmentsWorkFailResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkFailResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse500Headers struct {
 	RequestId RequestId
@@ -23114,6 +27977,8 @@ type EnvironmentsWorkFailResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23130,6 +27995,8 @@ type EnvironmentsWorkFailResponse struct {
 	Headers404 *EnvironmentsWorkFailResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkFailResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkFailResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkFailResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23164,6 +28031,11 @@ func (r EnvironmentsWorkFailResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkFailResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkFailResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23235,6 +28107,12 @@ type EnvironmentsWorkHeartbeatResponse412Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkHeartbeatResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkHeartbeat
+type EnvironmentsWorkHeartbeatResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkHeartbeatResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkHeartbeat
 type EnvironmentsWorkHeartbeatResponse500Headers struct {
 	RequestId RequestId
@@ -23261,6 +28139,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	JSON404 *NotFound
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *PreconditionFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23277,6 +28157,8 @@ type EnvironmentsWorkHeartbeatResponse struct {
 	Headers404 *EnvironmentsWorkHeartbeatResponse404Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *EnvironmentsWorkHeartbeatResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkHeartbeatResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkHeartbeatResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23311,6 +28193,11 @@ func (r EnvironmentsWorkHeartbeatResponse) GetJSON404() *NotFound {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r EnvironmentsWorkHeartbeatResponse) GetJSON412() *PreconditionFailed {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkHeartbeatResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23388,6 +28275,12 @@ type EnvironmentsWorkResultResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkResultResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkResult
+type EnvironmentsWorkResultResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkResultResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkResult
 type EnvironmentsWorkResultResponse500Headers struct {
 	RequestId RequestId
@@ -23416,6 +28309,8 @@ type EnvironmentsWorkResultResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23434,6 +28329,8 @@ type EnvironmentsWorkResultResponse struct {
 	Headers409 *EnvironmentsWorkResultResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkResultResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkResultResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkResultResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23473,6 +28370,11 @@ func (r EnvironmentsWorkResultResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkResultResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkResultResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23544,6 +28446,12 @@ type EnvironmentsWorkStopResponse413Headers struct {
 	RequestId RequestId
 }
 
+// EnvironmentsWorkStopResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkStop
+type EnvironmentsWorkStopResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // EnvironmentsWorkStopResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkStop
 type EnvironmentsWorkStopResponse500Headers struct {
 	RequestId RequestId
@@ -23568,6 +28476,8 @@ type EnvironmentsWorkStopResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23584,6 +28494,8 @@ type EnvironmentsWorkStopResponse struct {
 	Headers404 *EnvironmentsWorkStopResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkStopResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkStopResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnvironmentsWorkStopResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23613,6 +28525,11 @@ func (r EnvironmentsWorkStopResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EnvironmentsWorkStopResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkStopResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23674,6 +28591,12 @@ type FilesListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// FilesListResponse429Headers the declared response headers of an HTTP 429 response for FilesList
+type FilesListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesListResponse500Headers the declared response headers of an HTTP 500 response for FilesList
 type FilesListResponse500Headers struct {
 	RequestId RequestId
@@ -23696,6 +28619,8 @@ type FilesListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23708,6 +28633,8 @@ type FilesListResponse struct {
 	Headers401 *FilesListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *FilesListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23732,6 +28659,11 @@ func (r FilesListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r FilesListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23805,6 +28737,12 @@ type FilesUploadResponse413Headers struct {
 	RequestId RequestId
 }
 
+// FilesUploadResponse429Headers the declared response headers of an HTTP 429 response for FilesUpload
+type FilesUploadResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesUploadResponse500Headers the declared response headers of an HTTP 500 response for FilesUpload
 type FilesUploadResponse500Headers struct {
 	RequestId RequestId
@@ -23831,6 +28769,8 @@ type FilesUploadResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23847,6 +28787,8 @@ type FilesUploadResponse struct {
 	Headers409 *FilesUploadResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *FilesUploadResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesUploadResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesUploadResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23881,6 +28823,11 @@ func (r FilesUploadResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r FilesUploadResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesUploadResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23942,6 +28889,12 @@ type FilesDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// FilesDeleteResponse429Headers the declared response headers of an HTTP 429 response for FilesDelete
+type FilesDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesDeleteResponse500Headers the declared response headers of an HTTP 500 response for FilesDelete
 type FilesDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -23964,6 +28917,8 @@ type FilesDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23976,6 +28931,8 @@ type FilesDeleteResponse struct {
 	Headers403 *FilesDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FilesDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24000,6 +28957,11 @@ func (r FilesDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r FilesDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24061,6 +29023,12 @@ type FilesRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// FilesRetrieveResponse429Headers the declared response headers of an HTTP 429 response for FilesRetrieve
+type FilesRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesRetrieveResponse500Headers the declared response headers of an HTTP 500 response for FilesRetrieve
 type FilesRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -24083,6 +29051,8 @@ type FilesRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24095,6 +29065,8 @@ type FilesRetrieveResponse struct {
 	Headers403 *FilesRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FilesRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24119,6 +29091,11 @@ func (r FilesRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r FilesRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24183,6 +29160,12 @@ type FilesContentResponse404Headers struct {
 	RequestId RequestId
 }
 
+// FilesContentResponse429Headers the declared response headers of an HTTP 429 response for FilesContent
+type FilesContentResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // FilesContentResponse500Headers the declared response headers of an HTTP 500 response for FilesContent
 type FilesContentResponse500Headers struct {
 	RequestId RequestId
@@ -24203,6 +29186,8 @@ type FilesContentResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24215,6 +29200,8 @@ type FilesContentResponse struct {
 	Headers403 *FilesContentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FilesContentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FilesContentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *FilesContentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24234,6 +29221,11 @@ func (r FilesContentResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r FilesContentResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FilesContentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24295,6 +29287,12 @@ type MemoryStoresListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresListResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresList
+type MemoryStoresListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresListResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresList
 type MemoryStoresListResponse500Headers struct {
 	RequestId RequestId
@@ -24317,6 +29315,8 @@ type MemoryStoresListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24329,6 +29329,8 @@ type MemoryStoresListResponse struct {
 	Headers401 *MemoryStoresListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *MemoryStoresListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24353,6 +29355,11 @@ func (r MemoryStoresListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r MemoryStoresListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24414,6 +29421,12 @@ type MemoryStoresCreateResponse403Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresCreateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresCreate
+type MemoryStoresCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresCreateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresCreate
 type MemoryStoresCreateResponse500Headers struct {
 	RequestId RequestId
@@ -24436,6 +29449,8 @@ type MemoryStoresCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24448,6 +29463,8 @@ type MemoryStoresCreateResponse struct {
 	Headers401 *MemoryStoresCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *MemoryStoresCreateResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24472,6 +29489,11 @@ func (r MemoryStoresCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r MemoryStoresCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24533,6 +29555,12 @@ type MemoryStoresDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresDeleteResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresDelete
+type MemoryStoresDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresDeleteResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresDelete
 type MemoryStoresDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -24555,6 +29583,8 @@ type MemoryStoresDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24567,6 +29597,8 @@ type MemoryStoresDeleteResponse struct {
 	Headers403 *MemoryStoresDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24591,6 +29623,11 @@ func (r MemoryStoresDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24652,6 +29689,12 @@ type MemoryStoresRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresRetrieveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresRetrieve
+type MemoryStoresRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresRetrieveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresRetrieve
 type MemoryStoresRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -24674,6 +29717,8 @@ type MemoryStoresRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24686,6 +29731,8 @@ type MemoryStoresRetrieveResponse struct {
 	Headers403 *MemoryStoresRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24710,6 +29757,11 @@ func (r MemoryStoresRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24782,6 +29834,12 @@ type MemoryStoresUpdateResponse409Headers struct {
 	RetryAfter *string
 }
 
+// MemoryStoresUpdateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresUpdate
+type MemoryStoresUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresUpdateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresUpdate
 type MemoryStoresUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -24808,6 +29866,8 @@ type MemoryStoresUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24824,6 +29884,8 @@ type MemoryStoresUpdateResponse struct {
 	Headers404 *MemoryStoresUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *MemoryStoresUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24858,6 +29920,11 @@ func (r MemoryStoresUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r MemoryStoresUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24919,6 +29986,12 @@ type MemoryStoresArchiveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresArchiveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresArchive
+type MemoryStoresArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresArchiveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresArchive
 type MemoryStoresArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -24941,6 +30014,8 @@ type MemoryStoresArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24953,6 +30028,8 @@ type MemoryStoresArchiveResponse struct {
 	Headers403 *MemoryStoresArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresArchiveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24977,6 +30054,11 @@ func (r MemoryStoresArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25043,6 +30125,12 @@ type MemoryStoresMemoriesListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesListResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesList
+type MemoryStoresMemoriesListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesListResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesList
 type MemoryStoresMemoriesListResponse500Headers struct {
 	RequestId RequestId
@@ -25067,6 +30155,8 @@ type MemoryStoresMemoriesListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25081,6 +30171,8 @@ type MemoryStoresMemoriesListResponse struct {
 	Headers403 *MemoryStoresMemoriesListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoriesListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25110,6 +30202,11 @@ func (r MemoryStoresMemoriesListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoriesListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25186,6 +30283,12 @@ type MemoryStoresMemoriesCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesCreateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesCreate
+type MemoryStoresMemoriesCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesCreateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesCreate
 type MemoryStoresMemoriesCreateResponse500Headers struct {
 	RequestId RequestId
@@ -25214,6 +30317,8 @@ type MemoryStoresMemoriesCreateResponse struct {
 	JSON409 *MemoryConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25232,6 +30337,8 @@ type MemoryStoresMemoriesCreateResponse struct {
 	Headers409 *MemoryStoresMemoriesCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *MemoryStoresMemoriesCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25271,6 +30378,11 @@ func (r MemoryStoresMemoriesCreateResponse) GetJSON409() *MemoryConflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r MemoryStoresMemoriesCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25342,6 +30454,12 @@ type MemoryStoresMemoriesDeleteResponse409Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesDeleteResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesDelete
+type MemoryStoresMemoriesDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesDeleteResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesDelete
 type MemoryStoresMemoriesDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -25368,6 +30486,8 @@ type MemoryStoresMemoriesDeleteResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *MemoryConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25384,6 +30504,8 @@ type MemoryStoresMemoriesDeleteResponse struct {
 	Headers404 *MemoryStoresMemoriesDeleteResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *MemoryStoresMemoriesDeleteResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25418,6 +30540,11 @@ func (r MemoryStoresMemoriesDeleteResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r MemoryStoresMemoriesDeleteResponse) GetJSON409() *MemoryConflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25484,6 +30611,12 @@ type MemoryStoresMemoriesRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesRetrieveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesRetrieve
+type MemoryStoresMemoriesRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesRetrieveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesRetrieve
 type MemoryStoresMemoriesRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -25508,6 +30641,8 @@ type MemoryStoresMemoriesRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25522,6 +30657,8 @@ type MemoryStoresMemoriesRetrieveResponse struct {
 	Headers403 *MemoryStoresMemoriesRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoriesRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25551,6 +30688,11 @@ func (r MemoryStoresMemoriesRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoriesRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25627,6 +30769,12 @@ type MemoryStoresMemoriesUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoriesUpdateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoriesUpdate
+type MemoryStoresMemoriesUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoriesUpdateResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoriesUpdate
 type MemoryStoresMemoriesUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -25655,6 +30803,8 @@ type MemoryStoresMemoriesUpdateResponse struct {
 	JSON409 *MemoryConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25673,6 +30823,8 @@ type MemoryStoresMemoriesUpdateResponse struct {
 	Headers409 *MemoryStoresMemoriesUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *MemoryStoresMemoriesUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoriesUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoriesUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25712,6 +30864,11 @@ func (r MemoryStoresMemoriesUpdateResponse) GetJSON409() *MemoryConflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r MemoryStoresMemoriesUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoriesUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25778,6 +30935,12 @@ type MemoryStoresMemoryVersionsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsListResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoryVersionsList
+type MemoryStoresMemoryVersionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoryVersionsListResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoryVersionsList
 type MemoryStoresMemoryVersionsListResponse500Headers struct {
 	RequestId RequestId
@@ -25802,6 +30965,8 @@ type MemoryStoresMemoryVersionsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25816,6 +30981,8 @@ type MemoryStoresMemoryVersionsListResponse struct {
 	Headers403 *MemoryStoresMemoryVersionsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoryVersionsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoryVersionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25845,6 +31012,11 @@ func (r MemoryStoresMemoryVersionsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoryVersionsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoryVersionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25911,6 +31083,12 @@ type MemoryStoresMemoryVersionsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// MemoryStoresMemoryVersionsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoryVersionsRetrieve
+type MemoryStoresMemoryVersionsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoryVersionsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoryVersionsRetrieve
 type MemoryStoresMemoryVersionsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -25935,6 +31113,8 @@ type MemoryStoresMemoryVersionsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25949,6 +31129,8 @@ type MemoryStoresMemoryVersionsRetrieveResponse struct {
 	Headers403 *MemoryStoresMemoryVersionsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresMemoryVersionsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoryVersionsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25978,6 +31160,11 @@ func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoryVersionsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26045,6 +31232,12 @@ type MemoryStoresMemoryVersionsRedactResponse409Headers struct {
 	RetryAfter *string
 }
 
+// MemoryStoresMemoryVersionsRedactResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoryVersionsRedact
+type MemoryStoresMemoryVersionsRedactResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // MemoryStoresMemoryVersionsRedactResponse500Headers the declared response headers of an HTTP 500 response for MemoryStoresMemoryVersionsRedact
 type MemoryStoresMemoryVersionsRedactResponse500Headers struct {
 	RequestId RequestId
@@ -26069,6 +31262,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26083,6 +31278,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	Headers404 *MemoryStoresMemoryVersionsRedactResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *MemoryStoresMemoryVersionsRedactResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MemoryStoresMemoryVersionsRedactResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *MemoryStoresMemoryVersionsRedactResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26112,6 +31309,11 @@ func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26173,6 +31375,12 @@ type SessionsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// SessionsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsList
+type SessionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsList
 type SessionsListResponse500Headers struct {
 	RequestId RequestId
@@ -26195,6 +31403,8 @@ type SessionsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26207,6 +31417,8 @@ type SessionsListResponse struct {
 	Headers401 *SessionsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SessionsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26231,6 +31443,11 @@ func (r SessionsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SessionsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26304,6 +31521,12 @@ type SessionsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SessionsCreateResponse429Headers the declared response headers of an HTTP 429 response for SessionsCreate
+type SessionsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsCreateResponse500Headers the declared response headers of an HTTP 500 response for SessionsCreate
 type SessionsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -26330,6 +31553,8 @@ type SessionsCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26346,6 +31571,8 @@ type SessionsCreateResponse struct {
 	Headers409 *SessionsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SessionsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26380,6 +31607,11 @@ func (r SessionsCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SessionsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26441,6 +31673,12 @@ type SessionsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsDeleteResponse429Headers the declared response headers of an HTTP 429 response for SessionsDelete
+type SessionsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsDeleteResponse500Headers the declared response headers of an HTTP 500 response for SessionsDelete
 type SessionsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -26463,6 +31701,8 @@ type SessionsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26475,6 +31715,8 @@ type SessionsDeleteResponse struct {
 	Headers403 *SessionsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26499,6 +31741,11 @@ func (r SessionsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26560,6 +31807,12 @@ type SessionsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for SessionsRetrieve
+type SessionsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for SessionsRetrieve
 type SessionsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -26582,6 +31835,8 @@ type SessionsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26594,6 +31849,8 @@ type SessionsRetrieveResponse struct {
 	Headers403 *SessionsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26618,6 +31875,11 @@ func (r SessionsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26691,6 +31953,12 @@ type SessionsUpdateResponse409Headers struct {
 	RetryAfter *string
 }
 
+// SessionsUpdateResponse429Headers the declared response headers of an HTTP 429 response for SessionsUpdate
+type SessionsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsUpdateResponse500Headers the declared response headers of an HTTP 500 response for SessionsUpdate
 type SessionsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -26717,6 +31985,8 @@ type SessionsUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26733,6 +32003,8 @@ type SessionsUpdateResponse struct {
 	Headers404 *SessionsUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *SessionsUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26767,6 +32039,11 @@ func (r SessionsUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SessionsUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26835,6 +32112,12 @@ type SessionsArchiveResponse409Headers struct {
 	RetryAfter *string
 }
 
+// SessionsArchiveResponse429Headers the declared response headers of an HTTP 429 response for SessionsArchive
+type SessionsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsArchive
 type SessionsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -26859,6 +32142,8 @@ type SessionsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26873,6 +32158,8 @@ type SessionsArchiveResponse struct {
 	Headers404 *SessionsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *SessionsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26902,6 +32189,11 @@ func (r SessionsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SessionsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26968,6 +32260,12 @@ type SessionsEventsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsEventsList
+type SessionsEventsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsEventsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsEventsList
 type SessionsEventsListResponse500Headers struct {
 	RequestId RequestId
@@ -26992,6 +32290,8 @@ type SessionsEventsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27006,6 +32306,8 @@ type SessionsEventsListResponse struct {
 	Headers403 *SessionsEventsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsEventsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsEventsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27035,6 +32337,11 @@ func (r SessionsEventsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsEventsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsEventsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27113,6 +32420,12 @@ type SessionsEventsSendResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SessionsEventsSendResponse429Headers the declared response headers of an HTTP 429 response for SessionsEventsSend
+type SessionsEventsSendResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsEventsSendResponse500Headers the declared response headers of an HTTP 500 response for SessionsEventsSend
 type SessionsEventsSendResponse500Headers struct {
 	RequestId RequestId
@@ -27141,6 +32454,8 @@ type SessionsEventsSendResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27159,6 +32474,8 @@ type SessionsEventsSendResponse struct {
 	Headers409 *SessionsEventsSendResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SessionsEventsSendResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsEventsSendResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsEventsSendResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27198,6 +32515,11 @@ func (r SessionsEventsSendResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SessionsEventsSendResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsEventsSendResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27405,6 +32727,12 @@ type SessionsThreadsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsList
+type SessionsThreadsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsList
 type SessionsThreadsListResponse500Headers struct {
 	RequestId RequestId
@@ -27429,6 +32757,8 @@ type SessionsThreadsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27443,6 +32773,8 @@ type SessionsThreadsListResponse struct {
 	Headers403 *SessionsThreadsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27472,6 +32804,11 @@ func (r SessionsThreadsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27533,6 +32870,12 @@ type SessionsThreadsGetResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsGetResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsGet
+type SessionsThreadsGetResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsGetResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsGet
 type SessionsThreadsGetResponse500Headers struct {
 	RequestId RequestId
@@ -27555,6 +32898,8 @@ type SessionsThreadsGetResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27567,6 +32912,8 @@ type SessionsThreadsGetResponse struct {
 	Headers403 *SessionsThreadsGetResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsGetResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsGetResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsGetResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27591,6 +32938,11 @@ func (r SessionsThreadsGetResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsGetResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsGetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27664,6 +33016,12 @@ type SessionsThreadsArchiveResponse409Headers struct {
 	RetryAfter *string
 }
 
+// SessionsThreadsArchiveResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsArchive
+type SessionsThreadsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsArchiveResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsArchive
 type SessionsThreadsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -27690,6 +33048,8 @@ type SessionsThreadsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27706,6 +33066,8 @@ type SessionsThreadsArchiveResponse struct {
 	Headers404 *SessionsThreadsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *SessionsThreadsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27740,6 +33102,11 @@ func (r SessionsThreadsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SessionsThreadsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27806,6 +33173,12 @@ type SessionsThreadsEventsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SessionsThreadsEventsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsEventsList
+type SessionsThreadsEventsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SessionsThreadsEventsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsThreadsEventsList
 type SessionsThreadsEventsListResponse500Headers struct {
 	RequestId RequestId
@@ -27830,6 +33203,8 @@ type SessionsThreadsEventsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27844,6 +33219,8 @@ type SessionsThreadsEventsListResponse struct {
 	Headers403 *SessionsThreadsEventsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsThreadsEventsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsThreadsEventsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SessionsThreadsEventsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27873,6 +33250,11 @@ func (r SessionsThreadsEventsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsThreadsEventsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsThreadsEventsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28075,6 +33457,12 @@ type SkillsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// SkillsListResponse429Headers the declared response headers of an HTTP 429 response for SkillsList
+type SkillsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsListResponse500Headers the declared response headers of an HTTP 500 response for SkillsList
 type SkillsListResponse500Headers struct {
 	RequestId RequestId
@@ -28097,6 +33485,8 @@ type SkillsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28109,6 +33499,8 @@ type SkillsListResponse struct {
 	Headers401 *SkillsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SkillsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28133,6 +33525,11 @@ func (r SkillsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SkillsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28199,6 +33596,12 @@ type SkillsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SkillsCreateResponse429Headers the declared response headers of an HTTP 429 response for SkillsCreate
+type SkillsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsCreateResponse500Headers the declared response headers of an HTTP 500 response for SkillsCreate
 type SkillsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -28223,6 +33626,8 @@ type SkillsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28237,6 +33642,8 @@ type SkillsCreateResponse struct {
 	Headers403 *SkillsCreateResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28266,6 +33673,11 @@ func (r SkillsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SkillsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28327,6 +33739,12 @@ type SkillsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsDeleteResponse429Headers the declared response headers of an HTTP 429 response for SkillsDelete
+type SkillsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsDeleteResponse500Headers the declared response headers of an HTTP 500 response for SkillsDelete
 type SkillsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -28349,6 +33767,8 @@ type SkillsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28361,6 +33781,8 @@ type SkillsDeleteResponse struct {
 	Headers403 *SkillsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28385,6 +33807,11 @@ func (r SkillsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28446,6 +33873,12 @@ type SkillsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for SkillsRetrieve
+type SkillsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for SkillsRetrieve
 type SkillsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -28468,6 +33901,8 @@ type SkillsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28480,6 +33915,8 @@ type SkillsRetrieveResponse struct {
 	Headers403 *SkillsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28504,6 +33941,11 @@ func (r SkillsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28570,6 +34012,12 @@ type SkillsVersionsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsListResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsList
+type SkillsVersionsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsListResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsList
 type SkillsVersionsListResponse500Headers struct {
 	RequestId RequestId
@@ -28594,6 +34042,8 @@ type SkillsVersionsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28608,6 +34058,8 @@ type SkillsVersionsListResponse struct {
 	Headers403 *SkillsVersionsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28637,6 +34089,11 @@ func (r SkillsVersionsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28708,6 +34165,12 @@ type SkillsVersionsCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsCreateResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsCreate
+type SkillsVersionsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsCreateResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsCreate
 type SkillsVersionsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -28734,6 +34197,8 @@ type SkillsVersionsCreateResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28750,6 +34215,8 @@ type SkillsVersionsCreateResponse struct {
 	Headers404 *SkillsVersionsCreateResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsVersionsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28784,6 +34251,11 @@ func (r SkillsVersionsCreateResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SkillsVersionsCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28845,6 +34317,12 @@ type SkillsVersionsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsDeleteResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsDelete
+type SkillsVersionsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsDeleteResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsDelete
 type SkillsVersionsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -28867,6 +34345,8 @@ type SkillsVersionsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28879,6 +34359,8 @@ type SkillsVersionsDeleteResponse struct {
 	Headers403 *SkillsVersionsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28903,6 +34385,11 @@ func (r SkillsVersionsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28969,6 +34456,12 @@ type SkillsVersionsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsRetrieve
+type SkillsVersionsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsRetrieve
 type SkillsVersionsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -28993,6 +34486,8 @@ type SkillsVersionsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29007,6 +34502,8 @@ type SkillsVersionsRetrieveResponse struct {
 	Headers403 *SkillsVersionsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29036,6 +34533,11 @@ func (r SkillsVersionsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29103,6 +34605,12 @@ type SkillsVersionsContentResponse404Headers struct {
 	RequestId RequestId
 }
 
+// SkillsVersionsContentResponse429Headers the declared response headers of an HTTP 429 response for SkillsVersionsContent
+type SkillsVersionsContentResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // SkillsVersionsContentResponse500Headers the declared response headers of an HTTP 500 response for SkillsVersionsContent
 type SkillsVersionsContentResponse500Headers struct {
 	RequestId RequestId
@@ -29125,6 +34633,8 @@ type SkillsVersionsContentResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29139,6 +34649,8 @@ type SkillsVersionsContentResponse struct {
 	Headers403 *SkillsVersionsContentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsContentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkillsVersionsContentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SkillsVersionsContentResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29163,6 +34675,11 @@ func (r SkillsVersionsContentResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsContentResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkillsVersionsContentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29224,6 +34741,12 @@ type VaultsListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// VaultsListResponse429Headers the declared response headers of an HTTP 429 response for VaultsList
+type VaultsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsListResponse500Headers the declared response headers of an HTTP 500 response for VaultsList
 type VaultsListResponse500Headers struct {
 	RequestId RequestId
@@ -29246,6 +34769,8 @@ type VaultsListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29258,6 +34783,8 @@ type VaultsListResponse struct {
 	Headers401 *VaultsListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *VaultsListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29282,6 +34809,11 @@ func (r VaultsListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r VaultsListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29350,6 +34882,12 @@ type VaultsCreateResponse409Headers struct {
 	RetryAfter *string
 }
 
+// VaultsCreateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCreate
+type VaultsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCreate
 type VaultsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -29374,6 +34912,8 @@ type VaultsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29388,6 +34928,8 @@ type VaultsCreateResponse struct {
 	Headers403 *VaultsCreateResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCreateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29417,6 +34959,11 @@ func (r VaultsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCreateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29478,6 +35025,12 @@ type VaultsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsDeleteResponse429Headers the declared response headers of an HTTP 429 response for VaultsDelete
+type VaultsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsDeleteResponse500Headers the declared response headers of an HTTP 500 response for VaultsDelete
 type VaultsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -29500,6 +35053,8 @@ type VaultsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29512,6 +35067,8 @@ type VaultsDeleteResponse struct {
 	Headers403 *VaultsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29536,6 +35093,11 @@ func (r VaultsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29598,6 +35160,12 @@ type VaultsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for VaultsRetrieve
+type VaultsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for VaultsRetrieve
 type VaultsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -29620,6 +35188,8 @@ type VaultsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29632,6 +35202,8 @@ type VaultsRetrieveResponse struct {
 	Headers403 *VaultsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29656,6 +35228,11 @@ func (r VaultsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29729,6 +35306,12 @@ type VaultsUpdateResponse409Headers struct {
 	RetryAfter *string
 }
 
+// VaultsUpdateResponse429Headers the declared response headers of an HTTP 429 response for VaultsUpdate
+type VaultsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsUpdate
 type VaultsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -29755,6 +35338,8 @@ type VaultsUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29771,6 +35356,8 @@ type VaultsUpdateResponse struct {
 	Headers404 *VaultsUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29805,6 +35392,11 @@ func (r VaultsUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29873,6 +35465,12 @@ type VaultsArchiveResponse409Headers struct {
 	RetryAfter *string
 }
 
+// VaultsArchiveResponse429Headers the declared response headers of an HTTP 429 response for VaultsArchive
+type VaultsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsArchive
 type VaultsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -29897,6 +35495,8 @@ type VaultsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29911,6 +35511,8 @@ type VaultsArchiveResponse struct {
 	Headers404 *VaultsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29940,6 +35542,11 @@ func (r VaultsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30006,6 +35613,12 @@ type VaultsCredentialsListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsListResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsList
+type VaultsCredentialsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsListResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsList
 type VaultsCredentialsListResponse500Headers struct {
 	RequestId RequestId
@@ -30030,6 +35643,8 @@ type VaultsCredentialsListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30044,6 +35659,8 @@ type VaultsCredentialsListResponse struct {
 	Headers403 *VaultsCredentialsListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30073,6 +35690,11 @@ func (r VaultsCredentialsListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30146,6 +35768,12 @@ type VaultsCredentialsCreateResponse409Headers struct {
 	RetryAfter *string
 }
 
+// VaultsCredentialsCreateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsCreate
+type VaultsCredentialsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsCreateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsCreate
 type VaultsCredentialsCreateResponse500Headers struct {
 	RequestId RequestId
@@ -30172,6 +35800,8 @@ type VaultsCredentialsCreateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30188,6 +35818,8 @@ type VaultsCredentialsCreateResponse struct {
 	Headers404 *VaultsCredentialsCreateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCredentialsCreateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30222,6 +35854,11 @@ func (r VaultsCredentialsCreateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCredentialsCreateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30283,6 +35920,12 @@ type VaultsCredentialsDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsDeleteResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsDelete
+type VaultsCredentialsDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsDeleteResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsDelete
 type VaultsCredentialsDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -30305,6 +35948,8 @@ type VaultsCredentialsDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30317,6 +35962,8 @@ type VaultsCredentialsDeleteResponse struct {
 	Headers403 *VaultsCredentialsDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30341,6 +35988,11 @@ func (r VaultsCredentialsDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30403,6 +36055,12 @@ type VaultsCredentialsRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// VaultsCredentialsRetrieveResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsRetrieve
+type VaultsCredentialsRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsRetrieveResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsRetrieve
 type VaultsCredentialsRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -30425,6 +36083,8 @@ type VaultsCredentialsRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30437,6 +36097,8 @@ type VaultsCredentialsRetrieveResponse struct {
 	Headers403 *VaultsCredentialsRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30461,6 +36123,11 @@ func (r VaultsCredentialsRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30534,6 +36201,12 @@ type VaultsCredentialsUpdateResponse409Headers struct {
 	RetryAfter *string
 }
 
+// VaultsCredentialsUpdateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsUpdate
+type VaultsCredentialsUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsUpdateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsUpdate
 type VaultsCredentialsUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -30560,6 +36233,8 @@ type VaultsCredentialsUpdateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30576,6 +36251,8 @@ type VaultsCredentialsUpdateResponse struct {
 	Headers404 *VaultsCredentialsUpdateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCredentialsUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30610,6 +36287,11 @@ func (r VaultsCredentialsUpdateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCredentialsUpdateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30678,6 +36360,12 @@ type VaultsCredentialsArchiveResponse409Headers struct {
 	RetryAfter *string
 }
 
+// VaultsCredentialsArchiveResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsArchiveResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsArchive
 type VaultsCredentialsArchiveResponse500Headers struct {
 	RequestId RequestId
@@ -30702,6 +36390,8 @@ type VaultsCredentialsArchiveResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30716,6 +36406,8 @@ type VaultsCredentialsArchiveResponse struct {
 	Headers404 *VaultsCredentialsArchiveResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCredentialsArchiveResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsArchiveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30745,6 +36437,11 @@ func (r VaultsCredentialsArchiveResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCredentialsArchiveResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30818,6 +36515,12 @@ type VaultsCredentialsMcpOauthValidateResponse409Headers struct {
 	RetryAfter *string
 }
 
+// VaultsCredentialsMcpOauthValidateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsMcpOauthValidate
+type VaultsCredentialsMcpOauthValidateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // VaultsCredentialsMcpOauthValidateResponse500Headers the declared response headers of an HTTP 500 response for VaultsCredentialsMcpOauthValidate
 type VaultsCredentialsMcpOauthValidateResponse500Headers struct {
 	RequestId RequestId
@@ -30844,6 +36547,8 @@ type VaultsCredentialsMcpOauthValidateResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30860,6 +36565,8 @@ type VaultsCredentialsMcpOauthValidateResponse struct {
 	Headers404 *VaultsCredentialsMcpOauthValidateResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *VaultsCredentialsMcpOauthValidateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VaultsCredentialsMcpOauthValidateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *VaultsCredentialsMcpOauthValidateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30894,6 +36601,11 @@ func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VaultsCredentialsMcpOauthValidateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30955,6 +36667,12 @@ type WebhooksListResponse403Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksListResponse429Headers the declared response headers of an HTTP 429 response for WebhooksList
+type WebhooksListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksListResponse500Headers the declared response headers of an HTTP 500 response for WebhooksList
 type WebhooksListResponse500Headers struct {
 	RequestId RequestId
@@ -30977,6 +36695,8 @@ type WebhooksListResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30989,6 +36709,8 @@ type WebhooksListResponse struct {
 	Headers401 *WebhooksListResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *WebhooksListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31013,6 +36735,11 @@ func (r WebhooksListResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r WebhooksListResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31086,6 +36813,12 @@ type WebhooksCreateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksCreateResponse429Headers the declared response headers of an HTTP 429 response for WebhooksCreate
+type WebhooksCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksCreateResponse500Headers the declared response headers of an HTTP 500 response for WebhooksCreate
 type WebhooksCreateResponse500Headers struct {
 	RequestId RequestId
@@ -31112,6 +36845,8 @@ type WebhooksCreateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31128,6 +36863,8 @@ type WebhooksCreateResponse struct {
 	Headers409 *WebhooksCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksCreateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31162,6 +36899,11 @@ func (r WebhooksCreateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhooksCreateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31223,6 +36965,12 @@ type WebhooksDeleteResponse404Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeleteResponse429Headers the declared response headers of an HTTP 429 response for WebhooksDelete
+type WebhooksDeleteResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksDeleteResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDelete
 type WebhooksDeleteResponse500Headers struct {
 	RequestId RequestId
@@ -31245,6 +36993,8 @@ type WebhooksDeleteResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31257,6 +37007,8 @@ type WebhooksDeleteResponse struct {
 	Headers403 *WebhooksDeleteResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksDeleteResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksDeleteResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeleteResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31281,6 +37033,11 @@ func (r WebhooksDeleteResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksDeleteResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksDeleteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31342,6 +37099,12 @@ type WebhooksRetrieveResponse404Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksRetrieveResponse429Headers the declared response headers of an HTTP 429 response for WebhooksRetrieve
+type WebhooksRetrieveResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksRetrieveResponse500Headers the declared response headers of an HTTP 500 response for WebhooksRetrieve
 type WebhooksRetrieveResponse500Headers struct {
 	RequestId RequestId
@@ -31364,6 +37127,8 @@ type WebhooksRetrieveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31376,6 +37141,8 @@ type WebhooksRetrieveResponse struct {
 	Headers403 *WebhooksRetrieveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksRetrieveResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksRetrieveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksRetrieveResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31400,6 +37167,11 @@ func (r WebhooksRetrieveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksRetrieveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksRetrieveResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31478,6 +37250,12 @@ type WebhooksUpdateResponse413Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksUpdateResponse429Headers the declared response headers of an HTTP 429 response for WebhooksUpdate
+type WebhooksUpdateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksUpdateResponse500Headers the declared response headers of an HTTP 500 response for WebhooksUpdate
 type WebhooksUpdateResponse500Headers struct {
 	RequestId RequestId
@@ -31506,6 +37284,8 @@ type WebhooksUpdateResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31524,6 +37304,8 @@ type WebhooksUpdateResponse struct {
 	Headers409 *WebhooksUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksUpdateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksUpdateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksUpdateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31563,6 +37345,11 @@ func (r WebhooksUpdateResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhooksUpdateResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31629,6 +37416,12 @@ type WebhooksDeliveriesListResponse404Headers struct {
 	RequestId RequestId
 }
 
+// WebhooksDeliveriesListResponse429Headers the declared response headers of an HTTP 429 response for WebhooksDeliveriesList
+type WebhooksDeliveriesListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksDeliveriesListResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDeliveriesList
 type WebhooksDeliveriesListResponse500Headers struct {
 	RequestId RequestId
@@ -31653,6 +37446,8 @@ type WebhooksDeliveriesListResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31667,6 +37462,8 @@ type WebhooksDeliveriesListResponse struct {
 	Headers403 *WebhooksDeliveriesListResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksDeliveriesListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksDeliveriesListResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeliveriesListResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31696,6 +37493,11 @@ func (r WebhooksDeliveriesListResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksDeliveriesListResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksDeliveriesListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31764,6 +37566,12 @@ type WebhooksDeliveriesRedeliverResponse409Headers struct {
 	RetryAfter *string
 }
 
+// WebhooksDeliveriesRedeliverResponse429Headers the declared response headers of an HTTP 429 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksDeliveriesRedeliverResponse500Headers the declared response headers of an HTTP 500 response for WebhooksDeliveriesRedeliver
 type WebhooksDeliveriesRedeliverResponse500Headers struct {
 	RequestId RequestId
@@ -31788,6 +37596,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31802,6 +37612,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	Headers404 *WebhooksDeliveriesRedeliverResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *WebhooksDeliveriesRedeliverResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksDeliveriesRedeliverResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksDeliveriesRedeliverResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31831,6 +37643,11 @@ func (r WebhooksDeliveriesRedeliverResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r WebhooksDeliveriesRedeliverResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31904,6 +37721,12 @@ type WebhooksRotateSecretResponse409Headers struct {
 	RetryAfter *string
 }
 
+// WebhooksRotateSecretResponse429Headers the declared response headers of an HTTP 429 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
 // WebhooksRotateSecretResponse500Headers the declared response headers of an HTTP 500 response for WebhooksRotateSecret
 type WebhooksRotateSecretResponse500Headers struct {
 	RequestId RequestId
@@ -31930,6 +37753,8 @@ type WebhooksRotateSecretResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31946,6 +37771,8 @@ type WebhooksRotateSecretResponse struct {
 	Headers404 *WebhooksRotateSecretResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *WebhooksRotateSecretResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WebhooksRotateSecretResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *WebhooksRotateSecretResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31980,6 +37807,11 @@ func (r WebhooksRotateSecretResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r WebhooksRotateSecretResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -34005,8 +39837,8 @@ func (c *ClientWithResponses) VaultsCredentialsListWithResponse(ctx context.Cont
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -34031,8 +39863,8 @@ func (c *ClientWithResponses) VaultsCredentialsCreateWithBodyWithResponse(ctx co
 // `mcp_server_url` must be unique among the Vault's active credentials, compared normalised (scheme
 // and host case, default port, one trailing `/`): a duplicate is 409. A Vault holds at most 20 active
 // credentials (400). `environment_variable` credentials are refused with 400: Mango does not implement
-// secret egress to the sandbox environment. An archived Vault is 409. A server without a Vault
-// keyring (`MANGO_VAULT_KEYRING`) refuses to store credentials (400).
+// secret egress to the sandbox environment. An archived Vault is 409. A server without a keyring
+// (`MANGO_KEYRING`) refuses to store credentials (400).
 //
 // **Credentials:** Workspace API key.
 //
@@ -34079,9 +39911,17 @@ func (c *ClientWithResponses) VaultsCredentialsRetrieveWithResponse(ctx context.
 
 // VaultsCredentialsUpdateWithBodyWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -34098,9 +39938,17 @@ func (c *ClientWithResponses) VaultsCredentialsUpdateWithBodyWithResponse(ctx co
 
 // VaultsCredentialsUpdateWithResponse Update a Vault credential
 //
-// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it;
-// `token_endpoint_auth` is replaced whole), `display_name` and a `metadata` patch. `auth.type` and
-// `auth.mcp_server_url` are immutable (a different value is 400). An archived credential or Vault is 409.
+// Replaces secrets, `expires_at`, the refresh configuration (a patch; `null` removes it and deletes its
+// refresh token and client secret; `token_endpoint_auth` is replaced whole), `display_name` and a
+// `metadata` patch. `auth.type` and `auth.mcp_server_url` are immutable (a different value is 400).
+// The stored secrets stay with what they were issued for: `auth.refresh.client_id`,
+// `auth.refresh.token_endpoint` and `auth.refresh.resource` are immutable too once a refresh
+// configuration exists (the same value, URLs compared normalised, is accepted; a different one is 400
+// `invalid_request_error` naming every changed field and nothing changes, even when new secrets are
+// sent with it). To use another endpoint, client or resource, send `auth.refresh: null` first and
+// then a whole new configuration with its own secrets. An archived credential or Vault is 409.
+// Stored secrets that do not open (copied from another credential in the database, or tampered with)
+// are never used: 409 with `details.error_code` `credential_unreadable`, and nothing changes.
 //
 // **Credentials:** Workspace API key.
 //
@@ -34139,7 +39987,8 @@ func (c *ClientWithResponses) VaultsCredentialsArchiveWithResponse(ctx context.C
 // request carrying the access token and, after a 401/403, refreshes once and probes again. `valid`:
 // the server accepted the token; `invalid`: it refused it (or refreshing failed); `unknown`: the server
 // could not be reached or answered otherwise. Token values never appear (echoed token fields in the
-// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409.
+// token endpoint's body are redacted). Only `mcp_oauth` credentials (others 400); archived 409; stored
+// secrets that do not open 409 (`details.error_code` `credential_unreadable`).
 //
 // **Credentials:** Workspace API key.
 //
@@ -34176,8 +40025,8 @@ func (c *ClientWithResponses) WebhooksListWithResponse(ctx context.Context, para
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -34202,8 +40051,8 @@ func (c *ClientWithResponses) WebhooksCreateWithBodyWithResponse(ctx context.Con
 // **Mango addition** — the hosted service registers endpoints in its Console (hosted §2.13); Mango has
 // no Console, so it owns this small management API. Registers `url` for the listed `event_types`
 // (the hosted §3.12 `data.type` values Mango emits) and returns the signing `secret` (`whsec_…`)
-// **once**: it is sealed at rest (AES-256-GCM, `MANGO_WEBHOOK_SECRETS_KEY`) and never returned or
-// logged again. Without that key on the API, creation is `400`.
+// **once**: it is sealed at rest with the operator's keyring (AES-256-GCM, `MANGO_KEYRING`, bound to
+// this webhook) and never returned or logged again. Without a keyring on the API, creation is `400`.
 //
 // `url` must be absolute `http`/`https` without credentials or fragment. A host written as an IP
 // literal (or `localhost`) that is loopback, private, link-local, reserved or a cloud metadata address is
@@ -34510,6 +40359,13 @@ func ParseAgentsListResponse(rsp *http.Response) (*AgentsListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34567,6 +40423,23 @@ func ParseAgentsListResponse(rsp *http.Response) (*AgentsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34654,6 +40527,13 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -34746,6 +40626,23 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34827,6 +40724,13 @@ func ParseAgentsRetrieveResponse(rsp *http.Response) (*AgentsRetrieveResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34894,6 +40798,23 @@ func ParseAgentsRetrieveResponse(rsp *http.Response) (*AgentsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -34988,6 +40909,13 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -35090,6 +41018,23 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35170,6 +41115,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -35252,6 +41204,23 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35333,6 +41302,13 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35400,6 +41376,23 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers AgentsVersionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AgentsVersionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35474,6 +41467,13 @@ func ParseDeploymentRunsListResponse(rsp *http.Response) (*DeploymentRunsListRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35531,6 +41531,23 @@ func ParseDeploymentRunsListResponse(rsp *http.Response) (*DeploymentRunsListRes
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentRunsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentRunsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35605,6 +41622,13 @@ func ParseDeploymentRunsRetrieveResponse(rsp *http.Response) (*DeploymentRunsRet
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35662,6 +41686,23 @@ func ParseDeploymentRunsRetrieveResponse(rsp *http.Response) (*DeploymentRunsRet
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentRunsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentRunsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35736,6 +41777,13 @@ func ParseDeploymentsListResponse(rsp *http.Response) (*DeploymentsListResponse,
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35793,6 +41841,23 @@ func ParseDeploymentsListResponse(rsp *http.Response) (*DeploymentsListResponse,
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -35880,6 +41945,13 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -35972,6 +42044,23 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36046,6 +42135,13 @@ func ParseDeploymentsRetrieveResponse(rsp *http.Response) (*DeploymentsRetrieveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36103,6 +42199,23 @@ func ParseDeploymentsRetrieveResponse(rsp *http.Response) (*DeploymentsRetrieveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36197,6 +42310,13 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -36299,6 +42419,23 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36379,6 +42516,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -36461,6 +42605,23 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36541,6 +42702,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -36623,6 +42791,23 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsPauseResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsPauseResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36703,6 +42888,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -36785,6 +42977,23 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsRunResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsRunResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -36865,6 +43074,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -36947,6 +43163,23 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeploymentsUnpauseResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeploymentsUnpauseResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37021,6 +43254,13 @@ func ParseEnvironmentsListResponse(rsp *http.Response) (*EnvironmentsListRespons
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37078,6 +43318,23 @@ func ParseEnvironmentsListResponse(rsp *http.Response) (*EnvironmentsListRespons
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37165,6 +43422,13 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -37257,6 +43521,23 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37331,6 +43612,13 @@ func ParseEnvironmentsDeleteResponse(rsp *http.Response) (*EnvironmentsDeleteRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37388,6 +43676,23 @@ func ParseEnvironmentsDeleteResponse(rsp *http.Response) (*EnvironmentsDeleteRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37462,6 +43767,13 @@ func ParseEnvironmentsRetrieveResponse(rsp *http.Response) (*EnvironmentsRetriev
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37519,6 +43831,23 @@ func ParseEnvironmentsRetrieveResponse(rsp *http.Response) (*EnvironmentsRetriev
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37613,6 +43942,13 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -37715,6 +44051,23 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37795,6 +44148,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -37877,6 +44237,23 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -37958,6 +44335,13 @@ func ParseEnvironmentsWorkListResponse(rsp *http.Response) (*EnvironmentsWorkLis
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38025,6 +44409,23 @@ func ParseEnvironmentsWorkListResponse(rsp *http.Response) (*EnvironmentsWorkLis
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38119,6 +44520,13 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -38221,6 +44629,23 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38302,6 +44727,13 @@ func ParseEnvironmentsWorkPollResponse(rsp *http.Response) (*EnvironmentsWorkPol
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38369,6 +44801,23 @@ func ParseEnvironmentsWorkPollResponse(rsp *http.Response) (*EnvironmentsWorkPol
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkPollResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkPollResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38443,6 +44892,13 @@ func ParseEnvironmentsWorkStatsResponse(rsp *http.Response) (*EnvironmentsWorkSt
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38500,6 +44956,23 @@ func ParseEnvironmentsWorkStatsResponse(rsp *http.Response) (*EnvironmentsWorkSt
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkStatsResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkStatsResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38574,6 +45047,13 @@ func ParseEnvironmentsWorkRetrieveResponse(rsp *http.Response) (*EnvironmentsWor
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38631,6 +45111,23 @@ func ParseEnvironmentsWorkRetrieveResponse(rsp *http.Response) (*EnvironmentsWor
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38725,6 +45222,13 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -38827,6 +45331,23 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -38908,6 +45429,13 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38982,6 +45510,23 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkAckResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkAckResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39070,6 +45615,13 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39147,6 +45699,23 @@ func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFai
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkFailResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkFailResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39235,6 +45804,13 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39312,6 +45888,23 @@ func ParseEnvironmentsWorkHeartbeatResponse(rsp *http.Response) (*EnvironmentsWo
 			headers.RequestId = value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkHeartbeatResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkHeartbeatResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39407,6 +46000,13 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39501,6 +46101,23 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkResultResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkResultResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39585,6 +46202,13 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39662,6 +46286,23 @@ func ParseEnvironmentsWorkStopResponse(rsp *http.Response) (*EnvironmentsWorkSto
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkStopResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnvironmentsWorkStopResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39736,6 +46377,13 @@ func ParseFilesListResponse(rsp *http.Response) (*FilesListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39793,6 +46441,23 @@ func ParseFilesListResponse(rsp *http.Response) (*FilesListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -39880,6 +46545,13 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -39972,6 +46644,23 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesUploadResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesUploadResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40046,6 +46735,13 @@ func ParseFilesDeleteResponse(rsp *http.Response) (*FilesDeleteResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40103,6 +46799,23 @@ func ParseFilesDeleteResponse(rsp *http.Response) (*FilesDeleteResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40177,6 +46890,13 @@ func ParseFilesRetrieveResponse(rsp *http.Response) (*FilesRetrieveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40234,6 +46954,23 @@ func ParseFilesRetrieveResponse(rsp *http.Response) (*FilesRetrieveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40300,6 +47037,13 @@ func ParseFilesContentResponse(rsp *http.Response) (*FilesContentResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -40379,6 +47123,23 @@ func ParseFilesContentResponse(rsp *http.Response) (*FilesContentResponse, error
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers FilesContentResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers FilesContentResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40453,6 +47214,13 @@ func ParseMemoryStoresListResponse(rsp *http.Response) (*MemoryStoresListRespons
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40510,6 +47278,23 @@ func ParseMemoryStoresListResponse(rsp *http.Response) (*MemoryStoresListRespons
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40584,6 +47369,13 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40641,6 +47433,23 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40715,6 +47524,13 @@ func ParseMemoryStoresDeleteResponse(rsp *http.Response) (*MemoryStoresDeleteRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40772,6 +47588,23 @@ func ParseMemoryStoresDeleteResponse(rsp *http.Response) (*MemoryStoresDeleteRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40846,6 +47679,13 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40903,6 +47743,23 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40991,6 +47848,13 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41075,6 +47939,23 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41149,6 +48030,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41206,6 +48094,23 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41287,6 +48192,13 @@ func ParseMemoryStoresMemoriesListResponse(rsp *http.Response) (*MemoryStoresMem
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41354,6 +48266,23 @@ func ParseMemoryStoresMemoriesListResponse(rsp *http.Response) (*MemoryStoresMem
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41449,6 +48378,13 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41536,6 +48472,23 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41624,6 +48577,13 @@ func ParseMemoryStoresMemoriesDeleteResponse(rsp *http.Response) (*MemoryStoresM
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41701,6 +48661,23 @@ func ParseMemoryStoresMemoriesDeleteResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41782,6 +48759,13 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41849,6 +48833,23 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41944,6 +48945,13 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42031,6 +49039,23 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoriesUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoriesUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42112,6 +49137,13 @@ func ParseMemoryStoresMemoryVersionsListResponse(rsp *http.Response) (*MemorySto
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42179,6 +49211,23 @@ func ParseMemoryStoresMemoryVersionsListResponse(rsp *http.Response) (*MemorySto
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoryVersionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoryVersionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42260,6 +49309,13 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42327,6 +49383,23 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoryVersionsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoryVersionsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42408,6 +49481,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42482,6 +49562,23 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers MemoryStoresMemoryVersionsRedactResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers MemoryStoresMemoryVersionsRedactResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42556,6 +49653,13 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42613,6 +49717,23 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42700,6 +49821,13 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -42792,6 +49920,23 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42866,6 +50011,13 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42923,6 +50075,23 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42997,6 +50166,13 @@ func ParseSessionsRetrieveResponse(rsp *http.Response) (*SessionsRetrieveRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43054,6 +50230,23 @@ func ParseSessionsRetrieveResponse(rsp *http.Response) (*SessionsRetrieveRespons
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43141,6 +50334,13 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -43233,6 +50433,23 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43313,6 +50530,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -43395,6 +50619,23 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43476,6 +50717,13 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43543,6 +50791,23 @@ func ParseSessionsEventsListResponse(rsp *http.Response) (*SessionsEventsListRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsEventsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsEventsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43637,6 +50902,13 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -43739,6 +51011,23 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsEventsSendResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsEventsSendResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43985,6 +51274,13 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44052,6 +51348,23 @@ func ParseSessionsThreadsListResponse(rsp *http.Response) (*SessionsThreadsListR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44126,6 +51439,13 @@ func ParseSessionsThreadsGetResponse(rsp *http.Response) (*SessionsThreadsGetRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44183,6 +51503,23 @@ func ParseSessionsThreadsGetResponse(rsp *http.Response) (*SessionsThreadsGetRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsGetResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsGetResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44270,6 +51607,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -44362,6 +51706,23 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44443,6 +51804,13 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44510,6 +51878,23 @@ func ParseSessionsThreadsEventsListResponse(rsp *http.Response) (*SessionsThread
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsThreadsEventsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SessionsThreadsEventsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44749,6 +52134,13 @@ func ParseSkillsListResponse(rsp *http.Response) (*SkillsListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44806,6 +52198,23 @@ func ParseSkillsListResponse(rsp *http.Response) (*SkillsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44887,6 +52296,13 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44954,6 +52370,23 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45028,6 +52461,13 @@ func ParseSkillsDeleteResponse(rsp *http.Response) (*SkillsDeleteResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45085,6 +52525,23 @@ func ParseSkillsDeleteResponse(rsp *http.Response) (*SkillsDeleteResponse, error
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45159,6 +52616,13 @@ func ParseSkillsRetrieveResponse(rsp *http.Response) (*SkillsRetrieveResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45216,6 +52680,23 @@ func ParseSkillsRetrieveResponse(rsp *http.Response) (*SkillsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45297,6 +52778,13 @@ func ParseSkillsVersionsListResponse(rsp *http.Response) (*SkillsVersionsListRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45364,6 +52852,23 @@ func ParseSkillsVersionsListResponse(rsp *http.Response) (*SkillsVersionsListRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45452,6 +52957,13 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45529,6 +53041,23 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45603,6 +53132,13 @@ func ParseSkillsVersionsDeleteResponse(rsp *http.Response) (*SkillsVersionsDelet
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45660,6 +53196,23 @@ func ParseSkillsVersionsDeleteResponse(rsp *http.Response) (*SkillsVersionsDelet
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45741,6 +53294,13 @@ func ParseSkillsVersionsRetrieveResponse(rsp *http.Response) (*SkillsVersionsRet
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45808,6 +53368,23 @@ func ParseSkillsVersionsRetrieveResponse(rsp *http.Response) (*SkillsVersionsRet
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -45881,6 +53458,13 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -45956,6 +53540,23 @@ func ParseSkillsVersionsContentResponse(rsp *http.Response) (*SkillsVersionsCont
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SkillsVersionsContentResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SkillsVersionsContentResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46030,6 +53631,13 @@ func ParseVaultsListResponse(rsp *http.Response) (*VaultsListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46087,6 +53695,23 @@ func ParseVaultsListResponse(rsp *http.Response) (*VaultsListResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46167,6 +53792,13 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -46249,6 +53881,23 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46323,6 +53972,13 @@ func ParseVaultsDeleteResponse(rsp *http.Response) (*VaultsDeleteResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46380,6 +54036,23 @@ func ParseVaultsDeleteResponse(rsp *http.Response) (*VaultsDeleteResponse, error
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46454,6 +54127,13 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46518,6 +54198,23 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46605,6 +54302,13 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -46697,6 +54401,23 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46777,6 +54498,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -46859,6 +54587,23 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -46940,6 +54685,13 @@ func ParseVaultsCredentialsListResponse(rsp *http.Response) (*VaultsCredentialsL
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47007,6 +54759,23 @@ func ParseVaultsCredentialsListResponse(rsp *http.Response) (*VaultsCredentialsL
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47094,6 +54863,13 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -47186,6 +54962,23 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47260,6 +55053,13 @@ func ParseVaultsCredentialsDeleteResponse(rsp *http.Response) (*VaultsCredential
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47317,6 +55117,23 @@ func ParseVaultsCredentialsDeleteResponse(rsp *http.Response) (*VaultsCredential
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47391,6 +55208,13 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47455,6 +55279,23 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47542,6 +55383,13 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -47634,6 +55482,23 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47714,6 +55579,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -47796,6 +55668,23 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsArchiveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsArchiveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47883,6 +55772,13 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -47975,6 +55871,23 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers VaultsCredentialsMcpOauthValidateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers VaultsCredentialsMcpOauthValidateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48049,6 +55962,13 @@ func ParseWebhooksListResponse(rsp *http.Response) (*WebhooksListResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48106,6 +56026,23 @@ func ParseWebhooksListResponse(rsp *http.Response) (*WebhooksListResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48193,6 +56130,13 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -48285,6 +56229,23 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksCreateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48359,6 +56320,13 @@ func ParseWebhooksDeleteResponse(rsp *http.Response) (*WebhooksDeleteResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48416,6 +56384,23 @@ func ParseWebhooksDeleteResponse(rsp *http.Response) (*WebhooksDeleteResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksDeleteResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksDeleteResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48490,6 +56475,13 @@ func ParseWebhooksRetrieveResponse(rsp *http.Response) (*WebhooksRetrieveRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48547,6 +56539,23 @@ func ParseWebhooksRetrieveResponse(rsp *http.Response) (*WebhooksRetrieveRespons
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksRetrieveResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksRetrieveResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48641,6 +56650,13 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -48743,6 +56759,23 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksUpdateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksUpdateResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48824,6 +56857,13 @@ func ParseWebhooksDeliveriesListResponse(rsp *http.Response) (*WebhooksDeliverie
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48891,6 +56931,23 @@ func ParseWebhooksDeliveriesListResponse(rsp *http.Response) (*WebhooksDeliverie
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksDeliveriesListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksDeliveriesListResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48971,6 +57028,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -49053,6 +57117,23 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksDeliveriesRedeliverResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksDeliveriesRedeliverResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -49140,6 +57221,13 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -49232,6 +57320,23 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers WebhooksRotateSecretResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers WebhooksRotateSecretResponse500Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -68,6 +68,11 @@ export interface VaultCredential {
   } | null;
 }
 
+/**
+ * On update, `client_id`, `token_endpoint` and `resource` are immutable once a refresh configuration exists
+ * (the stored secrets were issued for them): the same value is accepted, another is 400. Send
+ * `refresh: null` first to replace the configuration whole.
+ */
 export interface McpOAuthRefreshParams {
   client_id?: string;
   refresh_token?: string | null;

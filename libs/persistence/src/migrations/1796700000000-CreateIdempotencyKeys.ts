@@ -5,8 +5,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * same transaction as the write they protect (docs/api-guide.md, "Idempotent requests"); pruned past
  * `expires_at`.
  */
-export class CreateIdempotencyKeys1796661070207 implements MigrationInterface {
-  name = 'CreateIdempotencyKeys1796661070207';
+export class CreateIdempotencyKeys1796700000000 implements MigrationInterface {
+  name = 'CreateIdempotencyKeys1796700000000';
 
   async up(runner: QueryRunner): Promise<void> {
     await runner.query(

@@ -10,6 +10,8 @@
 //                                      only add a named type per property, and collide: Error.type vs ErrorType);
 //                                      a named component schema that is a const keeps enum: [v]
 //   examples: [...] (schema)        -> example: <first>
+//   the Idempotency-Key header      -> dropped from each operation: the hand-written client sends it on every
+//                                      POST (mango/idempotency.go), so no method takes it as a parameter
 //   an inline 2xx JSON response     -> components.schemas.<OperationId in PascalCase>Result, so that every
 //                                      result has a Go type name (mango/resources.gen.go returns it)
 const fs = require('node:fs');
@@ -90,9 +92,14 @@ const opTypeName = (id) =>
     .split(/[._]/)
     .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
     .join('');
+const IDEMPOTENCY_KEY_REF = '#/components/parameters/IdempotencyKey';
 for (const item of Object.values(doc.paths ?? {})) {
   for (const op of Object.values(item ?? {})) {
     if (!op || typeof op !== 'object' || !op.operationId) continue;
+    if (Array.isArray(op.parameters)) {
+      op.parameters = op.parameters.filter((p) => p?.$ref !== IDEMPOTENCY_KEY_REF);
+      if (op.parameters.length === 0) delete op.parameters;
+    }
     for (const [code, res] of Object.entries(op.responses ?? {})) {
       const media = /^2\d\d$/.test(code) && res?.content?.['application/json'];
       if (!media || !media.schema || media.schema.$ref) continue;

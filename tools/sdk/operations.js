@@ -58,7 +58,10 @@ function loadOperations(text) {
           schema: resolve(p.schema) ?? {},
           description: p.description,
         }));
-      const headers = params.filter((p) => p.in === 'header').map((p) => p.name);
+      // Idempotency-Key is sent by each SDK's own transport on every POST, never a method's parameter.
+      const headers = params
+        .filter((p) => p.in === 'header' && p.name !== 'Idempotency-Key')
+        .map((p) => p.name);
 
       let body = null;
       let bodySchema;

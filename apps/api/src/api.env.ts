@@ -211,4 +211,18 @@ export class ApiEnv extends withRequestRateEnv(ObservabilityEnv) {
   @IsOptional()
   @IsString()
   MANGO_MCP_ALLOWED_ADDRESSES?: string;
+
+  /** How long an Idempotency-Key and its response are kept for replay (hours; default 24, as hosted). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(720)
+  MANGO_IDEMPOTENCY_RETENTION_HOURS: number = 24;
+
+  /** How often expired Idempotency-Keys are deleted (seconds; 0 turns pruning off). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  MANGO_IDEMPOTENCY_PRUNE_SECONDS: number = 300;
 }

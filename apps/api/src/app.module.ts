@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
+import { IdempotencyModule } from '@mango/feature-idempotency';
 import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
@@ -39,6 +40,12 @@ export class AppModule {
             credential: env.MANGO_MAX_SSE_STREAMS_PER_KEY,
           }),
         ),
+        // Idempotency-Key on every POST: an interceptor after the auth guard (keys are per Workspace) and after
+        // fair use (a refused request uses no key).
+        IdempotencyModule.forRoot({
+          retentionMs: env.MANGO_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+          pruneIntervalMs: env.MANGO_IDEMPOTENCY_PRUNE_SECONDS * 1_000,
+        }),
         // First among the routes after /healthz: Express tries routes in registration order, and Poll and
         // Ack are the requests every supervisor repeats (no other route overlaps /v1/environments/:id/work).
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),

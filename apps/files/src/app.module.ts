@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { FilesModule } from '@mango/feature-files';
+import { IdempotencyModule } from '@mango/feature-idempotency';
 import { MemoryModule } from '@mango/feature-memory';
 import { WorkTokenAuthModule } from '@mango/feature-work';
 import { HealthController, READINESS_CHECKS, ReadinessCheck } from '@mango/platform-http';
@@ -23,6 +24,12 @@ export class AppModule {
         FairUseModule.forRoot(fairUseSettingsFrom(env)),
         // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).
         WorkTokenAuthModule,
+        // Idempotency-Key on File uploads only (@IdempotentUpload: the upload commits its key itself).
+        IdempotencyModule.forRoot({
+          retentionMs: env.MANGO_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+          pruneIntervalMs: env.MANGO_IDEMPOTENCY_PRUNE_SECONDS * 1_000,
+          routes: 'uploads',
+        }),
         FilesModule.forRoot({
           store,
           settings: {

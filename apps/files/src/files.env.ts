@@ -142,4 +142,18 @@ export class FilesEnv extends withRequestRateEnv(ObservabilityEnv) {
   @Min(1)
   @Max(1_000_000)
   MANGO_SKILLS_MAX_FILES: number = 10_000;
+
+  /** How long an Idempotency-Key of a File upload and its response are kept (hours; default 24). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(720)
+  MANGO_IDEMPOTENCY_RETENTION_HOURS: number = 24;
+
+  /** How often expired Idempotency-Keys are deleted (seconds; 0 turns pruning off). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  MANGO_IDEMPOTENCY_PRUNE_SECONDS: number = 300;
 }

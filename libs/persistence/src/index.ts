@@ -22,3 +22,5 @@ export * from './work-item.repository';
 export * from './session-thread.repository';
 export * from './sealed-values';
 export * from './vault-credential.repository';
+export * from './request-transaction';
+export * from './idempotency-key.repository';

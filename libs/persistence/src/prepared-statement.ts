@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { DataSource, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { requestTransactionManager } from './request-transaction';
 
 /** Where one statement runs: on its own (a DataSource), or inside the caller's transaction (an EntityManager). */
 export type StatementTarget = DataSource | Pick<EntityManager, 'query' | 'queryRunner'>;
@@ -24,6 +25,9 @@ export async function runStatement<T = Record<string, unknown>>(
   values: unknown[],
 ): Promise<T[]> {
   if (target instanceof DataSource) {
+    // Inside a request transaction (an Idempotency-Key request), the statement joins it.
+    const joined = requestTransactionManager(target);
+    if (joined) return runStatement(joined, name, text, values);
     const pool = (target.driver as unknown as { master: Pool }).master;
     return (await pool.query({ name, text, values })).rows as T[];
   }

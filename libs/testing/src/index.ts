@@ -19,3 +19,4 @@ export * from './collect-garbage';
 export * from './cpu-profile';
 export * from './tcp-gate';
 export * from './raw-request';
+export * from './response-cut-proxy';

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { pipeline } from 'node:stream/promises';
 import { CurrentPrincipal, Principal, RechecksWorkspaceKey } from '@mango/feature-auth';
+import { IdempotentUpload } from '@mango/feature-idempotency';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import type { Request, Response } from 'express';
 import { DeleteFile } from './delete-file.usecase';
@@ -27,6 +28,7 @@ export class FilesController {
   @Post()
   @HttpCode(201)
   @RechecksWorkspaceKey()
+  @IdempotentUpload()
   upload(@CurrentPrincipal() p: Principal, @Req() req: Request, @Query() query: Record<string, unknown>) {
     rejectUnknownQuery(query, []);
     return this.uploads.execute(p.workspaceId, req, keyOf(p));

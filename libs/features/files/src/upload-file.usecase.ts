@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { unauthenticated } from '@mango/domain-kernel';
 import { liveWorkspaceKey } from '@mango/feature-auth';
+import { uploadIdempotencyOf } from '@mango/feature-idempotency';
 import { newId } from '@mango/platform-ids';
 import { FileEntity } from '@mango/persistence';
 import { DataSource } from 'typeorm';
@@ -44,15 +46,24 @@ export class UploadFile {
   /** `keyId`: the caller's Workspace key, re-checked by the commit (`RechecksWorkspaceKey`). */
   async execute(workspaceId: string, req: IncomingMessage, keyId?: string): Promise<FileView> {
     const form = readMultipartFile(req, { maxBytes: this.settings.maxBytes });
+    // With an Idempotency-Key, the File row commits with the key (docs/api-guide.md, "Idempotent requests").
+    const idempotency = uploadIdempotencyOf(req);
     let upload: PendingUpload | undefined;
     try {
       const part = await form.file;
       const filename = parseFilename(part.filename);
       const mimeType = parseMimeType(part.mimeType);
       upload = await this.begin(workspaceId, { filename, mimeType });
-      // Under the lease until the whole form is read: nothing but the one part, and a proper end.
-      const size = await this.write(upload, part.stream, form.done);
-      return renderFile(await this.commit(upload, size, keyId));
+      const pending = upload;
+      if (!idempotency) {
+        // Under the lease until the whole form is read: nothing but the one part, and a proper end.
+        const size = await this.write(upload, part.stream, form.done);
+        return renderFile(await this.commit(upload, size, keyId));
+      }
+      const content = createHash('sha256');
+      const size = await this.write(upload, digesting(part.stream, content), form.done);
+      const parts = { filename, mime_type: mimeType, sha256: content.digest('hex') };
+      return await idempotency.commit(parts, async () => renderFile(await this.commit(pending, size, keyId)));
     } catch (err) {
       form.abort(err);
       if (upload) await this.abandon(upload);
@@ -174,4 +185,16 @@ export class UploadFile {
       this.log.warn(`cleanup of failed upload ${upload.file.id} is left to the sweeper: ${String(err)}`);
     }
   }
+}
+
+/** `source` as it passes through `hash` (errors travel on: the returned stream fails with the source's). */
+function digesting(source: Readable, hash: ReturnType<typeof createHash>): Readable {
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  pipeline(source, tap, () => undefined);
+  return tap;
 }

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { IdempotentByProtocol } from '@mango/feature-idempotency';
 import type { Request } from 'express';
 import { PollWorkUseCase } from './poll-work.usecase';
 import { WorkTransitionsService } from './work-transitions.service';
@@ -67,6 +68,7 @@ export class WorkController {
   }
 
   @Post(':workId/ack')
+  @IdempotentByProtocol()
   @HttpCode(200)
   @AllowCredentials('environment')
   ack(@CurrentPrincipal() p: Principal, @Param('environmentId') env: string, @Param('workId') id: string) {
@@ -74,6 +76,7 @@ export class WorkController {
   }
 
   @Post(':workId/heartbeat')
+  @IdempotentByProtocol()
   @HttpCode(200)
   @AllowCredentials('work')
   heartbeat(
@@ -86,6 +89,7 @@ export class WorkController {
   }
 
   @Post(':workId/result')
+  @IdempotentByProtocol()
   @HttpCode(200)
   @AllowCredentials('work')
   result(
@@ -98,6 +102,7 @@ export class WorkController {
   }
 
   @Post(':workId/fail')
+  @IdempotentByProtocol()
   @HttpCode(200)
   @AllowCredentials('work')
   fail(
@@ -110,6 +115,7 @@ export class WorkController {
   }
 
   @Post(':workId/stop')
+  @IdempotentByProtocol()
   @HttpCode(204)
   @AllowCredentials('workspace', 'work')
   stop(

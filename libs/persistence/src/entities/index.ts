@@ -4,6 +4,7 @@ import { ApiKeyEntity } from './api-key.entity';
 import { DeploymentEntity, DeploymentRunEntity } from './deployment.entity';
 import { EnvironmentEntity } from './environment.entity';
 import { FileEntity } from './file.entity';
+import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { McpCallEntity } from './mcp-call.entity';
 import { MemoryStoreEntity } from './memory-store.entity';
 import { MemoryVersionEntity } from './memory-version.entity';
@@ -38,6 +39,7 @@ export {
   DeploymentRunEntity,
   EnvironmentEntity,
   FileEntity,
+  IdempotencyKeyEntity,
   McpCallEntity,
   MemoryEntity,
   MemoryStoreEntity,
@@ -93,4 +95,5 @@ export const ENTITIES = [
   VaultEntity,
   VaultCredentialEntity,
   McpCallEntity,
+  IdempotencyKeyEntity,
 ];

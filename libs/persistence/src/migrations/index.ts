@@ -16,6 +16,7 @@ import { CreateSessionThreads1796160000000 } from './1796160000000-CreateSession
 import { AddWorkClaimIndexes1796323337434 } from './1796323337434-AddWorkClaimIndexes';
 import { AddVaultCredentialRefreshClaims1796661162194 } from './1796661162194-AddVaultCredentialRefreshClaims';
 import { AddSessionTurnsIndex1796662908196 } from './1796662908196-AddSessionTurnsIndex';
+import { CreateIdempotencyKeys1796700000000 } from './1796700000000-CreateIdempotencyKeys';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -36,4 +37,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AddWorkClaimIndexes1796323337434,
   AddVaultCredentialRefreshClaims1796661162194,
   AddSessionTurnsIndex1796662908196,
+  CreateIdempotencyKeys1796700000000,
 ];

@@ -23688,7 +23688,8 @@ func (r AgentsListResponse) ContentType() string {
 
 // AgentsCreateResponse201Headers the declared response headers of an HTTP 201 response for AgentsCreate
 type AgentsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // AgentsCreateResponse400Headers the declared response headers of an HTTP 400 response for AgentsCreate
@@ -23704,6 +23705,12 @@ type AgentsCreateResponse401Headers struct {
 // AgentsCreateResponse403Headers the declared response headers of an HTTP 403 response for AgentsCreate
 type AgentsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// AgentsCreateResponse409Headers the declared response headers of an HTTP 409 response for AgentsCreate
+type AgentsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // AgentsCreateResponse413Headers the declared response headers of an HTTP 413 response for AgentsCreate
@@ -23739,6 +23746,8 @@ type AgentsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -23755,6 +23764,8 @@ type AgentsCreateResponse struct {
 	Headers401 *AgentsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *AgentsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AgentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *AgentsCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -23783,6 +23794,11 @@ func (r AgentsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AgentsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AgentsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -23984,7 +24000,8 @@ func (r AgentsRetrieveResponse) ContentType() string {
 
 // AgentsUpdateResponse200Headers the declared response headers of an HTTP 200 response for AgentsUpdate
 type AgentsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // AgentsUpdateResponse400Headers the declared response headers of an HTTP 400 response for AgentsUpdate
@@ -24009,7 +24026,8 @@ type AgentsUpdateResponse404Headers struct {
 
 // AgentsUpdateResponse409Headers the declared response headers of an HTTP 409 response for AgentsUpdate
 type AgentsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // AgentsUpdateResponse413Headers the declared response headers of an HTTP 413 response for AgentsUpdate
@@ -24160,7 +24178,8 @@ func (r AgentsUpdateResponse) ContentType() string {
 
 // AgentsArchiveResponse200Headers the declared response headers of an HTTP 200 response for AgentsArchive
 type AgentsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // AgentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for AgentsArchive
@@ -24176,6 +24195,12 @@ type AgentsArchiveResponse403Headers struct {
 // AgentsArchiveResponse404Headers the declared response headers of an HTTP 404 response for AgentsArchive
 type AgentsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// AgentsArchiveResponse409Headers the declared response headers of an HTTP 409 response for AgentsArchive
+type AgentsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // AgentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for AgentsArchive
@@ -24206,6 +24231,8 @@ type AgentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -24220,6 +24247,8 @@ type AgentsArchiveResponse struct {
 	Headers403 *AgentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AgentsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AgentsArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AgentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -24246,6 +24275,11 @@ func (r AgentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AgentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AgentsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -24844,7 +24878,8 @@ func (r DeploymentsListResponse) ContentType() string {
 
 // DeploymentsCreateResponse201Headers the declared response headers of an HTTP 201 response for DeploymentsCreate
 type DeploymentsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsCreateResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsCreate
@@ -24860,6 +24895,12 @@ type DeploymentsCreateResponse401Headers struct {
 // DeploymentsCreateResponse403Headers the declared response headers of an HTTP 403 response for DeploymentsCreate
 type DeploymentsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// DeploymentsCreateResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsCreate
+type DeploymentsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsCreateResponse413Headers the declared response headers of an HTTP 413 response for DeploymentsCreate
@@ -24895,6 +24936,8 @@ type DeploymentsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -24911,6 +24954,8 @@ type DeploymentsCreateResponse struct {
 	Headers401 *DeploymentsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *DeploymentsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeploymentsCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -24939,6 +24984,11 @@ func (r DeploymentsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r DeploymentsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -25126,7 +25176,8 @@ func (r DeploymentsRetrieveResponse) ContentType() string {
 
 // DeploymentsUpdateResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsUpdate
 type DeploymentsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsUpdateResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsUpdate
@@ -25151,7 +25202,8 @@ type DeploymentsUpdateResponse404Headers struct {
 
 // DeploymentsUpdateResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsUpdate
 type DeploymentsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsUpdateResponse413Headers the declared response headers of an HTTP 413 response for DeploymentsUpdate
@@ -25302,7 +25354,8 @@ func (r DeploymentsUpdateResponse) ContentType() string {
 
 // DeploymentsArchiveResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsArchive
 type DeploymentsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsArchive
@@ -25318,6 +25371,12 @@ type DeploymentsArchiveResponse403Headers struct {
 // DeploymentsArchiveResponse404Headers the declared response headers of an HTTP 404 response for DeploymentsArchive
 type DeploymentsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// DeploymentsArchiveResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsArchive
+type DeploymentsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsArchive
@@ -25348,6 +25407,8 @@ type DeploymentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -25362,6 +25423,8 @@ type DeploymentsArchiveResponse struct {
 	Headers403 *DeploymentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeploymentsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeploymentsArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeploymentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -25388,6 +25451,11 @@ func (r DeploymentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeploymentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -25436,7 +25504,8 @@ func (r DeploymentsArchiveResponse) ContentType() string {
 
 // DeploymentsPauseResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsPause
 type DeploymentsPauseResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsPauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsPause
@@ -25456,7 +25525,8 @@ type DeploymentsPauseResponse404Headers struct {
 
 // DeploymentsPauseResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsPause
 type DeploymentsPauseResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsPauseResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsPause
@@ -25584,7 +25654,8 @@ func (r DeploymentsPauseResponse) ContentType() string {
 
 // DeploymentsRunResponse201Headers the declared response headers of an HTTP 201 response for DeploymentsRun
 type DeploymentsRunResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsRunResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsRun
@@ -25604,7 +25675,8 @@ type DeploymentsRunResponse404Headers struct {
 
 // DeploymentsRunResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsRun
 type DeploymentsRunResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsRunResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsRun
@@ -25732,7 +25804,8 @@ func (r DeploymentsRunResponse) ContentType() string {
 
 // DeploymentsUnpauseResponse200Headers the declared response headers of an HTTP 200 response for DeploymentsUnpause
 type DeploymentsUnpauseResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // DeploymentsUnpauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsUnpause
@@ -25752,7 +25825,8 @@ type DeploymentsUnpauseResponse404Headers struct {
 
 // DeploymentsUnpauseResponse409Headers the declared response headers of an HTTP 409 response for DeploymentsUnpause
 type DeploymentsUnpauseResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // DeploymentsUnpauseResponse429Headers the declared response headers of an HTTP 429 response for DeploymentsUnpause
@@ -26014,7 +26088,8 @@ func (r EnvironmentsListResponse) ContentType() string {
 
 // EnvironmentsCreateResponse201Headers the declared response headers of an HTTP 201 response for EnvironmentsCreate
 type EnvironmentsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsCreateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsCreate
@@ -26034,7 +26109,8 @@ type EnvironmentsCreateResponse403Headers struct {
 
 // EnvironmentsCreateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsCreate
 type EnvironmentsCreateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsCreateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsCreate
@@ -26444,7 +26520,8 @@ func (r EnvironmentsRetrieveResponse) ContentType() string {
 
 // EnvironmentsUpdateResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsUpdate
 type EnvironmentsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsUpdateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsUpdate
@@ -26469,7 +26546,8 @@ type EnvironmentsUpdateResponse404Headers struct {
 
 // EnvironmentsUpdateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsUpdate
 type EnvironmentsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsUpdateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsUpdate
@@ -26620,7 +26698,8 @@ func (r EnvironmentsUpdateResponse) ContentType() string {
 
 // EnvironmentsArchiveResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsArchive
 type EnvironmentsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for EnvironmentsArchive
@@ -26636,6 +26715,12 @@ type EnvironmentsArchiveResponse403Headers struct {
 // EnvironmentsArchiveResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsArchive
 type EnvironmentsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// EnvironmentsArchiveResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsArchive
+type EnvironmentsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsArchiveResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsArchive
@@ -26666,6 +26751,8 @@ type EnvironmentsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -26680,6 +26767,8 @@ type EnvironmentsArchiveResponse struct {
 	Headers403 *EnvironmentsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnvironmentsArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EnvironmentsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -26706,6 +26795,11 @@ func (r EnvironmentsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnvironmentsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -26902,7 +26996,8 @@ func (r EnvironmentsWorkListResponse) ContentType() string {
 
 // EnvironmentsWorkCreateResponse201Headers the declared response headers of an HTTP 201 response for EnvironmentsWorkCreate
 type EnvironmentsWorkCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkCreateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkCreate
@@ -26927,7 +27022,8 @@ type EnvironmentsWorkCreateResponse404Headers struct {
 
 // EnvironmentsWorkCreateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkCreate
 type EnvironmentsWorkCreateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkCreateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkCreate
@@ -27494,7 +27590,8 @@ func (r EnvironmentsWorkRetrieveResponse) ContentType() string {
 
 // EnvironmentsWorkUpdateResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkUpdate
 type EnvironmentsWorkUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // EnvironmentsWorkUpdateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkUpdate
@@ -27515,6 +27612,12 @@ type EnvironmentsWorkUpdateResponse403Headers struct {
 // EnvironmentsWorkUpdateResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkUpdate
 type EnvironmentsWorkUpdateResponse404Headers struct {
 	RequestId RequestId
+}
+
+// EnvironmentsWorkUpdateResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkUpdate
+type EnvironmentsWorkUpdateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkUpdateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkUpdate
@@ -27552,6 +27655,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -27570,6 +27675,8 @@ type EnvironmentsWorkUpdateResponse struct {
 	Headers403 *EnvironmentsWorkUpdateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnvironmentsWorkUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EnvironmentsWorkUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *EnvironmentsWorkUpdateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -27603,6 +27710,11 @@ func (r EnvironmentsWorkUpdateResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnvironmentsWorkUpdateResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnvironmentsWorkUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -27676,7 +27788,8 @@ type EnvironmentsWorkAckResponse404Headers struct {
 
 // EnvironmentsWorkAckResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkAck
 type EnvironmentsWorkAckResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkAckResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkAck
@@ -28153,7 +28266,8 @@ type EnvironmentsWorkResultResponse404Headers struct {
 
 // EnvironmentsWorkResultResponse409Headers the declared response headers of an HTTP 409 response for EnvironmentsWorkResult
 type EnvironmentsWorkResultResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // EnvironmentsWorkResultResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkResult
@@ -28593,7 +28707,8 @@ func (r FilesListResponse) ContentType() string {
 
 // FilesUploadResponse201Headers the declared response headers of an HTTP 201 response for FilesUpload
 type FilesUploadResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // FilesUploadResponse400Headers the declared response headers of an HTTP 400 response for FilesUpload
@@ -28609,6 +28724,12 @@ type FilesUploadResponse401Headers struct {
 // FilesUploadResponse403Headers the declared response headers of an HTTP 403 response for FilesUpload
 type FilesUploadResponse403Headers struct {
 	RequestId RequestId
+}
+
+// FilesUploadResponse409Headers the declared response headers of an HTTP 409 response for FilesUpload
+type FilesUploadResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // FilesUploadResponse413Headers the declared response headers of an HTTP 413 response for FilesUpload
@@ -28644,6 +28765,8 @@ type FilesUploadResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -28660,6 +28783,8 @@ type FilesUploadResponse struct {
 	Headers401 *FilesUploadResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *FilesUploadResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *FilesUploadResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *FilesUploadResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -28688,6 +28813,11 @@ func (r FilesUploadResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r FilesUploadResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r FilesUploadResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -29700,7 +29830,8 @@ type MemoryStoresUpdateResponse404Headers struct {
 
 // MemoryStoresUpdateResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresUpdate
 type MemoryStoresUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresUpdateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresUpdate
@@ -31097,7 +31228,8 @@ type MemoryStoresMemoryVersionsRedactResponse404Headers struct {
 
 // MemoryStoresMemoryVersionsRedactResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresMemoryVersionsRedact
 type MemoryStoresMemoryVersionsRedactResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresMemoryVersionsRedactResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresMemoryVersionsRedact
@@ -31359,7 +31491,8 @@ func (r SessionsListResponse) ContentType() string {
 
 // SessionsCreateResponse201Headers the declared response headers of an HTTP 201 response for SessionsCreate
 type SessionsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsCreateResponse400Headers the declared response headers of an HTTP 400 response for SessionsCreate
@@ -31375,6 +31508,12 @@ type SessionsCreateResponse401Headers struct {
 // SessionsCreateResponse403Headers the declared response headers of an HTTP 403 response for SessionsCreate
 type SessionsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// SessionsCreateResponse409Headers the declared response headers of an HTTP 409 response for SessionsCreate
+type SessionsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsCreateResponse413Headers the declared response headers of an HTTP 413 response for SessionsCreate
@@ -31410,6 +31549,8 @@ type SessionsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -31426,6 +31567,8 @@ type SessionsCreateResponse struct {
 	Headers401 *SessionsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SessionsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SessionsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SessionsCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -31454,6 +31597,11 @@ func (r SessionsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SessionsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SessionsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -31775,7 +31923,8 @@ func (r SessionsRetrieveResponse) ContentType() string {
 
 // SessionsUpdateResponse200Headers the declared response headers of an HTTP 200 response for SessionsUpdate
 type SessionsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsUpdateResponse400Headers the declared response headers of an HTTP 400 response for SessionsUpdate
@@ -31800,7 +31949,8 @@ type SessionsUpdateResponse404Headers struct {
 
 // SessionsUpdateResponse409Headers the declared response headers of an HTTP 409 response for SessionsUpdate
 type SessionsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsUpdateResponse429Headers the declared response headers of an HTTP 429 response for SessionsUpdate
@@ -31937,7 +32087,8 @@ func (r SessionsUpdateResponse) ContentType() string {
 
 // SessionsArchiveResponse200Headers the declared response headers of an HTTP 200 response for SessionsArchive
 type SessionsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsArchiveResponse401Headers the declared response headers of an HTTP 401 response for SessionsArchive
@@ -31953,6 +32104,12 @@ type SessionsArchiveResponse403Headers struct {
 // SessionsArchiveResponse404Headers the declared response headers of an HTTP 404 response for SessionsArchive
 type SessionsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// SessionsArchiveResponse409Headers the declared response headers of an HTTP 409 response for SessionsArchive
+type SessionsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsArchiveResponse429Headers the declared response headers of an HTTP 429 response for SessionsArchive
@@ -31983,6 +32140,8 @@ type SessionsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -31997,6 +32156,8 @@ type SessionsArchiveResponse struct {
 	Headers403 *SessionsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SessionsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SessionsArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SessionsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -32023,6 +32184,11 @@ func (r SessionsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SessionsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SessionsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -32219,7 +32385,8 @@ func (r SessionsEventsListResponse) ContentType() string {
 
 // SessionsEventsSendResponse200Headers the declared response headers of an HTTP 200 response for SessionsEventsSend
 type SessionsEventsSendResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsEventsSendResponse400Headers the declared response headers of an HTTP 400 response for SessionsEventsSend
@@ -32244,7 +32411,8 @@ type SessionsEventsSendResponse404Headers struct {
 
 // SessionsEventsSendResponse409Headers the declared response headers of an HTTP 409 response for SessionsEventsSend
 type SessionsEventsSendResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsEventsSendResponse413Headers the declared response headers of an HTTP 413 response for SessionsEventsSend
@@ -32818,7 +32986,8 @@ func (r SessionsThreadsGetResponse) ContentType() string {
 
 // SessionsThreadsArchiveResponse200Headers the declared response headers of an HTTP 200 response for SessionsThreadsArchive
 type SessionsThreadsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SessionsThreadsArchiveResponse400Headers the declared response headers of an HTTP 400 response for SessionsThreadsArchive
@@ -32843,7 +33012,8 @@ type SessionsThreadsArchiveResponse404Headers struct {
 
 // SessionsThreadsArchiveResponse409Headers the declared response headers of an HTTP 409 response for SessionsThreadsArchive
 type SessionsThreadsArchiveResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SessionsThreadsArchiveResponse429Headers the declared response headers of an HTTP 429 response for SessionsThreadsArchive
@@ -34687,7 +34857,8 @@ func (r VaultsListResponse) ContentType() string {
 
 // VaultsCreateResponse201Headers the declared response headers of an HTTP 201 response for VaultsCreate
 type VaultsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCreateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCreate
@@ -34703,6 +34874,12 @@ type VaultsCreateResponse401Headers struct {
 // VaultsCreateResponse403Headers the declared response headers of an HTTP 403 response for VaultsCreate
 type VaultsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// VaultsCreateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCreate
+type VaultsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCreateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCreate
@@ -34733,6 +34910,8 @@ type VaultsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -34747,6 +34926,8 @@ type VaultsCreateResponse struct {
 	Headers401 *VaultsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *VaultsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsCreateResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *VaultsCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -34773,6 +34954,11 @@ func (r VaultsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r VaultsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -34955,7 +35141,8 @@ func (r VaultsDeleteResponse) ContentType() string {
 
 // VaultsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for VaultsRetrieve
 type VaultsRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for VaultsRetrieve
@@ -35089,7 +35276,8 @@ func (r VaultsRetrieveResponse) ContentType() string {
 
 // VaultsUpdateResponse200Headers the declared response headers of an HTTP 200 response for VaultsUpdate
 type VaultsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsUpdateResponse400Headers the declared response headers of an HTTP 400 response for VaultsUpdate
@@ -35114,7 +35302,8 @@ type VaultsUpdateResponse404Headers struct {
 
 // VaultsUpdateResponse409Headers the declared response headers of an HTTP 409 response for VaultsUpdate
 type VaultsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsUpdateResponse429Headers the declared response headers of an HTTP 429 response for VaultsUpdate
@@ -35251,7 +35440,8 @@ func (r VaultsUpdateResponse) ContentType() string {
 
 // VaultsArchiveResponse200Headers the declared response headers of an HTTP 200 response for VaultsArchive
 type VaultsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsArchive
@@ -35267,6 +35457,12 @@ type VaultsArchiveResponse403Headers struct {
 // VaultsArchiveResponse404Headers the declared response headers of an HTTP 404 response for VaultsArchive
 type VaultsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// VaultsArchiveResponse409Headers the declared response headers of an HTTP 409 response for VaultsArchive
+type VaultsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsArchiveResponse429Headers the declared response headers of an HTTP 429 response for VaultsArchive
@@ -35297,6 +35493,8 @@ type VaultsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -35311,6 +35509,8 @@ type VaultsArchiveResponse struct {
 	Headers403 *VaultsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *VaultsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -35337,6 +35537,11 @@ func (r VaultsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -35533,7 +35738,8 @@ func (r VaultsCredentialsListResponse) ContentType() string {
 
 // VaultsCredentialsCreateResponse201Headers the declared response headers of an HTTP 201 response for VaultsCredentialsCreate
 type VaultsCredentialsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsCreateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsCreate
@@ -35558,7 +35764,8 @@ type VaultsCredentialsCreateResponse404Headers struct {
 
 // VaultsCredentialsCreateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsCreate
 type VaultsCredentialsCreateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsCreateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsCreate
@@ -35829,7 +36036,8 @@ func (r VaultsCredentialsDeleteResponse) ContentType() string {
 
 // VaultsCredentialsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsRetrieve
 type VaultsCredentialsRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsRetrieveResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsRetrieve
@@ -35963,7 +36171,8 @@ func (r VaultsCredentialsRetrieveResponse) ContentType() string {
 
 // VaultsCredentialsUpdateResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsUpdate
 type VaultsCredentialsUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsUpdateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsUpdate
@@ -35988,7 +36197,8 @@ type VaultsCredentialsUpdateResponse404Headers struct {
 
 // VaultsCredentialsUpdateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsUpdate
 type VaultsCredentialsUpdateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsUpdateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsUpdate
@@ -36125,7 +36335,8 @@ func (r VaultsCredentialsUpdateResponse) ContentType() string {
 
 // VaultsCredentialsArchiveResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsArchive
 type VaultsCredentialsArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsArchive
@@ -36141,6 +36352,12 @@ type VaultsCredentialsArchiveResponse403Headers struct {
 // VaultsCredentialsArchiveResponse404Headers the declared response headers of an HTTP 404 response for VaultsCredentialsArchive
 type VaultsCredentialsArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// VaultsCredentialsArchiveResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsArchiveResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsArchive
@@ -36171,6 +36388,8 @@ type VaultsCredentialsArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -36185,6 +36404,8 @@ type VaultsCredentialsArchiveResponse struct {
 	Headers403 *VaultsCredentialsArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *VaultsCredentialsArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VaultsCredentialsArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *VaultsCredentialsArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -36211,6 +36432,11 @@ func (r VaultsCredentialsArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r VaultsCredentialsArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -36259,7 +36485,8 @@ func (r VaultsCredentialsArchiveResponse) ContentType() string {
 
 // VaultsCredentialsMcpOauthValidateResponse200Headers the declared response headers of an HTTP 200 response for VaultsCredentialsMcpOauthValidate
 type VaultsCredentialsMcpOauthValidateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // VaultsCredentialsMcpOauthValidateResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsMcpOauthValidate
@@ -36284,7 +36511,8 @@ type VaultsCredentialsMcpOauthValidateResponse404Headers struct {
 
 // VaultsCredentialsMcpOauthValidateResponse409Headers the declared response headers of an HTTP 409 response for VaultsCredentialsMcpOauthValidate
 type VaultsCredentialsMcpOauthValidateResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // VaultsCredentialsMcpOauthValidateResponse429Headers the declared response headers of an HTTP 429 response for VaultsCredentialsMcpOauthValidate
@@ -36555,7 +36783,8 @@ func (r WebhooksListResponse) ContentType() string {
 
 // WebhooksCreateResponse201Headers the declared response headers of an HTTP 201 response for WebhooksCreate
 type WebhooksCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksCreateResponse400Headers the declared response headers of an HTTP 400 response for WebhooksCreate
@@ -36571,6 +36800,12 @@ type WebhooksCreateResponse401Headers struct {
 // WebhooksCreateResponse403Headers the declared response headers of an HTTP 403 response for WebhooksCreate
 type WebhooksCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// WebhooksCreateResponse409Headers the declared response headers of an HTTP 409 response for WebhooksCreate
+type WebhooksCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksCreateResponse413Headers the declared response headers of an HTTP 413 response for WebhooksCreate
@@ -36606,6 +36841,8 @@ type WebhooksCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -36622,6 +36859,8 @@ type WebhooksCreateResponse struct {
 	Headers401 *WebhooksCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *WebhooksCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WebhooksCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -36650,6 +36889,11 @@ func (r WebhooksCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r WebhooksCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WebhooksCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -36971,7 +37215,8 @@ func (r WebhooksRetrieveResponse) ContentType() string {
 
 // WebhooksUpdateResponse200Headers the declared response headers of an HTTP 200 response for WebhooksUpdate
 type WebhooksUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksUpdateResponse400Headers the declared response headers of an HTTP 400 response for WebhooksUpdate
@@ -36992,6 +37237,12 @@ type WebhooksUpdateResponse403Headers struct {
 // WebhooksUpdateResponse404Headers the declared response headers of an HTTP 404 response for WebhooksUpdate
 type WebhooksUpdateResponse404Headers struct {
 	RequestId RequestId
+}
+
+// WebhooksUpdateResponse409Headers the declared response headers of an HTTP 409 response for WebhooksUpdate
+type WebhooksUpdateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksUpdateResponse413Headers the declared response headers of an HTTP 413 response for WebhooksUpdate
@@ -37029,6 +37280,8 @@ type WebhooksUpdateResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -37047,6 +37300,8 @@ type WebhooksUpdateResponse struct {
 	Headers403 *WebhooksUpdateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WebhooksUpdateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *WebhooksUpdateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -37080,6 +37335,11 @@ func (r WebhooksUpdateResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksUpdateResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WebhooksUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -37281,7 +37541,8 @@ func (r WebhooksDeliveriesListResponse) ContentType() string {
 
 // WebhooksDeliveriesRedeliverResponse201Headers the declared response headers of an HTTP 201 response for WebhooksDeliveriesRedeliver
 type WebhooksDeliveriesRedeliverResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksDeliveriesRedeliverResponse401Headers the declared response headers of an HTTP 401 response for WebhooksDeliveriesRedeliver
@@ -37301,7 +37562,8 @@ type WebhooksDeliveriesRedeliverResponse404Headers struct {
 
 // WebhooksDeliveriesRedeliverResponse409Headers the declared response headers of an HTTP 409 response for WebhooksDeliveriesRedeliver
 type WebhooksDeliveriesRedeliverResponse409Headers struct {
-	RequestId RequestId
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksDeliveriesRedeliverResponse429Headers the declared response headers of an HTTP 429 response for WebhooksDeliveriesRedeliver
@@ -37429,7 +37691,8 @@ func (r WebhooksDeliveriesRedeliverResponse) ContentType() string {
 
 // WebhooksRotateSecretResponse200Headers the declared response headers of an HTTP 200 response for WebhooksRotateSecret
 type WebhooksRotateSecretResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // WebhooksRotateSecretResponse400Headers the declared response headers of an HTTP 400 response for WebhooksRotateSecret
@@ -37450,6 +37713,12 @@ type WebhooksRotateSecretResponse403Headers struct {
 // WebhooksRotateSecretResponse404Headers the declared response headers of an HTTP 404 response for WebhooksRotateSecret
 type WebhooksRotateSecretResponse404Headers struct {
 	RequestId RequestId
+}
+
+// WebhooksRotateSecretResponse409Headers the declared response headers of an HTTP 409 response for WebhooksRotateSecret
+type WebhooksRotateSecretResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // WebhooksRotateSecretResponse429Headers the declared response headers of an HTTP 429 response for WebhooksRotateSecret
@@ -37482,6 +37751,8 @@ type WebhooksRotateSecretResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -37498,6 +37769,8 @@ type WebhooksRotateSecretResponse struct {
 	Headers403 *WebhooksRotateSecretResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *WebhooksRotateSecretResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WebhooksRotateSecretResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *WebhooksRotateSecretResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -37529,6 +37802,11 @@ func (r WebhooksRotateSecretResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WebhooksRotateSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WebhooksRotateSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -40236,6 +40514,13 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40269,6 +40554,13 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers AgentsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40307,6 +40599,23 @@ func ParseAgentsCreateResponse(rsp *http.Response) (*AgentsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers AgentsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers AgentsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -40627,6 +40936,13 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers AgentsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40683,6 +40999,13 @@ func ParseAgentsUpdateResponse(rsp *http.Response) (*AgentsUpdateResponse, error
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -40786,6 +41109,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40812,6 +41142,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers AgentsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40850,6 +41187,23 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AgentsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers AgentsArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41578,6 +41932,13 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41611,6 +41972,13 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 	switch {
 	case rsp.StatusCode == 201:
 		var headers DeploymentsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41649,6 +42017,23 @@ func ParseDeploymentsCreateResponse(rsp *http.Response) (*DeploymentsCreateRespo
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers DeploymentsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -41952,6 +42337,13 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42008,6 +42400,13 @@ func ParseDeploymentsUpdateResponse(rsp *http.Response) (*DeploymentsUpdateRespo
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -42111,6 +42510,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42137,6 +42543,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42175,6 +42588,23 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeploymentsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeploymentsArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42299,6 +42729,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsPauseResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42345,6 +42782,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -42471,6 +42915,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 	switch {
 	case rsp.StatusCode == 201:
 		var headers DeploymentsRunResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42517,6 +42968,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -42643,6 +43101,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeploymentsUnpauseResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42689,6 +43154,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -42977,6 +43449,13 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 	switch {
 	case rsp.StatusCode == 201:
 		var headers EnvironmentsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43023,6 +43502,13 @@ func ParseEnvironmentsCreateResponse(rsp *http.Response) (*EnvironmentsCreateRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -43483,6 +43969,13 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43539,6 +44032,13 @@ func ParseEnvironmentsUpdateResponse(rsp *http.Response) (*EnvironmentsUpdateRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -43642,6 +44142,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43668,6 +44175,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43706,6 +44220,23 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnvironmentsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers EnvironmentsArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44016,6 +44547,13 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 	switch {
 	case rsp.StatusCode == 201:
 		var headers EnvironmentsWorkCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44072,6 +44610,13 @@ func ParseEnvironmentsWorkCreateResponse(rsp *http.Response) (*EnvironmentsWorkC
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -44664,6 +45209,13 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44697,6 +45249,13 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 	switch {
 	case rsp.StatusCode == 200:
 		var headers EnvironmentsWorkUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44745,6 +45304,23 @@ func ParseEnvironmentsWorkUpdateResponse(rsp *http.Response) (*EnvironmentsWorkU
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EnvironmentsWorkUpdateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers EnvironmentsWorkUpdateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44925,6 +45501,13 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -45500,6 +46083,13 @@ func ParseEnvironmentsWorkResultResponse(rsp *http.Response) (*EnvironmentsWorkR
 			}
 			headers.RequestId = value
 		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers EnvironmentsWorkResultResponse413Headers
@@ -45942,6 +46532,13 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45975,6 +46572,13 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 	switch {
 	case rsp.StatusCode == 201:
 		var headers FilesUploadResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46013,6 +46617,23 @@ func ParseFilesUploadResponse(rsp *http.Response) (*FilesUploadResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers FilesUploadResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers FilesUploadResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47309,6 +47930,13 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -48926,6 +49554,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 			}
 			headers.RequestId = value
 		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers MemoryStoresMemoryVersionsRedactResponse429Headers
@@ -49173,6 +49808,13 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49206,6 +49848,13 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SessionsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49244,6 +49893,23 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers SessionsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SessionsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -49695,6 +50361,13 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49751,6 +50424,13 @@ func ParseSessionsUpdateResponse(rsp *http.Response) (*SessionsUpdateResponse, e
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -49844,6 +50524,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49870,6 +50557,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49908,6 +50602,23 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SessionsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers SessionsArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -50218,6 +50929,13 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsEventsSendResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -50274,6 +50992,13 @@ func ParseSessionsEventsSendResponse(rsp *http.Response) (*SessionsEventsSendRes
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
@@ -50909,6 +51634,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 	switch {
 	case rsp.StatusCode == 200:
 		var headers SessionsThreadsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -50965,6 +51697,13 @@ func ParseSessionsThreadsArchiveResponse(rsp *http.Response) (*SessionsThreadsAr
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -53047,6 +53786,13 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -53073,6 +53819,13 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers VaultsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -53111,6 +53864,23 @@ func ParseVaultsCreateResponse(rsp *http.Response) (*VaultsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers VaultsCreateResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -53383,6 +54153,13 @@ func ParseVaultsRetrieveResponse(rsp *http.Response) (*VaultsRetrieveResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -53552,6 +54329,13 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -53608,6 +54392,13 @@ func ParseVaultsUpdateResponse(rsp *http.Response) (*VaultsUpdateResponse, error
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -53701,6 +54492,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -53727,6 +54525,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -53765,6 +54570,23 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers VaultsArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -54068,6 +54890,13 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 	switch {
 	case rsp.StatusCode == 201:
 		var headers VaultsCredentialsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54124,6 +54953,13 @@ func ParseVaultsCredentialsCreateResponse(rsp *http.Response) (*VaultsCredential
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -54398,6 +55234,13 @@ func ParseVaultsCredentialsRetrieveResponse(rsp *http.Response) (*VaultsCredenti
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54567,6 +55410,13 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54623,6 +55473,13 @@ func ParseVaultsCredentialsUpdateResponse(rsp *http.Response) (*VaultsCredential
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -54716,6 +55573,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -54742,6 +55606,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54780,6 +55651,23 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VaultsCredentialsArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers VaultsCredentialsArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -54911,6 +55799,13 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VaultsCredentialsMcpOauthValidateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54967,6 +55862,13 @@ func ParseVaultsCredentialsMcpOauthValidateResponse(rsp *http.Response) (*Vaults
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -55215,6 +56117,13 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55248,6 +56157,13 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 	switch {
 	case rsp.StatusCode == 201:
 		var headers WebhooksCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -55286,6 +56202,23 @@ func ParseWebhooksCreateResponse(rsp *http.Response) (*WebhooksCreateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers WebhooksCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers WebhooksCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -55704,6 +56637,13 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55737,6 +56677,13 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers WebhooksUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -55785,6 +56732,23 @@ func ParseWebhooksUpdateResponse(rsp *http.Response) (*WebhooksUpdateResponse, e
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WebhooksUpdateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers WebhooksUpdateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -56091,6 +57055,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 	switch {
 	case rsp.StatusCode == 201:
 		var headers WebhooksDeliveriesRedeliverResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -56137,6 +57108,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 				return nil, err
 			}
 			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -56237,6 +57215,13 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -56263,6 +57248,13 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 	switch {
 	case rsp.StatusCode == 200:
 		var headers WebhooksRotateSecretResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -56311,6 +57303,23 @@ func ParseWebhooksRotateSecretResponse(rsp *http.Response) (*WebhooksRotateSecre
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WebhooksRotateSecretResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers WebhooksRotateSecretResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -60,13 +60,14 @@ func retryAfter(h http.Header) (time.Duration, bool) {
 	return d, true
 }
 
-// retryDoer sends a request up to 1+maxRetries times: connection errors, timeouts, 408, 429 and 5xx are
-// retried (every method, as the TypeScript SDK does) after RetryDelay, replaying the body via GetBody.
+// retryDoer sends a request up to 1+maxRetries times: connection errors, timeouts, 408, 429, 5xx and a 409
+// idempotency_in_progress are retried (every method, as the TypeScript SDK does) after RetryDelay, replaying the body via GetBody.
 // Each attempt runs under the client's per-attempt timeout; the caller's context cancels everything.
 type retryDoer struct{ c *Client }
 
 func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	addIdempotencyKey(req)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && req.GetBody != nil {
 			body, err := req.GetBody()
@@ -88,7 +89,8 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		}
-		if IsRetryableStatus(res.StatusCode) && attempt < d.c.maxRetries && (req.Body == nil || req.GetBody != nil) {
+		retryable := IsRetryableStatus(res.StatusCode) || isIdempotencyInProgress(req, res)
+		if retryable && attempt < d.c.maxRetries && (req.Body == nil || req.GetBody != nil) {
 			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<20))
 			_ = res.Body.Close()
 			if err := d.c.sleep(ctx, RetryDelay(attempt, res.Header)); err != nil {
@@ -96,6 +98,7 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		}
+		reportResponse(req, res)
 		return res, nil
 	}
 }

@@ -2,7 +2,15 @@
 
 from . import _generated
 from ._base import AsyncBinaryResponse, BinaryResponse, StreamEvent
-from ._core import SDK_VERSION, FileInput, is_retryable_status, retry_delay
+from ._core import (
+    SDK_VERSION,
+    FileInput,
+    ResponseInfo,
+    idempotency_key,
+    is_idempotency_in_progress,
+    is_retryable_status,
+    retry_delay,
+)
 from ._generated import models
 from .client import AsyncMango, Mango
 from .errors import (
@@ -47,6 +55,7 @@ __all__ = [
     "PreconditionFailedError",
     "RateLimitError",
     "RequestTooLargeError",
+    "ResponseInfo",
     "SseFrame",
     "SseParser",
     "StreamEvent",
@@ -55,6 +64,8 @@ __all__ = [
     "_generated",
     "decode_work_secret",
     "encode_work_secret",
+    "idempotency_key",
+    "is_idempotency_in_progress",
     "is_retryable_status",
     "models",
     "retry_delay",

@@ -7,8 +7,11 @@ import email.utils
 import json
 import random
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import IO, Any
 from urllib.parse import quote, urlparse
 
@@ -110,6 +113,75 @@ def is_retryable_status(status: int) -> bool:
     return status in (408, 429) or status >= 500
 
 
+IDEMPOTENCY_KEY_HEADER = "idempotency-key"
+_CALLER_KEY: ContextVar[str | None] = ContextVar("mango_idempotency_key", default=None)
+
+
+@contextmanager
+def idempotency_key(key: str) -> Iterator[None]:
+    """Sends ``key`` as the ``Idempotency-Key`` of the POST made inside the block (instead of a fresh
+    UUID), e.g. a key saved before a crash: ``with idempotency_key(k): client.sessions.create(...)``. One
+    key names one request: make one POST per block (docs/api-guide.md, "Idempotent requests")."""
+    token = _CALLER_KEY.set(key)
+    try:
+        yield
+    finally:
+        _CALLER_KEY.reset(token)
+
+
+@dataclass(frozen=True)
+class ResponseInfo:
+    """What ``on_response`` is told about each successful (2xx) response."""
+
+    method: str
+    url: str
+    status: int
+    request_id: str | None
+    """The response's ``request-id``; on a replay, the id of the request that ran."""
+    idempotency_key: str | None
+    """The ``Idempotency-Key`` the call sent (every POST sends one)."""
+    replayed: bool
+    """Whether the server answered with the stored response of an earlier request with the same key."""
+
+
+def _add_idempotency_key(method: str, headers: dict[str, str]) -> None:
+    """A POST gets one key per call (the caller's, else a fresh UUID), re-sent by every retry of it."""
+    if method.upper() == "POST" and IDEMPOTENCY_KEY_HEADER not in headers:
+        headers[IDEMPOTENCY_KEY_HEADER] = _CALLER_KEY.get() or str(uuid.uuid4())
+
+
+def is_idempotency_in_progress(status: int, text: str) -> bool:
+    """A 409 saying the request with this call's key is still running: retried after ``retry-after``."""
+    if status != 409:
+        return False
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return False
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    return isinstance(details, dict) and details.get("error_code") == "idempotency_in_progress"
+
+
+def _retryable(response: httpx.Response, headers: Mapping[str, str]) -> bool:
+    return is_retryable_status(response.status_code) or (
+        IDEMPOTENCY_KEY_HEADER in headers and is_idempotency_in_progress(response.status_code, response.text)
+    )
+
+
+def _response_info(
+    method: str, url: str, response: httpx.Response, headers: Mapping[str, str]
+) -> ResponseInfo:
+    return ResponseInfo(
+        method=method.upper(),
+        url=url,
+        status=response.status_code,
+        request_id=response.headers.get("request-id"),
+        idempotency_key=headers.get(IDEMPOTENCY_KEY_HEADER),
+        replayed=response.headers.get("idempotent-replayed") == "true",
+    )
+
+
 def retry_delay(
     retry: int, headers: httpx.Headers | None = None, rand: Callable[[], float] = random.random
 ) -> float:
@@ -197,6 +269,7 @@ class HttpClient:
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        on_response: Callable[[ResponseInfo], None] | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.strip():
             raise TypeError("Mango: base_url is required")
@@ -216,6 +289,7 @@ class HttpClient:
         self.default_headers = dict(default_headers or {})
         self.http = http_client or httpx.Client()
         self.sleep = sleep
+        self.on_response = on_response
 
     def headers(self, accept: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         out = {"accept": accept, "user-agent": f"mango-sdk-python/{SDK_VERSION}"}
@@ -242,6 +316,7 @@ class HttpClient:
         body is a result (readiness 503)."""
         retries = self.max_retries if max_retries is None else max_retries
         headers = self.headers("application/json")
+        _add_idempotency_key(method, headers)
         content, files, data, replayable = _encode_body(body, parts, headers)
         if not replayable:
             retries = 0
@@ -272,9 +347,11 @@ class HttpClient:
                 error.__cause__ = exc
             else:
                 if 200 <= response.status_code < 300 or response.status_code in accept:
+                    if self.on_response is not None and 200 <= response.status_code < 300:
+                        self.on_response(_response_info(method, url, response, headers))
                     return _parse_success(response)
                 error = error_from_response(response.status_code, response.headers, response.text)
-                if not is_retryable_status(response.status_code) or attempt >= retries:
+                if not _retryable(response, headers) or attempt >= retries:
                     raise error
                 self.sleep(retry_delay(attempt, response.headers))
                 attempt += 1
@@ -379,6 +456,7 @@ class AsyncHttpClient:
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_response: Callable[[ResponseInfo], None] | None = None,
     ) -> None:
         # A sync client validates the settings and builds the headers; it never sends anything.
         self._config = HttpClient(
@@ -396,6 +474,7 @@ class AsyncHttpClient:
         self.default_headers = self._config.default_headers
         self.http = http_client or httpx.AsyncClient()
         self.sleep = sleep
+        self.on_response = on_response
 
     def headers(self, accept: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return self._config.headers(accept, extra)
@@ -414,6 +493,7 @@ class AsyncHttpClient:
     ) -> Any:
         retries = self.max_retries if max_retries is None else max_retries
         headers = self.headers("application/json")
+        _add_idempotency_key(method, headers)
         content, files, data, replayable = _encode_body(body, parts, headers)
         if not replayable:
             retries = 0
@@ -444,9 +524,11 @@ class AsyncHttpClient:
                 error.__cause__ = exc
             else:
                 if 200 <= response.status_code < 300 or response.status_code in accept:
+                    if self.on_response is not None and 200 <= response.status_code < 300:
+                        self.on_response(_response_info(method, url, response, headers))
                     return _parse_success(response)
                 error = error_from_response(response.status_code, response.headers, response.text)
-                if not is_retryable_status(response.status_code) or attempt >= retries:
+                if not _retryable(response, headers) or attempt >= retries:
                     raise error
                 await self.sleep(retry_delay(attempt, response.headers))
                 attempt += 1

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
 
-from ._core import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, AsyncHttpClient, HttpClient
+from ._core import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    AsyncHttpClient,
+    HttpClient,
+    ResponseInfo,
+)
 from ._generated.resources import AsyncResources, Resources
 from .resources import Agents, AsyncAgents, AsyncEnvironments, Environments
 
@@ -30,7 +36,10 @@ class Mango(Resources):
     (``environments.work.poll`` → ``mango.environments.work.poll``). Every call sends
     ``Authorization: Bearer <api_key>``, retries connection errors, timeouts, 408, 429 and 5xx up to
     ``max_retries`` times with jittered exponential backoff, and raises a typed ``MangoError`` carrying the
-    error envelope. Responses are plain dicts typed by the generated models.
+    error envelope. Responses are plain dicts typed by the generated models. Every POST sends an
+    ``Idempotency-Key`` (a fresh UUID per call, the same on each of its retries; ``idempotency_key(k)``
+    sends yours), so a retry after a lost response writes nothing twice; ``on_response`` is called with
+    each successful response's ``ResponseInfo`` (``request_id``, ``idempotency_key``, ``replayed``).
     """
 
     agents: Agents
@@ -45,6 +54,7 @@ class Mango(Resources):
         timeout: float = DEFAULT_TIMEOUT,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | None = None,
+        on_response: Callable[[ResponseInfo], None] | None = None,
     ) -> None:
         http = HttpClient(
             base_url=base_url,
@@ -53,6 +63,7 @@ class Mango(Resources):
             timeout=timeout,
             default_headers=default_headers,
             http_client=http_client,
+            on_response=on_response,
         )
         super().__init__(http)
         self.agents = Agents(http)
@@ -73,6 +84,7 @@ class Mango(Resources):
             timeout=self._http.timeout,
             default_headers=self._http.default_headers,
             http_client=self._http.http,
+            on_response=self._http.on_response,
         )
 
     def request(
@@ -110,6 +122,7 @@ class AsyncMango(AsyncResources):
         timeout: float = DEFAULT_TIMEOUT,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        on_response: Callable[[ResponseInfo], None] | None = None,
     ) -> None:
         http = AsyncHttpClient(
             base_url=base_url,
@@ -118,6 +131,7 @@ class AsyncMango(AsyncResources):
             timeout=timeout,
             default_headers=default_headers,
             http_client=http_client,
+            on_response=on_response,
         )
         super().__init__(http)
         self.agents = AsyncAgents(http)
@@ -135,6 +149,7 @@ class AsyncMango(AsyncResources):
             timeout=self._http.timeout,
             default_headers=self._http.default_headers,
             http_client=self._http.http,
+            on_response=self._http.on_response,
         )
 
     async def request(

@@ -31,6 +31,25 @@ export interface MangoClientOptions {
   timeoutMs?: number;
   /** Extra headers sent with every request. */
   defaultHeaders?: Record<string, string>;
+  /**
+   * Called with every successful (2xx) response's facts: its `request-id`, the `Idempotency-Key` the call
+   * sent and whether the server replayed an earlier response to that key (`idempotent-replayed`).
+   */
+  onResponse?: (info: ResponseInfo) => void;
+}
+
+/** What {@link MangoClientOptions.onResponse} is told about a successful response. */
+export interface ResponseInfo {
+  method: HttpMethod;
+  /** The request URL (base URL, path and query). */
+  url: string;
+  status: number;
+  /** The response's `request-id`; on a replay, the id of the request that ran. */
+  requestId: string | undefined;
+  /** The `Idempotency-Key` this call sent (every POST sends one). */
+  idempotencyKey: string | undefined;
+  /** Whether the server answered with the stored response of an earlier request with the same key. */
+  replayed: boolean;
 }
 
 /** Per-call overrides accepted as the last argument of every method. */
@@ -41,7 +60,16 @@ export interface RequestOptions {
   maxRetries?: number;
   /** Extra headers for this call (cannot override `authorization`). */
   headers?: Record<string, string>;
+  /**
+   * The `Idempotency-Key` of this call (POST only; docs/api-guide.md, "Idempotent requests"). Default: a
+   * fresh UUID per call, sent unchanged by every retry of it. Pass your own to make a repeat of the call
+   * from elsewhere (another process, after a crash) safe too.
+   */
+  idempotencyKey?: string;
 }
+
+/** The request header that makes a POST safe to send again. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -93,6 +121,7 @@ export interface ClientConfig {
   maxRetries: number;
   timeoutMs: number;
   defaultHeaders: Record<string, string>;
+  onResponse?: (info: ResponseInfo) => void;
 }
 
 export function resolveConfig(opts: MangoClientOptions): ClientConfig {
@@ -134,6 +163,7 @@ export function resolveConfig(opts: MangoClientOptions): ClientConfig {
     maxRetries,
     timeoutMs,
     defaultHeaders: { ...(opts.defaultHeaders ?? {}) },
+    onResponse: opts.onResponse,
   };
 }
 
@@ -176,6 +206,26 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /**
+ * A 409 saying that the request with this call's Idempotency-Key is still running elsewhere (a retry
+ * after a lost connection, while the first attempt runs): sent again after `retry-after`, it gets that
+ * request's response.
+ */
+export function isIdempotencyInProgress(status: number, text: string): boolean {
+  if (status !== 409) return false;
+  try {
+    const body = JSON.parse(text) as { error?: { details?: { error_code?: unknown } } };
+    return body?.error?.details?.error_code === 'idempotency_in_progress';
+  } catch {
+    return false;
+  }
+}
+
+/** A random (v4) UUID: the default Idempotency-Key of a POST. */
+export function newIdempotencyKey(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/**
  * Delay before retry number `retry` (0-based): exponential backoff from {@link INITIAL_RETRY_DELAY_MS},
  * capped at {@link MAX_RETRY_DELAY_MS}, with up to 25 % downward jitter. A sane server `retry-after-ms`
  * or `retry-after` (seconds or HTTP date) takes precedence.
@@ -214,6 +264,9 @@ export class HttpClient {
     const timeoutMs = Math.max(options.timeoutMs ?? this.config.timeoutMs, spec.minTimeoutMs ?? 0);
     const url = `${this.config.baseUrl}${spec.path}${encodeQuery(spec.query)}`;
     const headers = this.headers('application/json', options.headers);
+    // One key per call, generated here once: every retry below re-sends the same headers.
+    if (spec.method === 'POST' && headers[IDEMPOTENCY_KEY_HEADER] === undefined)
+      headers[IDEMPOTENCY_KEY_HEADER] = options.idempotencyKey ?? newIdempotencyKey();
     let body: string | FormData | undefined;
     if (spec.form !== undefined) {
       body = spec.form;
@@ -232,9 +285,12 @@ export class HttpClient {
       if (outcome.kind === 'response') {
         const { status, headers: resHeaders, text } = outcome;
         if ((status >= 200 && status < 300) || spec.acceptStatuses?.includes(status)) {
+          if (status >= 200 && status < 300) this.report(spec.method, url, status, resHeaders, headers);
           return parseSuccess<T>(status, resHeaders, text);
         }
-        if (isRetryableStatus(status) && attempt < maxRetries) {
+        const inProgress =
+          headers[IDEMPOTENCY_KEY_HEADER] !== undefined && isIdempotencyInProgress(status, text);
+        if ((isRetryableStatus(status) || inProgress) && attempt < maxRetries) {
           await sleep(retryDelayMs(attempt, resHeaders), options.signal);
           continue;
         }
@@ -368,6 +424,23 @@ export class HttpClient {
         },
       },
     };
+  }
+
+  private report(
+    method: HttpMethod,
+    url: string,
+    status: number,
+    resHeaders: Headers,
+    sent: Record<string, string>,
+  ): void {
+    this.config.onResponse?.({
+      method,
+      url,
+      status,
+      requestId: resHeaders.get('request-id') ?? undefined,
+      idempotencyKey: sent[IDEMPOTENCY_KEY_HEADER],
+      replayed: resHeaders.get('idempotent-replayed') === 'true',
+    });
   }
 
   private headers(accept: string, extra: Record<string, string> | undefined): Record<string, string> {

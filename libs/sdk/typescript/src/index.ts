@@ -2,10 +2,14 @@ export { MangoClient } from './client';
 export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
+  IDEMPOTENCY_KEY_HEADER,
+  isIdempotencyInProgress,
   isRetryableStatus,
+  newIdempotencyKey,
   SDK_VERSION,
   type MangoClientOptions,
   type RequestOptions,
+  type ResponseInfo,
 } from './core';
 export * from './errors';
 export { PagePromise } from './pagination';

@@ -3911,11 +3911,16 @@ export interface components {
         };
         /**
          * @description State conflict (`invalid_request_error` with HTTP 409): version mismatch, duplicate name,
-         *     archived object, conflicting result retry, or a Work state that does not allow the operation.
+         *     archived object, conflicting result retry, or a Work state that does not allow the operation; or
+         *     an `Idempotency-Key` already used for a different request (`details.error_code`:
+         *     `idempotency_key_reused`) or held by a request still running (`idempotency_in_progress`, with
+         *     `retry-after`: send it again then).
          */
         Conflict: {
             headers: {
                 "request-id": components["headers"]["RequestId"];
+                /** @description Seconds to wait before sending again (with `idempotency_in_progress` only). */
+                "retry-after"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -4075,6 +4080,7 @@ export interface components {
         /** @description The Vault. */
         VaultOk: {
             headers: {
+                "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                 "request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4085,6 +4091,7 @@ export interface components {
         /** @description The credential (secrets are never returned). */
         VaultCredentialOk: {
             headers: {
+                "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                 "request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4094,6 +4101,18 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+         *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+         *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+         *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+         *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+         *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+         *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+         *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+         *     1 to 255 visible ASCII characters (a UUID, for example).
+         */
+        IdempotencyKey: string;
         /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
         DeploymentIdPath: string;
         /** @description Deployment run id (`drun_…`). A wrong prefix is 404. */
@@ -4139,6 +4158,11 @@ export interface components {
     headers: {
         /** @description Unique id of this request (`req_…`); equals `request_id` in error bodies. */
         RequestId: components["schemas"]["RequestId"];
+        /**
+         * @description `true` when this response is the replay of an earlier request sent with the same
+         *     `Idempotency-Key` (its status and body; `request-id` is the original request's). Absent otherwise.
+         */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 }
@@ -4258,7 +4282,20 @@ export interface operations {
     "agents.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4271,6 +4308,7 @@ export interface operations {
             /** @description The created Agent (version 1). */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4281,6 +4319,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4324,7 +4363,20 @@ export interface operations {
     "agents.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Agent id (`agent_…`). A wrong prefix is 404. */
                 agent_id: components["parameters"]["AgentId"];
@@ -4340,6 +4392,7 @@ export interface operations {
             /** @description The Agent after the update. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4361,7 +4414,20 @@ export interface operations {
     "agents.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Agent id (`agent_…`). A wrong prefix is 404. */
                 agent_id: components["parameters"]["AgentId"];
@@ -4373,6 +4439,7 @@ export interface operations {
             /** @description The archived Agent (`archived_at` set). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4383,6 +4450,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4461,7 +4529,20 @@ export interface operations {
     "environments.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4474,6 +4555,7 @@ export interface operations {
             /** @description The created Environment. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4524,7 +4606,20 @@ export interface operations {
     "environments.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4540,6 +4635,7 @@ export interface operations {
             /** @description The updated Environment. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4591,7 +4687,20 @@ export interface operations {
     "environments.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4603,6 +4712,7 @@ export interface operations {
             /** @description The archived Environment (`archived_at` set). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4613,6 +4723,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -4657,7 +4768,20 @@ export interface operations {
     "environments.work.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4673,6 +4797,7 @@ export interface operations {
             /** @description The created healthcheck Work (`secret` null). */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4800,7 +4925,20 @@ export interface operations {
     "environments.work.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Environment id (`env_…`). A wrong prefix is 404. */
                 environment_id: components["parameters"]["EnvironmentId"];
@@ -4818,6 +4956,7 @@ export interface operations {
             /** @description The updated Work item. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4829,6 +4968,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5055,7 +5195,20 @@ export interface operations {
     "files.upload": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5068,6 +5221,7 @@ export interface operations {
             /** @description The stored File. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5078,6 +5232,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5523,7 +5678,20 @@ export interface operations {
     "sessions.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5536,6 +5704,7 @@ export interface operations {
             /** @description The Session. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5546,6 +5715,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5584,7 +5754,20 @@ export interface operations {
     "sessions.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
             };
@@ -5599,6 +5782,7 @@ export interface operations {
             /** @description The Session. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5648,7 +5832,20 @@ export interface operations {
     "sessions.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
             };
@@ -5659,6 +5856,7 @@ export interface operations {
             /** @description The Session. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5669,6 +5867,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -5721,7 +5920,20 @@ export interface operations {
     "sessions.events.send": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
             };
@@ -5736,6 +5948,7 @@ export interface operations {
             /** @description The persisted events. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5862,7 +6075,20 @@ export interface operations {
     "sessions.threads.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 session_id: string;
                 thread_id: string;
@@ -5874,6 +6100,7 @@ export interface operations {
             /** @description The Thread, its archive requested (or already archived). */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6426,7 +6653,20 @@ export interface operations {
     "webhooks.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6439,6 +6679,7 @@ export interface operations {
             /** @description The endpoint, with its signing secret (shown once). */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6449,6 +6690,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6488,7 +6730,20 @@ export interface operations {
     "webhooks.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
                 webhook_id: components["parameters"]["WebhookIdPath"];
@@ -6504,6 +6759,7 @@ export interface operations {
             /** @description The updated endpoint. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6515,6 +6771,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6554,7 +6811,20 @@ export interface operations {
     "webhooks.rotate_secret": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
                 webhook_id: components["parameters"]["WebhookIdPath"];
@@ -6570,6 +6840,7 @@ export interface operations {
             /** @description The endpoint with its new secret. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6581,6 +6852,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6625,7 +6897,20 @@ export interface operations {
     "webhooks.deliveries.redeliver": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Webhook endpoint id (`webhook_…`). A wrong prefix is 404. */
                 webhook_id: components["parameters"]["WebhookIdPath"];
@@ -6639,6 +6924,7 @@ export interface operations {
             /** @description The new, pending delivery. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6698,7 +6984,20 @@ export interface operations {
     "deployments.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6711,6 +7010,7 @@ export interface operations {
             /** @description OK. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6721,6 +7021,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6760,7 +7061,20 @@ export interface operations {
     "deployments.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6776,6 +7090,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6797,7 +7112,20 @@ export interface operations {
     "deployments.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6809,6 +7137,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6819,6 +7148,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6827,7 +7157,20 @@ export interface operations {
     "deployments.pause": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6839,6 +7182,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6858,7 +7202,20 @@ export interface operations {
     "deployments.unpause": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6870,6 +7227,7 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6889,7 +7247,20 @@ export interface operations {
     "deployments.run": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Deployment id (`depl_…`). A wrong prefix is 404. */
                 deployment_id: components["parameters"]["DeploymentIdPath"];
@@ -6901,6 +7272,7 @@ export interface operations {
             /** @description OK. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7023,7 +7395,20 @@ export interface operations {
     "vaults.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7037,6 +7422,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -7066,7 +7452,20 @@ export interface operations {
     "vaults.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7123,7 +7522,20 @@ export interface operations {
     "vaults.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7136,6 +7548,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -7182,7 +7595,20 @@ export interface operations {
     "vaults.credentials.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7232,7 +7658,20 @@ export interface operations {
     "vaults.credentials.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7293,7 +7732,20 @@ export interface operations {
     "vaults.credentials.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7308,6 +7760,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -7316,7 +7769,20 @@ export interface operations {
     "vaults.credentials.mcp_oauth_validate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Vault id (`vlt_…`). A wrong prefix, or another workspace's Vault, is 404. */
                 vault_id: components["parameters"]["VaultId"];
@@ -7330,6 +7796,7 @@ export interface operations {
             /** @description The validation. */
             200: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };

@@ -108,7 +108,6 @@ describe('Idempotency-Key (real apps/api process, real PostgreSQL)', () => {
     const later = await ws.post('/v1/sessions', body, keyed('burst'));
     expect(later.body.id).toBe(created[0]!.body.id);
     expect(await count('SELECT count(*) AS n FROM sessions WHERE workspace_id = $1', [id])).toBe(1);
-    // eslint-disable-next-line no-console
     console.log(`16 concurrent sessions.create with one key: ${created.length} × 201, ${busy.length} × 409`);
   });
 
@@ -171,7 +170,6 @@ describe('Idempotency-Key (real apps/api process, real PostgreSQL)', () => {
     await ws.post('/v1/sessions', body);
     await ws.post('/v1/sessions', body);
     const n = await count('SELECT count(*) AS n FROM sessions WHERE workspace_id = $1', [id]);
-    // eslint-disable-next-line no-console
     console.log(`sessions.create sent twice without Idempotency-Key: ${n} Sessions`);
     expect(n).toBe(2);
   });

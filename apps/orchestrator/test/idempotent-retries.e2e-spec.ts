@@ -191,7 +191,6 @@ describe('retries after a lost response write once (real API, orchestrator, Temp
     );
     expect(answers.every((s) => s === 200 || s === 409)).toBe(true);
     expect(await settled(id, 'burst once')).toEqual({ messages: 1, turns: 1, modelRequests: 1 });
-    // eslint-disable-next-line no-console
     console.log(
       `16 concurrent events.send, one key: ${answers.filter((s) => s === 200).length} × 200, ${answers.filter((s) => s === 409).length} × 409; 1 user.message`,
     );
@@ -202,7 +201,6 @@ describe('retries after a lost response write once (real API, orchestrator, Temp
     const sent = await rawRepeat(`/v1/sessions/${id}/events`, { events: [message('raw twice')] });
     expect(sent.status).toBe(200);
     const outcome = await settled(id, 'raw twice');
-    // eslint-disable-next-line no-console
     console.log(`events.send repeated after a cut without Idempotency-Key: ${JSON.stringify(outcome)}`);
     expect(outcome.messages).toBe(2);
   });

@@ -24182,6 +24182,11 @@ type AgentsArchiveResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// AgentsArchiveResponse400Headers the declared response headers of an HTTP 400 response for AgentsArchive
+type AgentsArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
 // AgentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for AgentsArchive
 type AgentsArchiveResponse401Headers struct {
 	RequestId RequestId
@@ -24225,6 +24230,8 @@ type AgentsArchiveResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Agent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -24241,6 +24248,8 @@ type AgentsArchiveResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AgentsArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AgentsArchiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AgentsArchiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -24260,6 +24269,11 @@ type AgentsArchiveResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r AgentsArchiveResponse) GetJSON200() *Agent {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AgentsArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -25358,6 +25372,11 @@ type DeploymentsArchiveResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// DeploymentsArchiveResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsArchive
+type DeploymentsArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
 // DeploymentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsArchive
 type DeploymentsArchiveResponse401Headers struct {
 	RequestId RequestId
@@ -25401,6 +25420,8 @@ type DeploymentsArchiveResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -25417,6 +25438,8 @@ type DeploymentsArchiveResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentsArchiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeploymentsArchiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -25436,6 +25459,11 @@ type DeploymentsArchiveResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DeploymentsArchiveResponse) GetJSON200() *Deployment {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentsArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -25508,6 +25536,11 @@ type DeploymentsPauseResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// DeploymentsPauseResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsPause
+type DeploymentsPauseResponse400Headers struct {
+	RequestId RequestId
+}
+
 // DeploymentsPauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsPause
 type DeploymentsPauseResponse401Headers struct {
 	RequestId RequestId
@@ -25551,6 +25584,8 @@ type DeploymentsPauseResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -25567,6 +25602,8 @@ type DeploymentsPauseResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsPauseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentsPauseResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeploymentsPauseResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -25586,6 +25623,11 @@ type DeploymentsPauseResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DeploymentsPauseResponse) GetJSON200() *Deployment {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentsPauseResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -25658,6 +25700,11 @@ type DeploymentsRunResponse201Headers struct {
 	RequestId          RequestId
 }
 
+// DeploymentsRunResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsRun
+type DeploymentsRunResponse400Headers struct {
+	RequestId RequestId
+}
+
 // DeploymentsRunResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsRun
 type DeploymentsRunResponse401Headers struct {
 	RequestId RequestId
@@ -25701,6 +25748,8 @@ type DeploymentsRunResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *DeploymentRun
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -25717,6 +25766,8 @@ type DeploymentsRunResponse struct {
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *DeploymentsRunResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentsRunResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeploymentsRunResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -25736,6 +25787,11 @@ type DeploymentsRunResponse struct {
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r DeploymentsRunResponse) GetJSON201() *DeploymentRun {
 	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentsRunResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -25808,6 +25864,11 @@ type DeploymentsUnpauseResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// DeploymentsUnpauseResponse400Headers the declared response headers of an HTTP 400 response for DeploymentsUnpause
+type DeploymentsUnpauseResponse400Headers struct {
+	RequestId RequestId
+}
+
 // DeploymentsUnpauseResponse401Headers the declared response headers of an HTTP 401 response for DeploymentsUnpause
 type DeploymentsUnpauseResponse401Headers struct {
 	RequestId RequestId
@@ -25851,6 +25912,8 @@ type DeploymentsUnpauseResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -25867,6 +25930,8 @@ type DeploymentsUnpauseResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeploymentsUnpauseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeploymentsUnpauseResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeploymentsUnpauseResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -25886,6 +25951,11 @@ type DeploymentsUnpauseResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DeploymentsUnpauseResponse) GetJSON200() *Deployment {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeploymentsUnpauseResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -26702,6 +26772,11 @@ type EnvironmentsArchiveResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// EnvironmentsArchiveResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsArchive
+type EnvironmentsArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
 // EnvironmentsArchiveResponse401Headers the declared response headers of an HTTP 401 response for EnvironmentsArchive
 type EnvironmentsArchiveResponse401Headers struct {
 	RequestId RequestId
@@ -26745,6 +26820,8 @@ type EnvironmentsArchiveResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Environment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -26761,6 +26838,8 @@ type EnvironmentsArchiveResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnvironmentsArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EnvironmentsArchiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *EnvironmentsArchiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -26780,6 +26859,11 @@ type EnvironmentsArchiveResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r EnvironmentsArchiveResponse) GetJSON200() *Environment {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EnvironmentsArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -32091,6 +32175,11 @@ type SessionsArchiveResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// SessionsArchiveResponse400Headers the declared response headers of an HTTP 400 response for SessionsArchive
+type SessionsArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
 // SessionsArchiveResponse401Headers the declared response headers of an HTTP 401 response for SessionsArchive
 type SessionsArchiveResponse401Headers struct {
 	RequestId RequestId
@@ -32134,6 +32223,8 @@ type SessionsArchiveResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Session
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -32150,6 +32241,8 @@ type SessionsArchiveResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SessionsArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SessionsArchiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SessionsArchiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -32169,6 +32262,11 @@ type SessionsArchiveResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SessionsArchiveResponse) GetJSON200() *Session {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SessionsArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -35444,6 +35542,11 @@ type VaultsArchiveResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// VaultsArchiveResponse400Headers the declared response headers of an HTTP 400 response for VaultsArchive
+type VaultsArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
 // VaultsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsArchive
 type VaultsArchiveResponse401Headers struct {
 	RequestId RequestId
@@ -35487,6 +35590,8 @@ type VaultsArchiveResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *VaultOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -35503,6 +35608,8 @@ type VaultsArchiveResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsArchiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *VaultsArchiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -35522,6 +35629,11 @@ type VaultsArchiveResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r VaultsArchiveResponse) GetJSON200() *VaultOk {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -36339,6 +36451,11 @@ type VaultsCredentialsArchiveResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// VaultsCredentialsArchiveResponse400Headers the declared response headers of an HTTP 400 response for VaultsCredentialsArchive
+type VaultsCredentialsArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
 // VaultsCredentialsArchiveResponse401Headers the declared response headers of an HTTP 401 response for VaultsCredentialsArchive
 type VaultsCredentialsArchiveResponse401Headers struct {
 	RequestId RequestId
@@ -36382,6 +36499,8 @@ type VaultsCredentialsArchiveResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *VaultCredentialOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -36398,6 +36517,8 @@ type VaultsCredentialsArchiveResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *VaultsCredentialsArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VaultsCredentialsArchiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *VaultsCredentialsArchiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -36417,6 +36538,11 @@ type VaultsCredentialsArchiveResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r VaultsCredentialsArchiveResponse) GetJSON200() *VaultCredentialOk {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VaultsCredentialsArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -37545,6 +37671,11 @@ type WebhooksDeliveriesRedeliverResponse201Headers struct {
 	RequestId          RequestId
 }
 
+// WebhooksDeliveriesRedeliverResponse400Headers the declared response headers of an HTTP 400 response for WebhooksDeliveriesRedeliver
+type WebhooksDeliveriesRedeliverResponse400Headers struct {
+	RequestId RequestId
+}
+
 // WebhooksDeliveriesRedeliverResponse401Headers the declared response headers of an HTTP 401 response for WebhooksDeliveriesRedeliver
 type WebhooksDeliveriesRedeliverResponse401Headers struct {
 	RequestId RequestId
@@ -37588,6 +37719,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *WebhookDelivery
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -37604,6 +37737,8 @@ type WebhooksDeliveriesRedeliverResponse struct {
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *WebhooksDeliveriesRedeliverResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WebhooksDeliveriesRedeliverResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *WebhooksDeliveriesRedeliverResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -37623,6 +37758,11 @@ type WebhooksDeliveriesRedeliverResponse struct {
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r WebhooksDeliveriesRedeliverResponse) GetJSON201() *WebhookDelivery {
 	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WebhooksDeliveriesRedeliverResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -41088,6 +41228,13 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41157,6 +41304,16 @@ func ParseAgentsArchiveResponse(rsp *http.Response) (*AgentsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AgentsArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers AgentsArchiveResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42489,6 +42646,13 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42558,6 +42722,16 @@ func ParseDeploymentsArchiveResponse(rsp *http.Response) (*DeploymentsArchiveRes
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentsArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeploymentsArchiveResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42675,6 +42849,13 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42744,6 +42925,16 @@ func ParseDeploymentsPauseResponse(rsp *http.Response) (*DeploymentsPauseRespons
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentsPauseResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeploymentsPauseResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -42861,6 +43052,13 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 		}
 		response.JSON201 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42930,6 +43128,16 @@ func ParseDeploymentsRunResponse(rsp *http.Response) (*DeploymentsRunResponse, e
 			headers.RequestId = value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentsRunResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeploymentsRunResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -43047,6 +43255,13 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43116,6 +43331,16 @@ func ParseDeploymentsUnpauseResponse(rsp *http.Response) (*DeploymentsUnpauseRes
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeploymentsUnpauseResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeploymentsUnpauseResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -44121,6 +44346,13 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44190,6 +44422,16 @@ func ParseEnvironmentsArchiveResponse(rsp *http.Response) (*EnvironmentsArchiveR
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EnvironmentsArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers EnvironmentsArchiveResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -50503,6 +50745,13 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50572,6 +50821,16 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SessionsArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers SessionsArchiveResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -54471,6 +54730,13 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -54540,6 +54806,16 @@ func ParseVaultsArchiveResponse(rsp *http.Response) (*VaultsArchiveResponse, err
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers VaultsArchiveResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -55552,6 +55828,13 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55621,6 +55904,16 @@ func ParseVaultsCredentialsArchiveResponse(rsp *http.Response) (*VaultsCredentia
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VaultsCredentialsArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers VaultsCredentialsArchiveResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -57001,6 +57294,13 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 		}
 		response.JSON201 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -57070,6 +57370,16 @@ func ParseWebhooksDeliveriesRedeliverResponse(rsp *http.Response) (*WebhooksDeli
 			headers.RequestId = value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers WebhooksDeliveriesRedeliverResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers WebhooksDeliveriesRedeliverResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

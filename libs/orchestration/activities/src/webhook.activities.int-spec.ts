@@ -5,6 +5,7 @@ import { createDataSource, recordWebhookEvents } from '@mango/persistence';
 import { newId } from '@mango/platform-ids';
 import { keyringFromSettings } from '@mango/platform-secrets';
 import { createTestDatabase, TestDatabase, WebhookReceiver } from '@mango/testing';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { DataSource } from 'typeorm';
 import { createWebhookActivities } from './webhook.activities';
 
@@ -21,6 +22,9 @@ describe('webhook delivery attempts and sealed signing secrets (real PostgreSQL,
   })!;
   const sender = new WebhookSender({ allow: parseCidrList('127.0.0.0/8'), timeoutMs: 10_000 });
   const activities = () => createWebhookActivities({ dataSource: ds, sender, keyring });
+  /** One attempt, run as Temporal runs it (an activity context: heartbeats and cancellation). */
+  const deliver = (input: Parameters<ReturnType<typeof activities>['deliverWebhookAttempt']>[0]) =>
+    new MockActivityEnvironment().run(activities().deliverWebhookAttempt, input);
 
   beforeAll(async () => {
     db = await createTestDatabase('webhookact');
@@ -65,7 +69,7 @@ describe('webhook delivery attempts and sealed signing secrets (real PostgreSQL,
       [a.id, b.id],
     );
     const id = await deliveryTo(b.id);
-    const outcome = await activities().deliverWebhookAttempt({ deliveryId: id, attempt: 1, final: false });
+    const outcome = await deliver({ deliveryId: id, attempt: 1, final: false });
     expect({ outcome, sentToB: receiver.at('/b').length }).toEqual({ outcome: 'abandoned', sentToB: 0 });
     const [attempt] = await ds.query('SELECT error FROM webhook_delivery_attempts WHERE delivery_id = $1', [
       id,
@@ -74,9 +78,7 @@ describe('webhook delivery attempts and sealed signing secrets (real PostgreSQL,
     expect(attempt.error).not.toContain(a.secret);
     // The endpoint it was copied from still signs with its own secret.
     const fromA = await deliveryTo(a.id);
-    expect(await activities().deliverWebhookAttempt({ deliveryId: fromA, attempt: 1, final: false })).toBe(
-      'delivered',
-    );
+    expect(await deliver({ deliveryId: fromA, attempt: 1, final: false })).toBe('delivered');
     expect(receiver.at('/a').map((r) => r.verifiedWith)).toEqual([[a.secret]]);
   });
 
@@ -84,9 +86,7 @@ describe('webhook delivery attempts and sealed signing secrets (real PostgreSQL,
     const old = await endpoint('/old', true);
     receiver.trust(old.secret);
     const id = await deliveryTo(old.id);
-    expect(await activities().deliverWebhookAttempt({ deliveryId: id, attempt: 1, final: false })).toBe(
-      'delivered',
-    );
+    expect(await deliver({ deliveryId: id, attempt: 1, final: false })).toBe('delivered');
     expect(receiver.at('/old').map((r) => r.verifiedWith)).toEqual([[old.secret]]);
   });
 });

@@ -372,8 +372,13 @@ export class MemoriesService {
       });
     } catch (err) {
       await keeper.stop();
+      // A failure after the lease was lost (a sweeper took it, and may have removed the object mid-write)
+      // is that lost race, retryable, whatever the store or the database said about it.
+      const lost =
+        !(err instanceof LeaseLostError) &&
+        !(await this.cleanups.renew(lease, this.settings.leaseMs).catch(() => true));
       await this.abandon(staged.objectKey, lease);
-      throw err;
+      throw lost ? new LeaseLostError(lease) : err;
     }
     await keeper.stop();
     if (!outcome.used) await this.abandon(staged.objectKey, lease);

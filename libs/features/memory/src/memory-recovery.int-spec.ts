@@ -24,7 +24,8 @@ import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.settings';
 
 /** Object writes that can be held after the bytes are stored, and removals that can fail: a stalled or crashed process. */
 class ControlledObjects extends MemoryObjects {
-  holdAfterPut?: { stored: () => void; release: Promise<void> };
+  /** `fail`: the put then fails (the store lost the object a sweeper removed while it was being written). */
+  holdAfterPut?: { stored: () => void; release: Promise<void>; fail?: Error };
   failRemovals = 0;
   override async put(key: string, content: Buffer): Promise<void> {
     await super.put(key, content);
@@ -32,6 +33,7 @@ class ControlledObjects extends MemoryObjects {
     if (hold) {
       hold.stored();
       await hold.release;
+      if (hold.fail) throw hold.fail;
     }
   }
   override async remove(key: string): Promise<void> {
@@ -151,6 +153,34 @@ describe('Memory content recovery (real PostgreSQL + S3)', () => {
     const ok = await memories.create(p, s.id, { view: 'full' }, { path: '/a', content: 'fine' });
     expect(ok.content).toBe('fine');
     expect(await keys()).toHaveLength(1);
+  });
+
+  it('a stalled write whose object put fails after a sweeper took its lease answers the lost lease (retryable), not the store error', async () => {
+    const s = await stores.create('wrkspc_default', { name: 'recovery-put-fails' });
+    let stored!: () => void;
+    let release!: () => void;
+    const isStored = new Promise<void>((r) => (stored = r));
+    const storeError = new Error('We encountered an internal error. Please try again.');
+    const before = await count('memories');
+    objects.holdAfterPut = { stored, release: new Promise<void>((r) => (release = r)), fail: storeError };
+    cleanups.frozen = true;
+    const settled = memories.create(p, s.id, {}, { path: '/b', content: 'lost' }).then(
+      () => 'committed',
+      (e: unknown) => e,
+    );
+    await isStored;
+    objects.holdAfterPut = undefined;
+    let swept = { removed: 0, kept: 0, failed: 0 };
+    for (let i = 0; i < 100 && swept.removed === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      swept = await sweeper.sweepOnce();
+    }
+    expect(swept).toEqual({ removed: 1, kept: 0, failed: 0 });
+    cleanups.frozen = false;
+    release();
+    expect(await settled).toBeInstanceOf(LeaseLostError);
+    expect(await count('memories')).toBe(before);
+    expect(await count('object_cleanups')).toBe(0);
   });
 
   it('a live write whose object put outlasts its lease (a loaded S3) keeps its lease and commits', async () => {

@@ -12,13 +12,14 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { withRequestRateEnv } from '@mango/feature-auth';
+import { withJsonLimitsEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 /**
  * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
  * apps/api reads, validated once at boot.
  */
-export class ApiEnv extends withRequestRateEnv(ObservabilityEnv) {
+export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -66,20 +67,6 @@ export class ApiEnv extends withRequestRateEnv(ObservabilityEnv) {
   @Min(1024)
   @Max(1_073_741_824)
   MANGO_MAX_REQUEST_BYTES: number = 33_554_432;
-
-  /** Deepest nesting of arrays and objects in a JSON request body; deeper is 400 (default 128). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(8)
-  @Max(10_000)
-  MANGO_MAX_JSON_DEPTH: number = 128;
-
-  /** Most values (array elements and object members) in a JSON request body; more is 413 (default 1,000,000). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1_000)
-  @Max(100_000_000)
-  MANGO_MAX_JSON_VALUES: number = 1_000_000;
 
   /** Events one request may carry (POST …/events, initial_events); more is 413 (default and most 100). */
   @Type(() => Number)

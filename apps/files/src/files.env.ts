@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 import { withRequestRateEnv } from '@mango/feature-auth';
+import { withJsonLimitsEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 const MIB = 1024 * 1024;
@@ -10,7 +11,7 @@ const TIB = 1024 * 1024 * MIB;
  * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
  * apps/files reads, validated once at boot.
  */
-export class FilesEnv extends withRequestRateEnv(ObservabilityEnv) {
+export class FilesEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -100,20 +101,6 @@ export class FilesEnv extends withRequestRateEnv(ObservabilityEnv) {
   @Min(1_000)
   @Max(3_600_000)
   MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
-
-  /** Deepest nesting of arrays and objects in a JSON request body; deeper is 400 (default 128). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(8)
-  @Max(10_000)
-  MANGO_MAX_JSON_DEPTH: number = 128;
-
-  /** Most values (array elements and object members) in a JSON request body; more is 413 (default 1,000,000). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1_000)
-  @Max(100_000_000)
-  MANGO_MAX_JSON_VALUES: number = 1_000_000;
 
   /** Largest Memory content in UTF-8 bytes (hosted: 102,400); larger writes are 413 `request_too_large`. */
   @Type(() => Number)

@@ -13,3 +13,4 @@ export * from './request-id';
 export * from './run-main';
 export * from './storable-text';
 export * from './sse-writer';
+export * from './json-limits-env';

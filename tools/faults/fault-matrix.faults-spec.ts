@@ -1328,8 +1328,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
       );
       const keys = new Set<string>();
       for await (const o of store.client.listObjectsV2(BUCKET, '', true)) if (o.name) keys.add(o.name);
-      const incomplete: string[] = [];
-      for await (const u of store.client.listIncompleteUploads(BUCKET, '', true)) incomplete.push(u.key);
+      const incomplete = (await store.unfinishedUploads()).map((u) => u.key);
       const named = new Set([...rows, ...versions].map((r) => r.object_key));
       return {
         missing: rows.filter((r) => !keys.has(r.object_key)).map((r) => r.id),
@@ -1347,9 +1346,7 @@ describe('fault matrix (real API, orchestrator, supervisor + container, Temporal
     async function untilStoredPart(): Promise<void> {
       const deadline = Date.now() + 15_000;
       for (;;) {
-        const parts: string[] = [];
-        for await (const u of store.client.listIncompleteUploads(BUCKET, '', true)) parts.push(u.key);
-        if (parts.length > 0) return;
+        if ((await store.unfinishedUploads()).length > 0) return;
         if (Date.now() > deadline) throw new Error('no part of the upload reached S3');
         await sleep(100);
       }

@@ -97,19 +97,8 @@ export async function startFiles(label: string, env: Record<string, string> = {}
     for await (const o of store.client.listObjectsV2(bucket, '', true)) if (o.name) keys.push(o.name);
     return keys.sort();
   };
-  const incompleteUploads = async (): Promise<string[]> => {
-    // The listing also lists each upload's parts; an upload that finishes or is aborted in between makes
-    // that second call fail with NoSuchUpload, so list again.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const keys: string[] = [];
-        for await (const u of store.client.listIncompleteUploads(bucket, '', true)) keys.push(u.key);
-        return keys.sort();
-      } catch (err) {
-        if (attempt >= 5 || !/multipart upload does not exist/i.test(String(err))) throw err;
-      }
-    }
-  };
+  const incompleteUploads = async (): Promise<string[]> =>
+    (await store.unfinishedUploads()).map((u) => u.key);
   return {
     ...first,
     db,
@@ -169,7 +158,7 @@ export async function startFiles(label: string, env: Record<string, string> = {}
 async function dropBucket(store: ObjectStore): Promise<void> {
   const names: string[] = [];
   for await (const o of store.client.listObjectsV2(store.bucket, '', true)) if (o.name) names.push(o.name);
-  for await (const u of store.client.listIncompleteUploads(store.bucket, '', true))
+  for (const u of await store.unfinishedUploads())
     await store.client.abortMultipartUpload(store.bucket, u.key, u.uploadId);
   if (names.length > 0) await store.client.removeObjects(store.bucket, names);
   await store.client.removeBucket(store.bucket).catch(() => undefined);

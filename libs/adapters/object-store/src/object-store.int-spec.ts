@@ -53,4 +53,30 @@ describe('ObjectStore against the real S3 server', () => {
     await expect(store.client.bucketExists(store.bucket)).rejects.toThrow();
     expect(await store.ping()).toBe('unreachable');
   });
+
+  it('lists unfinished uploads even when one is aborted between the listing and its parts (a sweeper at work)', async () => {
+    const store = new ObjectStore(settings());
+    await store.ensureBucket();
+    const kept = await store.client.initiateNewMultipartUpload(store.bucket, 'u/kept', {});
+    const swept = await store.client.initiateNewMultipartUpload(store.bucket, 'u/swept', {});
+    // The first time the client asks for an upload's parts, the other upload is aborted first: the real
+    // store then answers NoSuchUpload for it (the fault matrix met this with the files sweeper running).
+    const client = store.client as unknown as {
+      listParts: (b: string, k: string, id: string) => Promise<unknown>;
+    };
+    const listParts = client.listParts.bind(client);
+    let aborted = false;
+    client.listParts = async (b, k, id) => {
+      if (!aborted) {
+        aborted = true;
+        await store.client.abortMultipartUpload(store.bucket, 'u/swept', swept);
+      }
+      return listParts(b, k, id);
+    };
+    expect(await store.unfinishedUploads('u/')).toEqual([{ key: 'u/kept', uploadId: kept }]);
+    expect(aborted).toBe(true);
+    await store.client.abortMultipartUpload(store.bucket, 'u/kept', kept);
+    expect(await store.unfinishedUploads('u/')).toEqual([]);
+    await store.client.removeBucket(store.bucket);
+  });
 });

@@ -65,6 +65,29 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * The multipart uploads begun and neither completed nor aborted under `prefix`, sorted by key. The
+   * client lists each upload's parts too; an upload that finishes or is aborted between the two calls
+   * makes the second fail with NoSuchUpload, so the listing starts again (a few times) in that case.
+   */
+  async unfinishedUploads(prefix = ''): Promise<{ key: string; uploadId: string }[]> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const uploads: { key: string; uploadId: string }[] = [];
+        for await (const u of this.client.listIncompleteUploads(this.bucket, prefix, true))
+          uploads.push({ key: u.key, uploadId: u.uploadId });
+        return uploads.sort((a, b) => a.key.localeCompare(b.key));
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (
+          attempt >= 5 ||
+          (code !== 'NoSuchUpload' && !/multipart upload does not exist/i.test(String(err)))
+        )
+          throw err;
+      }
+    }
+  }
+
   /** Bounded reachability check for readiness probes. */
   async ping(timeoutMs = 2000): Promise<'ok' | 'unreachable' | 'timeout'> {
     let timer: NodeJS.Timeout | undefined;

@@ -7,7 +7,7 @@ import { MangoMetrics, startMetricsServer } from './metrics';
  */
 describe('startMetricsServer: /healthz answers from the event loop, /metrics collects, the rest is 404', () => {
   it('answers /healthz while a gauge collection never finishes; unknown paths and methods are 404', async () => {
-    const metrics = new MangoMetrics('test');
+    const metrics = new MangoMetrics('orchestrator');
     metrics.gauge('mango_test_stuck', 'never collected', [], () => new Promise(() => undefined));
     const server = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 });
     try {

@@ -2,17 +2,18 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 
 /**
- * The alert rules and the dashboard shipped in deployments/observability, checked by Prometheus's own
+ * The alert rules and the dashboard shipped with the Helm chart (deployments/helm/mango/files/observability), checked by Prometheus's own
  * promtool (Debian's package): the rules parse, each alert fires on the series that mean trouble and stays
  * quiet on healthy ones (promtool unit tests), every query names a metric Mango exports, and every alert
  * links a runbook section that exists in docs/operations.md.
  */
 const ROOT = join(__dirname, '../..');
-const DIR = join(ROOT, 'deployments/observability');
+const DIR = join(ROOT, 'deployments/helm/mango/files/observability');
 const promtool = process.env.MANGO_PROMTOOL_BIN ?? 'promtool';
+const helm = process.env.MANGO_HELM_BIN ?? 'helm';
 
 const rules = parse(readFileSync(join(DIR, 'alerts.yaml'), 'utf8')) as {
   groups: Array<{ rules: Array<{ alert: string; expr: string; annotations: { runbook: string } }> }>;
@@ -103,5 +104,47 @@ describe('alert rules and dashboard (promtool)', () => {
       expect(file).toBe('docs/operations.md');
       expect([a.alert, anchors.has(anchor!)]).toEqual([a.alert, true]);
     }
+  });
+
+  it('the chart installs exactly these rules (PrometheusRule) and this dashboard (ConfigMap) when asked, and nothing when not', () => {
+    const render = (set: Record<string, unknown>) =>
+      parseAllDocuments(
+        execFileSync(
+          helm,
+          [
+            'template',
+            't',
+            join(ROOT, 'deployments/helm/mango'),
+            ...Object.entries({
+              'database.url': 'postgres://u:p@db:5432/mango',
+              'objectStore.accessKey': 'ak',
+              'objectStore.secretKey': 'sk',
+              'metrics.enabled': true,
+              ...set,
+            }).flatMap(([k, v]) => ['--set-json', `${k}=${JSON.stringify(v)}`]),
+          ],
+          { encoding: 'utf8' },
+        ),
+      )
+        .map((d) => d.toJS())
+        .filter(Boolean);
+    const off = render({});
+    expect(
+      off.filter((d) => d.kind === 'PrometheusRule' || d.metadata?.name === 't-mango-dashboard'),
+    ).toEqual([]);
+
+    const on = render({ 'metrics.prometheusRule.enabled': true, 'metrics.grafanaDashboard.enabled': true });
+    const rule = on.find((d) => d.kind === 'PrometheusRule');
+    expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(rule.spec.groups).toEqual(rules.groups);
+    // What the operator's Prometheus would load parses too.
+    const dir = mkdtempSync(join(tmpdir(), 'mango-rule-'));
+    writeFileSync(join(dir, 'rules.yaml'), stringify({ groups: rule.spec.groups }));
+    expect(
+      execFileSync(promtool, ['check', 'rules', join(dir, 'rules.yaml')], { encoding: 'utf8' }),
+    ).toContain(`SUCCESS: ${alerts.length} rules found`);
+    const board = on.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 't-mango-dashboard');
+    expect(board.metadata.labels.grafana_dashboard).toBe('1');
+    expect(JSON.parse(board.data['mango-overview.json'])).toEqual(dashboard);
   });
 });

@@ -26,7 +26,8 @@ execFileSync(process.execPath, [tsc, '-p', join(pkg, 'tsconfig.build.json'), '--
 const names = Object.keys(require(join(dist, 'index.js')))
   .filter((n) => n !== '__esModule' && n !== 'default')
   .sort();
-if (!names.includes('MangoClient')) throw new Error(`dist/index.js exports no MangoClient: ${names.join(', ')}`);
+if (!names.includes('MangoClient'))
+  throw new Error(`dist/index.js exports no MangoClient: ${names.join(', ')}`);
 for (const n of names) {
   if (!/^[A-Za-z_$][\w$]*$/.test(n)) throw new Error(`not an identifier, cannot re-export: ${n}`);
 }

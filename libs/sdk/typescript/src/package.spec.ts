@@ -50,7 +50,9 @@ describe('the npm package', () => {
         ]),
       );
       // Only the build, the docs and the manifest: no sources, tests or build scripts.
-      expect(files.filter((f) => !/^(dist\/.+\.(js|mjs|d\.ts|d\.mts)|LICENSE|README\.md|package\.json)$/.test(f))).toEqual([]);
+      expect(
+        files.filter((f) => !/^(dist\/.+\.(js|mjs|d\.ts|d\.mts)|LICENSE|README\.md|package\.json)$/.test(f)),
+      ).toEqual([]);
       expect(files.filter((f) => /\.spec\.|\/testing\//.test(f))).toEqual([]);
       // prepack's dist/ is removed again by postpack: the source tree stays as it was.
       expect(readdirSync(pkgDir)).not.toContain('dist');

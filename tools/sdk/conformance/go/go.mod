@@ -11,7 +11,8 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 )
 
-// The SDK module from this repository (tools/sdk/test/conformance.e2e-spec.ts runs `go run` with
-// GOFLAGS=-mod=mod). Users get the released module: `go get mango.dev/sdk@vX.Y.Z` (docs/versioning.md);
-// tools/sdk/test/release-artifacts.e2e-spec.ts runs this program against the release's module zip instead.
+// The SDK module from this repository, for `go vet` (tools/sdk/run.sh go-lint) and the orchestrator's
+// idempotent-retries e2e (./sendevent), both with GOFLAGS=-mod=mod. Users require the released module,
+// mango.dev/sdk vX.Y.Z (docs/versioning.md); tools/sdk/test/conformance.e2e-spec.ts runs main.go that way,
+// from the release's module zip.
 replace mango.dev/sdk => ../../../../libs/sdk/go

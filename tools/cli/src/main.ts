@@ -15,6 +15,7 @@ import { MangoClient } from '@mango/sdk';
 import { connectSession, Connection, resolveConnection, UsageError } from './connect';
 import { rotateText, statusReport, statusText } from './keyring-report';
 import { schemaStatusText } from './schema-status-text';
+import { cliVersion } from './version';
 import { addressOf, listenForWebhooks } from './webhook-listen';
 
 /**
@@ -38,6 +39,7 @@ import { addressOf, listenForWebhooks } from './webhook-listen';
  *   mango vault rotate-key                 (older, Vault credentials only; reads MANGO_VAULT_KEYRING)
  * The keyring commands read MANGO_KEYRING or MANGO_KEYRING_FILE (and the older MANGO_VAULT_KEYRING and
  * MANGO_WEBHOOK_SECRETS_KEY) as the apps do (docs/operator-guide.md, Keyring).
+ *   mango --version                        (the release version, docs/versioning.md)
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
 const LONG_OPTIONS = [
@@ -129,7 +131,10 @@ class ApiCallError extends Error {}
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
-  const program = new Command('mango').description('Mango operator CLI').exitOverride();
+  const program = new Command('mango')
+    .description('Mango operator CLI')
+    .version(cliVersion(), '-V, --version', 'print the version')
+    .exitOverride();
   program.configureOutput({ writeOut: io.out, writeErr: io.err });
 
   const migrateCommand = program

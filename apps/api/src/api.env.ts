@@ -13,13 +13,16 @@ import {
 } from 'class-validator';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { withJsonLimitsEnv } from '@mango/platform-http';
+import { withTemporalEnv } from '@mango/platform-temporal';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 /**
- * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
- * apps/api reads, validated once at boot.
+ * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv; the
+ * Temporal connection: withTemporalEnv) apps/api reads, validated once at boot.
  */
-export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
+export class ApiEnv extends withJsonLimitsEnv(
+  withRequestRateEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false })),
+) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -154,14 +157,8 @@ export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEn
   @IsString()
   MANGO_WEBHOOK_SECRETS_KEY?: string;
 
-  /** Temporal, for Deployment cron schedules (Temporal Schedules). Without it Deployments run manually only. */
-  @IsOptional()
-  @Matches(/^[^\s:]+:\d{1,5}$/, { message: 'MANGO_TEMPORAL_ADDRESS must be host:port' })
-  MANGO_TEMPORAL_ADDRESS?: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_TEMPORAL_NAMESPACE: string = 'default';
+  // Temporal (withTemporalEnv), for Deployment cron schedules (Temporal Schedules): optional. Without
+  // MANGO_TEMPORAL_ADDRESS Deployments run manually only.
 
   /** The orchestrator's task queue: scheduled Deployment runs start their workflow there. */
   @IsString()

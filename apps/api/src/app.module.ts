@@ -12,17 +12,23 @@ import { parseAddressAllowlist } from '@mango/domain-mcp';
 import { WorkModule } from '@mango/feature-work';
 import { WebhooksModule } from '@mango/feature-webhooks';
 import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { HealthController } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import type { Keyring } from '@mango/platform-secrets';
+import type { TemporalConnector } from '@mango/platform-temporal';
 import { ApiEnv } from './api.env';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: ApiEnv, metrics: MangoMetrics, keyring: Keyring | null): DynamicModule {
+  static forRoot(
+    env: ApiEnv,
+    metrics: MangoMetrics,
+    keyring: Keyring | null,
+    temporal: TemporalConnector | null,
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -56,7 +62,7 @@ export class AppModule {
         sessionLimits(env),
         VaultsModule.forRoot({ keyring, allowlist: parseAddressAllowlist(env.MANGO_MCP_ALLOWED_ADDRESSES) }),
         webhooks(env, keyring),
-        DeploymentsModule.forRoot({ scheduler: scheduler(env) }),
+        DeploymentsModule.forRoot({ scheduler: scheduler(env, temporal) }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
       ],
@@ -120,11 +126,10 @@ function webhooks(env: ApiEnv, keyring: Keyring | null): DynamicModule {
 }
 
 /** Temporal Schedules for cron Deployments when the API knows Temporal (connected lazily); else manual only. */
-function scheduler(env: ApiEnv): DeploymentScheduler | null {
-  if (!env.MANGO_TEMPORAL_ADDRESS) return null;
-  const connection = Connection.lazy({ address: env.MANGO_TEMPORAL_ADDRESS });
+function scheduler(env: ApiEnv, temporal: TemporalConnector | null): DeploymentScheduler | null {
+  if (!temporal) return null;
   return new DeploymentScheduler(
-    new Client({ connection, namespace: env.MANGO_TEMPORAL_NAMESPACE }),
+    new Client({ connection: temporal.lazyClient(), namespace: temporal.namespace }),
     env.MANGO_TASK_QUEUE,
   );
 }

@@ -11,19 +11,16 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { withTemporalEnv } from '@mango/platform-temporal';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
-/** Every variable (metrics and tracing: ObservabilityEnv) apps/orchestrator reads, validated once at boot. */
-export class OrchestratorEnv extends ObservabilityEnv {
+/**
+ * Every variable (metrics and tracing: ObservabilityEnv; the Temporal connection: withTemporalEnv)
+ * apps/orchestrator reads, validated once at boot.
+ */
+export class OrchestratorEnv extends withTemporalEnv(ObservabilityEnv, { addressRequired: true }) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
-
-  @Matches(/^[^\s:]+:\d{1,5}$/, { message: 'MANGO_TEMPORAL_ADDRESS must be host:port' })
-  MANGO_TEMPORAL_ADDRESS!: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_TEMPORAL_NAMESPACE: string = 'default';
 
   @IsString()
   @MinLength(1)

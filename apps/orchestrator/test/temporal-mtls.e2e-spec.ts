@@ -1,0 +1,137 @@
+import { Client, Connection } from '@temporalio/client';
+import {
+  HttpClient,
+  MtlsProxy,
+  ScriptedModelServer,
+  startOrchestrator,
+  TestCa,
+  testCertificates,
+  TestCertificates,
+} from '@mango/testing';
+import { SessionStack, STACK_TIMEOUT_MS, startSessionStack, waitForIdles } from './support';
+
+/**
+ * Mango against a Temporal that requires a client certificate (docs/operator-guide.md "Temporal
+ * connection"): the dev server has no TLS options, so a TLS terminator that verifies client certificates
+ * (Node's TLS stack, `requestCert` + `rejectUnauthorized`, ALPN h2: MtlsProxy) stands in front of it, with
+ * a certificate chain the test makes with openssl. apps/api and the orchestrator know only the proxy's
+ * address: every Temporal call of the turn (relay, worker, activities) and of the API's Schedules passes
+ * through TLS with the client certificate. A process without it, or with another CA's, cannot start.
+ */
+describe('a Temporal that requires mTLS (real API, orchestrator, Temporal behind a TLS proxy)', () => {
+  let certs: TestCertificates;
+  let ca: TestCa;
+  let proxy: MtlsProxy;
+  let address: string;
+  let stack: SessionStack;
+  let model: ScriptedModelServer;
+  let ws: HttpClient;
+  const taskQueue = `mtls-${Date.now()}`;
+
+  const tlsEnv = (client: { certFile: string; keyFile: string } | null) => ({
+    MANGO_TEMPORAL_ADDRESS: address,
+    MANGO_TEMPORAL_TLS_CA_FILE: ca.certFile,
+    // The proxy's certificate names localhost; the SDKs check it against this name.
+    MANGO_TEMPORAL_TLS_SERVER_NAME: 'localhost',
+    ...(client
+      ? { MANGO_TEMPORAL_TLS_CERT_FILE: client.certFile, MANGO_TEMPORAL_TLS_KEY_FILE: client.keyFile }
+      : {}),
+  });
+
+  beforeAll(async () => {
+    certs = testCertificates();
+    ca = certs.ca('mango-test-ca');
+    proxy = new MtlsProxy({
+      target: process.env.MANGO_TEMPORAL_ADDRESS!,
+      ca: ca.cert,
+      ...ca.server('temporal'),
+    });
+    address = await proxy.listen();
+    stack = await startSessionStack('mtls', {
+      taskQueue,
+      apiEnv: { ...tlsEnv(ca.client('mango-api')), MANGO_TASK_QUEUE: taskQueue },
+      orchestratorEnv: tlsEnv(ca.client('mango-orchestrator')),
+    });
+    ({ model, ws } = stack);
+  }, STACK_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await stack?.close();
+    await proxy?.close();
+    certs?.remove();
+  });
+
+  it('a turn runs end to end with every Temporal connection through mTLS', async () => {
+    model.script({ content: [{ type: 'text', text: 'Hello over mTLS.' }] });
+    const agent = (await ws.post('/v1/agents', { name: 'mtls', model: 'claude-sonnet-4-6' })).body.id;
+    const environment = (await ws.post('/v1/environments', { name: 'pool' })).body.id;
+    const session = (
+      await ws.post('/v1/sessions', {
+        agent,
+        environment_id: environment,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Hi' }] }],
+      })
+    ).body;
+    const events = await waitForIdles(ws, session.id, 1);
+    expect(events.map((e) => e.type)).toEqual([
+      'user.message',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    expect(events[5]!.stop_reason).toEqual({ type: 'end_turn' });
+    // The worker, the relay and the other loops each opened their connections through the proxy.
+    expect(proxy.accepted.filter((cn) => cn === 'mango-orchestrator').length).toBeGreaterThanOrEqual(2);
+    expect(proxy.refused).toEqual([]);
+  }, 120_000);
+
+  it("apps/api's Deployment Schedules go through mTLS too", async () => {
+    const agent = (await ws.post('/v1/agents', { name: 'hourly', model: 'claude-sonnet-4-6' })).body.id;
+    const environment = (await ws.post('/v1/environments', { name: 'pool-d' })).body.id;
+    const created = await ws.post('/v1/deployments', {
+      name: 'hourly',
+      agent,
+      environment_id: environment,
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'Report.' }] }],
+      schedule: { type: 'cron', expression: '0 * * * *', timezone: 'UTC' },
+    });
+    expect(created.status).toBe(201);
+    expect(proxy.accepted).toContain('mango-api');
+    // Seen directly on the dev server (the test's own plaintext connection).
+    const connection = await Connection.connect({ address: process.env.MANGO_TEMPORAL_ADDRESS! });
+    try {
+      const schedule = await new Client({ connection }).schedule
+        .getHandle(`deployment:${created.body.id}`)
+        .describe();
+      expect(schedule.action).toMatchObject({ taskQueue });
+    } finally {
+      await connection.close();
+    }
+  }, 60_000);
+
+  it.each([
+    ['without a client certificate', () => null, 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE'],
+    [
+      "with another CA's client certificate",
+      () => certs.ca('other-ca').client('mango-orchestrator'),
+      undefined,
+    ],
+  ])(
+    'an orchestrator %s is refused by Temporal and does not start',
+    async (_name, client, code) => {
+      const refusedBefore = proxy.refused.length;
+      const started = startOrchestrator(stack.api.db.url, {
+        taskQueue: `${taskQueue}-refused`,
+        env: tlsEnv(client()),
+        timeoutMs: 90_000,
+      });
+      await expect(started).rejects.toThrow(/exited with 1 during start-up/);
+      const refused = proxy.refused.slice(refusedBefore);
+      expect(refused.length).toBeGreaterThan(0);
+      if (code) expect(refused).toContain(code);
+    },
+    120_000,
+  );
+});

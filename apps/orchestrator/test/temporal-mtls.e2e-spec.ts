@@ -38,9 +38,13 @@ describe('a Temporal that requires mTLS (real API, orchestrator, Temporal behind
       : {}),
   });
 
+  const API_KEY = 'temporal-api-key-must-not-leak';
+  let orchestratorCert: { certFile: string; keyFile: string; key: Buffer };
+
   beforeAll(async () => {
     certs = testCertificates();
     ca = certs.ca('mango-test-ca');
+    orchestratorCert = ca.client('mango-orchestrator');
     proxy = new MtlsProxy({
       target: process.env.MANGO_TEMPORAL_ADDRESS!,
       ca: ca.cert,
@@ -50,7 +54,8 @@ describe('a Temporal that requires mTLS (real API, orchestrator, Temporal behind
     stack = await startSessionStack('mtls', {
       taskQueue,
       apiEnv: { ...tlsEnv(ca.client('mango-api')), MANGO_TASK_QUEUE: taskQueue },
-      orchestratorEnv: tlsEnv(ca.client('mango-orchestrator')),
+      // An API key too (the dev server ignores it): it must never reach a log line.
+      orchestratorEnv: { ...tlsEnv(orchestratorCert), MANGO_TEMPORAL_API_KEY: API_KEY },
     });
     ({ model, ws } = stack);
   }, STACK_TIMEOUT_MS);
@@ -85,6 +90,11 @@ describe('a Temporal that requires mTLS (real API, orchestrator, Temporal behind
     // The worker, the relay and the other loops each opened their connections through the proxy.
     expect(proxy.accepted.filter((cn) => cn === 'mango-orchestrator').length).toBeGreaterThanOrEqual(2);
     expect(proxy.refused).toEqual([]);
+    // Secrets never logged: neither the API key nor a line of the private key.
+    const logs = stack.orchestrator.logs() + stack.api.app.logs();
+    expect(logs).toContain('temporal worker running');
+    expect(logs).not.toContain(API_KEY);
+    expect(logs).not.toContain(orchestratorCert.key.toString().split('\n')[1]!);
   }, 120_000);
 
   it("apps/api's Deployment Schedules go through mTLS too", async () => {

@@ -12,16 +12,19 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { withRequestRateEnv } from '@mango/feature-auth';
-import { withJsonLimitsEnv } from '@mango/platform-http';
+import { ConfigRules } from '@mango/platform-config';
+import { publicBaseUrlProblems, withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
 import { withTemporalEnv } from '@mango/platform-temporal';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 /**
  * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv; the
- * Temporal connection: withTemporalEnv) apps/api reads, validated once at boot.
+ * Temporal connection: withTemporalEnv; MANGO_ENV and trusted proxies: withServingEnv) apps/api reads,
+ * validated once at boot, with the rules across them (ConfigRules).
  */
-export class ApiEnv extends withJsonLimitsEnv(
-  withRequestRateEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false })),
+@ConfigRules(publicBaseUrlProblems)
+export class ApiEnv extends withServingEnv(
+  withJsonLimitsEnv(withRequestRateEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false }))),
 ) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
@@ -42,7 +45,10 @@ export class ApiEnv extends withJsonLimitsEnv(
   @Max(3_600_000)
   MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
 
-  /** The base URL workers use to reach the API (it goes into each Work secret as api_base_url). */
+  /**
+   * The URL clients and workers reach the API at, behind the ingress (it goes into each Work secret as
+   * api_base_url; never the request's Host). Required outside development (MANGO_ENV), https unless loopback.
+   */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_PUBLIC_BASE_URL?: string;

@@ -14,7 +14,7 @@ import { WebhooksModule } from '@mango/feature-webhooks';
 import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
 import { Client } from '@temporalio/client';
 import { parseCidrList } from '@mango/domain-webhooks';
-import { HealthController } from '@mango/platform-http';
+import { HealthController, resolvePublicBaseUrl } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import type { Keyring } from '@mango/platform-secrets';
@@ -54,7 +54,9 @@ export class AppModule {
         }),
         // First among the routes after /healthz: Express tries routes in registration order, and Poll and
         // Ack are the requests every supervisor repeats (no other route overlaps /v1/environments/:id/work).
-        WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
+        WorkModule.forRoot({
+          publicBaseUrl: resolvePublicBaseUrl(env, { host: env.MANGO_API_HOST, port: env.MANGO_API_PORT }),
+        }),
         AgentsModule,
         EnvironmentsModule,
         SessionsModule,

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { assertKeyringCoversStoredValues, assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
-import { createHttpApp } from '@mango/platform-http';
+import { createHttpApp, trustedProxies } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { keyringFromSettings } from '@mango/platform-secrets';
@@ -41,6 +41,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     jsonShape: { maxDepth: env.MANGO_MAX_JSON_DEPTH, maxValues: env.MANGO_MAX_JSON_VALUES },
     jsonLimit: env.MANGO_MAX_REQUEST_BYTES,
+    trustedProxies: trustedProxies(env.MANGO_TRUSTED_PROXIES),
     beforeRoutes: (a) => mountConsole(a, env.MANGO_CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, log),
   });
   try {

@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
-import { createHttpApp } from '@mango/platform-http';
+import { createHttpApp, trustedProxies } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { initTracing } from '@mango/platform-tracing';
@@ -43,6 +43,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     jsonShape: { maxDepth: env.MANGO_MAX_JSON_DEPTH, maxValues: env.MANGO_MAX_JSON_VALUES },
     streamedBody: isUploadRequest,
+    trustedProxies: trustedProxies(env.MANGO_TRUSTED_PROXIES),
   });
   const server = app.getHttpServer() as Server;
   server.requestTimeout = env.MANGO_FILES_REQUEST_TIMEOUT_MS;

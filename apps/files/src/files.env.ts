@@ -1,17 +1,17 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 import { withRequestRateEnv } from '@mango/feature-auth';
-import { withJsonLimitsEnv } from '@mango/platform-http';
+import { withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 const MIB = 1024 * 1024;
 const TIB = 1024 * 1024 * MIB;
 
 /**
- * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
- * apps/files reads, validated once at boot.
+ * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv;
+ * MANGO_ENV and trusted proxies: withServingEnv) apps/files reads, validated once at boot.
  */
-export class FilesEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
+export class FilesEnv extends withServingEnv(withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv))) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

@@ -11,6 +11,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { withS3CredentialsEnv } from '@mango/adapter-object-store';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { ConfigRules } from '@mango/platform-config';
 import { publicBaseUrlProblems, withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
@@ -24,7 +25,9 @@ import { ObservabilityEnv } from '@mango/platform-tracing';
  */
 @ConfigRules(publicBaseUrlProblems)
 export class ApiEnv extends withServingEnv(
-  withJsonLimitsEnv(withRequestRateEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false }))),
+  withJsonLimitsEnv(
+    withRequestRateEnv(withS3CredentialsEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false }))),
+  ),
 ) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
@@ -124,16 +127,6 @@ export class ApiEnv extends withServingEnv(
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_S3_ENDPOINT?: string;
-
-  @ValidateIf((e: ApiEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_ACCESS_KEY?: string;
-
-  @ValidateIf((e: ApiEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_SECRET_KEY?: string;
 
   @IsString()
   MANGO_S3_REGION: string = 'us-east-1';

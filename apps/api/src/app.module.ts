@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { ObjectStore, s3CredentialsFrom } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { EnvironmentsModule } from '@mango/feature-environments';
@@ -76,8 +76,8 @@ export class AppModule {
 function fileText(env: ApiEnv): DynamicModule {
   const store = new ObjectStore({
     endpoint: env.MANGO_S3_ENDPOINT!,
-    accessKey: env.MANGO_S3_ACCESS_KEY!,
-    secretKey: env.MANGO_S3_SECRET_KEY!,
+    // Keys, or the default credential chain (web identity, container, instance profile).
+    ...s3CredentialsFrom(env),
     region: env.MANGO_S3_REGION,
     bucket: env.MANGO_S3_BUCKET,
   });

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { ObjectStore, s3CredentialsFrom } from '@mango/adapter-object-store';
 import { assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
 import { createHttpApp, trustedProxies } from '@mango/platform-http';
@@ -28,8 +28,8 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   const log = createLogger({ service: 'files', level: env.MANGO_LOG_LEVEL });
   const store = new ObjectStore({
     endpoint: env.MANGO_S3_ENDPOINT,
-    accessKey: env.MANGO_S3_ACCESS_KEY,
-    secretKey: env.MANGO_S3_SECRET_KEY,
+    // Keys, or the default credential chain (web identity, container, instance profile).
+    ...s3CredentialsFrom(env),
     region: env.MANGO_S3_REGION,
     bucket: env.MANGO_S3_BUCKET,
     payloadSigning: env.MANGO_S3_PAYLOAD_SIGNING,

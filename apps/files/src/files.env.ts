@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { withS3CredentialsEnv } from '@mango/adapter-object-store';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
@@ -9,9 +10,11 @@ const TIB = 1024 * 1024 * MIB;
 
 /**
  * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv;
- * MANGO_ENV and trusted proxies: withServingEnv) apps/files reads, validated once at boot.
+ * MANGO_ENV and trusted proxies: withServingEnv; S3 credentials: withS3CredentialsEnv) apps/files reads, validated once at boot.
  */
-export class FilesEnv extends withServingEnv(withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv))) {
+export class FilesEnv extends withServingEnv(
+  withJsonLimitsEnv(withRequestRateEnv(withS3CredentialsEnv(ObservabilityEnv))),
+) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -26,14 +29,6 @@ export class FilesEnv extends withServingEnv(withJsonLimitsEnv(withRequestRateEn
 
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_S3_ENDPOINT!: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_ACCESS_KEY!: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_SECRET_KEY!: string;
 
   @IsString()
   MANGO_S3_REGION: string = 'us-east-1';

@@ -11,6 +11,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { withS3CredentialsEnv } from '@mango/adapter-object-store';
 import { withTemporalEnv } from '@mango/platform-temporal';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
@@ -18,7 +19,9 @@ import { ObservabilityEnv } from '@mango/platform-tracing';
  * Every variable (metrics and tracing: ObservabilityEnv; the Temporal connection: withTemporalEnv)
  * apps/orchestrator reads, validated once at boot.
  */
-export class OrchestratorEnv extends withTemporalEnv(ObservabilityEnv, { addressRequired: true }) {
+export class OrchestratorEnv extends withS3CredentialsEnv(
+  withTemporalEnv(ObservabilityEnv, { addressRequired: true }),
+) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -284,16 +287,6 @@ export class OrchestratorEnv extends withTemporalEnv(ObservabilityEnv, { address
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_S3_ENDPOINT?: string;
-
-  @ValidateIf((e: OrchestratorEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_ACCESS_KEY?: string;
-
-  @ValidateIf((e: OrchestratorEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_SECRET_KEY?: string;
 
   @IsString()
   MANGO_S3_REGION: string = 'us-east-1';

@@ -30,7 +30,7 @@ import { TemporalConnector } from '@mango/platform-temporal';
 import { DataSource } from 'typeorm';
 import { bundleWorkflowsInThread } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { ObjectStore, s3CredentialsFrom } from '@mango/adapter-object-store';
 import { McpResultFileStore } from './mcp-result-files';
 
 export const ORCHESTRATOR_ENV = Symbol('ORCHESTRATOR_ENV');
@@ -71,8 +71,8 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     }
     const store = new ObjectStore({
       endpoint: env.MANGO_S3_ENDPOINT,
-      accessKey: env.MANGO_S3_ACCESS_KEY!,
-      secretKey: env.MANGO_S3_SECRET_KEY!,
+      // Keys, or the default credential chain (web identity, container, instance profile).
+      ...s3CredentialsFrom(env),
       region: env.MANGO_S3_REGION,
       bucket: env.MANGO_S3_BUCKET,
     });

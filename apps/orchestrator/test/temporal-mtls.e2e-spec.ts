@@ -1,3 +1,5 @@
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import {
   HttpClient,
@@ -144,4 +146,28 @@ describe('a Temporal that requires mTLS (real API, orchestrator, Temporal behind
     },
     120_000,
   );
+
+  it('rotated certificate files stop the orchestrator gracefully; started again it connects with the new certificate', async () => {
+    const live = { certFile: join(certs.dir, 'rotating.crt'), keyFile: join(certs.dir, 'rotating.key') };
+    const first = ca.client('before-rotation');
+    copyFileSync(first.certFile, live.certFile);
+    copyFileSync(first.keyFile, live.keyFile);
+    const env = { ...tlsEnv(live), MANGO_TEMPORAL_CREDENTIALS_CHECK_SECONDS: '1' };
+    const queue = `${taskQueue}-rotation`;
+    const orchestrator = await startOrchestrator(stack.api.db.url, { taskQueue: queue, env });
+    const exited = new Promise<number | null>((resolve) => orchestrator.child.once('exit', resolve));
+    expect(proxy.accepted).toContain('before-rotation');
+    // A rotation as cert-manager or a Secret update does it: new certificate and key in place.
+    const next = ca.client('after-rotation');
+    copyFileSync(next.certFile, live.certFile);
+    copyFileSync(next.keyFile, live.keyFile);
+    expect(await exited).toBe(0);
+    expect(orchestrator.logs()).toContain('Temporal TLS certificate files changed');
+    const again = await startOrchestrator(stack.api.db.url, { taskQueue: queue, env });
+    try {
+      expect(proxy.accepted).toContain('after-rotation');
+    } finally {
+      await again.stop();
+    }
+  }, 240_000);
 });

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { withS3CredentialsEnv } from '@mango/adapter-object-store';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';

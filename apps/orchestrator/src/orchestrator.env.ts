@@ -1,16 +1,5 @@
 import { Type } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  Min,
-  MinLength,
-  ValidateIf,
-} from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 import { withS3CredentialsEnv } from '@mango/adapter-object-store';
 import { withTemporalEnv } from '@mango/platform-temporal';
 import { ObservabilityEnv } from '@mango/platform-tracing';

@@ -21,7 +21,11 @@ export function ConfigRules<T>(...rules: ConfigRule<T>[]) {
 /** Every rule declared on `dto` and the classes it extends, the base's first. */
 export function configRulesOf<T>(dto: abstract new (...args: any[]) => T): ConfigRule<T>[] {
   const chain: ConfigRule<T>[][] = [];
-  for (let c: unknown = dto; typeof c === 'function' && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
+  for (
+    let c: unknown = dto;
+    typeof c === 'function' && c !== Function.prototype;
+    c = Object.getPrototypeOf(c)
+  ) {
     const own = Reflect.getOwnMetadata(RULES, c) as ConfigRule<T>[] | undefined;
     if (own) chain.unshift(own);
   }

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 import { withS3CredentialsEnv } from '@mango/adapter-object-store';
+import { withAuditEnv } from '@mango/feature-audit';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { ConfigRules } from '@mango/platform-config';
 import { publicBaseUrlProblems, withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
@@ -13,9 +14,11 @@ import { ObservabilityEnv } from '@mango/platform-tracing';
  * validated once at boot, with the rules across them (ConfigRules).
  */
 @ConfigRules(publicBaseUrlProblems)
-export class ApiEnv extends withServingEnv(
-  withJsonLimitsEnv(
-    withRequestRateEnv(withS3CredentialsEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false }))),
+export class ApiEnv extends withAuditEnv(
+  withServingEnv(
+    withJsonLimitsEnv(
+      withRequestRateEnv(withS3CredentialsEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false }))),
+    ),
   ),
 ) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { withS3CredentialsEnv } from '@mango/adapter-object-store';
+import { withAuditEnv } from '@mango/feature-audit';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
@@ -12,8 +13,8 @@ const TIB = 1024 * 1024 * MIB;
  * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv;
  * MANGO_ENV and trusted proxies: withServingEnv; S3 credentials: withS3CredentialsEnv) apps/files reads, validated once at boot.
  */
-export class FilesEnv extends withServingEnv(
-  withJsonLimitsEnv(withRequestRateEnv(withS3CredentialsEnv(ObservabilityEnv))),
+export class FilesEnv extends withAuditEnv(
+  withServingEnv(withJsonLimitsEnv(withRequestRateEnv(withS3CredentialsEnv(ObservabilityEnv)))),
 ) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;

@@ -7,6 +7,7 @@ import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { keyringFromSettings } from '@mango/platform-secrets';
 import { parseCidrList } from '@mango/domain-webhooks';
+import { restartOnCertificateRotation, TemporalConnector } from '@mango/platform-temporal';
 import { initTracing } from '@mango/platform-tracing';
 import { AppModule } from './app.module';
 import { OrchestratorEnv } from './orchestrator.env';
@@ -35,15 +36,19 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
     );
   const tracing = initTracing('orchestrator', env);
   const metrics = new MangoMetrics('orchestrator');
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log, metrics), {
+  // Every Temporal connection of this process (worker, relays, sweeper, reconciler) goes through it.
+  const temporal = TemporalConnector.fromSettings(env, restartOnCertificateRotation(log));
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log, metrics, temporal), {
     logger: new NestPinoLogger(log),
   });
   await app.init();
+  temporal.start();
   const metricsServer = await serveMetrics(metrics, env, log);
   return {
     app,
     metricsUrl: metricsServer?.url,
     close: async () => {
+      temporal.stop();
       await metricsServer?.close();
       await app.close();
       await tracing.shutdown();

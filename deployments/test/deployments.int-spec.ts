@@ -27,12 +27,18 @@ function render(set: Record<string, unknown>): any[] {
 }
 
 const BASE = {
+  publicBaseUrl: 'https://mango.example',
   'database.url': 'postgres://u:p@db:5432/mango',
   'objectStore.accessKey': 'ak',
   'objectStore.secretKey': 'sk-object',
 };
 
 describe('Helm chart (helm lint + template)', () => {
+  it('refuses to render without publicBaseUrl (apps/api would refuse to start without its public URL)', () => {
+    const { publicBaseUrl: _omitted, ...rest } = BASE;
+    expect(() => render(rest)).toThrow(/publicBaseUrl is required/);
+  });
+
   it('lints cleanly', () => {
     const out = execFileSync(
       helm,

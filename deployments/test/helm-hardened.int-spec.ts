@@ -520,6 +520,5 @@ describe('NOTES.txt', () => {
     const noIngress = notes('defaults.yaml', { 'ingress.enabled': false });
     expect(noIngress).toContain('kubectl -n default port-forward svc/t-mango-api 8080:80');
     expect(noIngress).toContain('http://127.0.0.1:8080/console/');
-    expect(noIngress).toContain('Set publicBaseUrl');
   });
 });

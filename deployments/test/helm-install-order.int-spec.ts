@@ -156,68 +156,70 @@ const SUPERVISOR = {
   publicBaseUrl: 'https://mango.example',
 };
 /** Every values shape: each credential either from a value (the chart creates its Secret) or an existing Secret. */
-export const SHAPES: Array<{ name: string; values: Record<string, unknown>; external: string[] }> = [
-  {
-    name: 'database.url, object-store keys',
-    values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS },
-    external: [],
-  },
-  {
-    name: 'database.existingSecret, objectStore.existingSecret',
-    values: { 'database.existingSecret': 'db', 'objectStore.existingSecret': 'os' },
-    external: ['Secret/db', 'Secret/os'],
-  },
-  {
-    name: 'database.existingSecret, object-store keys',
-    values: { 'database.existingSecret': 'db', ...OBJECT_KEYS },
-    external: ['Secret/db'],
-  },
-  {
-    name: 'database.url, objectStore.existingSecret',
-    values: { 'database.url': 'postgres://u:p@db/mango', 'objectStore.existingSecret': 'os' },
-    external: ['Secret/os'],
-  },
-  {
-    name: 'database.url, model.apiKey, supervisor, metrics',
-    values: {
-      'database.url': 'postgres://u:p@db/mango',
-      ...OBJECT_KEYS,
-      'model.apiKey': 'sk-m',
-      ...SUPERVISOR,
-      'metrics.enabled': true,
+export const SHAPES: Array<{ name: string; values: Record<string, unknown>; external: string[] }> = (
+  [
+    {
+      name: 'database.url, object-store keys',
+      values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS },
+      external: [],
     },
-    external: ['Secret/sup-key'],
-  },
-  {
-    name: 'database.url, supervisor with --workspace-root',
-    values: {
-      'database.url': 'postgres://u:p@db/mango',
-      ...OBJECT_KEYS,
-      ...SUPERVISOR,
-      'supervisor.workspaceRoot': '/srv/mango/sessions',
+    {
+      name: 'database.existingSecret, objectStore.existingSecret',
+      values: { 'database.existingSecret': 'db', 'objectStore.existingSecret': 'os' },
+      external: ['Secret/db', 'Secret/os'],
     },
-    external: ['Secret/sup-key'],
-  },
-  {
-    name: 'database.url, model.existingSecret',
-    values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'model.existingSecret': 'model' },
-    external: ['Secret/model'],
-  },
-  {
-    name: 'database.url, migrations disabled',
-    values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'migrations.enabled': false },
-    external: [],
-  },
-  {
-    name: 'database.url, migrate Job with a ServiceAccount',
-    values: {
-      'database.url': 'postgres://u:p@db/mango',
-      ...OBJECT_KEYS,
-      'migrations.serviceAccountName': 'mango-migrate',
+    {
+      name: 'database.existingSecret, object-store keys',
+      values: { 'database.existingSecret': 'db', ...OBJECT_KEYS },
+      external: ['Secret/db'],
     },
-    external: ['ServiceAccount/mango-migrate'],
-  },
-];
+    {
+      name: 'database.url, objectStore.existingSecret',
+      values: { 'database.url': 'postgres://u:p@db/mango', 'objectStore.existingSecret': 'os' },
+      external: ['Secret/os'],
+    },
+    {
+      name: 'database.url, model.apiKey, supervisor, metrics',
+      values: {
+        'database.url': 'postgres://u:p@db/mango',
+        ...OBJECT_KEYS,
+        'model.apiKey': 'sk-m',
+        ...SUPERVISOR,
+        'metrics.enabled': true,
+      },
+      external: ['Secret/sup-key'],
+    },
+    {
+      name: 'database.url, supervisor with --workspace-root',
+      values: {
+        'database.url': 'postgres://u:p@db/mango',
+        ...OBJECT_KEYS,
+        ...SUPERVISOR,
+        'supervisor.workspaceRoot': '/srv/mango/sessions',
+      },
+      external: ['Secret/sup-key'],
+    },
+    {
+      name: 'database.url, model.existingSecret',
+      values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'model.existingSecret': 'model' },
+      external: ['Secret/model'],
+    },
+    {
+      name: 'database.url, migrations disabled',
+      values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'migrations.enabled': false },
+      external: [],
+    },
+    {
+      name: 'database.url, migrate Job with a ServiceAccount',
+      values: {
+        'database.url': 'postgres://u:p@db/mango',
+        ...OBJECT_KEYS,
+        'migrations.serviceAccountName': 'mango-migrate',
+      },
+      external: ['ServiceAccount/mango-migrate'],
+    },
+  ] as Array<{ name: string; values: Record<string, unknown>; external: string[] }>
+).map((s) => ({ ...s, values: { publicBaseUrl: 'https://mango.example', ...s.values } }));
 
 describe('Helm install order: every object a hook or pod references exists when it starts', () => {
   it.each(SHAPES)('$name: helm install', ({ values, external }) => {
@@ -334,6 +336,7 @@ describe('Helm chart: strict Kubernetes types, lint --strict, bounded temporary 
 
   it('role-separated users: the migrate Job connects with migrations.database.*, the apps with database.*', () => {
     const docs = render({
+      publicBaseUrl: 'https://mango.example',
       'database.url': 'postgres://mango_app:a@db/mango',
       'migrations.database.url': 'postgres://mango_owner:o@db/mango',
       ...OBJECT_KEYS,
@@ -354,6 +357,7 @@ describe('Helm chart: strict Kubernetes types, lint --strict, bounded temporary 
     expect(appSecret.stringData.url).toBe('postgres://mango_app:a@db/mango');
     expect(missingReferences(docs, [], 'install')).toEqual([]);
     const existing = render({
+      publicBaseUrl: 'https://mango.example',
       'database.existingSecret': 'app-db',
       'migrations.database.existingSecret': 'owner-db',
       ...OBJECT_KEYS,

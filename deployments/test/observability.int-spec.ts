@@ -116,6 +116,7 @@ describe('alert rules and dashboard (promtool)', () => {
             't',
             join(ROOT, 'deployments/helm/mango'),
             ...Object.entries({
+              publicBaseUrl: 'https://mango.example',
               'database.url': 'postgres://u:p@db:5432/mango',
               'objectStore.accessKey': 'ak',
               'objectStore.secretKey': 'sk',

@@ -58,10 +58,16 @@ const MAX_MANIFEST = 512 << 20;
 async function* members(file: string, openWith: OpenWith): AsyncGenerator<TarEntry> {
   const cipher = createReadStream(file);
   const plain = await decryptStream(cipher, openWith);
+  // A chunk that fails to authenticate (damaged, tampered, truncated) fails where it is read: say so.
+  const authenticated = (async function* () {
+    try {
+      for await (const chunk of plain as AsyncIterable<Buffer>) yield chunk;
+    } catch (e) {
+      throw e instanceof DomainError ? e : describeAgeFailure(e);
+    }
+  })();
   try {
-    for await (const entry of readTar(plain, isMemberName)) yield entry;
-  } catch (e) {
-    throw e instanceof DomainError ? e : describeAgeFailure(e);
+    for await (const entry of readTar(authenticated, isMemberName)) yield entry;
   } finally {
     plain.destroy();
     cipher.destroy();

@@ -35,7 +35,7 @@ async function passphraseOf(
 
 /**
  * `mango backup --out FILE (--recipient age1… … | --passphrase-file FILE | MANGO_BACKUP_PASSPHRASE)`,
- * `mango backup new-identity --out FILE` and
+ * `mango backup new-identity --file FILE` and
  * `mango restore --in FILE (--identity FILE | --passphrase-file FILE | MANGO_BACKUP_PASSPHRASE)
  *   [--keyring-out FILE] [--verify-only]` (docs/operations.md, "Backup and restore").
  */
@@ -83,12 +83,12 @@ export function registerBackupCommands(program: Command, io: BackupIo): void {
   backup
     .command('new-identity')
     .description('write a new age X25519 identity file (mode 0600) and print its recipient (age1…)')
-    .requiredOption('--out <file>', 'the identity file to write (never overwritten)')
-    .action(async (o: { out: string }) => {
+    .requiredOption('--file <file>', 'the identity file to write (never overwritten)')
+    .action(async (o: { file: string }) => {
       const { identity, recipient } = await newIdentity();
       try {
         await writeFile(
-          o.out,
+          o.file,
           `# created: ${new Date().toISOString()}\n# public key: ${recipient}\n${identity}\n`,
           {
             flag: 'wx',
@@ -96,7 +96,7 @@ export function registerBackupCommands(program: Command, io: BackupIo): void {
           },
         );
       } catch (e) {
-        throw backupRefused(`cannot write ${o.out}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+        throw backupRefused(`cannot write ${o.file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
       }
       io.out(`${recipient}\n`);
     });

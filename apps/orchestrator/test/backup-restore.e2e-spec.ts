@@ -75,7 +75,9 @@ async function listAll(c: HttpClient, path: string, limit = 100): Promise<any[]>
   let page: string | null = null;
   do {
     const sep = path.includes('?') ? '&' : '?';
-    const res: { status: number; body: any } = await c.get(`${path}${sep}limit=${limit}${page ? `&page=${encodeURIComponent(page)}` : ''}`);
+    const res: { status: number; body: any } = await c.get(
+      `${path}${sep}limit=${limit}${page ? `&page=${encodeURIComponent(page)}` : ''}`,
+    );
     expect(res.status).toBe(200);
     out.push(...res.body.data);
     page = res.body.next_page ?? null;

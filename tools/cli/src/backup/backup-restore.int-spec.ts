@@ -81,6 +81,7 @@ describe('mango backup / restore (real PostgreSQL and S3)', () => {
   let id: { identity: string; recipient: string };
   let identityFile: string;
   let archive: string;
+  let backup: { code: number; out: string; err: string };
 
   const run = async (argv: string[], env: Record<string, string | undefined>) => {
     let out = '';
@@ -125,10 +126,7 @@ describe('mango backup / restore (real PostgreSQL and S3)', () => {
     identityFile = file('identity.txt');
     writeFileSync(identityFile, `${id.identity}\n`, { mode: 0o600 });
     archive = file('backup.age');
-    const r = await run(['backup', '--out', archive, '--recipient', id.recipient, '--json'], sourceEnv());
-    expect(r).toMatchObject({ code: 0 });
-    const summary = JSON.parse(r.out);
-    expect(summary.counts).toMatchObject({ objects: 3, keyring_keys: 2 });
+    backup = await run(['backup', '--out', archive, '--recipient', id.recipient, '--json'], sourceEnv());
   });
   afterAll(async () => {
     for (const t of targets) {
@@ -138,6 +136,11 @@ describe('mango backup / restore (real PostgreSQL and S3)', () => {
     await source?.drop();
     await dropBucket(s3);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('backs up every object and the keyring while the source keeps its data', () => {
+    expect(backup).toMatchObject({ code: 0 });
+    expect(JSON.parse(backup.out).counts).toMatchObject({ objects: 3, keyring_keys: 2 });
   });
 
   it('the archive is age ciphertext: no object byte, key id or key in clear', () => {

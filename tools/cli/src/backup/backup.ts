@@ -32,6 +32,12 @@ export interface BackupOptions {
   progress?: (line: string) => void;
 }
 
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
 export interface StepTiming {
   step: string;
   ms: number;
@@ -189,6 +195,8 @@ export async function runBackup(o: BackupOptions): Promise<BackupSummary> {
   }
 
   const partial = `${o.out}.partial`;
+  if (await exists(partial))
+    throw backupRefused(`${partial} exists (an interrupted backup?): remove it or choose another --out`);
   const t = Date.now();
   try {
     const cipher = await encryptStream(Readable.from(writeTar(sized(), createdAt)), o.seal);

@@ -1,6 +1,7 @@
 export * from './data-source';
 export * from './entities';
 export * from './migrate';
+export * from './database-contents';
 export * from './migrations';
 export * from './persistence.module';
 export * from './insert-row';

@@ -12,6 +12,7 @@ import {
 } from '@mango/persistence';
 import { generateKeyringEntry, Keyring, keyringFromSettings, KeyringError } from '@mango/platform-secrets';
 import { MangoClient } from '@mango/sdk';
+import { registerBackupCommands } from './backup/commands';
 import { connectSession, Connection, resolveConnection, UsageError } from './connect';
 import { rotateText, statusReport, statusText } from './keyring-report';
 import { schemaStatusText } from './schema-status-text';
@@ -37,6 +38,7 @@ import { addressOf, listenForWebhooks } from './webhook-listen';
  *   mango keyring rotate [--batch-size N]  (re-seal everything under the active key; exit 1 while any is left)
  *   mango keyring new-key --id ID          (prints a fresh `id:base64key` entry)
  *   mango vault rotate-key                 (older, Vault credentials only; reads MANGO_VAULT_KEYRING)
+ *   mango backup --out F … | mango restore --in F …   (encrypted archive: database, objects, keyring)
  * The keyring commands read MANGO_KEYRING or MANGO_KEYRING_FILE (and the older MANGO_VAULT_KEYRING and
  * MANGO_WEBHOOK_SECRETS_KEY) as the apps do (docs/operator-guide.md, Keyring).
  *   mango --version                        (the release version, docs/versioning.md)
@@ -467,6 +469,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           `${r.remaining} credential(s) still use old keys: run again`,
         );
     });
+
+  registerBackupCommands(program, io); // mango backup | restore (docs/operations.md, "Backup and restore")
 
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });

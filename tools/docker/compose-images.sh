@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds every image deployments/compose/compose.yaml needs without a registry, each tagged by a content key
 # (the sha256 of its inputs) and skipped when the daemon already has that tag, so a warm run builds nothing:
-#   tools/docker/compose-images.sh            (DOCKER_HOST selects the daemon; MANGO_IMAGE: see step 5)
+#   tools/docker/compose-images.sh            (DOCKER_HOST selects the daemon)
 # prints the image variables compose.yaml reads, one `NAME=tag` a line:
-#   MANGO_IMAGE           the Mango apps and the worker (tools/docker/build-worker-image.sh on mango-sandbox)
+#   MANGO_IMAGE           the control plane: api, files, orchestrator, supervisor, CLI (mango-control-plane)
+#   MANGO_SANDBOX_IMAGE   the image Work containers run (mango-sandbox); both from deployments/docker/*.Dockerfile
+#                         as tools/docker/build-images.sh builds them
 #   MANGO_POSTGRES_IMAGE  Debian bookworm's postgresql-15 with an entrypoint that honours the official
 #                         image's POSTGRES_USER / POSTGRES_PASSWORD / POSTGRES_DB and `postgres <args>`
 #   MANGO_NGINX_IMAGE     Debian's nginx-light
@@ -25,7 +27,7 @@ BIN=$CACHE/bin
 TEMPORAL_BIN=$(readlink -f "$BIN/temporal"); VERSITYGW_BIN=$(readlink -f "$BIN/versitygw")
 
 # 1. The services' Debian root filesystem.
-PACKAGES=bash,coreutils,procps,ca-certificates,postgresql-15,nginx-light
+PACKAGES=bash,coreutils,procps,ca-certificates,curl,postgresql-15,nginx-light
 key=$( { echo "$PACKAGES"; sed -n '/^build_rootfs()/,/^}/p' "$0"; } | sha256sum | cut -c1-16)
 TARBALL=$CACHE/images/compose-services-$key.tar
 BASE=mango-compose-base:$key
@@ -94,26 +96,10 @@ printf 'FROM %s\nCOPY versitygw /usr/local/bin/versitygw\nENTRYPOINT ["/usr/loca
 temporal=$(build_image mango-compose-temporal "$work/temporal")
 s3=$(build_image mango-compose-versitygw "$work/s3")
 
-# 5. Mango: keyed by what the image runs — the contents of the tracked files in the working tree, less docs,
-# deployment files, these image scripts and tests — Node, the base image and build-worker-image.sh. A commit
-# of the same contents keeps the key. MANGO_IMAGE, when set to an image the daemon has, is used as it is
-# (an image you built yourself).
-eval "$($SERVICES env)"
-$SERVICES start image >&2
-if [ -n "${MANGO_IMAGE:-}" ] && have "$MANGO_IMAGE"; then mango=$MANGO_IMAGE; else
-  runtime=(. ':!docs' ':!*.md' ':!deployments' ':!tools/docker' ':!*.spec.ts' ':!*.int-spec.ts' ':!*.e2e-spec.ts')
-  mkey=$( {
-    (cd "$ROOT" && git ls-files -z -- "${runtime[@]}" | xargs -0 sha256sum 2>/dev/null || true)
-    node -p process.versions.node; docker image inspect -f '{{.Id}}' "$MANGO_BASE_IMAGE"
-    sha256sum <"$ROOT/tools/docker/build-worker-image.sh"
-  } | sha256sum | cut -c1-16)
-  mango=mango-self-hosted-worker:$mkey
-  if ! have "$mango"; then log "building $mango"; bash "$ROOT/tools/docker/build-worker-image.sh" "$mango" >/dev/null
-    # Older content-keyed builds (~1 GB each) are removed; one a container still uses stays (rmi refuses).
-    docker image ls --format '{{.Repository}}:{{.Tag}}' mango-self-hosted-worker |
-      grep -E ':[0-9a-f]{16}$' | grep -vx "$mango" | xargs -r docker rmi >/dev/null 2>&1 || true
-  fi
-fi
+# 5. Mango: the control-plane and sandbox images, content-keyed by tools/docker/build-images.sh (a warm run
+# builds nothing).
+mango=$(bash "$ROOT/tools/docker/build-images.sh" all)
+cp_image=$(sed -n 's/^MANGO_CONTROL_PLANE_IMAGE=//p' <<<"$mango"); sandbox_image=$(sed -n 's/^MANGO_SANDBOX_IMAGE=//p' <<<"$mango")
 
-printf 'MANGO_IMAGE=%s\nMANGO_POSTGRES_IMAGE=%s\nMANGO_NGINX_IMAGE=%s\nMANGO_TEMPORAL_IMAGE=%s\nMANGO_S3_IMAGE=%s\n' \
-  "$mango" "$pg" "$nginx" "$temporal" "$s3"
+printf 'MANGO_IMAGE=%s\nMANGO_SANDBOX_IMAGE=%s\nMANGO_POSTGRES_IMAGE=%s\nMANGO_NGINX_IMAGE=%s\nMANGO_TEMPORAL_IMAGE=%s\nMANGO_S3_IMAGE=%s\n' \
+  "$cp_image" "$sandbox_image" "$pg" "$nginx" "$temporal" "$s3"

@@ -34,7 +34,9 @@ describe('Compose files (docker-compose config)', () => {
   it("default to Mango's images of this version and to registry images for the rest, each overridable by its variable", () => {
     const c = config(['compose.yaml']);
     expect(c.services.postgres.image).toBe('postgres:15');
-    expect(c.services.temporal.image).toBe('temporalio/temporal:1.5.1');
+    expect(c.services.temporal.image).toBe('temporalio/server:1.29.1');
+    expect(c.services['temporal-schema'].image).toBe('temporalio/admin-tools:1.29.1');
+    expect(c.services['temporal-namespace'].image).toBe('temporalio/admin-tools:1.29.1');
     expect(c.services.s3.image).toBe('versity/versitygw:v1.7.0');
     expect(c.services.ingress.image).toBe('nginx:1.27');
     for (const s of MANGO) expect([s, c.services[s].image]).toEqual([s, `mango-control-plane:${VERSION}`]);
@@ -43,16 +45,26 @@ describe('Compose files (docker-compose config)', () => {
     const local = config(['compose.yaml'], {
       MANGO_POSTGRES_IMAGE: 'pg:x',
       MANGO_TEMPORAL_IMAGE: 't:x',
+      MANGO_TEMPORAL_ADMIN_IMAGE: 'ta:x',
       MANGO_S3_IMAGE: 's:x',
       MANGO_NGINX_IMAGE: 'n:x',
       MANGO_IMAGE: 'm:x',
       MANGO_SANDBOX_IMAGE: 'sb:x',
     });
     expect(
-      ['postgres', 'temporal', 's3', 'ingress', 'api', 'migrate', 'supervisor', 'sandbox'].map(
-        (s) => local.services[s].image,
-      ),
-    ).toEqual(['pg:x', 't:x', 's:x', 'n:x', 'm:x', 'm:x', 'm:x', 'sb:x']);
+      [
+        'postgres',
+        'temporal',
+        'temporal-schema',
+        'temporal-namespace',
+        's3',
+        'ingress',
+        'api',
+        'migrate',
+        'supervisor',
+        'sandbox',
+      ].map((s) => local.services[s].image),
+    ).toEqual(['pg:x', 't:x', 'ta:x', 'ta:x', 's:x', 'n:x', 'm:x', 'm:x', 'm:x', 'sb:x']);
     expect(local.services.supervisor.environment.MANGO_WORKER_IMAGE).toBe('sb:x');
   }, 180_000);
 
@@ -102,22 +114,52 @@ describe('Compose files (docker-compose config)', () => {
 
   it('gives every long-running service a health check and every dependency a condition', () => {
     const c = config(['compose.yaml']);
+    const jobs = ['migrate', 'temporal-schema', 'temporal-namespace'];
     for (const [name, s] of Object.entries<any>(c.services)) {
       if (name === 'sandbox') continue; // build-only
-      if (name !== 'migrate') expect([name, s.healthcheck?.test?.length > 0]).toEqual([name, true]);
+      if (!jobs.includes(name)) expect([name, s.healthcheck?.test?.length > 0]).toEqual([name, true]);
       for (const [dep, d] of Object.entries<any>(s.depends_on ?? {}))
         expect([name, dep, d.condition]).toEqual([
           name,
           dep,
-          dep === 'migrate' ? 'service_completed_successfully' : 'service_healthy',
+          jobs.includes(dep) ? 'service_completed_successfully' : 'service_healthy',
         ]);
     }
-    // Everything but the databases and the build-only service waits for something.
+    // Everything but PostgreSQL, versitygw and the build-only service waits for something.
     const waits = Object.entries<any>(c.services)
       .filter(([, s]) => s.depends_on)
       .map(([n]) => n)
       .sort();
-    expect(waits).toEqual(['api', 'files', 'ingress', 'migrate', 'orchestrator', 'supervisor']);
+    expect(waits).toEqual([
+      'api',
+      'files',
+      'ingress',
+      'migrate',
+      'orchestrator',
+      'supervisor',
+      'temporal',
+      'temporal-namespace',
+      'temporal-schema',
+    ]);
+  }, 180_000);
+
+  it("runs Temporal's server on the stack's PostgreSQL (schema job first, then the namespace), not the SQLite dev server", () => {
+    const c = config(['compose.yaml']);
+    expect(c.services.temporal.environment).toMatchObject({
+      DB: 'postgres12',
+      POSTGRES_SEEDS: 'postgres',
+      POSTGRES_PWD: REQUIRED.MANGO_DB_PASSWORD,
+      DBNAME: 'temporal',
+      VISIBILITY_DBNAME: 'temporal_visibility',
+    });
+    expect(JSON.stringify(c.services.temporal)).not.toMatch(/start-dev|sqlite|db-filename/);
+    expect(c.services.temporal.depends_on['temporal-schema'].condition).toBe(
+      'service_completed_successfully',
+    );
+    expect(c.services.orchestrator.depends_on['temporal-namespace'].condition).toBe(
+      'service_completed_successfully',
+    );
+    expect(c.services['temporal-schema'].command.join(' ')).toContain('update-schema');
   }, 180_000);
 
   it('runs the Mango processes on a read-only root with /tmp their only writable place, without capabilities', () => {
@@ -148,6 +190,8 @@ describe('Compose files (docker-compose config)', () => {
       's3',
       'supervisor',
       'temporal',
+      'temporal-namespace',
+      'temporal-schema',
     ]);
     for (const [name, s] of started) {
       expect([name, s.network_mode]).toEqual([name, 'host']);
@@ -160,7 +204,13 @@ describe('Compose files (docker-compose config)', () => {
     });
     expect(c.services.supervisor.environment.MANGO_BASE_URL).toBe('http://127.0.0.1:41000');
     expect(c.services['ingress-loopback'].command.join(' ')).toContain('listen 127.0.0.1:41000;');
-    expect(c.services.temporal.command).toEqual(expect.arrayContaining(['--ip', '127.0.0.1']));
+    expect(c.services.temporal.environment).toMatchObject({
+      BIND_ON_IP: '127.0.0.1',
+      POSTGRES_SEEDS: '127.0.0.1',
+    });
+    expect(c.services['temporal-schema'].environment.SQL_HOST).toBe('127.0.0.1');
+    // Both of Temporal's stores on the stack's PostgreSQL port (the template reads the visibility port apart).
+    expect(c.services.temporal.environment.VISIBILITY_DB_PORT).toBe(c.services.temporal.environment.DB_PORT);
     // Only loopback addresses anywhere in the resolved stack (the default stack's service names too).
     expect(JSON.stringify(c)).not.toMatch(/0\.0\.0\.0|\b(10|192\.168|172\.(1[6-9]|2\d|3[01]))\.\d+\.\d+/);
     expect(JSON.stringify(c.services.orchestrator.environment)).not.toMatch(/\/\/(s3|postgres|temporal):/);

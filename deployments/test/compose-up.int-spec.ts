@@ -45,6 +45,25 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * A free port below 32768, for Temporal's membership ports (a PostgreSQL smallint in its cluster_membership
+ * table; the kernel's ephemeral ports start at 32768).
+ */
+async function freeLowPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const s = createServer();
+    const ok = await new Promise<boolean>((r) => {
+      s.once('error', () => r(false));
+      s.listen(port, '127.0.0.1', () => r(true));
+    });
+    if (ok) {
+      await new Promise((r) => s.close(r));
+      return port;
+    }
+  }
+}
+
 async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -128,7 +147,7 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
     const names = Object.keys(images).sort().join(',');
     if (
       names !==
-      'MANGO_IMAGE,MANGO_NGINX_IMAGE,MANGO_POSTGRES_IMAGE,MANGO_S3_IMAGE,MANGO_SANDBOX_IMAGE,MANGO_TEMPORAL_IMAGE'
+      'MANGO_IMAGE,MANGO_NGINX_IMAGE,MANGO_POSTGRES_IMAGE,MANGO_S3_IMAGE,MANGO_SANDBOX_IMAGE,MANGO_TEMPORAL_ADMIN_IMAGE,MANGO_TEMPORAL_IMAGE'
     )
       throw new Error(`compose-images.sh printed ${names || 'no image variables'}`);
     const port = await freePort();
@@ -150,6 +169,24 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
       MANGO_COMPOSE_API_PORT: String(await freePort()),
       MANGO_COMPOSE_FILES_PORT: String(await freePort()),
       MANGO_COMPOSE_ORCHESTRATOR_METRICS_PORT: String(await freePort()),
+      // Temporal's server: its four services' gRPC and membership ports and the frontend's HTTP port.
+      ...Object.fromEntries(
+        await Promise.all(
+          [
+            'HTTP',
+            'FRONTEND_MEMBERSHIP',
+            'HISTORY',
+            'HISTORY_MEMBERSHIP',
+            'MATCHING',
+            'MATCHING_MEMBERSHIP',
+            'WORKER',
+            'WORKER_MEMBERSHIP',
+          ].map(async (p) => [
+            `MANGO_COMPOSE_TEMPORAL_${p}_PORT`,
+            String(await (p.endsWith('MEMBERSHIP') ? freeLowPort() : freePort())),
+          ]),
+        ),
+      ),
       MANGO_COMPOSE_SUPERVISOR_METRICS_PORT: String(await freePort()),
       MANGO_MODEL_BASE_URL: model.url,
       MANGO_DOCKER_SOCKET: dockerSocket,
@@ -327,6 +364,31 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
     const logs = await compose(['--profile', 'supervisor', 'logs', '--no-color', 'supervisor']);
     expect(logs).toContain('the worker image provides a precompiled item runner');
     expect(logs).toContain('"entry":"/opt/mango/dist/item-runner/current/item-runner.js"');
+    // The Session's workflow lives in Temporal's server on the stack's PostgreSQL (database `temporal`).
+    const pgId = (await compose(['ps', '-q', 'postgres'])).trim();
+    const executions = await sh(
+      'docker',
+      [
+        'exec',
+        '-e',
+        `PGPASSWORD=${env.MANGO_DB_PASSWORD}`,
+        pgId,
+        'psql',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        env.MANGO_COMPOSE_PG_PORT!,
+        '-U',
+        'mango',
+        '-d',
+        'temporal',
+        '-Atc',
+        'select count(*) from executions',
+      ],
+      env,
+      60_000,
+    );
+    expect(Number(executions.trim())).toBeGreaterThan(0);
     // The orchestrator in the Compose stack reached the scripted model on the host's loopback.
     expect(model.requests.length).toBeGreaterThanOrEqual(2);
     timings.turn = Date.now() - t0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/ci/services.sh — install, build, cache and start the real services Mango's tests and local stack need.
-#   tools/ci/services.sh install [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]
+#   tools/ci/services.sh install [pg|temporal|temporalserver|s3|docker|image|deploytools|toxiproxy|all]
 #   tools/ci/services.sh start   [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]…  (one or more; quoted lists too)
 #   tools/ci/services.sh stop    [pg|temporal|s3|docker|all]
 #   eval "$(tools/ci/services.sh env)"
@@ -115,6 +115,15 @@ temporal_start() {
   log "temporal not healthy (log: $RUN/log/temporal.log)"; return 1
 }
 temporal_stop() { stop_bg temporal; }
+# Temporal's own server (go.temporal.io/server: the version the CLI dev server above embeds, no replace
+# directives) and its schema tool (temporal-sql-tool), built from the Go module proxy for the Compose stack's
+# Temporal on PostgreSQL (tools/docker/compose-images.sh); nothing runs here.
+TEMPORAL_SERVER_VERSION=${TEMPORAL_SERVER_VERSION:-v1.29.1}
+temporalserver_install() {
+  go_build temporal-server "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION"
+  go_build temporal-sql-tool "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
+}
+temporalserver_start() { temporalserver_install; }; temporalserver_stop() { :; }
 
 # S3: versitygw (Apache-2.0), POSIX backend ---------------------------------------------------------
 s3_install() { go_build versitygw "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"; }

@@ -176,7 +176,8 @@ image_install() { docker_start; image_build; }; image_start() { image_install; }
 
 # Deployment tooling for the chart and Compose tests: helm (Go module proxy) and docker-compose (Debian) ----
 HELM_VERSION=${HELM_VERSION:-v3.16.4}
-deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; kube_decode_build; }
+# Temporal's server for the Compose stack (temporalserver_install) is built here too, before the tests start.
+deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; kube_decode_build; temporalserver_install; }
 # kube-decode (deployments/test/kube-decode): decodes rendered manifests strictly into the k8s.io/api types;
 # built from the Go module proxy, cached by the content key of its sources.
 KUBE_DECODE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deployments/test/kube-decode
@@ -223,5 +224,5 @@ action=${1:-start}; what=${*:2}; what=${what:-all}; [ "$what" = all ] && what="p
 case "$action" in
   install|start|stop) for p in $what; do "${p}_${action}"; done ;;
   env) print_env ;;
-  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|deploytools|obstools|toxiproxy|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|temporalserver|s3|docker|image|deploytools|obstools|toxiproxy|all]" >&2; exit 2 ;;
 esac

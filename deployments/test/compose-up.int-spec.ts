@@ -1,15 +1,18 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chownSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { startScriptedModel, ScriptedModelServer } from '@mango/testing';
 
 /**
  * `docker-compose up` of deployments/compose/compose.yaml as an operator runs it, from locally built images
- * (tools/docker/compose-images.sh: no registry), on the test dockerd (no bridge): the loopback override puts
- * every service on the host network bound to 127.0.0.1. Up, the migrate service exits 0, keys from the
- * documented `run --rm migrate mango api-key create …`, the supervisor profile, a healthcheck `succeeded`,
- * a scripted-model turn whose bash call runs in a sealed sandbox, then `down -v` (always).
+ * (tools/docker/compose-images.sh: no registry; Mango's are mango-control-plane and mango-sandbox from
+ * deployments/docker, as tools/docker/build-images.sh builds them), on the test dockerd (no bridge): the
+ * loopback override puts every service on the host network bound to 127.0.0.1. Up (every service healthy),
+ * the migrate service exits 0, keys from the documented `run --rm migrate mango api-key create …`, the
+ * supervisor profile (uid 10001, the socket's group), a healthcheck `succeeded`, a scripted-model turn whose
+ * bash call runs in a sealed sandbox of the sandbox image, then `down -v` (always).
  */
 const ROOT = join(__dirname, '../..');
 const COMPOSE_DIR = join(ROOT, 'deployments/compose');
@@ -40,6 +43,25 @@ async function freePort(): Promise<number> {
   const { port } = s.address() as { port: number };
   await new Promise((r) => s.close(r));
   return port;
+}
+
+/**
+ * A free port below 32768, for Temporal's membership ports (a PostgreSQL smallint in its cluster_membership
+ * table; the kernel's ephemeral ports start at 32768).
+ */
+async function freeLowPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const s = createServer();
+    const ok = await new Promise<boolean>((r) => {
+      s.once('error', () => r(false));
+      s.listen(port, '127.0.0.1', () => r(true));
+    });
+    if (ok) {
+      await new Promise((r) => s.close(r));
+      return port;
+    }
+  }
 }
 
 async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
@@ -123,11 +145,17 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
     );
     timings.images = Date.now() - t0;
     const names = Object.keys(images).sort().join(',');
-    if (names !== 'MANGO_IMAGE,MANGO_NGINX_IMAGE,MANGO_POSTGRES_IMAGE,MANGO_S3_IMAGE,MANGO_TEMPORAL_IMAGE')
+    if (
+      names !==
+      'MANGO_IMAGE,MANGO_NGINX_IMAGE,MANGO_POSTGRES_IMAGE,MANGO_S3_IMAGE,MANGO_SANDBOX_IMAGE,MANGO_TEMPORAL_ADMIN_IMAGE,MANGO_TEMPORAL_IMAGE'
+    )
       throw new Error(`compose-images.sh printed ${names || 'no image variables'}`);
     const port = await freePort();
     socketDir = mkdtempSync('/tmp/mcs-');
+    // The supervisor runs as the control-plane image's uid (10001) and creates the Work API sockets here.
+    chownSync(socketDir, 10001, 10001);
     base = `http://127.0.0.1:${port}`;
+    const dockerSocket = (process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock').replace(/^unix:\/\//, '');
     env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -140,12 +168,34 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
       MANGO_COMPOSE_S3_PORT: String(await freePort()),
       MANGO_COMPOSE_API_PORT: String(await freePort()),
       MANGO_COMPOSE_FILES_PORT: String(await freePort()),
-      MANGO_MODEL_BASE_URL: model.url,
-      MANGO_DOCKER_SOCKET: (process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock').replace(
-        /^unix:\/\//,
-        '',
+      MANGO_COMPOSE_ORCHESTRATOR_METRICS_PORT: String(await freePort()),
+      // Temporal's server: its four services' gRPC and membership ports and the frontend's HTTP port.
+      ...Object.fromEntries(
+        await Promise.all(
+          [
+            'HTTP',
+            'FRONTEND_MEMBERSHIP',
+            'HISTORY',
+            'HISTORY_MEMBERSHIP',
+            'MATCHING',
+            'MATCHING_MEMBERSHIP',
+            'WORKER',
+            'WORKER_MEMBERSHIP',
+          ].map(async (p) => [
+            `MANGO_COMPOSE_TEMPORAL_${p}_PORT`,
+            String(await (p.endsWith('MEMBERSHIP') ? freeLowPort() : freePort())),
+          ]),
+        ),
       ),
+      MANGO_COMPOSE_SUPERVISOR_METRICS_PORT: String(await freePort()),
+      MANGO_MODEL_BASE_URL: model.url,
+      MANGO_DOCKER_SOCKET: dockerSocket,
+      MANGO_DOCKER_GID: String(statSync(dockerSocket).gid),
       MANGO_WORKER_SOCKET_DIR: socketDir,
+      // The secrets compose.yaml requires, generated for this run.
+      MANGO_DB_PASSWORD: randomBytes(18).toString('base64url'),
+      MANGO_S3_ACCESS_KEY: `ak${randomBytes(8).toString('hex')}`,
+      MANGO_S3_SECRET_KEY: randomBytes(24).toString('base64url'),
     };
   }, 1_600_000);
 
@@ -191,6 +241,30 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
       180_000,
       'the ingress /readyz',
     );
+    // `up` returned after every dependency was healthy; every long-running service reports healthy.
+    const health: Record<string, string> = {};
+    for (const service of [
+      'postgres',
+      'temporal',
+      's3',
+      'api',
+      'files',
+      'orchestrator',
+      'ingress-loopback',
+    ]) {
+      const id = (await compose(['ps', '-q', service])).trim();
+      health[service] = await until(
+        async () => {
+          const h = (
+            await sh('docker', ['inspect', '-f', '{{.State.Health.Status}}', id], env, 60_000)
+          ).trim();
+          return h === 'healthy' ? h : undefined;
+        },
+        180_000,
+        `${service} healthy`,
+      );
+    }
+    expect(Object.values(health).every((h) => h === 'healthy')).toBe(true);
     timings.up = Date.now() - t0;
   }, 900_000);
 
@@ -207,6 +281,28 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
       MANGO_ENVIRONMENT_ID: environmentId,
       MANGO_ENVIRONMENT_KEY: envKey,
     });
+    // The supervisor runs from the control-plane image as its non-root user, read-only.
+    const supervisorId = (
+      await compose(['--profile', 'supervisor', 'ps', '-q', 'supervisor'], 60_000, {
+        MANGO_ENVIRONMENT_ID: environmentId,
+        MANGO_ENVIRONMENT_KEY: envKey,
+      })
+    ).trim();
+    expect(
+      (
+        await sh(
+          'docker',
+          [
+            'inspect',
+            '-f',
+            '{{.Config.Image}} {{.Config.User}} {{.HostConfig.ReadonlyRootfs}}',
+            supervisorId,
+          ],
+          env,
+          60_000,
+        )
+      ).trim(),
+    ).toBe(`${env.MANGO_IMAGE} 10001:10001 true`);
     env.MANGO_ENVIRONMENT_ID = environmentId;
     env.MANGO_ENVIRONMENT_KEY = envKey;
     const w = await api('POST', `/v1/environments/${environmentId}/work`, { data: { type: 'healthcheck' } });
@@ -264,6 +360,35 @@ describe('docker-compose up (deployments/compose, locally built images, loopback
     expect(text).toContain('mango');
     expect(text).toMatch(/12\.\d+/);
     expect(result!.is_error ?? false).toBe(false);
+    // The sandbox ran from the sandbox image: the supervisor took the item runner the image declares.
+    const logs = await compose(['--profile', 'supervisor', 'logs', '--no-color', 'supervisor']);
+    expect(logs).toContain('the worker image provides a precompiled item runner');
+    expect(logs).toContain('"entry":"/opt/mango/dist/item-runner/current/item-runner.js"');
+    // The Session's workflow lives in Temporal's server on the stack's PostgreSQL (database `temporal`).
+    const pgId = (await compose(['ps', '-q', 'postgres'])).trim();
+    const executions = await sh(
+      'docker',
+      [
+        'exec',
+        '-e',
+        `PGPASSWORD=${env.MANGO_DB_PASSWORD}`,
+        pgId,
+        'psql',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        env.MANGO_COMPOSE_PG_PORT!,
+        '-U',
+        'mango',
+        '-d',
+        'temporal',
+        '-Atc',
+        'select count(*) from executions',
+      ],
+      env,
+      60_000,
+    );
+    expect(Number(executions.trim())).toBeGreaterThan(0);
     // The orchestrator in the Compose stack reached the scripted model on the host's loopback.
     expect(model.requests.length).toBeGreaterThanOrEqual(2);
     timings.turn = Date.now() - t0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/ci/services.sh — install, build, cache and start the real services Mango's tests and local stack need.
-#   tools/ci/services.sh install [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]
+#   tools/ci/services.sh install [pg|temporal|temporalserver|s3|docker|image|deploytools|toxiproxy|all]
 #   tools/ci/services.sh start   [pg|temporal|s3|docker|image|deploytools|toxiproxy|all]…  (one or more; quoted lists too)
 #   tools/ci/services.sh stop    [pg|temporal|s3|docker|all]
 #   eval "$(tools/ci/services.sh env)"
@@ -115,6 +115,15 @@ temporal_start() {
   log "temporal not healthy (log: $RUN/log/temporal.log)"; return 1
 }
 temporal_stop() { stop_bg temporal; }
+# Temporal's own server (go.temporal.io/server: the version the CLI dev server above embeds, no replace
+# directives) and its schema tool (temporal-sql-tool), built from the Go module proxy for the Compose stack's
+# Temporal on PostgreSQL (tools/docker/compose-images.sh); nothing runs here.
+TEMPORAL_SERVER_VERSION=${TEMPORAL_SERVER_VERSION:-v1.29.1}
+temporalserver_install() {
+  go_build temporal-server "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION"
+  go_build temporal-sql-tool "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
+}
+temporalserver_start() { temporalserver_install; }; temporalserver_stop() { :; }
 
 # S3: versitygw (Apache-2.0), POSIX backend ---------------------------------------------------------
 s3_install() { go_build versitygw "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"; }
@@ -167,7 +176,8 @@ image_install() { docker_start; image_build; }; image_start() { image_install; }
 
 # Deployment tooling for the chart and Compose tests: helm (Go module proxy) and docker-compose (Debian) ----
 HELM_VERSION=${HELM_VERSION:-v3.16.4}
-deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; kube_decode_build; }
+# Temporal's server for the Compose stack (temporalserver_install) is built here too, before the tests start.
+deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; kube_decode_build; temporalserver_install; }
 # kube-decode (deployments/test/kube-decode): decodes rendered manifests strictly into the k8s.io/api types and
 # (-pod-security LEVEL) evaluates every pod with k8s.io/pod-security-admission;
 # built from the Go module proxy, cached by the content key of its sources.
@@ -215,5 +225,5 @@ action=${1:-start}; what=${*:2}; what=${what:-all}; [ "$what" = all ] && what="p
 case "$action" in
   install|start|stop) for p in $what; do "${p}_${action}"; done ;;
   env) print_env ;;
-  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|s3|docker|image|deploytools|obstools|toxiproxy|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 {install|start|stop|env} [pg|temporal|temporalserver|s3|docker|image|deploytools|obstools|toxiproxy|all]" >&2; exit 2 ;;
 esac

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Builds every image deployments/compose/compose.yaml needs without a registry, each tagged by a content key
 # (the sha256 of its inputs) and skipped when the daemon already has that tag, so a warm run builds nothing:
-#   tools/docker/compose-images.sh            (DOCKER_HOST selects the daemon; MANGO_IMAGE: see step 5)
+#   tools/docker/compose-images.sh            (DOCKER_HOST selects the daemon)
 # prints the image variables compose.yaml reads, one `NAME=tag` a line:
-#   MANGO_IMAGE           the Mango apps and the worker (tools/docker/build-worker-image.sh on mango-sandbox)
+#   MANGO_IMAGE           the control plane: api, files, orchestrator, supervisor, CLI (mango-control-plane)
+#   MANGO_SANDBOX_IMAGE   the image Work containers run (mango-sandbox); both from deployments/docker/*.Dockerfile
+#                         as tools/docker/build-images.sh builds them
 #   MANGO_POSTGRES_IMAGE  Debian bookworm's postgresql-15 with an entrypoint that honours the official
 #                         image's POSTGRES_USER / POSTGRES_PASSWORD / POSTGRES_DB and `postgres <args>`
 #   MANGO_NGINX_IMAGE     Debian's nginx-light
-#   MANGO_TEMPORAL_IMAGE  the temporal CLI (dev server) that tools/ci/services.sh builds from the Go module proxy
+#   MANGO_TEMPORAL_IMAGE  Temporal's server (go.temporal.io/server) that tools/ci/services.sh builds from the Go
+#                         module proxy, on PostgreSQL (its module's config/docker.yaml), with the entrypoint
+#                         tools/docker/compose/temporal-entrypoint.sh
+#   MANGO_TEMPORAL_ADMIN_IMAGE  the same image: temporal-sql-tool with the PostgreSQL schema and the temporal CLI
 #   MANGO_S3_IMAGE        versitygw, likewise
 # The Debian userland of the last four is one mmdebstrap root filesystem (Debian's own packages), cached as a
 # tarball under $MANGO_SERVICES_CACHE/images like the sandbox image's; the first build downloads ~60 MB.
@@ -20,12 +25,16 @@ SERVICES="bash $ROOT/tools/ci/services.sh"
 
 # The cached Go binaries (built once from the Go module proxy; nothing is rebuilt when they exist).
 $SERVICES install temporal >&2
+$SERVICES install temporalserver >&2
 $SERVICES install s3 >&2
 BIN=$CACHE/bin
 TEMPORAL_BIN=$(readlink -f "$BIN/temporal"); VERSITYGW_BIN=$(readlink -f "$BIN/versitygw")
+SERVER_BIN=$(readlink -f "$BIN/temporal-server"); SQL_TOOL_BIN=$(readlink -f "$BIN/temporal-sql-tool")
+# The server's module (downloaded by its build): the configuration template and the SQL schema.
+SERVER_MOD=$CACHE/go/mod/go.temporal.io/server@${SERVER_BIN##*-}
 
 # 1. The services' Debian root filesystem.
-PACKAGES=bash,coreutils,procps,ca-certificates,postgresql-15,nginx-light
+PACKAGES=bash,coreutils,procps,ca-certificates,curl,postgresql-15,nginx-light
 key=$( { echo "$PACKAGES"; sed -n '/^build_rootfs()/,/^}/p' "$0"; } | sha256sum | cut -c1-16)
 TARBALL=$CACHE/images/compose-services-$key.tar
 BASE=mango-compose-base:$key
@@ -92,28 +101,30 @@ cp "$TEMPORAL_BIN" "$work/temporal/temporal"; cp "$VERSITYGW_BIN" "$work/s3/vers
 printf 'FROM %s\nCOPY temporal /usr/local/bin/temporal\nENTRYPOINT ["/usr/local/bin/temporal"]\n' "$BASE" >"$work/temporal/Dockerfile"
 printf 'FROM %s\nCOPY versitygw /usr/local/bin/versitygw\nENTRYPOINT ["/usr/local/bin/versitygw"]\n' "$BASE" >"$work/s3/Dockerfile"
 temporal=$(build_image mango-compose-temporal "$work/temporal")
+mkdir -p "$work/temporal-server/config/dynamicconfig" "$work/temporal-server/schema/postgresql"
+cp "$SERVER_BIN" "$work/temporal-server/temporal-server"; cp "$SQL_TOOL_BIN" "$work/temporal-server/temporal-sql-tool"
+cp "$TEMPORAL_BIN" "$work/temporal-server/temporal"
+install -m 0755 "$ROOT/tools/docker/compose/temporal-entrypoint.sh" "$work/temporal-server/entrypoint.sh"
+cp "$SERVER_MOD/config/docker.yaml" "$work/temporal-server/config/docker.yaml"
+cp "$ROOT/deployments/compose/temporal-dynamicconfig.yaml" "$work/temporal-server/config/dynamicconfig/docker.yaml"
+cp -r "$SERVER_MOD/schema/postgresql/v12" "$work/temporal-server/schema/postgresql/v12"
+find "$work/temporal-server/schema" -name '*.go' -delete; chmod -R a+rX,u+w "$work/temporal-server"
+cat >"$work/temporal-server/Dockerfile" <<DOCKERFILE
+FROM $BASE
+# entrypoint.sh is copied with mode 0755 (COPY keeps the context's modes).
+COPY temporal-server temporal-sql-tool temporal entrypoint.sh /usr/local/bin/
+COPY config /etc/temporal/config
+COPY schema /etc/temporal/schema
+WORKDIR /etc/temporal
+ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]
+DOCKERFILE
+temporal_server=$(build_image mango-compose-temporal-server "$work/temporal-server")
 s3=$(build_image mango-compose-versitygw "$work/s3")
 
-# 5. Mango: keyed by what the image runs — the contents of the tracked files in the working tree, less docs,
-# deployment files, these image scripts and tests — Node, the base image and build-worker-image.sh. A commit
-# of the same contents keeps the key. MANGO_IMAGE, when set to an image the daemon has, is used as it is
-# (an image you built yourself).
-eval "$($SERVICES env)"
-$SERVICES start image >&2
-if [ -n "${MANGO_IMAGE:-}" ] && have "$MANGO_IMAGE"; then mango=$MANGO_IMAGE; else
-  runtime=(. ':!docs' ':!*.md' ':!deployments' ':!tools/docker' ':!*.spec.ts' ':!*.int-spec.ts' ':!*.e2e-spec.ts')
-  mkey=$( {
-    (cd "$ROOT" && git ls-files -z -- "${runtime[@]}" | xargs -0 sha256sum 2>/dev/null || true)
-    node -p process.versions.node; docker image inspect -f '{{.Id}}' "$MANGO_BASE_IMAGE"
-    sha256sum <"$ROOT/tools/docker/build-worker-image.sh"
-  } | sha256sum | cut -c1-16)
-  mango=mango-self-hosted-worker:$mkey
-  if ! have "$mango"; then log "building $mango"; bash "$ROOT/tools/docker/build-worker-image.sh" "$mango" >/dev/null
-    # Older content-keyed builds (~1 GB each) are removed; one a container still uses stays (rmi refuses).
-    docker image ls --format '{{.Repository}}:{{.Tag}}' mango-self-hosted-worker |
-      grep -E ':[0-9a-f]{16}$' | grep -vx "$mango" | xargs -r docker rmi >/dev/null 2>&1 || true
-  fi
-fi
+# 5. Mango: the control-plane and sandbox images, content-keyed by tools/docker/build-images.sh (a warm run
+# builds nothing).
+mango=$(bash "$ROOT/tools/docker/build-images.sh" all)
+cp_image=$(sed -n 's/^MANGO_CONTROL_PLANE_IMAGE=//p' <<<"$mango"); sandbox_image=$(sed -n 's/^MANGO_SANDBOX_IMAGE=//p' <<<"$mango")
 
-printf 'MANGO_IMAGE=%s\nMANGO_POSTGRES_IMAGE=%s\nMANGO_NGINX_IMAGE=%s\nMANGO_TEMPORAL_IMAGE=%s\nMANGO_S3_IMAGE=%s\n' \
-  "$mango" "$pg" "$nginx" "$temporal" "$s3"
+printf 'MANGO_IMAGE=%s\nMANGO_SANDBOX_IMAGE=%s\nMANGO_POSTGRES_IMAGE=%s\nMANGO_NGINX_IMAGE=%s\nMANGO_TEMPORAL_IMAGE=%s\nMANGO_TEMPORAL_ADMIN_IMAGE=%s\nMANGO_S3_IMAGE=%s\n' \
+  "$cp_image" "$sandbox_image" "$pg" "$nginx" "$temporal_server" "$temporal_server" "$s3"

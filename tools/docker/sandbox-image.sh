@@ -2,7 +2,7 @@
 # Builds the Mango sandbox image without a registry:
 #   tools/docker/sandbox-image.sh [tag]      (default mango-sandbox:v3; DOCKER_HOST selects the daemon)
 # A Debian bookworm root filesystem from Debian's own packages (mmdebstrap; the list is
-# deployments/self-hosted/docker/sandbox-packages.txt) plus this machine's Node (>= 20.19) and npm, a
+# deployments/docker/sandbox-packages.txt) plus this machine's Node (>= 20.19) and npm, a
 # `mango` user (uid 1000) and /workspace, cached as a tarball under $MANGO_SERVICES_CACHE/images (keyed by
 # the package list and the Node version), then `docker import`ed. The first build downloads ~150 MB of
 # packages and takes a few minutes; later imports take seconds.
@@ -10,7 +10,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TAG=${1:-mango-sandbox:v3}
 CACHE=${MANGO_SERVICES_CACHE:-${HOME:-/root}/.cache/mango-services}
-LIST=$ROOT/deployments/self-hosted/docker/sandbox-packages.txt
+LIST=$ROOT/deployments/docker/sandbox-packages.txt
 log() { printf '[sandbox-image] %s\n' "$*" >&2; }
 NODE=$(readlink -f "$(command -v node)")
 NODE_VERSION=$("$NODE" -p process.versions.node)

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from 'class-transformer';
@@ -11,6 +12,11 @@ function defaultSocketDir(): string {
     ? '/run/mango-worker'
     : join(tmpdir(), `mango-worker-${process.getuid?.() ?? 0}`);
 }
+
+/** Mango's version (the root package.json, which every image carries at /opt/mango/package.json). */
+const MANGO_VERSION: string = JSON.parse(
+  readFileSync(join(__dirname, '../../../package.json'), 'utf8'),
+).version;
 
 /** Every variable (metrics and tracing: ObservabilityEnv) `mango-worker docker` reads, validated once at boot. It never reads MANGO_API_KEY. */
 export class SupervisorEnv extends ObservabilityEnv {
@@ -61,9 +67,12 @@ export class SupervisorEnv extends ObservabilityEnv {
   @Matches(/^(unix|tcp):\/\/\S+$/, { message: 'DOCKER_HOST must be unix://… or tcp://…' })
   DOCKER_HOST?: string;
 
-  /** The sandbox image: bash, node and the Mango item runner (/opt/mango). */
+  /**
+   * The sandbox image: the userland, node and the precompiled Mango item runner (MANGO_ITEM_ENTRY). Default:
+   * the sandbox image of this version, `mango-sandbox:<version>` (deployments/docker/sandbox.Dockerfile).
+   */
   @IsString()
-  MANGO_WORKER_IMAGE: string = 'mango-sandbox:v3';
+  MANGO_WORKER_IMAGE: string = `mango-sandbox:${MANGO_VERSION}`;
 
   /** Development only: bind-mount this source tree read-only at /opt/mango instead of baking it in. */
   @IsOptional()

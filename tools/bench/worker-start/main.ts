@@ -158,7 +158,7 @@ async function measure(
       MANGO_BASE_URL: api.url,
       DOCKER_HOST: process.env.DOCKER_HOST!,
       MANGO_WORKER_IMAGE: workerImage,
-      // Items run from this checkout unless a built worker image (tools/docker/build-worker-image.sh) is named.
+      // Items run from this checkout unless a built worker image (tools/docker/build-images.sh: mango-sandbox) is named.
       ...(process.env.BENCH_WORKER_IMAGE ? {} : { MANGO_WORKER_SOURCE_DIR: ROOT }),
       MANGO_SUPERVISOR_ID: `bench-${runtime}-pool-${poolSize}${spaced ? '-spaced' : ''}`,
       MANGO_WORKER_POOL_SIZE: String(poolSize),

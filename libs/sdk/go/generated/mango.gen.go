@@ -5506,7 +5506,9 @@ type Environment struct {
 	// ArchivedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ArchivedAt *NullableTimestamp `json:"archived_at"`
 
-	// Config The only Environment config Mango supports.
+	// Config The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+	// API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+	// update replaces the stored one whole.
 	Config SelfHostedConfig `json:"config"`
 
 	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
@@ -5565,7 +5567,9 @@ type EnvironmentScope string
 
 // EnvironmentUpdateRequest defines model for EnvironmentUpdateRequest.
 type EnvironmentUpdateRequest struct {
-	// Config The only Environment config Mango supports.
+	// Config The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+	// API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+	// update replaces the stored one whole.
 	Config *SelfHostedConfig `json:"config,omitempty"`
 
 	// Description `null` clears; `""` is stored as `""`.
@@ -5688,6 +5692,21 @@ type HttpResponseSummary struct {
 	BodyTruncated bool    `json:"body_truncated"`
 	ContentType   *string `json:"content_type"`
 	StatusCode    int     `json:"status_code"`
+}
+
+// LimitedNetworking Only the listed hosts (and, when enabled, the package registries and the Agent's MCP servers),
+// through the supervisor's egress proxy. Entries are host names (`github.com`), `*.` wildcards
+// (`*.github.com`: names below it, not the name itself) and IP addresses, each with an optional
+// `:port` (IPv6 in brackets then: `[2001:db8::1]:8443`); without a port an entry allows 80 and 443.
+// Stored lower-case, trimmed and without duplicates. No scheme, path or range.
+type LimitedNetworking struct {
+	// AllowMcpServers The hosts and ports of the Session's Agent's MCP servers.
+	AllowMcpServers *bool `json:"allow_mcp_servers,omitempty"`
+
+	// AllowPackageManagers The public package registries listed in the API guide, on port 443.
+	AllowPackageManagers *bool     `json:"allow_package_managers,omitempty"`
+	AllowedHosts         *[]string `json:"allowed_hosts,omitempty"`
+	Type                 string    `json:"type"`
 }
 
 // McpOAuthAuth defines model for McpOAuthAuth.
@@ -6234,9 +6253,17 @@ type SandboxToolConfigParams struct {
 // SandboxToolName defines model for SandboxToolName.
 type SandboxToolName string
 
-// SelfHostedConfig The only Environment config Mango supports.
+// SelfHostedConfig The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+// API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+// update replaces the stored one whole.
 type SelfHostedConfig struct {
-	Type string `json:"type"`
+	Networking *SelfHostedConfig_Networking `json:"networking,omitempty"`
+	Type       string                       `json:"type"`
+}
+
+// SelfHostedConfig_Networking defines model for SelfHostedConfig.Networking.
+type SelfHostedConfig_Networking struct {
+	union json.RawMessage
 }
 
 // Session defines model for Session.
@@ -7140,6 +7167,13 @@ type ToolDefaultConfigParams struct {
 
 	// PermissionPolicy Default `always_allow`.
 	PermissionPolicy *PermissionPolicy `json:"permission_policy,omitempty"`
+}
+
+// UnrestrictedNetworking Every public host, through the supervisor's egress proxy (never private, link-local, metadata or
+// control-plane addresses). Honoured only by a supervisor whose operator allows it
+// (`MANGO_WORKER_EGRESS_UNRESTRICTED=true`); otherwise every connection is refused.
+type UnrestrictedNetworking struct {
+	Type string `json:"type"`
 }
 
 // UserContentBlock defines model for UserContentBlock.
@@ -10511,6 +10545,68 @@ func (t *RosterEntryParams) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsUnrestrictedNetworking returns the union data inside the SelfHostedConfig_Networking as a UnrestrictedNetworking
+func (t SelfHostedConfig_Networking) AsUnrestrictedNetworking() (UnrestrictedNetworking, error) {
+	var body UnrestrictedNetworking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUnrestrictedNetworking overwrites any union data inside the SelfHostedConfig_Networking as the provided UnrestrictedNetworking
+func (t *SelfHostedConfig_Networking) FromUnrestrictedNetworking(v UnrestrictedNetworking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUnrestrictedNetworking performs a merge with any union data inside the SelfHostedConfig_Networking, using the provided UnrestrictedNetworking
+func (t *SelfHostedConfig_Networking) MergeUnrestrictedNetworking(v UnrestrictedNetworking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLimitedNetworking returns the union data inside the SelfHostedConfig_Networking as a LimitedNetworking
+func (t SelfHostedConfig_Networking) AsLimitedNetworking() (LimitedNetworking, error) {
+	var body LimitedNetworking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLimitedNetworking overwrites any union data inside the SelfHostedConfig_Networking as the provided LimitedNetworking
+func (t *SelfHostedConfig_Networking) FromLimitedNetworking(v LimitedNetworking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLimitedNetworking performs a merge with any union data inside the SelfHostedConfig_Networking, using the provided LimitedNetworking
+func (t *SelfHostedConfig_Networking) MergeLimitedNetworking(v LimitedNetworking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SelfHostedConfig_Networking) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SelfHostedConfig_Networking) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsUserMessageParams returns the union data inside the SessionCreateRequest_InitialEvents_Item as a UserMessageParams
 func (t SessionCreateRequest_InitialEvents_Item) AsUserMessageParams() (UserMessageParams, error) {
 	var body UserMessageParams
@@ -12384,8 +12480,8 @@ type ClientInterface interface {
 
 	// EnvironmentsCreateWithBody Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -12397,8 +12493,8 @@ type ClientInterface interface {
 
 	// EnvironmentsCreate Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -12421,7 +12517,9 @@ type ClientInterface interface {
 
 	// EnvironmentsRetrieve Get an Environment
 	//
-	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+	// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+	// → 403 `permission_error`.
 	//
 	// Corresponds with GET /v1/environments/{environment_id} (the `EnvironmentsRetrieve` operationId).
 	EnvironmentsRetrieve(ctx context.Context, environmentId EnvironmentIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12429,7 +12527,8 @@ type ClientInterface interface {
 	// EnvironmentsUpdateWithBody Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -12443,7 +12542,8 @@ type ClientInterface interface {
 	// EnvironmentsUpdate Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -14106,8 +14206,8 @@ func (c *Client) EnvironmentsList(ctx context.Context, params *EnvironmentsListP
 
 // EnvironmentsCreateWithBody Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -14129,8 +14229,8 @@ func (c *Client) EnvironmentsCreateWithBody(ctx context.Context, contentType str
 
 // EnvironmentsCreate Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -14173,7 +14273,9 @@ func (c *Client) EnvironmentsDelete(ctx context.Context, environmentId Environme
 
 // EnvironmentsRetrieve Get an Environment
 //
-// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+// → 403 `permission_error`.
 //
 // Corresponds with GET /v1/environments/{environment_id} (the `EnvironmentsRetrieve` operationId).
 func (c *Client) EnvironmentsRetrieve(ctx context.Context, environmentId EnvironmentIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14191,7 +14293,8 @@ func (c *Client) EnvironmentsRetrieve(ctx context.Context, environmentId Environ
 // EnvironmentsUpdateWithBody Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //
@@ -14215,7 +14318,8 @@ func (c *Client) EnvironmentsUpdateWithBody(ctx context.Context, environmentId E
 // EnvironmentsUpdate Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //
@@ -22123,8 +22227,8 @@ type ClientWithResponsesInterface interface {
 
 	// EnvironmentsCreateWithBodyWithResponse Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -22136,8 +22240,8 @@ type ClientWithResponsesInterface interface {
 
 	// EnvironmentsCreateWithResponse Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -22162,7 +22266,9 @@ type ClientWithResponsesInterface interface {
 
 	// EnvironmentsRetrieveWithResponse Get an Environment
 	//
-	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+	// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+	// → 403 `permission_error`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -22172,7 +22278,8 @@ type ClientWithResponsesInterface interface {
 	// EnvironmentsUpdateWithBodyWithResponse Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -22186,7 +22293,8 @@ type ClientWithResponsesInterface interface {
 	// EnvironmentsUpdateWithResponse Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -38444,8 +38552,8 @@ func (c *ClientWithResponses) EnvironmentsListWithResponse(ctx context.Context, 
 
 // EnvironmentsCreateWithBodyWithResponse Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -38463,8 +38571,8 @@ func (c *ClientWithResponses) EnvironmentsCreateWithBodyWithResponse(ctx context
 
 // EnvironmentsCreateWithResponse Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -38501,7 +38609,9 @@ func (c *ClientWithResponses) EnvironmentsDeleteWithResponse(ctx context.Context
 
 // EnvironmentsRetrieveWithResponse Get an Environment
 //
-// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+// → 403 `permission_error`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -38517,7 +38627,8 @@ func (c *ClientWithResponses) EnvironmentsRetrieveWithResponse(ctx context.Conte
 // EnvironmentsUpdateWithBodyWithResponse Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //
@@ -38537,7 +38648,8 @@ func (c *ClientWithResponses) EnvironmentsUpdateWithBodyWithResponse(ctx context
 // EnvironmentsUpdateWithResponse Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //

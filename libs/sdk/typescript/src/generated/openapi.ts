@@ -198,8 +198,8 @@ export interface paths {
         put?: never;
         /**
          * Create an Environment
-         * @description Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-         *     supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+         * @description Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+         *     `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
          *     Environments that are not deleted (archived ones included), otherwise `409`.
          *
          *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -223,14 +223,17 @@ export interface paths {
         };
         /**
          * Get an Environment
-         * @description **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         * @description **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+         *     reads `config.networking` at each Session activation). Another Environment's key or a Work token
+         *     → 403 `permission_error`.
          */
         get: operations["environments.retrieve"];
         put?: never;
         /**
          * Update an Environment
          * @description Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-         *     must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+         *     must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+         *     from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
          *     deletes it. A name already used by another Environment of the workspace is `409`; updating an
          *     archived Environment is `409`.
          *
@@ -2433,10 +2436,47 @@ export interface components {
             data: components["schemas"]["Agent"][];
             next_page: components["schemas"]["NextPage"];
         };
-        /** @description The only Environment config Mango supports. */
+        /**
+         * @description The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+         *     API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+         *     update replaces the stored one whole.
+         */
         SelfHostedConfig: {
             /** @constant */
             type: "self_hosted";
+            networking?: components["schemas"]["UnrestrictedNetworking"] | components["schemas"]["LimitedNetworking"] | null;
+        };
+        /**
+         * @description Every public host, through the supervisor's egress proxy (never private, link-local, metadata or
+         *     control-plane addresses). Honoured only by a supervisor whose operator allows it
+         *     (`MANGO_WORKER_EGRESS_UNRESTRICTED=true`); otherwise every connection is refused.
+         */
+        UnrestrictedNetworking: {
+            /** @constant */
+            type: "unrestricted";
+        };
+        /**
+         * @description Only the listed hosts (and, when enabled, the package registries and the Agent's MCP servers),
+         *     through the supervisor's egress proxy. Entries are host names (`github.com`), `*.` wildcards
+         *     (`*.github.com`: names below it, not the name itself) and IP addresses, each with an optional
+         *     `:port` (IPv6 in brackets then: `[2001:db8::1]:8443`); without a port an entry allows 80 and 443.
+         *     Stored lower-case, trimmed and without duplicates. No scheme, path or range.
+         */
+        LimitedNetworking: {
+            /** @constant */
+            type: "limited";
+            /** @default [] */
+            allowed_hosts: string[];
+            /**
+             * @description The public package registries listed in the API guide, on port 443.
+             * @default false
+             */
+            allow_package_managers: boolean;
+            /**
+             * @description The hosts and ports of the Session's Agent's MCP servers.
+             * @default false
+             */
+            allow_mcp_servers: boolean;
         };
         /** @enum {string} */
         EnvironmentScope: "organization" | "account";

@@ -3,3 +3,4 @@ export * from './item-launcher';
 export * from './work-api-socket';
 export * from './session-workspaces';
 export * from './container-runtime';
+export * from './egress-proxy';

@@ -36,6 +36,7 @@ import {
   tracer,
 } from '@mango/platform-tracing';
 import { compileItemRunner, markRunnerUsed } from './compile-runner';
+import { SandboxEgress } from './sandbox-egress';
 import { SupervisorEnv } from './supervisor.env';
 
 export const SUPERVISOR_ENV = Symbol('SUPERVISOR_ENV');
@@ -76,6 +77,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   private launcher!: DockerItemLauncher;
   /** The operator custom tools this worker serves: the custom names a tool report may carry. */
   private customToolNames: ReadonlySet<string> = new Set();
+  /** Sandbox egress (ADR 0021): the operator's settings and each activation's Environment policy. */
+  private egress!: SandboxEgress;
 
   constructor(
     @Inject(SUPERVISOR_ENV) private readonly env: SupervisorEnv,
@@ -89,6 +92,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       ? await loadCustomTools(this.env.MANGO_WORKER_CUSTOM_TOOLS)
       : [];
     this.customToolNames = new Set(customTools.map((t) => t.name));
+    this.egress = new SandboxEgress(this.env, this.log, this.metrics);
+    await this.egress.start();
     if (customTools.length)
       this.log.info(
         { custom_tools: customTools.map((t) => t.name) },
@@ -385,7 +390,9 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     const sessionId = work.data.type === 'session' ? work.data.id : undefined;
     let sessionDeleted = false;
     try {
+      const egress = await this.egress.forActivation(item, log);
       const outcome = await this.launcher.launch({
+        egress,
         workId: work.id,
         environmentId: work.environment_id,
         workType: work.data.type,

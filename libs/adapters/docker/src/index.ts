@@ -4,3 +4,4 @@ export * from './work-api-socket';
 export * from './session-workspaces';
 export * from './container-runtime';
 export * from './egress-proxy';
+export * from './egress-settings';

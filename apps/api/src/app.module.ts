@@ -4,6 +4,7 @@ import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { EnvironmentsModule } from '@mango/feature-environments';
+import { SandboxEgressModule } from '@mango/feature-sandbox-egress';
 import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
@@ -51,6 +52,7 @@ export class AppModule {
         WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
         AgentsModule,
         EnvironmentsModule,
+        SandboxEgressModule,
         SessionsModule,
         modelPrices(env),
         sessionLimits(env),

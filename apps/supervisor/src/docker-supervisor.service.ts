@@ -36,7 +36,7 @@ import {
   tracer,
 } from '@mango/platform-tracing';
 import { compileItemRunner, markRunnerUsed } from './compile-runner';
-import { SandboxEgress } from './sandbox-egress';
+import { type ActivationEgress, SandboxEgress } from './sandbox-egress';
 import { SupervisorEnv } from './supervisor.env';
 
 export const SUPERVISOR_ENV = Symbol('SUPERVISOR_ENV');
@@ -389,10 +389,11 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     this.metrics.containerStarts.inc({ work_type: workType });
     const sessionId = work.data.type === 'session' ? work.data.id : undefined;
     let sessionDeleted = false;
+    let egress: ActivationEgress | undefined;
     try {
-      const egress = await this.egress.forActivation(item, log);
+      egress = await this.egress.forActivation(item, log);
       const outcome = await this.launcher.launch({
-        egress,
+        egress: egress?.options,
         workId: work.id,
         environmentId: work.environment_id,
         workType: work.data.type,
@@ -435,6 +436,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       this.metrics.containerFailures.inc({ work_type: workType, reason: 'launch_error' });
       // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
       log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');
+    } finally {
+      await egress?.done(); // the activation's last egress records
     }
   }
 

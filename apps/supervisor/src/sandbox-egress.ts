@@ -64,7 +64,7 @@ export class SandboxEgress {
    * `none` (the operator's choice applies), no `networking` on the Environment, or a failed read (fail
    * closed: this activation has no egress, and the supervisor says so).
    */
-  async forActivation(item: AcknowledgedWork, log: Logger): Promise<EgressProxyOptions | undefined> {
+  async forActivation(item: AcknowledgedWork, log: Logger): Promise<ActivationEgress | undefined> {
     if (this.env.MANGO_WORKER_NETWORK !== 'none' || item.work.data.type !== 'session') return undefined;
     const sessionId = item.work.data.id;
     let networking: SandboxNetworking | null;
@@ -85,16 +85,23 @@ export class SandboxEgress {
       networking.type === 'limited' && networking.allow_mcp_servers
         ? await this.mcpServersOf(item, sessionId, log)
         : [];
+    const reporter = new EgressReporter(this.client, item.work.environment_id, item.work.id, log);
     return {
-      context: {
-        networking,
-        unrestrictedEnabled: this.env.MANGO_WORKER_EGRESS_UNRESTRICTED === 'true',
-        mcpServers,
-        allowedAddresses: this.allowedAddresses,
-        controlPlane: this.controlPlane,
+      options: {
+        context: {
+          networking,
+          unrestrictedEnabled: this.env.MANGO_WORKER_EGRESS_UNRESTRICTED === 'true',
+          mcpServers,
+          allowedAddresses: this.allowedAddresses,
+          controlPlane: this.controlPlane,
+        },
+        resolve: this.resolve,
+        onRecord: (r) => {
+          this.recorded(r, sessionId, log);
+          reporter.add(r);
+        },
       },
-      resolve: this.resolve,
-      onRecord: (r) => this.recorded(r, sessionId, log),
+      done: () => reporter.close(),
     };
   }
 
@@ -148,5 +155,86 @@ export class SandboxEgress {
       },
       'sandbox egress',
     );
+  }
+}
+
+/** One activation's egress: the proxy's options, and `done` once the container is gone (the last records). */
+export interface ActivationEgress {
+  options: EgressProxyOptions;
+  done(): Promise<void>;
+}
+
+/** Records sent at once when this many wait; otherwise within REPORT_EVERY_MS. */
+const REPORT_BATCH = 50;
+const REPORT_EVERY_MS = 2_000;
+/** Records kept while the API does not answer; more are dropped (and the drop logged once). */
+const REPORT_BUFFER = 1_000;
+
+/**
+ * Reports an activation's egress records to the API (`POST …/work/{id}/egress_records`, the Environment
+ * key) in batches, so the Session's records are readable with `GET /v1/sessions/{id}/egress_records`.
+ * Best effort and bounded: the log line and the metrics are the record of last resort.
+ */
+class EgressReporter {
+  private queue: EgressRecord[] = [];
+  private timer?: NodeJS.Timeout;
+  private sending: Promise<void> = Promise.resolve();
+  private dropped = 0;
+
+  constructor(
+    private readonly client: MangoClient,
+    private readonly environmentId: string,
+    private readonly workId: string,
+    private readonly log: Logger,
+  ) {}
+
+  add(r: EgressRecord): void {
+    if (this.queue.length >= REPORT_BUFFER) {
+      if (this.dropped++ === 0)
+        this.log.warn(
+          {},
+          'egress records are not being accepted fast enough: dropping some (the log keeps them)',
+        );
+      return;
+    }
+    this.queue.push(r);
+    if (this.queue.length >= REPORT_BATCH) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), REPORT_EVERY_MS);
+  }
+
+  async close(): Promise<void> {
+    this.flush();
+    await this.sending;
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, REPORT_BATCH);
+      this.sending = this.sending.then(() => this.send(batch));
+    }
+  }
+
+  private async send(batch: EgressRecord[]): Promise<void> {
+    try {
+      await this.client.environments.work.egressRecords.create(this.environmentId, this.workId, {
+        records: batch.map((r) => ({
+          kind: r.kind,
+          host: r.host.slice(0, 255),
+          port: r.port,
+          allowed: r.allowed,
+          rule: r.rule ?? null,
+          failure: r.failure ?? null,
+          bytes_out: r.bytesOut,
+          bytes_in: r.bytesIn,
+        })),
+      });
+    } catch (err) {
+      this.log.warn(
+        { err: String(err), records: batch.length },
+        'could not report egress records (the log keeps them)',
+      );
+    }
   }
 }

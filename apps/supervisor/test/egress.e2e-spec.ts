@@ -37,7 +37,7 @@ describe('sandbox egress under the Environment policy (real stack, real containe
         },
       },
     });
-    expect(set.status).toBe(200);
+    if (set.status !== 200) throw new Error(`setting the policy failed: ${JSON.stringify(set.body)}`);
     supervisor = await stack.startSupervisor({
       MANGO_WORKER_EGRESS_HOSTS: 'allowed.test=127.0.0.1,cp.test=127.0.0.1,refused.test=127.0.0.1',
       MANGO_WORKER_EGRESS_ALLOWED_ADDRESSES: '127.0.0.1',
@@ -49,6 +49,8 @@ describe('sandbox egress under the Environment policy (real stack, real containe
     origin?.closeAllConnections();
     await new Promise((r) => (origin ? origin.close(r) : r(undefined)));
   });
+
+  let lastSession = '';
 
   /** One Session whose agent runs `command` in bash once; the tool result. */
   async function bashOnce(name: string, command: string): Promise<{ text: string; is_error: boolean }> {
@@ -65,6 +67,7 @@ describe('sandbox egress under the Environment policy (real stack, real containe
       results.push(lastResult(body));
       return { content: [{ type: 'text', text: 'done' }] };
     });
+    lastSession = s.id;
     const list = await stack.until(s.id, (l) => l.some((e) => e.type === 'session.status_idle'), 150_000);
     expect(list.at(-1)).toMatchObject({ type: 'session.status_idle' });
     return results[0]!;
@@ -94,6 +97,19 @@ describe('sandbox egress under the Environment policy (real stack, real containe
     expect(logs).toMatch(/"host":"allowed\.test".*"allowed":true/);
     expect(logs).toMatch(/"host":"cp\.test".*"allowed":false,"rule":"control_plane"/);
     expect(logs).toMatch(/"host":"refused\.test".*"allowed":false,"rule":"host_not_allowed"/);
+    // And reported to the API for the Session (sent in batches, the last when the activation ends).
+    const records = async () =>
+      (await stack.ws.get(`/v1/sessions/${lastSession}/egress_records?limit=100`)).body.data as any[];
+    let seen = await records();
+    for (const deadline = Date.now() + 60_000; seen.length < 4 && Date.now() < deadline;)
+      seen = await new Promise((r) => setTimeout(r, 250)).then(records);
+    expect(seen.map((r) => [r.kind, r.host, r.allowed, r.rule])).toEqual([
+      ['http', 'allowed.test', true, null],
+      ['http', 'cp.test', false, 'control_plane'],
+      ['http', 'refused.test', false, 'host_not_allowed'],
+      ['connect', 'refused.test', false, 'host_not_allowed'],
+    ]);
+    expect(seen[0].bytes_in).toBe('origin says hello'.length);
   }, 240_000);
 
   it('a cleared policy applies to the next activation: no proxy variables, no socket, nothing reached', async () => {

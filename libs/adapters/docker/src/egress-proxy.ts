@@ -13,6 +13,7 @@ import type { Duplex } from 'node:stream';
 import {
   type EgressContext,
   type EgressDecision,
+  type EgressFailure,
   type EgressRule,
   type EgressTarget,
   judgeAddresses,
@@ -74,7 +75,7 @@ export interface EgressRecord {
   rule?: EgressRule;
   reason?: string;
   /** An allowed connection that ended badly: unreachable upstream, or a bound that cut it. */
-  failure?: 'upstream_failed' | 'idle' | 'lifetime' | 'too_large';
+  failure?: EgressFailure;
   /** Bytes from the sandbox to the upstream, and back (a plain HTTP request: its body and its answer body). */
   bytesOut: number;
   bytesIn: number;

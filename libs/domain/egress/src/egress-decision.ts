@@ -14,21 +14,29 @@ import {
  * resolved), then `judgeAddresses` on every address the proxy resolved it to, at the moment it connects.
  */
 
-/** The rule that refused a connection: what the metrics count and the Session's record names. */
-export type EgressRule =
-  | 'no_egress'
-  | 'unrestricted_not_enabled'
-  | 'invalid_host'
-  | 'host_not_allowed'
-  | 'unresolved'
-  | 'control_plane'
-  | 'loopback_address'
-  | 'private_address'
-  | 'link_local_address'
-  | 'metadata_address'
-  | 'unspecified_address'
-  | 'reserved_address'
-  | 'invalid_address';
+/** The rules that refuse a connection: what the metrics count and the Session's records name. */
+export const EGRESS_RULES = [
+  'no_egress',
+  'unrestricted_not_enabled',
+  'invalid_host',
+  'host_not_allowed',
+  'unresolved',
+  'control_plane',
+  'loopback_address',
+  'private_address',
+  'link_local_address',
+  'metadata_address',
+  'unspecified_address',
+  'reserved_address',
+  'invalid_address',
+] as const;
+
+export type EgressRule = (typeof EGRESS_RULES)[number];
+
+/** How a connection the proxy allowed ended badly (unreachable, or cut by a bound). */
+export const EGRESS_FAILURES = ['upstream_failed', 'idle', 'lifetime', 'too_large'] as const;
+
+export type EgressFailure = (typeof EGRESS_FAILURES)[number];
 
 export type EgressDecision = { allowed: true } | { allowed: false; rule: EgressRule; reason: string };
 

@@ -17,6 +17,7 @@ import { AddWorkClaimIndexes1796323337434 } from './1796323337434-AddWorkClaimIn
 import { AddVaultCredentialRefreshClaims1796661162194 } from './1796661162194-AddVaultCredentialRefreshClaims';
 import { AddSessionTurnsIndex1796662908196 } from './1796662908196-AddSessionTurnsIndex';
 import { CreateIdempotencyKeys1796700000000 } from './1796700000000-CreateIdempotencyKeys';
+import { CreateSandboxEgressRecords1796710000000 } from './1796710000000-CreateSandboxEgressRecords';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -38,4 +39,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AddVaultCredentialRefreshClaims1796661162194,
   AddSessionTurnsIndex1796662908196,
   CreateIdempotencyKeys1796700000000,
+  CreateSandboxEgressRecords1796710000000,
 ];

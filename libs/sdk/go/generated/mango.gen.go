@@ -393,6 +393,117 @@ func (e ReadinessUnavailableChecksObjectStore) Valid() bool {
 	}
 }
 
+// Defines values for SandboxEgressFailure.
+const (
+	SandboxEgressFailureIdle           SandboxEgressFailure = "idle"
+	SandboxEgressFailureLifetime       SandboxEgressFailure = "lifetime"
+	SandboxEgressFailureTooLarge       SandboxEgressFailure = "too_large"
+	SandboxEgressFailureUpstreamFailed SandboxEgressFailure = "upstream_failed"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressFailure enum.
+func (e SandboxEgressFailure) Valid() bool {
+	switch e {
+	case SandboxEgressFailureIdle:
+		return true
+	case SandboxEgressFailureLifetime:
+		return true
+	case SandboxEgressFailureTooLarge:
+		return true
+	case SandboxEgressFailureUpstreamFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxEgressRecordKind.
+const (
+	SandboxEgressRecordKindConnect SandboxEgressRecordKind = "connect"
+	SandboxEgressRecordKindHttp    SandboxEgressRecordKind = "http"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressRecordKind enum.
+func (e SandboxEgressRecordKind) Valid() bool {
+	switch e {
+	case SandboxEgressRecordKindConnect:
+		return true
+	case SandboxEgressRecordKindHttp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxEgressReportRecordKind.
+const (
+	SandboxEgressReportRecordKindConnect SandboxEgressReportRecordKind = "connect"
+	SandboxEgressReportRecordKindHttp    SandboxEgressReportRecordKind = "http"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressReportRecordKind enum.
+func (e SandboxEgressReportRecordKind) Valid() bool {
+	switch e {
+	case SandboxEgressReportRecordKindConnect:
+		return true
+	case SandboxEgressReportRecordKindHttp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxEgressRule.
+const (
+	ControlPlane           SandboxEgressRule = "control_plane"
+	HostNotAllowed         SandboxEgressRule = "host_not_allowed"
+	InvalidAddress         SandboxEgressRule = "invalid_address"
+	InvalidHost            SandboxEgressRule = "invalid_host"
+	LinkLocalAddress       SandboxEgressRule = "link_local_address"
+	LoopbackAddress        SandboxEgressRule = "loopback_address"
+	MetadataAddress        SandboxEgressRule = "metadata_address"
+	NoEgress               SandboxEgressRule = "no_egress"
+	PrivateAddress         SandboxEgressRule = "private_address"
+	ReservedAddress        SandboxEgressRule = "reserved_address"
+	Unresolved             SandboxEgressRule = "unresolved"
+	UnrestrictedNotEnabled SandboxEgressRule = "unrestricted_not_enabled"
+	UnspecifiedAddress     SandboxEgressRule = "unspecified_address"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressRule enum.
+func (e SandboxEgressRule) Valid() bool {
+	switch e {
+	case ControlPlane:
+		return true
+	case HostNotAllowed:
+		return true
+	case InvalidAddress:
+		return true
+	case InvalidHost:
+		return true
+	case LinkLocalAddress:
+		return true
+	case LoopbackAddress:
+		return true
+	case MetadataAddress:
+		return true
+	case NoEgress:
+		return true
+	case PrivateAddress:
+		return true
+	case ReservedAddress:
+		return true
+	case Unresolved:
+		return true
+	case UnrestrictedNotEnabled:
+		return true
+	case UnspecifiedAddress:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SandboxToolName.
 const (
 	Bash  SandboxToolName = "bash"
@@ -2193,6 +2304,45 @@ func (e EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope) Valid() bool {
 	}
 }
 
+// Defines values for EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit.
 const (
 	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "requests"
@@ -3489,6 +3639,45 @@ func (e SessionsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
 	case SessionsArchive429JSONResponseBodyErrorDetailsScopeCredential:
 		return true
 	case SessionsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeCredential SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -6228,6 +6417,73 @@ type RosterSelf struct {
 	Type string `json:"type"`
 }
 
+// SandboxEgressFailure How an allowed connection ended badly.
+type SandboxEgressFailure string
+
+// SandboxEgressRecord defines model for SandboxEgressRecord.
+type SandboxEgressRecord struct {
+	Allowed bool `json:"allowed"`
+
+	// BytesIn Bytes to the sandbox (for `http`, the answer body).
+	BytesIn int `json:"bytes_in"`
+
+	// BytesOut Bytes from the sandbox (for `http`, the request body).
+	BytesOut  int                   `json:"bytes_out"`
+	CreatedAt time.Time             `json:"created_at"`
+	Failure   *SandboxEgressFailure `json:"failure"`
+	Host      string                `json:"host"`
+
+	// Id Increasing within a Session.
+	Id string `json:"id"`
+
+	// Kind `connect`: a CONNECT tunnel (HTTPS); `http`: a plain HTTP request.
+	Kind   SandboxEgressRecordKind `json:"kind"`
+	Port   int                     `json:"port"`
+	Rule   *SandboxEgressRule      `json:"rule"`
+	Type   string                  `json:"type"`
+	WorkId string                  `json:"work_id"`
+}
+
+// SandboxEgressRecordKind `connect`: a CONNECT tunnel (HTTPS); `http`: a plain HTTP request.
+type SandboxEgressRecordKind string
+
+// SandboxEgressRecordList defines model for SandboxEgressRecordList.
+type SandboxEgressRecordList struct {
+	Data     []SandboxEgressRecord `json:"data"`
+	NextPage *string               `json:"next_page"`
+}
+
+// SandboxEgressReport defines model for SandboxEgressReport.
+type SandboxEgressReport struct {
+	Records []SandboxEgressReportRecord `json:"records"`
+}
+
+// SandboxEgressReportRecord defines model for SandboxEgressReportRecord.
+type SandboxEgressReportRecord struct {
+	Allowed  bool                          `json:"allowed"`
+	BytesIn  int                           `json:"bytes_in"`
+	BytesOut int                           `json:"bytes_out"`
+	Failure  *SandboxEgressFailure         `json:"failure,omitempty"`
+	Host     string                        `json:"host"`
+	Kind     SandboxEgressReportRecordKind `json:"kind"`
+	Port     int                           `json:"port"`
+
+	// Rule Required when `allowed` is false; absent or null otherwise.
+	Rule *SandboxEgressRule `json:"rule,omitempty"`
+}
+
+// SandboxEgressReportRecordKind defines model for SandboxEgressReportRecord.Kind.
+type SandboxEgressReportRecordKind string
+
+// SandboxEgressReportResult defines model for SandboxEgressReportResult.
+type SandboxEgressReportResult struct {
+	Recorded int    `json:"recorded"`
+	Type     string `json:"type"`
+}
+
+// SandboxEgressRule The rule that refused a connection (see the API guide, "Sandbox egress").
+type SandboxEgressRule string
+
 // SandboxToolConfig Resolved config of one of the six sandbox tools (`type` equals `name`).
 type SandboxToolConfig struct {
 	Enabled bool            `json:"enabled"`
@@ -8394,6 +8650,12 @@ type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit string
 // EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkAck.
 type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope string
 
+// EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkEgressRecordsCreate.
+type EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkEgressRecordsCreate.
+type EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkFail.
 type EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit string
 
@@ -8716,6 +8978,21 @@ type SessionsArchive429JSONResponseBodyErrorDetailsLimit string
 
 // SessionsArchive429JSONResponseBodyErrorDetailsScope defines parameters for SessionsArchive.
 type SessionsArchive429JSONResponseBodyErrorDetailsScope string
+
+// SessionsEgressRecordsListParams defines parameters for SessionsEgressRecordsList.
+type SessionsEgressRecordsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+}
+
+// SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEgressRecordsList.
+type SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEgressRecordsList.
+type SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope string
 
 // SessionsEventsListParams defines parameters for SessionsEventsList.
 type SessionsEventsListParams struct {
@@ -9090,6 +9367,9 @@ type EnvironmentsWorkCreateJSONRequestBody = WorkCreateRequest
 
 // EnvironmentsWorkUpdateJSONRequestBody defines body for EnvironmentsWorkUpdate for application/json ContentType.
 type EnvironmentsWorkUpdateJSONRequestBody = WorkUpdateRequest
+
+// EnvironmentsWorkEgressRecordsCreateJSONRequestBody defines body for EnvironmentsWorkEgressRecordsCreate for application/json ContentType.
+type EnvironmentsWorkEgressRecordsCreateJSONRequestBody = SandboxEgressReport
 
 // EnvironmentsWorkFailJSONRequestBody defines body for EnvironmentsWorkFail for application/json ContentType.
 type EnvironmentsWorkFailJSONRequestBody = WorkFailRequest
@@ -12681,6 +12961,36 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/ack (the `EnvironmentsWorkAck` operationId).
 	EnvironmentsWorkAck(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EnvironmentsWorkEgressRecordsCreateWithBody Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreateWithBody(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnvironmentsWorkEgressRecordsCreate Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreate(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// EnvironmentsWorkFailWithBody Fail Session Work on a permanent input error
 	//
 	// Terminal path for a permanent, immutable-input error of Session Work (never for transient errors:
@@ -13142,6 +13452,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/sessions/{session_id}/archive (the `SessionsArchive` operationId).
 	SessionsArchive(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SessionsEgressRecordsList List a Session's sandbox egress records
+	//
+	// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+	// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+	// each way (see the API guide, "Sandbox egress").
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+	SessionsEgressRecordsList(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SessionsEventsList List events
 	//
@@ -14567,6 +14888,56 @@ func (c *Client) EnvironmentsWorkAck(ctx context.Context, environmentId Environm
 	return c.Client.Do(req)
 }
 
+// EnvironmentsWorkEgressRecordsCreateWithBody Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *Client) EnvironmentsWorkEgressRecordsCreateWithBody(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnvironmentsWorkEgressRecordsCreateRequestWithBody(c.Server, environmentId, workId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnvironmentsWorkEgressRecordsCreate Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *Client) EnvironmentsWorkEgressRecordsCreate(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnvironmentsWorkEgressRecordsCreateRequest(c.Server, environmentId, workId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // EnvironmentsWorkFailWithBody Fail Session Work on a permanent input error
 //
 // Terminal path for a permanent, immutable-input error of Session Work (never for transient errors:
@@ -15399,6 +15770,27 @@ func (c *Client) SessionsUpdate(ctx context.Context, sessionId string, body Sess
 // Corresponds with POST /v1/sessions/{session_id}/archive (the `SessionsArchive` operationId).
 func (c *Client) SessionsArchive(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSessionsArchiveRequest(c.Server, sessionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SessionsEgressRecordsList List a Session's sandbox egress records
+//
+// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+// each way (see the API guide, "Sandbox egress").
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+func (c *Client) SessionsEgressRecordsList(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSessionsEgressRecordsListRequest(c.Server, sessionId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18053,6 +18445,60 @@ func NewEnvironmentsWorkAckRequest(server string, environmentId EnvironmentIdPar
 	return req, nil
 }
 
+// NewEnvironmentsWorkEgressRecordsCreateRequest calls the generic EnvironmentsWorkEgressRecordsCreate builder with application/json body
+func NewEnvironmentsWorkEgressRecordsCreateRequest(server string, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEnvironmentsWorkEgressRecordsCreateRequestWithBody(server, environmentId, workId, "application/json", bodyReader)
+}
+
+// NewEnvironmentsWorkEgressRecordsCreateRequestWithBody constructs an http.Request for the EnvironmentsWorkEgressRecordsCreate method, with any body, and a specified content type
+func NewEnvironmentsWorkEgressRecordsCreateRequestWithBody(server string, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "environment_id", environmentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "work_id", workId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/environments/%s/work/%s/egress_records", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewEnvironmentsWorkFailRequest calls the generic EnvironmentsWorkFail builder with application/json body
 func NewEnvironmentsWorkFailRequest(server string, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkFailJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -19825,6 +20271,79 @@ func NewSessionsArchiveRequest(server string, sessionId string) (*http.Request, 
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSessionsEgressRecordsListRequest constructs an http.Request for the SessionsEgressRecordsList method
+func NewSessionsEgressRecordsListRequest(server string, sessionId string, params *SessionsEgressRecordsListParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session_id", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s/egress_records", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -22444,6 +22963,36 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/ack (the `EnvironmentsWorkAck` operationId).
 	EnvironmentsWorkAckWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, reqEditors ...RequestEditorFn) (*EnvironmentsWorkAckResponse, error)
 
+	// EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error)
+
+	// EnvironmentsWorkEgressRecordsCreateWithResponse Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreateWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error)
+
 	// EnvironmentsWorkFailWithBodyWithResponse Fail Session Work on a permanent input error
 	//
 	// Terminal path for a permanent, immutable-input error of Session Work (never for transient errors:
@@ -22943,6 +23492,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/sessions/{session_id}/archive (the `SessionsArchive` operationId).
 	SessionsArchiveWithResponse(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*SessionsArchiveResponse, error)
+
+	// SessionsEgressRecordsListWithResponse List a Session's sandbox egress records
+	//
+	// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+	// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+	// each way (see the API guide, "Sandbox egress").
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+	SessionsEgressRecordsListWithResponse(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*SessionsEgressRecordsListResponse, error)
 
 	// SessionsEventsListWithResponse List events
 	//
@@ -28107,6 +28669,168 @@ func (r EnvironmentsWorkAckResponse) ContentType() string {
 	return ""
 }
 
+// EnvironmentsWorkEgressRecordsCreateResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse200Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse401Headers the declared response headers of an HTTP 401 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse403Headers the declared response headers of an HTTP 403 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse413Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse500Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+type EnvironmentsWorkEgressRecordsCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SandboxEgressReportResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EnvironmentsWorkEgressRecordsCreateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EnvironmentsWorkEgressRecordsCreateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EnvironmentsWorkEgressRecordsCreateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *EnvironmentsWorkEgressRecordsCreateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *EnvironmentsWorkEgressRecordsCreateResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *EnvironmentsWorkEgressRecordsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkEgressRecordsCreateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *EnvironmentsWorkEgressRecordsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkEgressRecordsCreateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON200() *SandboxEgressReportResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnvironmentsWorkEgressRecordsCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnvironmentsWorkEgressRecordsCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnvironmentsWorkEgressRecordsCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // EnvironmentsWorkFailResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse200Headers struct {
 	RequestId RequestId
@@ -32435,6 +33159,154 @@ func (r SessionsArchiveResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SessionsArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SessionsEgressRecordsListResponse200Headers the declared response headers of an HTTP 200 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse400Headers the declared response headers of an HTTP 400 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse401Headers the declared response headers of an HTTP 401 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse403Headers the declared response headers of an HTTP 403 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse404Headers the declared response headers of an HTTP 404 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse404Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+// SessionsEgressRecordsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse503Headers the declared response headers of an HTTP 503 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+type SessionsEgressRecordsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SandboxEgressRecordList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SessionsEgressRecordsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SessionsEgressRecordsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SessionsEgressRecordsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SessionsEgressRecordsListResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SessionsEgressRecordsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsEgressRecordsListResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SessionsEgressRecordsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsEgressRecordsListResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON200() *SandboxEgressRecordList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SessionsEgressRecordsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SessionsEgressRecordsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SessionsEgressRecordsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SessionsEgressRecordsListResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -38865,6 +39737,48 @@ func (c *ClientWithResponses) EnvironmentsWorkAckWithResponse(ctx context.Contex
 	return ParseEnvironmentsWorkAckResponse(rsp)
 }
 
+// EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *ClientWithResponses) EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error) {
+	rsp, err := c.EnvironmentsWorkEgressRecordsCreateWithBody(ctx, environmentId, workId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnvironmentsWorkEgressRecordsCreateResponse(rsp)
+}
+
+// EnvironmentsWorkEgressRecordsCreateWithResponse Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *ClientWithResponses) EnvironmentsWorkEgressRecordsCreateWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error) {
+	rsp, err := c.EnvironmentsWorkEgressRecordsCreate(ctx, environmentId, workId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnvironmentsWorkEgressRecordsCreateResponse(rsp)
+}
+
 // EnvironmentsWorkFailWithBodyWithResponse Fail Session Work on a permanent input error
 //
 // Terminal path for a permanent, immutable-input error of Session Work (never for transient errors:
@@ -39591,6 +40505,25 @@ func (c *ClientWithResponses) SessionsArchiveWithResponse(ctx context.Context, s
 		return nil, err
 	}
 	return ParseSessionsArchiveResponse(rsp)
+}
+
+// SessionsEgressRecordsListWithResponse List a Session's sandbox egress records
+//
+// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+// each way (see the API guide, "Sandbox egress").
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+func (c *ClientWithResponses) SessionsEgressRecordsListWithResponse(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*SessionsEgressRecordsListResponse, error) {
+	rsp, err := c.SessionsEgressRecordsList(ctx, sessionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSessionsEgressRecordsListResponse(rsp)
 }
 
 // SessionsEventsListWithResponse List events
@@ -45913,6 +46846,195 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 	return response, nil
 }
 
+// ParseEnvironmentsWorkEgressRecordsCreateResponse parses an HTTP response from a EnvironmentsWorkEgressRecordsCreateWithResponse call
+func ParseEnvironmentsWorkEgressRecordsCreateResponse(rsp *http.Response) (*EnvironmentsWorkEgressRecordsCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnvironmentsWorkEgressRecordsCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SandboxEgressReportResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse413Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseEnvironmentsWorkFailResponse parses an HTTP response from a EnvironmentsWorkFailWithResponse call
 func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFailResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51019,6 +52141,178 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers SessionsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSessionsEgressRecordsListResponse parses an HTTP response from a SessionsEgressRecordsListWithResponse call
+func ParseSessionsEgressRecordsListResponse(rsp *http.Response) (*SessionsEgressRecordsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SessionsEgressRecordsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SandboxEgressRecordList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SessionsEgressRecordsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SessionsEgressRecordsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SessionsEgressRecordsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SessionsEgressRecordsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SessionsEgressRecordsListResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsEgressRecordsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SessionsEgressRecordsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsEgressRecordsListResponse503Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -474,6 +474,68 @@ class AgentUpdateRequest(TypedDict, closed=True):
     metadata: NotRequired[MetadataPatch | None]
 
 
+SandboxEgressRule: TypeAlias = Literal[
+    "no_egress",
+    "unrestricted_not_enabled",
+    "invalid_host",
+    "host_not_allowed",
+    "unresolved",
+    "control_plane",
+    "loopback_address",
+    "private_address",
+    "link_local_address",
+    "metadata_address",
+    "unspecified_address",
+    "reserved_address",
+    "invalid_address",
+]
+
+
+SandboxEgressFailure: TypeAlias = Literal[
+    "upstream_failed", "idle", "lifetime", "too_large"
+]
+
+
+class SandboxEgressReportRecord(TypedDict, closed=True):
+    kind: Literal["connect", "http"]
+    host: str
+    port: int
+    allowed: bool
+    rule: NotRequired[SandboxEgressRule | None]
+    failure: NotRequired[SandboxEgressFailure | None]
+    bytes_out: int
+    bytes_in: int
+
+
+class SandboxEgressReport(TypedDict, closed=True):
+    records: list[SandboxEgressReportRecord]
+
+
+class SandboxEgressReportResult(TypedDict, closed=True):
+    type: Literal["sandbox_egress_report"]
+    recorded: int
+
+
+class SandboxEgressRecord(TypedDict, closed=True):
+    type: Literal["sandbox_egress_record"]
+    id: str
+    work_id: str
+    kind: Literal["connect", "http"]
+    host: str
+    port: int
+    allowed: bool
+    rule: SandboxEgressRule | None
+    failure: SandboxEgressFailure | None
+    bytes_out: int
+    bytes_in: int
+    created_at: str
+
+
+class SandboxEgressRecordList(TypedDict, closed=True):
+    data: list[SandboxEgressRecord]
+    next_page: str | None
+
+
 class UnrestrictedNetworking(TypedDict, closed=True):
     """
     Every public host, through the supervisor's egress proxy (never private, link-local, metadata or

@@ -1,8 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Sandbox egress records (ADR 0021): one row per connection a Session's sandbox made through the proxy. */
-export class CreateSandboxEgressRecords1796710000000 implements MigrationInterface {
-  name = 'CreateSandboxEgressRecords1796710000000';
+export class CreateSandboxEgressRecords1796800000002 implements MigrationInterface {
+  name = 'CreateSandboxEgressRecords1796800000002';
 
   async up(runner: QueryRunner): Promise<void> {
     await runner.query(

@@ -5,6 +5,7 @@ import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-a
 import { AuditModule, auditSettingsFrom } from '@mango/feature-audit';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { EnvironmentsModule } from '@mango/feature-environments';
+import { SandboxEgressModule } from '@mango/feature-sandbox-egress';
 import { FileTextAdmissionModule } from '@mango/feature-files';
 import { MODEL_PRICES, SESSION_SERVICE_LIMITS, SessionsModule } from '@mango/feature-sessions';
 import { parsePriceTable } from '@mango/domain-sessions';
@@ -62,6 +63,7 @@ export class AppModule {
         }),
         AgentsModule,
         EnvironmentsModule,
+        SandboxEgressModule,
         SessionsModule,
         modelPrices(env),
         sessionLimits(env),

@@ -65,11 +65,100 @@ describe('Environments over HTTP (real apps/api process, real PostgreSQL)', () =
     expect((await http.post('/v1/environments', { name: 'pool-b' })).status).toBe(201);
   });
 
+  it('stores config.networking in the hosted shape, replaces it on update, clears it with null; an Environment key reads only its own Environment', async () => {
+    const created = await http.post('/v1/environments', {
+      name: 'egress',
+      config: {
+        type: 'self_hosted',
+        networking: { type: 'limited', allowed_hosts: ['GitHub.com', '*.pypi.org:443', '93.184.216.34'] },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.config).toEqual({
+      type: 'self_hosted',
+      networking: {
+        type: 'limited',
+        allowed_hosts: ['github.com', '*.pypi.org:443', '93.184.216.34'],
+        allow_package_managers: false,
+        allow_mcp_servers: false,
+      },
+    });
+    const id = created.body.id;
+    const bad = await http.post(`/v1/environments/${id}`, {
+      config: { type: 'self_hosted', networking: { type: 'limited', allowed_hosts: ['10.0.0.0/8'] } },
+    });
+    expect(bad.status).toBe(400);
+    expect((await http.get(`/v1/environments/${id}`)).body.config).toEqual(created.body.config);
+
+    const open = await http.post(`/v1/environments/${id}`, {
+      config: { type: 'self_hosted', networking: { type: 'unrestricted' } },
+    });
+    expect(open.body.config).toEqual({ type: 'self_hosted', networking: { type: 'unrestricted' } });
+
+    const envKey = httpClient(api.url, (await api.issueKey('wrkspc_default', id)).api_key);
+    const own = await envKey.get(`/v1/environments/${id}`);
+    expect(own.status).toBe(200);
+    expect(own.body.config.networking).toEqual({ type: 'unrestricted' });
+    const other = (await http.post('/v1/environments', { name: 'egress-other' })).body;
+    const foreign = await envKey.get(`/v1/environments/${other.id}`);
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error.type).toBe('permission_error');
+    expect((await envKey.get('/v1/environments')).status).toBe(403);
+    expect((await envKey.post(`/v1/environments/${id}`, { name: 'x' })).status).toBe(403);
+
+    const sealed = await http.post(`/v1/environments/${id}`, {
+      config: { type: 'self_hosted', networking: null },
+    });
+    expect(sealed.body.config).toEqual({ type: 'self_hosted' });
+  });
+
   it.each<[string, unknown, RegExp]>([
     ['a missing name', {}, /name is required/],
     ['a cloud config', { name: 'c', config: { type: 'cloud' } }, /self_hosted/],
     ['an unknown scope', { name: 'c', scope: 'galaxy' }, /scope must be one of/],
     ['an unknown field', { name: 'c', networking: {} }, /unknown field/],
+    [
+      'an unknown config field',
+      { name: 'c', config: { type: 'self_hosted', egress: true } },
+      /config\.egress: unknown field/,
+    ],
+    [
+      'an unknown networking type',
+      { name: 'c', config: { type: 'self_hosted', networking: { type: 'open' } } },
+      /config\.networking\.type must be one of: unrestricted, limited/,
+    ],
+    [
+      'a URL in allowed_hosts',
+      {
+        name: 'c',
+        config: {
+          type: 'self_hosted',
+          networking: { type: 'limited', allowed_hosts: ['https://github.com'] },
+        },
+      },
+      /allowed_hosts\[0\] "https:\/\/github\.com" is not a host name/,
+    ],
+    [
+      'a wildcard over a top-level domain',
+      {
+        name: 'c',
+        config: { type: 'self_hosted', networking: { type: 'limited', allowed_hosts: ['*.com'] } },
+      },
+      /allowed_hosts\[0\]/,
+    ],
+    [
+      'a non-boolean flag',
+      {
+        name: 'c',
+        config: { type: 'self_hosted', networking: { type: 'limited', allow_package_managers: 1 } },
+      },
+      /allow_package_managers must be a boolean/,
+    ],
+    [
+      'fields on unrestricted',
+      { name: 'c', config: { type: 'self_hosted', networking: { type: 'unrestricted', allowed_hosts: [] } } },
+      /allowed_hosts: unknown field/,
+    ],
     [
       '17 metadata keys',
       { name: 'c', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) },

@@ -36,6 +36,7 @@ import {
   tracer,
 } from '@mango/platform-tracing';
 import { compileItemRunner, markRunnerUsed } from './compile-runner';
+import { type ActivationEgress, SandboxEgress } from './sandbox-egress';
 import { SupervisorEnv } from './supervisor.env';
 
 export const SUPERVISOR_ENV = Symbol('SUPERVISOR_ENV');
@@ -76,6 +77,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
   private launcher!: DockerItemLauncher;
   /** The operator custom tools this worker serves: the custom names a tool report may carry. */
   private customToolNames: ReadonlySet<string> = new Set();
+  /** Sandbox egress (ADR 0021): the operator's settings and each activation's Environment policy. */
+  private egress!: SandboxEgress;
 
   constructor(
     @Inject(SUPERVISOR_ENV) private readonly env: SupervisorEnv,
@@ -89,6 +92,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       ? await loadCustomTools(this.env.MANGO_WORKER_CUSTOM_TOOLS)
       : [];
     this.customToolNames = new Set(customTools.map((t) => t.name));
+    this.egress = new SandboxEgress(this.env, this.log, this.metrics);
+    await this.egress.start();
     if (customTools.length)
       this.log.info(
         { custom_tools: customTools.map((t) => t.name) },
@@ -384,8 +389,11 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
     this.metrics.containerStarts.inc({ work_type: workType });
     const sessionId = work.data.type === 'session' ? work.data.id : undefined;
     let sessionDeleted = false;
+    let egress: ActivationEgress | undefined;
     try {
+      egress = await this.egress.forActivation(item, log);
       const outcome = await this.launcher.launch({
+        egress: egress?.options,
         workId: work.id,
         environmentId: work.environment_id,
         workType: work.data.type,
@@ -428,6 +436,8 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       this.metrics.containerFailures.inc({ work_type: workType, reason: 'launch_error' });
       // A launch failure before the first heartbeat leaves a bounded, reclaimable item: never a fake result.
       log.error({ err: String(err) }, 'item launch failed; the lease will expire and the item be reclaimed');
+    } finally {
+      await egress?.done(); // the activation's last egress records
     }
   }
 

@@ -2,7 +2,13 @@
 // the Work secret from its one-shot stdin, then serves exactly one acknowledged item. A pooled container
 // (MANGO_ITEM_ASSIGNMENT=stdin: docs/operator-guide.md "Warm pool") starts with no Work at all, loaded and
 // waiting: its Work identity arrives with the secret, as one assignment line on stdin after the Ack.
-import { makeNonDumpable, handleItem, runHealthcheckProbe } from '@mango/worker-runtime/item';
+import {
+  egressShellEnv,
+  handleItem,
+  makeNonDumpable,
+  runHealthcheckProbe,
+  startEgressForwarder,
+} from '@mango/worker-runtime/item';
 import { parseItemAssignment, POOLED_RUNNER_READY } from '@mango/domain-work-lease';
 import { loadConfig } from '@mango/platform-config';
 import { createLogger } from '@mango/platform-logging';
@@ -64,6 +70,10 @@ async function main(): Promise<number> {
   const customTools = env.MANGO_CUSTOM_TOOLS
     ? (await import('@mango/worker-runtime')).parseCustomTools(env.MANGO_CUSTOM_TOOLS, 'MANGO_CUSTOM_TOOLS')
     : undefined;
+  // Egress (ADR 0021): only when the supervisor mounted its proxy's socket.
+  const egress = env.MANGO_EGRESS_SOCKET
+    ? await startEgressForwarder({ socketPath: env.MANGO_EGRESS_SOCKET, port: env.MANGO_EGRESS_PROXY_PORT })
+    : undefined;
   return handleItem({
     identity: {
       workId: env.MANGO_WORK_ID,
@@ -79,7 +89,11 @@ async function main(): Promise<number> {
     drain: drain.signal,
     leaseTtlSeconds: env.MANGO_WORK_TTL_SECONDS,
     customTools,
-    shellEnv: { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: env.HOME ?? '/tmp' },
+    shellEnv: {
+      PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: env.HOME ?? '/tmp',
+      ...egressShellEnv(egress?.port),
+    },
     healthcheck: ({ workdir }) => runHealthcheckProbe({ workdir, sandboxMarker: env.MANGO_SANDBOX }),
   });
 }

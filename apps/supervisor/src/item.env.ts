@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { idPattern } from '@mango/domain-kernel';
 
 /** How the item runner learns its Work. */
@@ -69,6 +69,21 @@ export class ItemEnv extends ItemSandboxEnv {
   @IsOptional()
   @IsString()
   HOME?: string;
+
+  /**
+   * The supervisor's egress proxy socket (ADR 0021), set only when the Environment allows egress: the
+   * runner forwards 127.0.0.1:MANGO_EGRESS_PROXY_PORT to it and gives the shell the proxy variables.
+   */
+  @IsOptional()
+  @Matches(/^\/[^\0]{1,100}$/)
+  MANGO_EGRESS_SOCKET?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  MANGO_EGRESS_PROXY_PORT: number = 3128;
 
   /** Set by the launcher; the healthcheck probe refuses to run without it. */
   @IsOptional()

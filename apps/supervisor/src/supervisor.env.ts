@@ -90,6 +90,31 @@ export class SupervisorEnv extends ObservabilityEnv {
   MANGO_WORKER_NETWORK: string = 'none';
 
   /**
+   * Sandbox egress (ADR 0021, docs/operator-guide.md "Sandbox egress"): `true` honours an Environment's
+   * `networking: {type: "unrestricted"}` (every public host through the egress proxy); `false` (default)
+   * refuses every connection of such an Environment (`unrestricted_not_enabled`).
+   */
+  @IsIn(['true', 'false'])
+  MANGO_WORKER_EGRESS_UNRESTRICTED: string = 'false';
+
+  /**
+   * Non-public addresses the egress proxy may still reach when an Environment's policy allows the name:
+   * comma-separated IPs or CIDR ranges, each with an optional port (`10.1.2.3`, `10.0.0.0/8:443`,
+   * `[fd00::/8]:443`). Metadata endpoints and the control plane are refused even then. Checked at start.
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_WORKER_EGRESS_ALLOWED_ADDRESSES?: string;
+
+  /**
+   * Names the egress proxy resolves without DNS (like Docker's `--add-host`): `name=address` pairs,
+   * comma-separated, `|` between several addresses. The addresses are judged like resolved ones.
+   */
+  @IsOptional()
+  @IsString()
+  MANGO_WORKER_EGRESS_HOSTS?: string;
+
+  /**
    * The OCI runtime of the sandbox containers (`HostConfig.Runtime`): unset, the daemon's default (runc);
    * `runsc` runs them under gVisor (docs/operator-guide.md "gVisor"); any runtime name the daemon declares.
    * Checked at boot against `docker info`: an undeclared runtime, or a gVisor one declared without

@@ -26,3 +26,4 @@ export * from './vault-credential.repository';
 export * from './request-transaction';
 export * from './idempotency-key.repository';
 export * from './audit-log.repository';
+export * from './sandbox-egress-records';

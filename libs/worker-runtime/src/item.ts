@@ -6,3 +6,4 @@ export * from './healthcheck-probe';
 export * from './item-options';
 export * from './item-runner';
 export * from './non-dumpable';
+export * from './egress-forwarder';

@@ -3,3 +3,5 @@ export * from './item-launcher';
 export * from './work-api-socket';
 export * from './session-workspaces';
 export * from './container-runtime';
+export * from './egress-proxy';
+export * from './egress-settings';

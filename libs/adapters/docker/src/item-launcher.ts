@@ -25,6 +25,7 @@ import {
   workApiSocketDir,
 } from './work-api-socket';
 import { type PoolSlot, WarmPool } from './warm-pool';
+import { egressProxyEnv, type EgressProxyOptions, type EgressSocket, openEgressSocket } from './egress-proxy';
 
 export {
   LABEL_ENVIRONMENT,
@@ -96,6 +97,11 @@ export interface LaunchRequest {
   /** Aborting it before the secret is written means the secret is never delivered. */
   signal: AbortSignal;
   onOutput?: (line: string) => void;
+  /**
+   * Session Work whose Environment allows egress (ADR 0021): the egress proxy is served in the container's
+   * socket directory for this activation and the container gets the proxy variables. Unset: no egress.
+   */
+  egress?: EgressProxyOptions;
 }
 
 export interface LaunchOutcome {
@@ -546,9 +552,12 @@ export class DockerItemLauncher {
       workId: req.workId,
       upstream: this.settings.upstreamUrl,
     });
+    let egress: EgressSocket | undefined;
     try {
-      return await this.launchWithSocket(req, socket.dir, attempt);
+      if (req.egress) egress = await openEgressSocket(socket.dir, req.egress);
+      return await this.launchWithSocket(req, socket.dir, attempt, egress ? egressProxyEnv() : []);
     } finally {
+      await egress?.close();
       await socket.close();
     }
   }
@@ -557,8 +566,10 @@ export class DockerItemLauncher {
     req: LaunchRequest,
     socketDir: string,
     attempt: { started: boolean },
+    egressEnv: string[],
   ): Promise<LaunchOutcome> {
     const env = [
+      ...egressEnv,
       `MANGO_WORK_ID=${req.workId}`,
       `MANGO_ENVIRONMENT_ID=${req.environmentId}`,
       `MANGO_WORK_TYPE=${req.workType}`,

@@ -1,15 +1,24 @@
+import { parseSandboxNetworking, type SandboxNetworking } from '@mango/domain-egress';
 import { invalidRequest, readEnum, readObject, readOptionalString, readString } from '@mango/domain-kernel';
 
 export const ENVIRONMENT_LIMITS = { name: 256, description: 2048 } as const;
 
-export function parseConfig(v: unknown): { type: 'self_hosted' } {
+/** An Environment's config: self-hosted, with its sandbox network policy when one is set (ADR 0021). */
+export type EnvironmentConfig = { type: 'self_hosted'; networking?: SandboxNetworking };
+
+/**
+ * `config` from a request body. `networking` absent or null: no egress (docs/api-guide.md "Sandbox
+ * egress"); a config sent on update replaces the stored one whole.
+ */
+export function parseConfig(v: unknown): EnvironmentConfig {
   if (v === undefined || v === null) return { type: 'self_hosted' };
   const o = readObject(v, 'config');
   if (o.type === 'cloud')
     throw invalidRequest('config.type "cloud" is not supported: Mango Environments are self_hosted');
-  readObject(v, 'config', ['type']);
+  readObject(v, 'config', ['type', 'networking']);
   readEnum(o.type, 'config.type', ['self_hosted'] as const);
-  return { type: 'self_hosted' };
+  if (o.networking === undefined || o.networking === null) return { type: 'self_hosted' };
+  return { type: 'self_hosted', networking: parseSandboxNetworking(o.networking) };
 }
 
 export function parseScope(v: unknown): 'organization' | 'account' | null {

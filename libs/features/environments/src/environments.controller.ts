@@ -1,8 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { permissionDenied } from '@mango/domain-kernel';
 import { EnvironmentsService } from './environments.service';
 
-/** `/v1/environments`: Workspace API keys only. */
+/**
+ * `/v1/environments`: Workspace API keys; an Environment key may also read its own Environment (its
+ * supervisor reads `config.networking` at each Session activation, ADR 0021).
+ */
 @Controller('v1/environments')
 export class EnvironmentsController {
   constructor(private readonly environments: EnvironmentsService) {}
@@ -19,7 +23,10 @@ export class EnvironmentsController {
   }
 
   @Get(':environmentId')
+  @AllowCredentials('workspace', 'environment')
   get(@CurrentPrincipal() p: Principal, @Param('environmentId') id: string) {
+    if (p.kind === 'environment' && p.environmentId !== id)
+      throw permissionDenied('an Environment key reads only its own Environment');
     return this.environments.get(p.workspaceId, id);
   }
 

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import type { SandboxNetworking } from '@mango/domain-egress';
 import { WorkspaceEntity } from './workspace.entity';
 
 @Entity({ name: 'environments' })
@@ -18,7 +19,8 @@ export class EnvironmentEntity {
   description!: string | null;
 
   @Column({ type: 'jsonb' })
-  config!: { type: 'self_hosted' };
+  /** `networking`: the sandbox network policy (ADR 0021); absent: no egress. */
+  config!: { type: 'self_hosted'; networking?: SandboxNetworking };
 
   @Column({ type: 'text', nullable: true })
   scope!: 'organization' | 'account' | null;

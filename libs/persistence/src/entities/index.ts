@@ -11,6 +11,7 @@ import { MemoryVersionEntity } from './memory-version.entity';
 import { MemoryEntity } from './memory.entity';
 import { ObjectCleanupEntity } from './object-cleanup.entity';
 import { OutboxEntity } from './outbox.entity';
+import { SandboxEgressRecordEntity } from './sandbox-egress-record.entity';
 import { SessionEventEntity } from './session-event.entity';
 import { SessionMemoryStoreEntity } from './session-memory-store.entity';
 import { SessionThreadEntity } from './session-thread.entity';
@@ -46,6 +47,7 @@ export {
   MemoryVersionEntity,
   ObjectCleanupEntity,
   OutboxEntity,
+  SandboxEgressRecordEntity,
   SessionEntity,
   SessionEventEntity,
   SessionMemoryStoreEntity,
@@ -96,4 +98,5 @@ export const ENTITIES = [
   VaultCredentialEntity,
   McpCallEntity,
   IdempotencyKeyEntity,
+  SandboxEgressRecordEntity,
 ];

@@ -19,6 +19,7 @@ import { AddSessionTurnsIndex1796662908196 } from './1796662908196-AddSessionTur
 import { CreateIdempotencyKeys1796700000000 } from './1796700000000-CreateIdempotencyKeys';
 import { CreateSchemaCompatibility1796800000000 } from './1796800000000-CreateSchemaCompatibility';
 import { CreateAuditLog1796800000001 } from './1796800000001-CreateAuditLog';
+import { CreateSandboxEgressRecords1796800000002 } from './1796800000002-CreateSandboxEgressRecords';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -42,4 +43,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreateIdempotencyKeys1796700000000,
   CreateSchemaCompatibility1796800000000,
   CreateAuditLog1796800000001,
+  CreateSandboxEgressRecords1796800000002,
 ];

@@ -156,6 +156,21 @@ export class MangoMetrics {
     registers: [this.registry],
   });
 
+  /** Sandbox egress (ADR 0021): every connection the supervisor's proxy allowed or refused. */
+  readonly sandboxEgressConnections = new Counter({
+    name: 'mango_sandbox_egress_connections_total',
+    help: 'Connections from sandboxes through the egress proxy, by verdict (allowed, refused) and rule (the refusing rule; for allowed ones: none, or how it failed: upstream_failed, idle, lifetime, too_large).',
+    labelNames: ['verdict', 'rule'] as const,
+    registers: [this.registry],
+  });
+
+  readonly sandboxEgressBytes = new Counter({
+    name: 'mango_sandbox_egress_bytes_total',
+    help: 'Bytes through the sandbox egress proxy, by direction (out: from the sandbox, in: to it).',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  });
+
   readonly containerFailures = new Counter({
     name: 'mango_container_failures_total',
     help: 'Work item containers that failed, by Work type and reason (launch_error, exit_nonzero, timeout).',

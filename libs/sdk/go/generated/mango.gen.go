@@ -447,6 +447,117 @@ func (e ReadinessUnavailableChecksObjectStore) Valid() bool {
 	}
 }
 
+// Defines values for SandboxEgressFailure.
+const (
+	SandboxEgressFailureIdle           SandboxEgressFailure = "idle"
+	SandboxEgressFailureLifetime       SandboxEgressFailure = "lifetime"
+	SandboxEgressFailureTooLarge       SandboxEgressFailure = "too_large"
+	SandboxEgressFailureUpstreamFailed SandboxEgressFailure = "upstream_failed"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressFailure enum.
+func (e SandboxEgressFailure) Valid() bool {
+	switch e {
+	case SandboxEgressFailureIdle:
+		return true
+	case SandboxEgressFailureLifetime:
+		return true
+	case SandboxEgressFailureTooLarge:
+		return true
+	case SandboxEgressFailureUpstreamFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxEgressRecordKind.
+const (
+	SandboxEgressRecordKindConnect SandboxEgressRecordKind = "connect"
+	SandboxEgressRecordKindHttp    SandboxEgressRecordKind = "http"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressRecordKind enum.
+func (e SandboxEgressRecordKind) Valid() bool {
+	switch e {
+	case SandboxEgressRecordKindConnect:
+		return true
+	case SandboxEgressRecordKindHttp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxEgressReportRecordKind.
+const (
+	SandboxEgressReportRecordKindConnect SandboxEgressReportRecordKind = "connect"
+	SandboxEgressReportRecordKindHttp    SandboxEgressReportRecordKind = "http"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressReportRecordKind enum.
+func (e SandboxEgressReportRecordKind) Valid() bool {
+	switch e {
+	case SandboxEgressReportRecordKindConnect:
+		return true
+	case SandboxEgressReportRecordKindHttp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxEgressRule.
+const (
+	ControlPlane           SandboxEgressRule = "control_plane"
+	HostNotAllowed         SandboxEgressRule = "host_not_allowed"
+	InvalidAddress         SandboxEgressRule = "invalid_address"
+	InvalidHost            SandboxEgressRule = "invalid_host"
+	LinkLocalAddress       SandboxEgressRule = "link_local_address"
+	LoopbackAddress        SandboxEgressRule = "loopback_address"
+	MetadataAddress        SandboxEgressRule = "metadata_address"
+	NoEgress               SandboxEgressRule = "no_egress"
+	PrivateAddress         SandboxEgressRule = "private_address"
+	ReservedAddress        SandboxEgressRule = "reserved_address"
+	Unresolved             SandboxEgressRule = "unresolved"
+	UnrestrictedNotEnabled SandboxEgressRule = "unrestricted_not_enabled"
+	UnspecifiedAddress     SandboxEgressRule = "unspecified_address"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEgressRule enum.
+func (e SandboxEgressRule) Valid() bool {
+	switch e {
+	case ControlPlane:
+		return true
+	case HostNotAllowed:
+		return true
+	case InvalidAddress:
+		return true
+	case InvalidHost:
+		return true
+	case LinkLocalAddress:
+		return true
+	case LoopbackAddress:
+		return true
+	case MetadataAddress:
+		return true
+	case NoEgress:
+		return true
+	case PrivateAddress:
+		return true
+	case ReservedAddress:
+		return true
+	case Unresolved:
+		return true
+	case UnrestrictedNotEnabled:
+		return true
+	case UnspecifiedAddress:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SandboxToolName.
 const (
 	Bash  SandboxToolName = "bash"
@@ -2304,6 +2415,45 @@ func (e EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope) Valid() bool {
 	}
 }
 
+// Defines values for EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit.
+const (
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit = "requests"
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitStreams         EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit enum.
+func (e EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope.
+const (
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeCredential EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope = "credential"
+	EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeWorkspace  EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope enum.
+func (e EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit.
 const (
 	EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimitRequests        EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit = "requests"
@@ -3600,6 +3750,45 @@ func (e SessionsArchive429JSONResponseBodyErrorDetailsScope) Valid() bool {
 	case SessionsArchive429JSONResponseBodyErrorDetailsScopeCredential:
 		return true
 	case SessionsArchive429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit.
+const (
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRequests        SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit = "requests"
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRunningSessions SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitStreams         SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit enum.
+func (e SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope.
+const (
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeCredential SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope = "credential"
+	SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeWorkspace  SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope enum.
+func (e SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -5662,7 +5851,9 @@ type Environment struct {
 	// ArchivedAt RFC 3339 timestamp in UTC with milliseconds, or null.
 	ArchivedAt *NullableTimestamp `json:"archived_at"`
 
-	// Config The only Environment config Mango supports.
+	// Config The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+	// API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+	// update replaces the stored one whole.
 	Config SelfHostedConfig `json:"config"`
 
 	// CreatedAt RFC 3339 timestamp in UTC with milliseconds.
@@ -5721,7 +5912,9 @@ type EnvironmentScope string
 
 // EnvironmentUpdateRequest defines model for EnvironmentUpdateRequest.
 type EnvironmentUpdateRequest struct {
-	// Config The only Environment config Mango supports.
+	// Config The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+	// API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+	// update replaces the stored one whole.
 	Config *SelfHostedConfig `json:"config,omitempty"`
 
 	// Description `null` clears; `""` is stored as `""`.
@@ -5844,6 +6037,21 @@ type HttpResponseSummary struct {
 	BodyTruncated bool    `json:"body_truncated"`
 	ContentType   *string `json:"content_type"`
 	StatusCode    int     `json:"status_code"`
+}
+
+// LimitedNetworking Only the listed hosts (and, when enabled, the package registries and the Agent's MCP servers),
+// through the supervisor's egress proxy. Entries are host names (`github.com`), `*.` wildcards
+// (`*.github.com`: names below it, not the name itself) and IP addresses, each with an optional
+// `:port` (IPv6 in brackets then: `[2001:db8::1]:8443`); without a port an entry allows 80 and 443.
+// Stored lower-case, trimmed and without duplicates. No scheme, path or range.
+type LimitedNetworking struct {
+	// AllowMcpServers The hosts and ports of the Session's Agent's MCP servers.
+	AllowMcpServers *bool `json:"allow_mcp_servers,omitempty"`
+
+	// AllowPackageManagers The public package registries listed in the API guide, on port 443.
+	AllowPackageManagers *bool     `json:"allow_package_managers,omitempty"`
+	AllowedHosts         *[]string `json:"allowed_hosts,omitempty"`
+	Type                 string    `json:"type"`
 }
 
 // McpOAuthAuth defines model for McpOAuthAuth.
@@ -6365,6 +6573,73 @@ type RosterSelf struct {
 	Type string `json:"type"`
 }
 
+// SandboxEgressFailure How an allowed connection ended badly.
+type SandboxEgressFailure string
+
+// SandboxEgressRecord defines model for SandboxEgressRecord.
+type SandboxEgressRecord struct {
+	Allowed bool `json:"allowed"`
+
+	// BytesIn Bytes to the sandbox (for `http`, the answer body).
+	BytesIn int `json:"bytes_in"`
+
+	// BytesOut Bytes from the sandbox (for `http`, the request body).
+	BytesOut  int                   `json:"bytes_out"`
+	CreatedAt time.Time             `json:"created_at"`
+	Failure   *SandboxEgressFailure `json:"failure"`
+	Host      string                `json:"host"`
+
+	// Id Increasing within a Session.
+	Id string `json:"id"`
+
+	// Kind `connect`: a CONNECT tunnel (HTTPS); `http`: a plain HTTP request.
+	Kind   SandboxEgressRecordKind `json:"kind"`
+	Port   int                     `json:"port"`
+	Rule   *SandboxEgressRule      `json:"rule"`
+	Type   string                  `json:"type"`
+	WorkId string                  `json:"work_id"`
+}
+
+// SandboxEgressRecordKind `connect`: a CONNECT tunnel (HTTPS); `http`: a plain HTTP request.
+type SandboxEgressRecordKind string
+
+// SandboxEgressRecordList defines model for SandboxEgressRecordList.
+type SandboxEgressRecordList struct {
+	Data     []SandboxEgressRecord `json:"data"`
+	NextPage *string               `json:"next_page"`
+}
+
+// SandboxEgressReport defines model for SandboxEgressReport.
+type SandboxEgressReport struct {
+	Records []SandboxEgressReportRecord `json:"records"`
+}
+
+// SandboxEgressReportRecord defines model for SandboxEgressReportRecord.
+type SandboxEgressReportRecord struct {
+	Allowed  bool                          `json:"allowed"`
+	BytesIn  int                           `json:"bytes_in"`
+	BytesOut int                           `json:"bytes_out"`
+	Failure  *SandboxEgressFailure         `json:"failure,omitempty"`
+	Host     string                        `json:"host"`
+	Kind     SandboxEgressReportRecordKind `json:"kind"`
+	Port     int                           `json:"port"`
+
+	// Rule Required when `allowed` is false; absent or null otherwise.
+	Rule *SandboxEgressRule `json:"rule,omitempty"`
+}
+
+// SandboxEgressReportRecordKind defines model for SandboxEgressReportRecord.Kind.
+type SandboxEgressReportRecordKind string
+
+// SandboxEgressReportResult defines model for SandboxEgressReportResult.
+type SandboxEgressReportResult struct {
+	Recorded int    `json:"recorded"`
+	Type     string `json:"type"`
+}
+
+// SandboxEgressRule The rule that refused a connection (see the API guide, "Sandbox egress").
+type SandboxEgressRule string
+
 // SandboxToolConfig Resolved config of one of the six sandbox tools (`type` equals `name`).
 type SandboxToolConfig struct {
 	Enabled bool            `json:"enabled"`
@@ -6390,9 +6665,17 @@ type SandboxToolConfigParams struct {
 // SandboxToolName defines model for SandboxToolName.
 type SandboxToolName string
 
-// SelfHostedConfig The only Environment config Mango supports.
+// SelfHostedConfig The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+// API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+// update replaces the stored one whole.
 type SelfHostedConfig struct {
-	Type string `json:"type"`
+	Networking *SelfHostedConfig_Networking `json:"networking,omitempty"`
+	Type       string                       `json:"type"`
+}
+
+// SelfHostedConfig_Networking defines model for SelfHostedConfig.Networking.
+type SelfHostedConfig_Networking struct {
+	union json.RawMessage
 }
 
 // Session defines model for Session.
@@ -7296,6 +7579,13 @@ type ToolDefaultConfigParams struct {
 
 	// PermissionPolicy Default `always_allow`.
 	PermissionPolicy *PermissionPolicy `json:"permission_policy,omitempty"`
+}
+
+// UnrestrictedNetworking Every public host, through the supervisor's egress proxy (never private, link-local, metadata or
+// control-plane addresses). Honoured only by a supervisor whose operator allows it
+// (`MANGO_WORKER_EGRESS_UNRESTRICTED=true`); otherwise every connection is refused.
+type UnrestrictedNetworking struct {
+	Type string `json:"type"`
 }
 
 // UserContentBlock defines model for UserContentBlock.
@@ -8552,6 +8842,12 @@ type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsLimit string
 // EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkAck.
 type EnvironmentsWorkAck429JSONResponseBodyErrorDetailsScope string
 
+// EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkEgressRecordsCreate.
+type EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsLimit string
+
+// EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope defines parameters for EnvironmentsWorkEgressRecordsCreate.
+type EnvironmentsWorkEgressRecordsCreate429JSONResponseBodyErrorDetailsScope string
+
 // EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit defines parameters for EnvironmentsWorkFail.
 type EnvironmentsWorkFail429JSONResponseBodyErrorDetailsLimit string
 
@@ -8874,6 +9170,21 @@ type SessionsArchive429JSONResponseBodyErrorDetailsLimit string
 
 // SessionsArchive429JSONResponseBodyErrorDetailsScope defines parameters for SessionsArchive.
 type SessionsArchive429JSONResponseBodyErrorDetailsScope string
+
+// SessionsEgressRecordsListParams defines parameters for SessionsEgressRecordsList.
+type SessionsEgressRecordsListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+}
+
+// SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit defines parameters for SessionsEgressRecordsList.
+type SessionsEgressRecordsList429JSONResponseBodyErrorDetailsLimit string
+
+// SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope defines parameters for SessionsEgressRecordsList.
+type SessionsEgressRecordsList429JSONResponseBodyErrorDetailsScope string
 
 // SessionsEventsListParams defines parameters for SessionsEventsList.
 type SessionsEventsListParams struct {
@@ -9248,6 +9559,9 @@ type EnvironmentsWorkCreateJSONRequestBody = WorkCreateRequest
 
 // EnvironmentsWorkUpdateJSONRequestBody defines body for EnvironmentsWorkUpdate for application/json ContentType.
 type EnvironmentsWorkUpdateJSONRequestBody = WorkUpdateRequest
+
+// EnvironmentsWorkEgressRecordsCreateJSONRequestBody defines body for EnvironmentsWorkEgressRecordsCreate for application/json ContentType.
+type EnvironmentsWorkEgressRecordsCreateJSONRequestBody = SandboxEgressReport
 
 // EnvironmentsWorkFailJSONRequestBody defines body for EnvironmentsWorkFail for application/json ContentType.
 type EnvironmentsWorkFailJSONRequestBody = WorkFailRequest
@@ -10699,6 +11013,68 @@ func (t RosterEntryParams) MarshalJSON() ([]byte, error) {
 }
 
 func (t *RosterEntryParams) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsUnrestrictedNetworking returns the union data inside the SelfHostedConfig_Networking as a UnrestrictedNetworking
+func (t SelfHostedConfig_Networking) AsUnrestrictedNetworking() (UnrestrictedNetworking, error) {
+	var body UnrestrictedNetworking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUnrestrictedNetworking overwrites any union data inside the SelfHostedConfig_Networking as the provided UnrestrictedNetworking
+func (t *SelfHostedConfig_Networking) FromUnrestrictedNetworking(v UnrestrictedNetworking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUnrestrictedNetworking performs a merge with any union data inside the SelfHostedConfig_Networking, using the provided UnrestrictedNetworking
+func (t *SelfHostedConfig_Networking) MergeUnrestrictedNetworking(v UnrestrictedNetworking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLimitedNetworking returns the union data inside the SelfHostedConfig_Networking as a LimitedNetworking
+func (t SelfHostedConfig_Networking) AsLimitedNetworking() (LimitedNetworking, error) {
+	var body LimitedNetworking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLimitedNetworking overwrites any union data inside the SelfHostedConfig_Networking as the provided LimitedNetworking
+func (t *SelfHostedConfig_Networking) FromLimitedNetworking(v LimitedNetworking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLimitedNetworking performs a merge with any union data inside the SelfHostedConfig_Networking, using the provided LimitedNetworking
+func (t *SelfHostedConfig_Networking) MergeLimitedNetworking(v LimitedNetworking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SelfHostedConfig_Networking) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SelfHostedConfig_Networking) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -12593,8 +12969,8 @@ type ClientInterface interface {
 
 	// EnvironmentsCreateWithBody Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -12606,8 +12982,8 @@ type ClientInterface interface {
 
 	// EnvironmentsCreate Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -12630,7 +13006,9 @@ type ClientInterface interface {
 
 	// EnvironmentsRetrieve Get an Environment
 	//
-	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+	// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+	// → 403 `permission_error`.
 	//
 	// Corresponds with GET /v1/environments/{environment_id} (the `EnvironmentsRetrieve` operationId).
 	EnvironmentsRetrieve(ctx context.Context, environmentId EnvironmentIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12638,7 +13016,8 @@ type ClientInterface interface {
 	// EnvironmentsUpdateWithBody Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -12652,7 +13031,8 @@ type ClientInterface interface {
 	// EnvironmentsUpdate Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -12789,6 +13169,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/ack (the `EnvironmentsWorkAck` operationId).
 	EnvironmentsWorkAck(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnvironmentsWorkEgressRecordsCreateWithBody Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreateWithBody(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnvironmentsWorkEgressRecordsCreate Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreate(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// EnvironmentsWorkFailWithBody Fail Session Work on a permanent input error
 	//
@@ -13251,6 +13661,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/sessions/{session_id}/archive (the `SessionsArchive` operationId).
 	SessionsArchive(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SessionsEgressRecordsList List a Session's sandbox egress records
+	//
+	// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+	// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+	// each way (see the API guide, "Sandbox egress").
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+	SessionsEgressRecordsList(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SessionsEventsList List events
 	//
@@ -14342,8 +14763,8 @@ func (c *Client) EnvironmentsList(ctx context.Context, params *EnvironmentsListP
 
 // EnvironmentsCreateWithBody Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -14365,8 +14786,8 @@ func (c *Client) EnvironmentsCreateWithBody(ctx context.Context, contentType str
 
 // EnvironmentsCreate Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -14409,7 +14830,9 @@ func (c *Client) EnvironmentsDelete(ctx context.Context, environmentId Environme
 
 // EnvironmentsRetrieve Get an Environment
 //
-// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+// → 403 `permission_error`.
 //
 // Corresponds with GET /v1/environments/{environment_id} (the `EnvironmentsRetrieve` operationId).
 func (c *Client) EnvironmentsRetrieve(ctx context.Context, environmentId EnvironmentIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14427,7 +14850,8 @@ func (c *Client) EnvironmentsRetrieve(ctx context.Context, environmentId Environ
 // EnvironmentsUpdateWithBody Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //
@@ -14451,7 +14875,8 @@ func (c *Client) EnvironmentsUpdateWithBody(ctx context.Context, environmentId E
 // EnvironmentsUpdate Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //
@@ -14689,6 +15114,56 @@ func (c *Client) EnvironmentsWorkUpdate(ctx context.Context, environmentId Envir
 // Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/ack (the `EnvironmentsWorkAck` operationId).
 func (c *Client) EnvironmentsWorkAck(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEnvironmentsWorkAckRequest(c.Server, environmentId, workId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnvironmentsWorkEgressRecordsCreateWithBody Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *Client) EnvironmentsWorkEgressRecordsCreateWithBody(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnvironmentsWorkEgressRecordsCreateRequestWithBody(c.Server, environmentId, workId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnvironmentsWorkEgressRecordsCreate Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *Client) EnvironmentsWorkEgressRecordsCreate(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnvironmentsWorkEgressRecordsCreateRequest(c.Server, environmentId, workId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15531,6 +16006,27 @@ func (c *Client) SessionsUpdate(ctx context.Context, sessionId string, body Sess
 // Corresponds with POST /v1/sessions/{session_id}/archive (the `SessionsArchive` operationId).
 func (c *Client) SessionsArchive(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSessionsArchiveRequest(c.Server, sessionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SessionsEgressRecordsList List a Session's sandbox egress records
+//
+// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+// each way (see the API guide, "Sandbox egress").
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+func (c *Client) SessionsEgressRecordsList(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSessionsEgressRecordsListRequest(c.Server, sessionId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18323,6 +18819,60 @@ func NewEnvironmentsWorkAckRequest(server string, environmentId EnvironmentIdPar
 	return req, nil
 }
 
+// NewEnvironmentsWorkEgressRecordsCreateRequest calls the generic EnvironmentsWorkEgressRecordsCreate builder with application/json body
+func NewEnvironmentsWorkEgressRecordsCreateRequest(server string, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEnvironmentsWorkEgressRecordsCreateRequestWithBody(server, environmentId, workId, "application/json", bodyReader)
+}
+
+// NewEnvironmentsWorkEgressRecordsCreateRequestWithBody constructs an http.Request for the EnvironmentsWorkEgressRecordsCreate method, with any body, and a specified content type
+func NewEnvironmentsWorkEgressRecordsCreateRequestWithBody(server string, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "environment_id", environmentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "work_id", workId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/environments/%s/work/%s/egress_records", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewEnvironmentsWorkFailRequest calls the generic EnvironmentsWorkFail builder with application/json body
 func NewEnvironmentsWorkFailRequest(server string, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkFailJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -20095,6 +20645,79 @@ func NewSessionsArchiveRequest(server string, sessionId string) (*http.Request, 
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSessionsEgressRecordsListRequest constructs an http.Request for the SessionsEgressRecordsList method
+func NewSessionsEgressRecordsListRequest(server string, sessionId string, params *SessionsEgressRecordsListParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session_id", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s/egress_records", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -22516,8 +23139,8 @@ type ClientWithResponsesInterface interface {
 
 	// EnvironmentsCreateWithBodyWithResponse Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -22529,8 +23152,8 @@ type ClientWithResponsesInterface interface {
 
 	// EnvironmentsCreateWithResponse Create an Environment
 	//
-	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-	// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+	// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+	// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 	// Environments that are not deleted (archived ones included), otherwise `409`.
 	//
 	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -22555,7 +23178,9 @@ type ClientWithResponsesInterface interface {
 
 	// EnvironmentsRetrieveWithResponse Get an Environment
 	//
-	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+	// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+	// → 403 `permission_error`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -22565,7 +23190,8 @@ type ClientWithResponsesInterface interface {
 	// EnvironmentsUpdateWithBodyWithResponse Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -22579,7 +23205,8 @@ type ClientWithResponsesInterface interface {
 	// EnvironmentsUpdateWithResponse Update an Environment
 	//
 	// Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-	// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+	// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+	// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 	// deletes it. A name already used by another Environment of the workspace is `409`; updating an
 	// archived Environment is `409`.
 	//
@@ -22728,6 +23355,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/ack (the `EnvironmentsWorkAck` operationId).
 	EnvironmentsWorkAckWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, reqEditors ...RequestEditorFn) (*EnvironmentsWorkAckResponse, error)
+
+	// EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error)
+
+	// EnvironmentsWorkEgressRecordsCreateWithResponse Report sandbox egress records
+	//
+	// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+	// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+	// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+	// cannot call this route (its socket forwards only Work token routes).
+	//
+	// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+	// Environment's key → 403 `permission_error`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+	EnvironmentsWorkEgressRecordsCreateWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error)
 
 	// EnvironmentsWorkFailWithBodyWithResponse Fail Session Work on a permanent input error
 	//
@@ -23228,6 +23885,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/sessions/{session_id}/archive (the `SessionsArchive` operationId).
 	SessionsArchiveWithResponse(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*SessionsArchiveResponse, error)
+
+	// SessionsEgressRecordsListWithResponse List a Session's sandbox egress records
+	//
+	// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+	// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+	// each way (see the API guide, "Sandbox egress").
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+	SessionsEgressRecordsListWithResponse(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*SessionsEgressRecordsListResponse, error)
 
 	// SessionsEventsListWithResponse List events
 	//
@@ -28526,6 +29196,168 @@ func (r EnvironmentsWorkAckResponse) ContentType() string {
 	return ""
 }
 
+// EnvironmentsWorkEgressRecordsCreateResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse200Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse400Headers the declared response headers of an HTTP 400 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse400Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse401Headers the declared response headers of an HTTP 401 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse401Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse403Headers the declared response headers of an HTTP 403 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse403Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse404Headers the declared response headers of an HTTP 404 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse404Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse413Headers the declared response headers of an HTTP 413 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse413Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse429Headers the declared response headers of an HTTP 429 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse500Headers the declared response headers of an HTTP 500 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse500Headers struct {
+	RequestId RequestId
+}
+
+// EnvironmentsWorkEgressRecordsCreateResponse503Headers the declared response headers of an HTTP 503 response for EnvironmentsWorkEgressRecordsCreate
+type EnvironmentsWorkEgressRecordsCreateResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+type EnvironmentsWorkEgressRecordsCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SandboxEgressReportResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EnvironmentsWorkEgressRecordsCreateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EnvironmentsWorkEgressRecordsCreateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EnvironmentsWorkEgressRecordsCreateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *EnvironmentsWorkEgressRecordsCreateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *EnvironmentsWorkEgressRecordsCreateResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *EnvironmentsWorkEgressRecordsCreateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnvironmentsWorkEgressRecordsCreateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *EnvironmentsWorkEgressRecordsCreateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnvironmentsWorkEgressRecordsCreateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON200() *SandboxEgressReportResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EnvironmentsWorkEgressRecordsCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnvironmentsWorkEgressRecordsCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnvironmentsWorkEgressRecordsCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnvironmentsWorkEgressRecordsCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // EnvironmentsWorkFailResponse200Headers the declared response headers of an HTTP 200 response for EnvironmentsWorkFail
 type EnvironmentsWorkFailResponse200Headers struct {
 	RequestId RequestId
@@ -32854,6 +33686,154 @@ func (r SessionsArchiveResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SessionsArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SessionsEgressRecordsListResponse200Headers the declared response headers of an HTTP 200 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse400Headers the declared response headers of an HTTP 400 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse401Headers the declared response headers of an HTTP 401 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse403Headers the declared response headers of an HTTP 403 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse404Headers the declared response headers of an HTTP 404 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse404Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+// SessionsEgressRecordsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse500Headers struct {
+	RequestId RequestId
+}
+
+// SessionsEgressRecordsListResponse503Headers the declared response headers of an HTTP 503 response for SessionsEgressRecordsList
+type SessionsEgressRecordsListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+type SessionsEgressRecordsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SandboxEgressRecordList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SessionsEgressRecordsListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SessionsEgressRecordsListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SessionsEgressRecordsListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SessionsEgressRecordsListResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SessionsEgressRecordsListResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SessionsEgressRecordsListResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SessionsEgressRecordsListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SessionsEgressRecordsListResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON200() *SandboxEgressRecordList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SessionsEgressRecordsListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SessionsEgressRecordsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SessionsEgressRecordsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SessionsEgressRecordsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SessionsEgressRecordsListResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -38996,8 +39976,8 @@ func (c *ClientWithResponses) EnvironmentsListWithResponse(ctx context.Context, 
 
 // EnvironmentsCreateWithBodyWithResponse Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -39015,8 +39995,8 @@ func (c *ClientWithResponses) EnvironmentsCreateWithBodyWithResponse(ctx context
 
 // EnvironmentsCreateWithResponse Create an Environment
 //
-// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-// supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+// Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+// `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
 // Environments that are not deleted (archived ones included), otherwise `409`.
 //
 // **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -39053,7 +40033,9 @@ func (c *ClientWithResponses) EnvironmentsDeleteWithResponse(ctx context.Context
 
 // EnvironmentsRetrieveWithResponse Get an Environment
 //
-// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+// **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+// reads `config.networking` at each Session activation). Another Environment's key or a Work token
+// → 403 `permission_error`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -39069,7 +40051,8 @@ func (c *ClientWithResponses) EnvironmentsRetrieveWithResponse(ctx context.Conte
 // EnvironmentsUpdateWithBodyWithResponse Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //
@@ -39089,7 +40072,8 @@ func (c *ClientWithResponses) EnvironmentsUpdateWithBodyWithResponse(ctx context
 // EnvironmentsUpdateWithResponse Update an Environment
 //
 // Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-// must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+// must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+// from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
 // deletes it. A name already used by another Environment of the workspace is `409`; updating an
 // archived Environment is `409`.
 //
@@ -39303,6 +40287,48 @@ func (c *ClientWithResponses) EnvironmentsWorkAckWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseEnvironmentsWorkAckResponse(rsp)
+}
+
+// EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *ClientWithResponses) EnvironmentsWorkEgressRecordsCreateWithBodyWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error) {
+	rsp, err := c.EnvironmentsWorkEgressRecordsCreateWithBody(ctx, environmentId, workId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnvironmentsWorkEgressRecordsCreateResponse(rsp)
+}
+
+// EnvironmentsWorkEgressRecordsCreateWithResponse Report sandbox egress records
+//
+// The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+// Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+// the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+// cannot call this route (its socket forwards only Work token routes).
+//
+// **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+// Environment's key → 403 `permission_error`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/environments/{environment_id}/work/{work_id}/egress_records (the `EnvironmentsWorkEgressRecordsCreate` operationId).
+func (c *ClientWithResponses) EnvironmentsWorkEgressRecordsCreateWithResponse(ctx context.Context, environmentId EnvironmentIdParameter, workId WorkIdParameter, body EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*EnvironmentsWorkEgressRecordsCreateResponse, error) {
+	rsp, err := c.EnvironmentsWorkEgressRecordsCreate(ctx, environmentId, workId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnvironmentsWorkEgressRecordsCreateResponse(rsp)
 }
 
 // EnvironmentsWorkFailWithBodyWithResponse Fail Session Work on a permanent input error
@@ -40031,6 +41057,25 @@ func (c *ClientWithResponses) SessionsArchiveWithResponse(ctx context.Context, s
 		return nil, err
 	}
 	return ParseSessionsArchiveResponse(rsp)
+}
+
+// SessionsEgressRecordsListWithResponse List a Session's sandbox egress records
+//
+// Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+// the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+// each way (see the API guide, "Sandbox egress").
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sessions/{session_id}/egress_records (the `SessionsEgressRecordsList` operationId).
+func (c *ClientWithResponses) SessionsEgressRecordsListWithResponse(ctx context.Context, sessionId string, params *SessionsEgressRecordsListParams, reqEditors ...RequestEditorFn) (*SessionsEgressRecordsListResponse, error) {
+	rsp, err := c.SessionsEgressRecordsList(ctx, sessionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSessionsEgressRecordsListResponse(rsp)
 }
 
 // SessionsEventsListWithResponse List events
@@ -46508,6 +47553,195 @@ func ParseEnvironmentsWorkAckResponse(rsp *http.Response) (*EnvironmentsWorkAckR
 	return response, nil
 }
 
+// ParseEnvironmentsWorkEgressRecordsCreateResponse parses an HTTP response from a EnvironmentsWorkEgressRecordsCreateWithResponse call
+func ParseEnvironmentsWorkEgressRecordsCreateResponse(rsp *http.Response) (*EnvironmentsWorkEgressRecordsCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnvironmentsWorkEgressRecordsCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SandboxEgressReportResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse413Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnvironmentsWorkEgressRecordsCreateResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseEnvironmentsWorkFailResponse parses an HTTP response from a EnvironmentsWorkFailWithResponse call
 func ParseEnvironmentsWorkFailResponse(rsp *http.Response) (*EnvironmentsWorkFailResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51614,6 +52848,178 @@ func ParseSessionsArchiveResponse(rsp *http.Response) (*SessionsArchiveResponse,
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers SessionsArchiveResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSessionsEgressRecordsListResponse parses an HTTP response from a SessionsEgressRecordsListWithResponse call
+func ParseSessionsEgressRecordsListResponse(rsp *http.Response) (*SessionsEgressRecordsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SessionsEgressRecordsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SandboxEgressRecordList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SessionsEgressRecordsListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SessionsEgressRecordsListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SessionsEgressRecordsListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SessionsEgressRecordsListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SessionsEgressRecordsListResponse404Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers SessionsEgressRecordsListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SessionsEgressRecordsListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SessionsEgressRecordsListResponse503Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

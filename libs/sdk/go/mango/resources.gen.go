@@ -243,13 +243,28 @@ func (r *DeploymentsResource) Update(ctx context.Context, deploymentID string, b
 	return Decode[generated.Deployment](r.c.DeploymentsUpdate(ctx, deploymentID, body, reqEditors...))
 }
 
-// EnvironmentsWorkResource is c.Environments.Work.
-type EnvironmentsWorkResource struct {
+// EnvironmentsWorkEgressRecordsResource is c.Environments.Work.EgressRecords.
+type EnvironmentsWorkEgressRecordsResource struct {
 	c *Client
 }
 
+func newEnvironmentsWorkEgressRecordsResource(c *Client) *EnvironmentsWorkEgressRecordsResource {
+	return &EnvironmentsWorkEgressRecordsResource{c: c}
+}
+
+// Create is POST /v1/environments/{environment_id}/work/{work_id}/egress_records (Report sandbox egress records).
+func (r *EnvironmentsWorkEgressRecordsResource) Create(ctx context.Context, environmentID string, workID string, body generated.EnvironmentsWorkEgressRecordsCreateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.SandboxEgressReportResult, error) {
+	return Decode[generated.SandboxEgressReportResult](r.c.EnvironmentsWorkEgressRecordsCreate(ctx, environmentID, workID, body, reqEditors...))
+}
+
+// EnvironmentsWorkResource is c.Environments.Work.
+type EnvironmentsWorkResource struct {
+	c             *Client
+	EgressRecords *EnvironmentsWorkEgressRecordsResource
+}
+
 func newEnvironmentsWorkResource(c *Client) *EnvironmentsWorkResource {
-	return &EnvironmentsWorkResource{c: c}
+	return &EnvironmentsWorkResource{c: c, EgressRecords: newEnvironmentsWorkEgressRecordsResource(c)}
 }
 
 // Ack is POST /v1/environments/{environment_id}/work/{work_id}/ack (Acknowledge a polled Work item).
@@ -573,6 +588,32 @@ func (r *MemoryStoresResource) Update(ctx context.Context, memoryStoreID string,
 	return Decode[generated.MemoryStore](r.c.MemoryStoresUpdate(ctx, memoryStoreID, body, reqEditors...))
 }
 
+// SessionsEgressRecordsResource is c.Sessions.EgressRecords.
+type SessionsEgressRecordsResource struct {
+	c *Client
+}
+
+func newSessionsEgressRecordsResource(c *Client) *SessionsEgressRecordsResource {
+	return &SessionsEgressRecordsResource{c: c}
+}
+
+// List is GET /v1/sessions/{session_id}/egress_records (List a Session's sandbox egress records).
+func (r *SessionsEgressRecordsResource) List(ctx context.Context, sessionID string, params *generated.SessionsEgressRecordsListParams, reqEditors ...generated.RequestEditorFn) (*generated.SandboxEgressRecordList, error) {
+	return Decode[generated.SandboxEgressRecordList](r.c.SessionsEgressRecordsList(ctx, sessionID, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *SessionsEgressRecordsResource) ListAll(ctx context.Context, sessionID string, params *generated.SessionsEgressRecordsListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.SandboxEgressRecord, error] {
+	var p generated.SessionsEgressRecordsListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.SandboxEgressRecord](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.SessionsEgressRecordsList(ctx, sessionID, &p, reqEditors...)
+	})
+}
+
 // SessionsEventsResource is c.Sessions.Events.
 type SessionsEventsResource struct {
 	c *Client
@@ -681,13 +722,14 @@ func (r *SessionsThreadsResource) Stream(ctx context.Context, sessionID string, 
 
 // SessionsResource is c.Sessions.
 type SessionsResource struct {
-	c       *Client
-	Events  *SessionsEventsResource
-	Threads *SessionsThreadsResource
+	c             *Client
+	EgressRecords *SessionsEgressRecordsResource
+	Events        *SessionsEventsResource
+	Threads       *SessionsThreadsResource
 }
 
 func newSessionsResource(c *Client) *SessionsResource {
-	return &SessionsResource{c: c, Events: newSessionsEventsResource(c), Threads: newSessionsThreadsResource(c)}
+	return &SessionsResource{c: c, EgressRecords: newSessionsEgressRecordsResource(c), Events: newSessionsEventsResource(c), Threads: newSessionsThreadsResource(c)}
 }
 
 // Archive is POST /v1/sessions/{session_id}/archive (Archive a Session).

@@ -464,9 +464,25 @@ export type AgentList = Page<Agent>;
 // Environment
 // ---------------------------------------------------------------------------------------------------
 
-/** The only Environment config Mango supports. */
+/** The only Environment config Mango supports; `networking` absent or null: no sandbox egress. */
 export interface SelfHostedConfig {
   type: 'self_hosted';
+  networking?: UnrestrictedNetworking | LimitedNetworking | null;
+}
+
+/** Every public host (honoured only where the operator allows it: MANGO_WORKER_EGRESS_UNRESTRICTED). */
+export interface UnrestrictedNetworking {
+  type: 'unrestricted';
+}
+
+/** Only the listed hosts (names, `*.` wildcards, IPs, optional `:port`; without a port: 80 and 443). */
+export interface LimitedNetworking {
+  type: 'limited';
+  allowed_hosts?: string[];
+  /** The public package registries (docs/api-guide.md "Sandbox egress"), port 443. */
+  allow_package_managers?: boolean;
+  /** The Session's Agent's MCP servers. */
+  allow_mcp_servers?: boolean;
 }
 
 export type EnvironmentScope = 'organization' | 'account';

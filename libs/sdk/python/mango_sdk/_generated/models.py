@@ -474,49 +474,99 @@ class AgentUpdateRequest(TypedDict, closed=True):
     metadata: NotRequired[MetadataPatch | None]
 
 
-class SelfHostedConfig(TypedDict, closed=True):
+SandboxEgressRule: TypeAlias = Literal[
+    "no_egress",
+    "unrestricted_not_enabled",
+    "invalid_host",
+    "host_not_allowed",
+    "unresolved",
+    "control_plane",
+    "loopback_address",
+    "private_address",
+    "link_local_address",
+    "metadata_address",
+    "unspecified_address",
+    "reserved_address",
+    "invalid_address",
+]
+
+
+SandboxEgressFailure: TypeAlias = Literal[
+    "upstream_failed", "idle", "lifetime", "too_large"
+]
+
+
+class SandboxEgressReportRecord(TypedDict, closed=True):
+    kind: Literal["connect", "http"]
+    host: str
+    port: int
+    allowed: bool
+    rule: NotRequired[SandboxEgressRule | None]
+    failure: NotRequired[SandboxEgressFailure | None]
+    bytes_out: int
+    bytes_in: int
+
+
+class SandboxEgressReport(TypedDict, closed=True):
+    records: list[SandboxEgressReportRecord]
+
+
+class SandboxEgressReportResult(TypedDict, closed=True):
+    type: Literal["sandbox_egress_report"]
+    recorded: int
+
+
+class SandboxEgressRecord(TypedDict, closed=True):
+    type: Literal["sandbox_egress_record"]
+    id: str
+    work_id: str
+    kind: Literal["connect", "http"]
+    host: str
+    port: int
+    allowed: bool
+    rule: SandboxEgressRule | None
+    failure: SandboxEgressFailure | None
+    bytes_out: int
+    bytes_in: int
+    created_at: str
+
+
+class SandboxEgressRecordList(TypedDict, closed=True):
+    data: list[SandboxEgressRecord]
+    next_page: str | None
+
+
+class UnrestrictedNetworking(TypedDict, closed=True):
     """
-    The only Environment config Mango supports.
+    Every public host, through the supervisor's egress proxy (never private, link-local, metadata or
+    control-plane addresses). Honoured only by a supervisor whose operator allows it
+    (`MANGO_WORKER_EGRESS_UNRESTRICTED=true`); otherwise every connection is refused.
+
     """
 
-    type: Literal["self_hosted"]
+    type: Literal["unrestricted"]
+
+
+AllowedHost: TypeAlias = str
+
+
+class LimitedNetworking(TypedDict, closed=True):
+    """
+    Only the listed hosts (and, when enabled, the package registries and the Agent's MCP servers),
+    through the supervisor's egress proxy. Entries are host names (`github.com`), `*.` wildcards
+    (`*.github.com`: names below it, not the name itself) and IP addresses, each with an optional
+    `:port` (IPv6 in brackets then: `[2001:db8::1]:8443`); without a port an entry allows 80 and 443.
+    Stored lower-case, trimmed and without duplicates. No scheme, path or range.
+
+    """
+
+    type: Literal["limited"]
+    allowed_hosts: NotRequired[list[AllowedHost]]
+    allow_package_managers: NotRequired[bool]
+    allow_mcp_servers: NotRequired[bool]
 
 
 EnvironmentScope: TypeAlias = Literal["organization", "account"]
-
-
-class Environment(TypedDict, closed=True):
-    id: EnvironmentId
-    type: Literal["environment"]
-    name: str
-    description: str | None
-    config: SelfHostedConfig
-    scope: EnvironmentScope
-    metadata: Metadata
-    created_at: Timestamp
-    updated_at: Timestamp
-    archived_at: NullableTimestamp
-
-
-class EnvironmentCreateRequest(TypedDict, closed=True):
-    name: str
-    description: NotRequired[str | None]
-    config: NotRequired[SelfHostedConfig | None]
-    metadata: NotRequired[Metadata]
-    scope: NotRequired[EnvironmentScope]
-
-
-class EnvironmentUpdateRequest(TypedDict, closed=True):
-    name: NotRequired[str]
-    description: NotRequired[str | None]
-    config: NotRequired[SelfHostedConfig]
-    metadata: NotRequired[MetadataPatch]
-    scope: NotRequired[EnvironmentScope]
-
-
-class EnvironmentList(TypedDict, closed=True):
-    data: list[Environment]
-    next_page: NextPage
 
 
 class EnvironmentDeleted(TypedDict, closed=True):
@@ -2094,6 +2144,52 @@ class Agent(TypedDict, closed=True):
 
 class AgentList(TypedDict, closed=True):
     data: list[Agent]
+    next_page: NextPage
+
+
+class SelfHostedConfig(TypedDict, closed=True):
+    """
+    The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+    API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+    update replaces the stored one whole.
+
+    """
+
+    type: Literal["self_hosted"]
+    networking: NotRequired[UnrestrictedNetworking | LimitedNetworking | None]
+
+
+class Environment(TypedDict, closed=True):
+    id: EnvironmentId
+    type: Literal["environment"]
+    name: str
+    description: str | None
+    config: SelfHostedConfig
+    scope: EnvironmentScope
+    metadata: Metadata
+    created_at: Timestamp
+    updated_at: Timestamp
+    archived_at: NullableTimestamp
+
+
+class EnvironmentCreateRequest(TypedDict, closed=True):
+    name: str
+    description: NotRequired[str | None]
+    config: NotRequired[SelfHostedConfig | None]
+    metadata: NotRequired[Metadata]
+    scope: NotRequired[EnvironmentScope]
+
+
+class EnvironmentUpdateRequest(TypedDict, closed=True):
+    name: NotRequired[str]
+    description: NotRequired[str | None]
+    config: NotRequired[SelfHostedConfig]
+    metadata: NotRequired[MetadataPatch]
+    scope: NotRequired[EnvironmentScope]
+
+
+class EnvironmentList(TypedDict, closed=True):
+    data: list[Environment]
     next_page: NextPage
 
 

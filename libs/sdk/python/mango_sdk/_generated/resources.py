@@ -390,8 +390,39 @@ class Deployments(SyncResource):
         )
 
 
+class EnvironmentsWorkEgressRecords(SyncResource):
+    """``client.environments.work.egress_records``"""
+
+    def create(
+        self,
+        environment_id: str,
+        work_id: str,
+        params: m.SandboxEgressReport,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.SandboxEgressReportResult:
+        """``POST /v1/environments/{environment_id}/work/{work_id}/egress_records``: Report sandbox egress records"""
+        return cast(
+            "m.SandboxEgressReportResult",
+            self._request(
+                "POST",
+                f"/v1/environments/{seg(environment_id)}/work/{seg(work_id)}/egress_records",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
 class EnvironmentsWork(SyncResource):
     """``client.environments.work``"""
+
+    def __init__(self, http: HttpClient) -> None:
+        super().__init__(http)
+        self.egress_records = EnvironmentsWorkEgressRecords(http)
 
     def ack(
         self,
@@ -1197,6 +1228,28 @@ class MemoryStores(SyncResource):
         )
 
 
+class SessionsEgressRecords(SyncResource):
+    """``client.sessions.egress_records``"""
+
+    def list(
+        self,
+        session_id: str,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.SandboxEgressRecord]:
+        """``GET /v1/sessions/{session_id}/egress_records``: List a Session's sandbox egress records"""
+        return self._list(
+            "GET",
+            f"/v1/sessions/{seg(session_id)}/egress_records",
+            query={"limit": limit, "page": page},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+
 class SessionsEvents(SyncResource):
     """``client.sessions.events``"""
 
@@ -1385,6 +1438,7 @@ class Sessions(SyncResource):
 
     def __init__(self, http: HttpClient) -> None:
         super().__init__(http)
+        self.egress_records = SessionsEgressRecords(http)
         self.events = SessionsEvents(http)
         self.threads = SessionsThreads(http)
 
@@ -2523,8 +2577,39 @@ class AsyncDeployments(AsyncResource):
         )
 
 
+class AsyncEnvironmentsWorkEgressRecords(AsyncResource):
+    """``client.environments.work.egress_records``"""
+
+    async def create(
+        self,
+        environment_id: str,
+        work_id: str,
+        params: m.SandboxEgressReport,
+        *,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> m.SandboxEgressReportResult:
+        """``POST /v1/environments/{environment_id}/work/{work_id}/egress_records``: Report sandbox egress records"""
+        return cast(
+            "m.SandboxEgressReportResult",
+            await self._request(
+                "POST",
+                f"/v1/environments/{seg(environment_id)}/work/{seg(work_id)}/egress_records",
+                query={},
+                extra_query=extra_query,
+                timeout=timeout,
+                body=params,
+                parts=None,
+            ),
+        )
+
+
 class AsyncEnvironmentsWork(AsyncResource):
     """``client.environments.work``"""
+
+    def __init__(self, http: AsyncHttpClient) -> None:
+        super().__init__(http)
+        self.egress_records = AsyncEnvironmentsWorkEgressRecords(http)
 
     async def ack(
         self,
@@ -3334,6 +3419,28 @@ class AsyncMemoryStores(AsyncResource):
         )
 
 
+class AsyncSessionsEgressRecords(AsyncResource):
+    """``client.sessions.egress_records``"""
+
+    def list(
+        self,
+        session_id: str,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.SandboxEgressRecord]:
+        """``GET /v1/sessions/{session_id}/egress_records``: List a Session's sandbox egress records"""
+        return self._list(
+            "GET",
+            f"/v1/sessions/{seg(session_id)}/egress_records",
+            query={"limit": limit, "page": page},
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+
 class AsyncSessionsEvents(AsyncResource):
     """``client.sessions.events``"""
 
@@ -3522,6 +3629,7 @@ class AsyncSessions(AsyncResource):
 
     def __init__(self, http: AsyncHttpClient) -> None:
         super().__init__(http)
+        self.egress_records = AsyncSessionsEgressRecords(http)
         self.events = AsyncSessionsEvents(http)
         self.threads = AsyncSessionsThreads(http)
 

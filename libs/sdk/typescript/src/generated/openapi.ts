@@ -198,8 +198,8 @@ export interface paths {
         put?: never;
         /**
          * Create an Environment
-         * @description Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}`; no other config is
-         *     supported. `scope` defaults to `organization`. The name must be unique among the workspace's
+         * @description Creates a self-hosted Environment. `config` defaults to `{type:"self_hosted"}` (no sandbox egress);
+         *     `config.networking` sets the sandbox network policy (`SelfHostedConfig`). `scope` defaults to `organization`. The name must be unique among the workspace's
          *     Environments that are not deleted (archived ones included), otherwise `409`.
          *
          *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
@@ -223,14 +223,17 @@ export interface paths {
         };
         /**
          * Get an Environment
-         * @description **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         * @description **Credentials:** Workspace API key, or the Environment key of this Environment (its supervisor
+         *     reads `config.networking` at each Session activation). Another Environment's key or a Work token
+         *     → 403 `permission_error`.
          */
         get: operations["environments.retrieve"];
         put?: never;
         /**
          * Update an Environment
          * @description Omitted fields are preserved. `description: null` clears it (`""` is stored as `""`). `config`
-         *     must stay `{type:"self_hosted"}`. `metadata` is a patch: a string upserts the key, `null` or `""`
+         *     must stay `{type:"self_hosted", …}` and replaces the stored config whole (its `networking` applies
+         *     from the next Session activation on). `metadata` is a patch: a string upserts the key, `null` or `""`
          *     deletes it. A name already used by another Environment of the workspace is `409`; updating an
          *     archived Environment is `409`.
          *
@@ -571,6 +574,63 @@ export interface paths {
          *     Work's token → 403 `permission_error`.
          */
         post: operations["environments.work.stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{environment_id}/work/{work_id}/egress_records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Environment id (`env_…`). A wrong prefix is 404. */
+                environment_id: components["parameters"]["EnvironmentId"];
+                /** @description Work id (`work_…`) of a Work item of this Environment. A wrong prefix is 404. */
+                work_id: components["parameters"]["WorkId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report sandbox egress records
+         * @description The supervisor reports what its egress proxy allowed or refused for a Session Work item of this
+         *     Environment (see the API guide, "Sandbox egress"): at most 100 records per request, stored for
+         *     the item's Session. A healthcheck item, or an item of another Environment, is 404. The sandbox
+         *     cannot call this route (its socket forwards only Work token routes).
+         *
+         *     **Credentials:** the Environment key of this Environment. Workspace API key, Work token or another
+         *     Environment's key → 403 `permission_error`.
+         */
+        post: operations["environments.work.egress_records.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/egress_records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List a Session's sandbox egress records
+         * @description Every connection the Session's sandboxes made through the supervisor's egress proxy, oldest first:
+         *     the host and port asked for, whether it was allowed or the rule that refused it, and the bytes
+         *     each way (see the API guide, "Sandbox egress").
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["sessions.egress_records.list"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2463,10 +2523,104 @@ export interface components {
             data: components["schemas"]["Agent"][];
             next_page: components["schemas"]["NextPage"];
         };
-        /** @description The only Environment config Mango supports. */
+        /**
+         * @description The rule that refused a connection (see the API guide, "Sandbox egress").
+         * @enum {string}
+         */
+        SandboxEgressRule: "no_egress" | "unrestricted_not_enabled" | "invalid_host" | "host_not_allowed" | "unresolved" | "control_plane" | "loopback_address" | "private_address" | "link_local_address" | "metadata_address" | "unspecified_address" | "reserved_address" | "invalid_address";
+        /**
+         * @description How an allowed connection ended badly.
+         * @enum {string}
+         */
+        SandboxEgressFailure: "upstream_failed" | "idle" | "lifetime" | "too_large";
+        SandboxEgressReportRecord: {
+            /** @enum {string} */
+            kind: "connect" | "http";
+            host: string;
+            port: number;
+            allowed: boolean;
+            /** @description Required when `allowed` is false; absent or null otherwise. */
+            rule?: components["schemas"]["SandboxEgressRule"] | null;
+            failure?: components["schemas"]["SandboxEgressFailure"] | null;
+            bytes_out: number;
+            bytes_in: number;
+        };
+        SandboxEgressReport: {
+            records: components["schemas"]["SandboxEgressReportRecord"][];
+        };
+        SandboxEgressReportResult: {
+            /** @constant */
+            type: "sandbox_egress_report";
+            recorded: number;
+        };
+        SandboxEgressRecord: {
+            /** @constant */
+            type: "sandbox_egress_record";
+            /** @description Increasing within a Session. */
+            id: string;
+            work_id: string;
+            /**
+             * @description `connect`: a CONNECT tunnel (HTTPS); `http`: a plain HTTP request.
+             * @enum {string}
+             */
+            kind: "connect" | "http";
+            host: string;
+            port: number;
+            allowed: boolean;
+            rule: components["schemas"]["SandboxEgressRule"] | null;
+            failure: components["schemas"]["SandboxEgressFailure"] | null;
+            /** @description Bytes from the sandbox (for `http`, the request body). */
+            bytes_out: number;
+            /** @description Bytes to the sandbox (for `http`, the answer body). */
+            bytes_in: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        SandboxEgressRecordList: {
+            data: components["schemas"]["SandboxEgressRecord"][];
+            next_page: string | null;
+        };
+        /**
+         * @description The only Environment config Mango supports. `networking` is the sandbox network policy (see the
+         *     API guide, "Sandbox egress"): absent or `null`, sandboxes have no egress at all. A config sent on
+         *     update replaces the stored one whole.
+         */
         SelfHostedConfig: {
             /** @constant */
             type: "self_hosted";
+            networking?: components["schemas"]["UnrestrictedNetworking"] | components["schemas"]["LimitedNetworking"] | null;
+        };
+        /**
+         * @description Every public host, through the supervisor's egress proxy (never private, link-local, metadata or
+         *     control-plane addresses). Honoured only by a supervisor whose operator allows it
+         *     (`MANGO_WORKER_EGRESS_UNRESTRICTED=true`); otherwise every connection is refused.
+         */
+        UnrestrictedNetworking: {
+            /** @constant */
+            type: "unrestricted";
+        };
+        /**
+         * @description Only the listed hosts (and, when enabled, the package registries and the Agent's MCP servers),
+         *     through the supervisor's egress proxy. Entries are host names (`github.com`), `*.` wildcards
+         *     (`*.github.com`: names below it, not the name itself) and IP addresses, each with an optional
+         *     `:port` (IPv6 in brackets then: `[2001:db8::1]:8443`); without a port an entry allows 80 and 443.
+         *     Stored lower-case, trimmed and without duplicates. No scheme, path or range.
+         */
+        LimitedNetworking: {
+            /** @constant */
+            type: "limited";
+            /** @default [] */
+            allowed_hosts: string[];
+            /**
+             * @description The public package registries listed in the API guide, on port 443.
+             * @default false
+             */
+            allow_package_managers: boolean;
+            /**
+             * @description The hosts and ports of the Session's Agent's MCP servers.
+             * @default false
+             */
+            allow_mcp_servers: boolean;
         };
         /** @enum {string} */
         EnvironmentScope: "organization" | "account";
@@ -5219,6 +5373,79 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "environments.work.egress_records.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Environment id (`env_…`). A wrong prefix is 404. */
+                environment_id: components["parameters"]["EnvironmentId"];
+                /** @description Work id (`work_…`) of a Work item of this Environment. A wrong prefix is 404. */
+                work_id: components["parameters"]["WorkId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxEgressReport"];
+            };
+        };
+        responses: {
+            /** @description The records were stored. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxEgressReportResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "sessions.egress_records.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of records. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxEgressRecordList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

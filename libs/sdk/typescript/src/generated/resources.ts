@@ -131,8 +131,23 @@ export class DeploymentsResource extends GeneratedResource {
   }
 }
 
+/** `client.environments.work.egressRecords` */
+export class EnvironmentsWorkEgressRecordsResource extends GeneratedResource {
+
+  /** `POST /v1/environments/{environment_id}/work/{work_id}/egress_records — Report sandbox egress records` */
+  create(environmentId: string, workId: string, body: Body<'environments.work.egress_records.create'>, options?: RequestOptions): Promise<Result<'environments.work.egress_records.create'>> {
+    return callJson<Result<'environments.work.egress_records.create'>>(this._http, { method: 'POST', path: `/v1/environments/${seg(environmentId)}/work/${seg(workId)}/egress_records`, query: undefined, body: body, options });
+  }
+}
+
 /** `client.environments.work` */
 export class EnvironmentsWorkResource extends GeneratedResource {
+  readonly egressRecords: EnvironmentsWorkEgressRecordsResource;
+
+  constructor(http: HttpClient) {
+    super(http);
+    this.egressRecords = new EnvironmentsWorkEgressRecordsResource(http);
+  }
 
   /** `POST /v1/environments/{environment_id}/work/{work_id}/ack — Acknowledge a polled Work item` */
   ack(environmentId: string, workId: string, options?: RequestOptions): Promise<Result<'environments.work.ack'>> {
@@ -363,6 +378,15 @@ export class MemoryStoresResource extends GeneratedResource {
   }
 }
 
+/** `client.sessions.egressRecords` */
+export class SessionsEgressRecordsResource extends GeneratedResource {
+
+  /** `GET /v1/sessions/{session_id}/egress_records — List a Session's sandbox egress records` */
+  list(sessionId: string, params?: Query<'sessions.egress_records.list'>, options?: RequestOptions): PagePromise<Item<'sessions.egress_records.list'>, Result<'sessions.egress_records.list'>> {
+    return callList<Item<'sessions.egress_records.list'>, Result<'sessions.egress_records.list'>>(this._http, { method: 'GET', path: `/v1/sessions/${seg(sessionId)}/egress_records`, query: params, body: undefined, options });
+  }
+}
+
 /** `client.sessions.events` */
 export class SessionsEventsResource extends GeneratedResource {
 
@@ -423,11 +447,13 @@ export class SessionsThreadsResource extends GeneratedResource {
 
 /** `client.sessions` */
 export class SessionsResource extends GeneratedResource {
+  readonly egressRecords: SessionsEgressRecordsResource;
   readonly events: SessionsEventsResource;
   readonly threads: SessionsThreadsResource;
 
   constructor(http: HttpClient) {
     super(http);
+    this.egressRecords = new SessionsEgressRecordsResource(http);
     this.events = new SessionsEventsResource(http);
     this.threads = new SessionsThreadsResource(http);
   }

@@ -1,0 +1,3 @@
+export * from './sandbox-networking';
+export * from './package-registry-hosts';
+export * from './egress-decision';

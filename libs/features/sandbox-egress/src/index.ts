@@ -1,0 +1,2 @@
+export * from './sandbox-egress.module';
+export * from './sandbox-egress-record-input';

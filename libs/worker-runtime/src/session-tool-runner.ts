@@ -6,7 +6,7 @@ import { Tool, ToolError, ToolUse } from './tools/types';
 import { TOOL_REPORT_MSG, ToolOutcome, ToolReport } from './tool-report';
 import { ACTIVATION_BUSY_MSG, ACTIVATION_IDLE_MSG } from './idle-activations';
 
-export const TOOL_TIMEOUT_MS = 120_000;
+import { DEFAULT_MAX_CONCURRENT_CALLS, TOOL_TIMEOUT_MS } from './worker-contract';
 export const DEFAULT_MAX_IDLE_MS = 60_000;
 /** How often an idle runner repeats its idle line (idle-activations.ts): what an adopting supervisor waits at most. */
 export const IDLE_REPORT_EVERY_MS = 20_000;

@@ -125,7 +125,11 @@ describe('bash tool', () => {
         { signal: signal(), toolUse },
       );
       const [shown, note] = [out.slice(0, 100), out.slice(100)];
-      expect(shown).toBe(Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n').slice(0, 100));
+      expect(shown).toBe(
+        Array.from({ length: 20 }, (_, i) => `line ${i + 1}`)
+          .join('\n')
+          .slice(0, 100),
+      );
       const spill = join(dir, '.mango/bash-output/sevt_cut1.txt');
       expect(note).toContain(`[output cut at 100 characters: the whole output`);
       expect(note).toContain(spill);
@@ -133,13 +137,16 @@ describe('bash tool', () => {
       expect(whole.startsWith('line 1\nline 2\n')).toBe(true);
       expect(whole.slice(-25)).toBe('line 3000\ntail-of-stderr\n');
       const read = readTool(new Confinement(dir, []));
-      expect(await read.run({ file_path: spill, view_range: [3001, 3001] }, { signal: signal(), toolUse })).toBe(
-        'tail-of-stderr',
-      );
+      expect(
+        await read.run({ file_path: spill, view_range: [3001, 3001] }, { signal: signal(), toolUse }),
+      ).toBe('tail-of-stderr');
       // Under the limit: no file, nothing cut.
-      expect(await small.run({ command: 'echo short' }, { signal: signal(), toolUse: { ...toolUse, id: 'sevt_2' } })).toBe(
-        'short',
-      );
+      expect(
+        await small.run(
+          { command: 'echo short' },
+          { signal: signal(), toolUse: { ...toolUse, id: 'sevt_2' } },
+        ),
+      ).toBe('short');
       expect(existsSync(join(dir, '.mango/bash-output/sevt_2.txt'))).toBe(false);
     } finally {
       await small.close();

@@ -46,7 +46,10 @@ export class BashTool implements Tool {
     this.dir = mkdtempSync(join(tmpdir(), 'mango-bash-'));
   }
 
-  run(input: Record<string, unknown>, ctx: Pick<ToolRunContext, 'signal'> & Partial<ToolRunContext>): Promise<string> {
+  run(
+    input: Record<string, unknown>,
+    ctx: Pick<ToolRunContext, 'signal'> & Partial<ToolRunContext>,
+  ): Promise<string> {
     const thread = ctx.toolUse?.session_thread_id ?? PRIMARY;
     let shell = this.shells.get(thread);
     if (!shell) {
@@ -117,7 +120,13 @@ class ThreadShell {
     const err = join(this.dir, `err-${nonce}`);
     await writeFile(file, `{ ${command}\n}\n`, { mode: 0o600 });
     try {
-      const code = await this.exchange(shell, nonce, `. '${file}' </dev/null >'${out}' 2>'${err}'`, timeoutMs, signal);
+      const code = await this.exchange(
+        shell,
+        nonce,
+        `. '${file}' </dev/null >'${out}' 2>'${err}'`,
+        timeoutMs,
+        signal,
+      );
       const output = await this.output(out, err, callId ?? nonce);
       if (code !== 0) throw new ToolError(output || `exit ${code}`);
       return output;

@@ -127,13 +127,14 @@ export async function runSessionActivation(
     drain: o.drain,
     maxConcurrentCalls: o.maxConcurrentCalls,
     toolTimeoutMs: o.toolTimeoutMs,
-    // The contract: Memory is uploaded when the Session goes idle (besides Mango's 15 s cadence).
+    // The contract: Memory is uploaded when the Session goes idle — a push-only pass (creates and
+    // updates; deletions and pulls stay with the full passes), besides Mango's 15 s cadence.
     onIdle: memory
       ? () =>
           signal.aborted
             ? Promise.resolve()
             : memory
-                .syncOnce(signal)
+                .flush(MEMORY_FLUSH_MS)
                 .then(() => undefined)
                 .catch((err: unknown) => log.warn({ err: String(err) }, 'memory sync at idle failed'))
       : undefined,

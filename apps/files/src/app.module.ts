@@ -24,11 +24,12 @@ export class AppModule {
         FairUseModule.forRoot(fairUseSettingsFrom(env)),
         // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).
         WorkTokenAuthModule,
-        // Idempotency-Key on File uploads only (@IdempotentUpload: the upload commits its key itself).
+        // Idempotency-Key on every POST: File and Skill uploads and Memory writes commit their key with
+        // their final statement (@IdempotentUpload); the others (Memory Store create, update, archive,
+        // version redaction) run in one request transaction, as in apps/api.
         IdempotencyModule.forRoot({
           retentionMs: env.MANGO_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
           pruneIntervalMs: env.MANGO_IDEMPOTENCY_PRUNE_SECONDS * 1_000,
-          routes: 'uploads',
         }),
         FilesModule.forRoot({
           store,

@@ -29487,7 +29487,8 @@ func (r MemoryStoresListResponse) ContentType() string {
 
 // MemoryStoresCreateResponse201Headers the declared response headers of an HTTP 201 response for MemoryStoresCreate
 type MemoryStoresCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresCreateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresCreate
@@ -29503,6 +29504,12 @@ type MemoryStoresCreateResponse401Headers struct {
 // MemoryStoresCreateResponse403Headers the declared response headers of an HTTP 403 response for MemoryStoresCreate
 type MemoryStoresCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// MemoryStoresCreateResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresCreate
+type MemoryStoresCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresCreateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresCreate
@@ -29533,6 +29540,8 @@ type MemoryStoresCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -29547,6 +29556,8 @@ type MemoryStoresCreateResponse struct {
 	Headers401 *MemoryStoresCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *MemoryStoresCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MemoryStoresCreateResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *MemoryStoresCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -29573,6 +29584,11 @@ func (r MemoryStoresCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r MemoryStoresCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MemoryStoresCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -29755,7 +29771,8 @@ func (r MemoryStoresDeleteResponse) ContentType() string {
 
 // MemoryStoresRetrieveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresRetrieve
 type MemoryStoresRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresRetrieveResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresRetrieve
@@ -29889,7 +29906,8 @@ func (r MemoryStoresRetrieveResponse) ContentType() string {
 
 // MemoryStoresUpdateResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresUpdate
 type MemoryStoresUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresUpdateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresUpdate
@@ -30052,7 +30070,8 @@ func (r MemoryStoresUpdateResponse) ContentType() string {
 
 // MemoryStoresArchiveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresArchive
 type MemoryStoresArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresArchiveResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresArchive
@@ -30068,6 +30087,12 @@ type MemoryStoresArchiveResponse403Headers struct {
 // MemoryStoresArchiveResponse404Headers the declared response headers of an HTTP 404 response for MemoryStoresArchive
 type MemoryStoresArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// MemoryStoresArchiveResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresArchive
+type MemoryStoresArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresArchiveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresArchive
@@ -30098,6 +30123,8 @@ type MemoryStoresArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -30112,6 +30139,8 @@ type MemoryStoresArchiveResponse struct {
 	Headers403 *MemoryStoresArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MemoryStoresArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *MemoryStoresArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -30138,6 +30167,11 @@ func (r MemoryStoresArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MemoryStoresArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -30334,7 +30368,8 @@ func (r MemoryStoresMemoriesListResponse) ContentType() string {
 
 // MemoryStoresMemoriesCreateResponse201Headers the declared response headers of an HTTP 201 response for MemoryStoresMemoriesCreate
 type MemoryStoresMemoriesCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoriesCreateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoriesCreate
@@ -30672,7 +30707,8 @@ func (r MemoryStoresMemoriesDeleteResponse) ContentType() string {
 
 // MemoryStoresMemoriesRetrieveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoriesRetrieve
 type MemoryStoresMemoriesRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoriesRetrieveResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoriesRetrieve
@@ -30820,7 +30856,8 @@ func (r MemoryStoresMemoriesRetrieveResponse) ContentType() string {
 
 // MemoryStoresMemoriesUpdateResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoriesUpdate
 type MemoryStoresMemoriesUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoriesUpdateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoriesUpdate
@@ -31144,7 +31181,8 @@ func (r MemoryStoresMemoryVersionsListResponse) ContentType() string {
 
 // MemoryStoresMemoryVersionsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoryVersionsRetrieve
 type MemoryStoresMemoryVersionsRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoryVersionsRetrieveResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoryVersionsRetrieve
@@ -31292,7 +31330,8 @@ func (r MemoryStoresMemoryVersionsRetrieveResponse) ContentType() string {
 
 // MemoryStoresMemoryVersionsRedactResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoryVersionsRedact
 type MemoryStoresMemoryVersionsRedactResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoryVersionsRedactResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresMemoryVersionsRedact
@@ -33671,7 +33710,8 @@ func (r SkillsListResponse) ContentType() string {
 
 // SkillsCreateResponse201Headers the declared response headers of an HTTP 201 response for SkillsCreate
 type SkillsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SkillsCreateResponse400Headers the declared response headers of an HTTP 400 response for SkillsCreate
@@ -33687,6 +33727,12 @@ type SkillsCreateResponse401Headers struct {
 // SkillsCreateResponse403Headers the declared response headers of an HTTP 403 response for SkillsCreate
 type SkillsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// SkillsCreateResponse409Headers the declared response headers of an HTTP 409 response for SkillsCreate
+type SkillsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SkillsCreateResponse413Headers the declared response headers of an HTTP 413 response for SkillsCreate
@@ -33722,6 +33768,8 @@ type SkillsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -33738,6 +33786,8 @@ type SkillsCreateResponse struct {
 	Headers401 *SkillsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SkillsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SkillsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -33766,6 +33816,11 @@ func (r SkillsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SkillsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SkillsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -34235,7 +34290,8 @@ func (r SkillsVersionsListResponse) ContentType() string {
 
 // SkillsVersionsCreateResponse201Headers the declared response headers of an HTTP 201 response for SkillsVersionsCreate
 type SkillsVersionsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SkillsVersionsCreateResponse400Headers the declared response headers of an HTTP 400 response for SkillsVersionsCreate
@@ -34256,6 +34312,12 @@ type SkillsVersionsCreateResponse403Headers struct {
 // SkillsVersionsCreateResponse404Headers the declared response headers of an HTTP 404 response for SkillsVersionsCreate
 type SkillsVersionsCreateResponse404Headers struct {
 	RequestId RequestId
+}
+
+// SkillsVersionsCreateResponse409Headers the declared response headers of an HTTP 409 response for SkillsVersionsCreate
+type SkillsVersionsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SkillsVersionsCreateResponse413Headers the declared response headers of an HTTP 413 response for SkillsVersionsCreate
@@ -34293,6 +34355,8 @@ type SkillsVersionsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -34311,6 +34375,8 @@ type SkillsVersionsCreateResponse struct {
 	Headers403 *SkillsVersionsCreateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsCreateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SkillsVersionsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsVersionsCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -34344,6 +34410,11 @@ func (r SkillsVersionsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsCreateResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SkillsVersionsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -47611,6 +47682,13 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47637,6 +47715,13 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 	switch {
 	case rsp.StatusCode == 201:
 		var headers MemoryStoresCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47675,6 +47760,23 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers MemoryStoresCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers MemoryStoresCreateResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -47947,6 +48049,13 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48116,6 +48225,13 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48272,6 +48388,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48298,6 +48421,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48336,6 +48466,23 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MemoryStoresArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers MemoryStoresArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -48646,6 +48793,13 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 	switch {
 	case rsp.StatusCode == 201:
 		var headers MemoryStoresMemoriesCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49027,6 +49181,13 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoriesRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49213,6 +49374,13 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoriesUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49577,6 +49745,13 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoryVersionsRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49749,6 +49924,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoryVersionsRedactResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -52548,6 +52730,13 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52581,6 +52770,13 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SkillsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -52619,6 +52815,23 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers SkillsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SkillsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -53209,6 +53422,13 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -53242,6 +53462,13 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SkillsVersionsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -53290,6 +53517,23 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SkillsVersionsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SkillsVersionsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BashTool } from './bash';
@@ -148,9 +148,17 @@ describe('bash tool', () => {
         ),
       ).toBe('short');
       expect(existsSync(join(dir, '.mango/bash-output/sevt_2.txt'))).toBe(false);
+      // Each call's stdout and stderr files are gone; only the spill stays.
+      expect(readdirSync(join(dir, '.mango/bash-output'))).toEqual(['sevt_cut1.txt']);
     } finally {
       await small.close();
     }
+  });
+
+  it('runs when the workspace refuses the capture directory (a command replaced .mango with a file)', async () => {
+    await run({ command: 'rm -rf .mango && echo x > .mango' });
+    expect(await run({ command: 'echo still runs; echo e >&2' })).toBe('still runs\ne');
+    expect(readFileSync(join(dir, '.mango'), 'utf8')).toBe('x\n');
   });
 
   it('a Thread has its own shell: cwd, environment and a timeout refusal stay in it', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { copyFile, mkdir, open, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -116,8 +116,11 @@ class ThreadShell {
     const shell = this.shell && !this.shell.dead ? this.shell : this.start();
     const nonce = randomBytes(12).toString('hex');
     const file = join(this.dir, `cmd-${nonce}.sh`);
-    const out = join(this.dir, `out-${nonce}`);
-    const err = join(this.dir, `err-${nonce}`);
+    // stdout and stderr are written where a cut output is spilled, in the workspace: a large output must
+    // not fill the container's small /tmp, and the spill is then a rename.
+    const capture = await this.captureDir();
+    const out = join(capture, `.out-${nonce}`);
+    const err = join(capture, `.err-${nonce}`);
     await writeFile(file, `{ ${command}\n}\n`, { mode: 0o600 });
     try {
       const code = await this.exchange(
@@ -127,11 +130,11 @@ class ThreadShell {
         timeoutMs,
         signal,
       );
-      const output = await this.output(out, err, callId ?? nonce);
+      const output = await this.output(out, err, capture, callId ?? nonce);
       if (code !== 0) throw new ToolError(output || `exit ${code}`);
       return output;
     } finally {
-      await Promise.all([file, out, err].map((f) => rm(f, { force: true })));
+      await Promise.all([file, out, err].map((f) => rm(f, { force: true }).catch(() => undefined)));
     }
   }
 
@@ -139,7 +142,7 @@ class ThreadShell {
    * stdout then stderr, ANSI sequences stripped and trailing newlines trimmed. Over the limit: the first
    * `limit` characters and a line naming the file in the workspace that holds the whole output.
    */
-  private async output(out: string, err: string, callId: string): Promise<string> {
+  private async output(out: string, err: string, dir: string, callId: string): Promise<string> {
     const limit = this.options.outputLimitChars ?? BASH_OUTPUT_LIMIT_CHARS;
     // At most 4 bytes a character (plus a partial one): enough to tell whether the limit is passed.
     const headBytes = limit * 4 + 4;
@@ -147,21 +150,37 @@ class ThreadShell {
     const sep = o.size && e.size && !o.endsWithNewline ? '\n' : '';
     const text = clean(o.text + sep + e.text);
     if (text.length <= limit && o.whole && e.whole) return text;
-    const spill = await this.spill(out, err, sep, callId);
     const total = o.size + sep.length + e.size;
-    return `${text.slice(0, limit)}\n[output cut at ${limit} characters: the whole output (${total} bytes, stdout then stderr) is in ${spill}; read it with the read tool (view_range for large files)]`;
+    const where = await this.spill(out, err, sep, dir, callId).then(
+      (spill) => `is in ${spill}; read it with the read tool (view_range for large files)`,
+      (cause: unknown) => `could not be kept (${(cause as Error)?.message ?? String(cause)})`,
+    );
+    return `${text.slice(0, limit)}\n[output cut at ${limit} characters: the whole output (${total} bytes, stdout then stderr) ${where}]`;
   }
 
   /** The whole output, stdout then stderr, in `<workdir>/.mango/bash-output/<call id>.txt`. */
-  private async spill(out: string, err: string, sep: string, callId: string): Promise<string> {
-    const dir = join(this.options.workdir, BASH_SPILL_DIR);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+  private async spill(out: string, err: string, sep: string, dir: string, callId: string): Promise<string> {
     const path = join(dir, `${callId.replace(/[^A-Za-z0-9_-]/g, '_')}.txt`);
-    await copyFile(out, path);
+    await rename(out, path);
     const sink = createWriteStream(path, { flags: 'a' });
     if (sep) sink.write(sep);
     await pipeline(createReadStream(err), sink);
     return path;
+  }
+
+  /**
+   * `<workdir>/.mango/bash-output`, created when missing; the runner's private directory if the workspace
+   * refuses it (e.g. a command replaced `.mango` with a file): the call still runs, its spill is then
+   * outside the workspace.
+   */
+  private async captureDir(): Promise<string> {
+    const dir = join(this.options.workdir, BASH_SPILL_DIR);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      return dir;
+    } catch {
+      return this.dir;
+    }
   }
 
   /** Runs the command file; resolves its exit status once the end marker arrives. */

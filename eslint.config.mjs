@@ -185,6 +185,7 @@ export default [
       'libs/testing/**/*.ts',
       'tools/**/*.ts',
       'apps/*/test/**/*.ts',
+      'deployments/test/**/*.ts',
     ],
     rules: { 'no-restricted-syntax': 'off' },
   },

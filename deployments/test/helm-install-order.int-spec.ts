@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { VALUES_SHAPES, kubeDecodeRun, renderFile, templateFile } from './helm-shapes';
 
 /**
  * Helm's install order, checked without a cluster. `helm template` renders the chart for every values shape
@@ -388,5 +389,37 @@ describe('Helm chart: the supervisor with --workspace-root', () => {
     });
     const off = render({ 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, ...SUPERVISOR });
     expect(JSON.stringify(off)).not.toMatch(/WORKSPACE_ROOT|"workspaces"/);
+  });
+});
+
+describe('Helm install order and strict types for the values files (deployments/test/helm-values)', () => {
+  it.each(VALUES_SHAPES)(
+    '$file: helm install and helm upgrade find every referenced object',
+    ({ file, external }) => {
+      const docs = renderFile(file) as Obj[];
+      expect(missingReferences(docs, external, 'install')).toEqual([]);
+      expect(missingReferences(docs, external, 'upgrade')).toEqual([]);
+    },
+  );
+
+  it.each(VALUES_SHAPES)(
+    '$file: every rendered object (HPA, PDB, NetworkPolicy too) decodes strictly',
+    ({ file }) => {
+      const run = kubeDecodeRun(templateFile(file));
+      expect(run.stdout).not.toMatch(/^FAIL/m);
+      expect(run.stdout).toMatch(/^\d+ objects, 0 failed$/m);
+      expect(run.status).toBe(0);
+    },
+  );
+
+  it('the strict decoder knows HorizontalPodAutoscaler and refuses an unknown field in it', () => {
+    const hpa =
+      'apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n  maxReplicas: 2\n  minReplica: 1\n';
+    expect(kubeDecodeRun(hpa)).toMatchObject({
+      status: 1,
+      stdout: expect.stringMatching(
+        /FAIL autoscaling\/v2 HorizontalPodAutoscaler\/h: .*unknown field "minReplica"/,
+      ),
+    });
   });
 });

@@ -11,6 +11,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { withAuditEnv } from '@mango/feature-audit';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { withJsonLimitsEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
@@ -19,7 +20,7 @@ import { ObservabilityEnv } from '@mango/platform-tracing';
  * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
  * apps/api reads, validated once at boot.
  */
-export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
+export class ApiEnv extends withAuditEnv(withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv))) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
+import { AuditModule, auditSettingsFrom } from '@mango/feature-audit';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
@@ -40,6 +41,8 @@ export class AppModule {
             credential: env.MANGO_MAX_SSE_STREAMS_PER_KEY,
           }),
         ),
+        // Every write recorded in the audit log once its response finished (after the auth guard).
+        AuditModule.forRoot({ ...auditSettingsFrom(env), serveApi: true }),
         // Idempotency-Key on every POST: an interceptor after the auth guard (keys are per Workspace) and after
         // fair use (a refused request uses no key).
         IdempotencyModule.forRoot({

@@ -26,8 +26,16 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
   // A bad keyring setting stops the process before anything else, naming the variable (never key material).
   const keyring = keyringFromSettings(env);
   // Normal start only checks the migration ledger; `mango migrate` applies migrations.
-  await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-api' });
+  const newerSchema = await assertMigrationsApplied({
+    url: env.MANGO_DATABASE_URL,
+    applicationName: 'mango-api',
+  });
   const log = createLogger({ service: 'api', level: env.MANGO_LOG_LEVEL });
+  if (newerSchema.length)
+    log.warn(
+      { migrations: newerSchema },
+      'running on a schema a newer release expanded (compatible; finish the upgrade)',
+    );
   const tracing = initTracing('api', env);
   const metrics = new MangoMetrics('api');
   const app = await createHttpApp(AppModule.forRoot(env, metrics, keyring), {

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { FilesModule } from '@mango/feature-files';
+import { AuditModule, auditSettingsFrom } from '@mango/feature-audit';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { MemoryModule } from '@mango/feature-memory';
 import { WorkTokenAuthModule } from '@mango/feature-work';
@@ -24,6 +25,8 @@ export class AppModule {
         FairUseModule.forRoot(fairUseSettingsFrom(env)),
         // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).
         WorkTokenAuthModule,
+        // Every write recorded in the audit log once its response finished (after the auth guard).
+        AuditModule.forRoot({ ...auditSettingsFrom(env), serveApi: false }),
         // Idempotency-Key on every POST: File and Skill uploads and Memory writes commit their key with
         // their final statement (@IdempotentUpload); the others (Memory Store create, update, archive,
         // version redaction) run in one request transaction, as in apps/api.

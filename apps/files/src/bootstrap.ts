@@ -24,8 +24,16 @@ export interface RunningFiles {
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningFiles> {
   const env = loadConfig(FilesEnv, rawEnv);
   // Normal start only checks the migration ledger; `mango migrate` applies migrations.
-  await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' });
+  const newerSchema = await assertMigrationsApplied({
+    url: env.MANGO_DATABASE_URL,
+    applicationName: 'mango-files',
+  });
   const log = createLogger({ service: 'files', level: env.MANGO_LOG_LEVEL });
+  if (newerSchema.length)
+    log.warn(
+      { migrations: newerSchema },
+      'running on a schema a newer release expanded (compatible; finish the upgrade)',
+    );
   const store = new ObjectStore({
     endpoint: env.MANGO_S3_ENDPOINT,
     accessKey: env.MANGO_S3_ACCESS_KEY,

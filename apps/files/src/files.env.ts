@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { withAuditEnv } from '@mango/feature-audit';
 import { withRequestRateEnv } from '@mango/feature-auth';
 import { withJsonLimitsEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
@@ -11,7 +12,7 @@ const TIB = 1024 * 1024 * MIB;
  * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
  * apps/files reads, validated once at boot.
  */
-export class FilesEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
+export class FilesEnv extends withAuditEnv(withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv))) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 

@@ -23,8 +23,16 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>) {
   // So do keyring settings (the worker builds the keyring again when it starts).
   keyringFromSettings(env);
   // Normal start only checks the migration ledger; `mango migrate` applies migrations.
-  await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-orchestrator' });
+  const newerSchema = await assertMigrationsApplied({
+    url: env.MANGO_DATABASE_URL,
+    applicationName: 'mango-orchestrator',
+  });
   const log = createLogger({ service: 'orchestrator', level: env.MANGO_LOG_LEVEL });
+  if (newerSchema.length)
+    log.warn(
+      { migrations: newerSchema },
+      'running on a schema a newer release expanded (compatible; finish the upgrade)',
+    );
   const tracing = initTracing('orchestrator', env);
   const metrics = new MangoMetrics('orchestrator');
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(env, log, metrics), {

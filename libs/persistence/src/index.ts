@@ -24,3 +24,4 @@ export * from './sealed-values';
 export * from './vault-credential.repository';
 export * from './request-transaction';
 export * from './idempotency-key.repository';
+export * from './audit-log.repository';

@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api';
+import { RetryKey } from './retry-key';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -37,21 +38,28 @@ export interface Write {
   busy: boolean;
   /** The API's error envelope of the last failed call, or null. */
   error: string | null;
-  /** Runs one write call: busy while it runs, its failure kept in `error`; resolves true on success. */
-  run(call: () => Promise<void>): Promise<boolean>;
+  /**
+   * Runs one write call: busy while it runs, its failure kept in `error`; resolves true on success. The
+   * call gets the Idempotency-Key to send: the one of the previous attempt when that attempt's outcome was
+   * unknown (a network error, a 5xx) and `request` (the call's parameters) is unchanged (retry-key.ts).
+   */
+  run(call: (idempotencyKey: string) => Promise<void>, request?: unknown): Promise<boolean>;
 }
 
 /** The state of a write (a button or a form): one call at a time, its error shown beside it. */
 export function useWrite(): Write {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const run = async (call: () => Promise<void>) => {
+  const key = useRef(new RetryKey());
+  const run = async (call: (idempotencyKey: string) => Promise<void>, request?: unknown) => {
     setBusy(true);
     setError(null);
     try {
-      await call();
+      await call(key.current.next(request));
+      key.current.settle();
       return true;
     } catch (e) {
+      key.current.settle(e);
       setError(messageOf(e));
       return false;
     } finally {

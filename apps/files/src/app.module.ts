@@ -27,11 +27,12 @@ export class AppModule {
         WorkTokenAuthModule,
         // Every write recorded in the audit log once its response finished (after the auth guard).
         AuditModule.forRoot({ ...auditSettingsFrom(env), serveApi: false }),
-        // Idempotency-Key on File uploads only (@IdempotentUpload: the upload commits its key itself).
+        // Idempotency-Key on every POST: File and Skill uploads and Memory writes commit their key with
+        // their final statement (@IdempotentUpload); the others (Memory Store create, update, archive,
+        // version redaction) run in one request transaction, as in apps/api.
         IdempotencyModule.forRoot({
           retentionMs: env.MANGO_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
           pruneIntervalMs: env.MANGO_IDEMPOTENCY_PRUNE_SECONDS * 1_000,
-          routes: 'uploads',
         }),
         FilesModule.forRoot({
           store,

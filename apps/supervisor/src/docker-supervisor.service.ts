@@ -152,6 +152,7 @@ export class DockerSupervisorService implements OnApplicationBootstrap, OnApplic
       supervisorId,
       environmentId: this.env.MANGO_ENVIRONMENT_ID,
       sessionIdleMs: this.env.MANGO_SESSION_IDLE_MS,
+      maxConcurrentCalls: this.env.MANGO_MAX_CONCURRENT_CALLS,
       workTtlSeconds: this.env.MANGO_WORK_TTL_SECONDS,
       customTools: customTools.length ? JSON.stringify(customTools) : undefined,
       poolSize: this.env.MANGO_WORKER_POOL_SIZE,

@@ -86,6 +86,7 @@ async function main(): Promise<number> {
     workdir: '/workspace',
     log,
     maxIdleMs: env.MANGO_SESSION_IDLE_MS,
+    maxConcurrentCalls: env.MANGO_MAX_CONCURRENT_CALLS,
     drain: drain.signal,
     leaseTtlSeconds: env.MANGO_WORK_TTL_SECONDS,
     customTools,

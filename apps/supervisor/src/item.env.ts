@@ -46,6 +46,14 @@ export class ItemEnv extends ItemSandboxEnv {
   @Min(0)
   MANGO_SESSION_IDLE_MS?: number;
 
+  /** Session Work: calls of different Threads that may run at once (docs/worker-contract.md; default 1). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(16)
+  MANGO_MAX_CONCURRENT_CALLS?: number;
+
   /** The Work lease TTL the runner asks for (see docs/operator-guide.md, The Docker supervisor: 1–300 s). */
   @IsOptional()
   @Type(() => Number)

@@ -155,6 +155,16 @@ export class SupervisorEnv extends ObservabilityEnv {
   @Max(3_600_000)
   MANGO_SESSION_IDLE_MS: number = 60_000;
 
+  /**
+   * How many tool calls of different Threads one Session activation may run at once (docs/worker-contract.md:
+   * upstream's `maxConcurrentCalls`, default 1); one Thread's calls always run one at a time.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(16)
+  MANGO_MAX_CONCURRENT_CALLS: number = 1;
+
   /** The lease TTL item runners ask for; they renew at a third of it (see docs/operator-guide.md, The Docker supervisor: at most 300 s). */
   @Type(() => Number)
   @IsInt()

@@ -32,7 +32,8 @@ describe('a Session served by the Docker supervisor (real API, orchestrator, Tem
       toolCall('toolu_1', 'bash', {
         command: 'mkdir -p proj && cd proj && export TURN_VAR=one && echo ready',
       }),
-      step(toolCall('toolu_2', 'bash', { command: 'pwd; echo "var=$TURN_VAR"; test -t 1 && echo pty' })),
+      // The worker contract (docs/worker-contract.md): the result is stdout, then stderr.
+      step(toolCall('toolu_2', 'bash', { command: 'pwd; echo to-stderr >&2; echo "var=$TURN_VAR"' })),
       step(toolCall('toolu_3', 'write', { file_path: 'proj/notes.txt', content: 'alpha\nbeta\n' })),
       step(
         toolCall('toolu_4', 'edit', { file_path: 'proj/notes.txt', old_string: 'beta', new_string: 'gamma' }),
@@ -58,7 +59,7 @@ describe('a Session served by the Docker supervisor (real API, orchestrator, Tem
     expect(first.map((w) => w.state)).toEqual(['stopped']);
     expect(results).toEqual([
       { text: 'ready', is_error: false },
-      { text: '/workspace/proj\nvar=one\npty', is_error: false },
+      { text: '/workspace/proj\nvar=one\nto-stderr', is_error: false },
       { text: 'wrote 11 bytes to proj/notes.txt', is_error: false },
       { text: 'edited proj/notes.txt (1 replacement)', is_error: false },
       { text: 'gamma', is_error: false },

@@ -13,3 +13,4 @@ export * from './custom-tools';
 export * from './work-trace';
 export * from './tool-report';
 export * from './idle-activations';
+export * from './worker-contract';

@@ -49,4 +49,12 @@ export interface HandleItemOptions {
   customTools?: CustomToolSpec[];
   /** Where attached Memory Stores are mounted (default `/mnt/memory`, a tmpfs in the Work container). */
   memoryRoot?: string;
+  /**
+   * The worker contract's parameters (docs/worker-contract.md; defaults in worker-contract.ts): calls of
+   * different Threads run at once (default 1), a tool call's bound (325 s), a bash command's default
+   * bound (295 s).
+   */
+  maxConcurrentCalls?: number;
+  toolTimeoutMs?: number;
+  bashTimeoutMs?: number;
 }

@@ -109,6 +109,7 @@ export async function runSessionActivation(
     workdir: o.workdir,
     roots: [...(o.roots ?? []), ...memoryRoots],
     env: o.shellEnv,
+    bashTimeoutMs: o.bashTimeoutMs,
   });
   const customTools = (o.customTools ?? []).map((spec) =>
     commandTool(spec, { workdir: o.workdir, env: o.shellEnv }),
@@ -124,6 +125,19 @@ export async function runSessionActivation(
     log,
     maxIdleMs: o.maxIdleMs,
     drain: o.drain,
+    maxConcurrentCalls: o.maxConcurrentCalls,
+    toolTimeoutMs: o.toolTimeoutMs,
+    // The contract: Memory is uploaded when the Session goes idle — a push-only pass (creates and
+    // updates; deletions and pulls stay with the full passes), besides Mango's 15 s cadence.
+    onIdle: memory
+      ? () =>
+          signal.aborted
+            ? Promise.resolve()
+            : memory
+                .flush(MEMORY_FLUSH_MS)
+                .then(() => undefined)
+                .catch((err: unknown) => log.warn({ err: String(err) }, 'memory sync at idle failed'))
+      : undefined,
     afterCall: async () => {
       await o.afterToolCall?.();
       await memory?.syncIfDue().catch((err: unknown) => log.warn({ err: String(err) }, 'memory sync failed'));

@@ -6,7 +6,7 @@ import { Tool, ToolError, ToolUse } from './tools/types';
 import { TOOL_REPORT_MSG, ToolOutcome, ToolReport } from './tool-report';
 import { ACTIVATION_BUSY_MSG, ACTIVATION_IDLE_MSG } from './idle-activations';
 
-export const TOOL_TIMEOUT_MS = 120_000;
+import { DEFAULT_MAX_CONCURRENT_CALLS, TOOL_TIMEOUT_MS } from './worker-contract';
 export const DEFAULT_MAX_IDLE_MS = 60_000;
 /** How often an idle runner repeats its idle line (idle-activations.ts): what an adopting supervisor waits at most. */
 export const IDLE_REPORT_EVERY_MS = 20_000;
@@ -47,7 +47,15 @@ export interface SessionToolRunnerOptions {
    * that adopted this container after a restart (it reads the output from then on) learns it too.
    */
   idleReportEveryMs?: number;
+  /** The bound of one tool call (default: the contract's 325 s). */
   toolTimeoutMs?: number;
+  /**
+   * How many calls may run at once (default 1, as upstream's `maxConcurrentCalls`): only calls of
+   * different Threads run side by side; one Thread's calls run one at a time, in order.
+   */
+  maxConcurrentCalls?: number;
+  /** Called each time the Session goes idle (`session.status_idle` on the stream): Memory is uploaded then. */
+  onIdle?: () => Promise<void>;
   /** How long a result may be retried (the lease TTL). */
   sendWindowMs?: () => number;
   /** Called after each dispatched call (e.g. Memory sync). */
@@ -55,9 +63,12 @@ export interface SessionToolRunnerOptions {
 }
 
 /**
- * Serves one Session's sandbox tool calls (wire contract §4.5): reconciles the history, follows the event
- * stream (resuming with Last-Event-ID), honours `evaluated_permission` — `ask` waits for a persisted
- * allow, `deny` never runs — dispatches to the local tools serially, and posts `user.tool_result` with
+ * Serves one Session's sandbox tool calls (wire contract §4.5, docs/worker-contract.md): reconciles the
+ * history, follows the event stream (resuming with Last-Event-ID), honours `evaluated_permission` — `ask`
+ * waits for a persisted allow, `deny` never runs — runs only calls the Session is still waiting on (not
+ * answered, not closed by an interrupt or a finished turn), at most `maxConcurrentCalls` at once (default
+ * 1; only calls of different Threads side by side), each bounded by `toolTimeoutMs` (325 s), calls
+ * `onIdle` when the Session goes idle, and posts `user.tool_result` with
  * bounded retries (an identical retry returns the stored event). Tools receive the original event so
  * side effects can be idempotent. Results copy the call's `session_thread_id` when it has one (threads
  * are routed by the server). Operator custom tools (`customTools`) answer `agent.custom_tool_use` calls of
@@ -78,12 +89,22 @@ export class SessionToolRunner {
   private idleTimer?: NodeJS.Timeout;
   private stopReason?: RunnerStop;
   private connection?: AbortController;
-  /** Calls run one at a time, in order, while the stream keeps being read (interrupts cancel them). */
-  private queue: Promise<void> = Promise.resolve();
+  /**
+   * Calls wait here in arrival order while the stream keeps being read (interrupts cancel them); `pump`
+   * starts them, at most `maxConcurrentCalls` at once and one per Thread.
+   */
+  private readonly waiting: Array<{ tool: Tool; e: RunnerEvent }> = [];
+  /** The Threads (key: the Thread id, '' for the primary) with a call running. */
+  private readonly busyThreads = new Set<string>();
+  private running = 0;
+  /** Calls enqueued and not yet finished (waiting or running). */
   private pending = 0;
+  private readonly settledWaiters: Array<() => void> = [];
+  /** `afterCall` and `onIdle` hooks run one at a time (Memory passes must not overlap). */
+  private hooks: Promise<void> = Promise.resolve();
   /** The last event that set the idle countdown: re-applied once the calls in flight are done. */
   private lastClock?: RunnerEvent;
-  private inflight?: { id: string; ctrl: AbortController };
+  private readonly inflight = new Map<string, AbortController>();
   private draining = false;
   /** Whether this runner last told the supervisor it is waiting out its idle time (idle-activations.ts). */
   private idleReported = false;
@@ -132,9 +153,9 @@ export class SessionToolRunner {
         }
       }
       // Teardown: a call the Session ended is cancelled; a drained one finishes and posts (bounded).
-      if (this.stopReason !== 'drained') this.inflight?.ctrl.abort();
+      if (this.stopReason !== 'drained') for (const ctrl of this.inflight.values()) ctrl.abort();
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.queue, new Promise((r) => (timer = setTimeout(r, DRAIN_TIMEOUT_MS)))]);
+      await Promise.race([this.settled(), new Promise((r) => (timer = setTimeout(r, DRAIN_TIMEOUT_MS)))]);
       clearTimeout(timer);
     } finally {
       this.o.signal.removeEventListener('abort', onAbort);
@@ -223,6 +244,9 @@ export class SessionToolRunner {
         return this.stop('terminated');
       case 'session.deleted':
         return this.stop('deleted');
+      case 'session.status_idle':
+        if (this.o.onIdle) void this.hook(this.o.onIdle);
+        break;
     }
     for (const id of closedBy(e, this.open)) this.close(id);
     if (!NEUTRAL.has(e.type)) this.clock(e);
@@ -233,7 +257,7 @@ export class SessionToolRunner {
     this.closed.add(id);
     this.open.delete(id);
     this.held.delete(id);
-    if (this.inflight?.id === id) this.inflight.ctrl.abort();
+    this.inflight.get(id)?.abort();
   }
 
   private see(e: RunnerEvent): void {
@@ -322,22 +346,57 @@ export class SessionToolRunner {
     if (!tool) return; // another client owns it (e.g. the application's custom tool): leave it pending
     this.pending++;
     this.reportIdle(false);
-    this.queue = this.queue
-      .then(() => this.execute(tool, e))
-      .catch((err) => this.o.log.error({ tool_use_id: e.id, err: String(err) }, 'tool dispatch failed'))
-      .finally(() => {
-        this.pending--;
-        if (this.draining && this.pending === 0) this.stop('drained');
-        // An idle that arrived while this call was still finishing (e.g. killed by an interrupt) starts
-        // its countdown now; otherwise the activation would wait for the next event to end.
-        else if (this.pending === 0 && !this.idleTimer && this.lastClock) this.clock(this.lastClock);
-      });
+    this.waiting.push({ tool, e });
+    this.pump();
+  }
+
+  /** Starts waiting calls in arrival order while slots are free, skipping Threads that have one running. */
+  private pump(): void {
+    const limit = Math.max(1, this.o.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS);
+    for (let i = 0; i < this.waiting.length && this.running < limit;) {
+      const { tool, e } = this.waiting[i]!;
+      const thread = threadOf(e) ?? '';
+      if (this.busyThreads.has(thread)) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      this.running++;
+      this.busyThreads.add(thread);
+      void this.execute(tool, e)
+        .catch((err) => this.o.log.error({ tool_use_id: e.id, err: String(err) }, 'tool dispatch failed'))
+        .finally(() => {
+          this.running--;
+          this.busyThreads.delete(thread);
+          this.pending--;
+          if (this.pending === 0) for (const resolve of this.settledWaiters.splice(0)) resolve();
+          if (this.draining && this.pending === 0) this.stop('drained');
+          // An idle that arrived while this call was still finishing (e.g. killed by an interrupt) starts
+          // its countdown now; otherwise the activation would wait for the next event to end.
+          else if (this.pending === 0 && !this.idleTimer && this.lastClock) this.clock(this.lastClock);
+          this.pump();
+        });
+    }
+  }
+
+  /** Resolves once no call is waiting or running. */
+  private settled(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
+  }
+
+  /** Runs `fn` after the hooks before it (never two at once); a failure is logged. */
+  private hook(fn: () => Promise<void>): Promise<void> {
+    this.hooks = this.hooks
+      .then(fn)
+      .catch((err: unknown) => this.o.log.warn({ err: String(err) }, 'runner hook failed'));
+    return this.hooks;
   }
 
   private async execute(tool: Tool, e: RunnerEvent): Promise<void> {
     if (this.stopReason || this.draining || this.closed.has(e.id) || this.answered.has(e.id)) return;
     const ctrl = new AbortController();
-    this.inflight = { id: e.id, ctrl };
+    this.inflight.set(e.id, ctrl);
     const use: ToolUse = { id: e.id, name: e.name, input: e.input, session_thread_id: e.session_thread_id };
     const signal = AbortSignal.any([
       this.o.signal,
@@ -355,7 +414,7 @@ export class SessionToolRunner {
       isError = true;
       text = err instanceof ToolError ? err.message : `Error: ${(err as Error)?.message ?? String(err)}`;
     } finally {
-      this.inflight = undefined;
+      this.inflight.delete(e.id);
     }
     // The execution report the supervisor turns into a span and a metric (tool-report.ts; no content).
     // An interrupt, a closed call or a cancelled activation cuts the tool short: its result is not posted.
@@ -397,7 +456,7 @@ export class SessionToolRunner {
             ...(e.session_thread_id ? { session_thread_id: e.session_thread_id } : {}),
           },
     );
-    await this.o.afterCall?.();
+    if (this.o.afterCall) await this.hook(this.o.afterCall);
   }
 
   /** Posts one result; retries transient failures until the lease window is spent. */

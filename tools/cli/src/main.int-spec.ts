@@ -10,6 +10,7 @@ import {
   ApiUnderTest,
   createEmptyDatabase,
   createTestDatabase,
+  httpClient,
   startApi,
   TestDatabase,
 } from '@mango/testing';
@@ -146,6 +147,59 @@ describe('mango webhook (through a real apps/api process)', () => {
     const deleted = await cli(['webhook', 'delete', '-id', hook.id]);
     expect(deleted.out).toBe(`deleted ${hook.id}\n`);
     expect((await cli(['webhook', 'list', '--json'])).out).toBe('[]\n');
+  });
+
+  it('create with -idempotency-key run twice makes one endpoint and prints the first answer; the key with another URL is refused', async () => {
+    const create = (url: string) =>
+      cli([
+        'webhook',
+        'create',
+        '-url',
+        url,
+        '-events',
+        'session.created',
+        '-idempotency-key',
+        'cli-hook-1',
+        '--json',
+      ]);
+    const first = await create('https://once.example.com/x');
+    const again = await create('https://once.example.com/x');
+    expect([first.code, again.code]).toEqual([0, 0]);
+    expect(JSON.parse(again.out).id).toBe(JSON.parse(first.out).id);
+    const other = await create('https://other.example.com/x');
+    expect(other.code).toBe(1);
+    expect(other.err).toMatch(/409 invalid_request_error/);
+    const listed = JSON.parse((await cli(['webhook', 'list', '--json'])).out) as Array<{ url: string }>;
+    expect(listed.filter((h) => h.url.includes('.example.com/x') && !h.url.includes('hooks.'))).toHaveLength(
+      1,
+    );
+    await cli(['webhook', 'delete', '-id', JSON.parse(first.out).id]);
+  });
+
+  it('sessions create with --idempotency-key run twice makes one Session', async () => {
+    const ws = httpClient(api.url, env.MANGO_API_KEY!);
+    const agent = (await ws.post('/v1/agents', { name: 'cli-idem', model: 'claude-sonnet-4-6' })).body.id;
+    const environment = (await ws.post('/v1/environments', { name: 'cli-idem' })).body.id;
+    const create = () =>
+      cli(
+        [
+          'sessions',
+          'create',
+          '--agent',
+          agent,
+          '--environment',
+          environment,
+          '--idempotency-key',
+          'cli-session-1',
+        ],
+        { MANGO_BASE_URL: api.url },
+      );
+    const first = await create();
+    const again = await create();
+    expect([first.code, again.code]).toEqual([0, 0]);
+    expect(again.out).toBe(first.out);
+    const sessions = (await ws.get(`/v1/sessions?limit=100`)).body.data as Array<{ agent: { id: string } }>;
+    expect(sessions.filter((s) => s.agent.id === agent)).toHaveLength(1);
   });
 
   it('reports API refusals and a missing key clearly', async () => {

@@ -11,7 +11,7 @@ import {
   sealedKeyUsage,
 } from '@mango/persistence';
 import { generateKeyringEntry, Keyring, keyringFromSettings, KeyringError } from '@mango/platform-secrets';
-import { MangoClient } from '@mango/sdk';
+import { IDEMPOTENCY_KEY_HEADER, MangoClient, newIdempotencyKey } from '@mango/sdk';
 import { registerBackupCommands } from './backup/commands';
 import { connectSession, Connection, resolveConnection, UsageError } from './connect';
 import { rotateText, statusReport, statusText } from './keyring-report';
@@ -28,8 +28,8 @@ import { addressOf, listenForWebhooks } from './webhook-listen';
  *   mango api-key revoke -id K
  * and commands that talk to the API (flags, else MANGO_BASE_URL/MANGO_API_KEY, else .mango/local.env):
  *   mango sessions connect <session_id>
- *   mango sessions create --agent A --environment E [--title T] [--message M] [--connect]
- *   mango webhook create -url U -events session.created,session.status_idled [-description D]
+ *   mango sessions create --agent A --environment E [--title T] [--message M] [--connect] [--idempotency-key K]
+ *   mango webhook create -url U -events session.created,session.status_idled [-description D] [-idempotency-key K]
  *                                                                   (prints the signing secret once)
  *   mango webhook list
  *   mango webhook delete -id W
@@ -57,6 +57,7 @@ const LONG_OPTIONS = [
   'url',
   'events',
   'description',
+  'idempotency-key',
   'port',
   'host',
   'secret',
@@ -107,6 +108,7 @@ async function callApi(
   method: string,
   path: string,
   body?: unknown,
+  idempotencyKey?: string,
 ): Promise<Record<string, unknown>> {
   // MANGO_API_URL (the API's own port) or, like `sessions connect`, MANGO_BASE_URL then .mango/local.env.
   const conn = io.env.MANGO_API_URL
@@ -117,7 +119,12 @@ async function callApi(
   if (!key) throw new Error('MANGO_API_KEY is not set (a Workspace API key)');
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      // Every POST carries a key (docs/api-guide.md, "Idempotent requests"): the caller's, else a new one.
+      ...(method === 'POST' ? { [IDEMPOTENCY_KEY_HEADER]: idempotencyKey ?? newIdempotencyKey() } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
@@ -131,6 +138,9 @@ async function callApi(
 class ApiCallError extends Error {}
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+const IDEMPOTENCY_KEY_HELP =
+  'send this Idempotency-Key (default: a new one): the same command run again with it creates nothing more and prints the first answer';
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const program = new Command('mango')
@@ -228,6 +238,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     .option('--title <title>', 'a title')
     .option('--message <text>', 'a first user.message (starts the Session running)')
     .option('--connect', 'attach this terminal to the new Session')
+    .option('--idempotency-key <key>', IDEMPOTENCY_KEY_HELP)
     .option('--base-url <url>', 'the API base URL')
     .option('--api-key <key>', 'a Workspace key')
     .action(
@@ -238,19 +249,23 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           title?: string;
           message?: string;
           connect?: boolean;
+          idempotencyKey?: string;
         },
       ) => {
         const conn = connection(o);
-        // Creation is not idempotent: sent once, never retried.
-        const client = new MangoClient({ baseUrl: conn.baseUrl, apiKey: conn.apiKey, maxRetries: 0 });
-        const session = await client.sessions.create({
-          agent: o.agent,
-          environment_id: o.environment,
-          ...(o.title ? { title: o.title } : {}),
-          ...(o.message
-            ? { initial_events: [{ type: 'user.message', content: [{ type: 'text', text: o.message }] }] }
-            : {}),
-        });
+        // Safe to retry: every attempt carries one Idempotency-Key (the caller's, or the SDK's own).
+        const client = new MangoClient({ baseUrl: conn.baseUrl, apiKey: conn.apiKey });
+        const session = await client.sessions.create(
+          {
+            agent: o.agent,
+            environment_id: o.environment,
+            ...(o.title ? { title: o.title } : {}),
+            ...(o.message
+              ? { initial_events: [{ type: 'user.message', content: [{ type: 'text', text: o.message }] }] }
+              : {}),
+          },
+          { idempotencyKey: o.idempotencyKey },
+        );
         io.out(`${session.id}\n`);
         if (o.connect) exitCode = await connectSession(conn, session.id);
       },
@@ -266,22 +281,37 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       'comma-separated event types, e.g. session.created,session.status_idled',
     )
     .option('--description <text>', 'a description')
+    .option('--idempotency-key <key>', IDEMPOTENCY_KEY_HELP)
     .option('--json', 'print JSON')
-    .action(async (o: { url: string; events: string; description?: string; json?: boolean }) => {
-      const created = await callApi(io, 'POST', '/v1/webhooks', {
-        url: o.url,
-        event_types: o.events
-          .split(',')
-          .map((t) => t.trim())
-          .filter(Boolean),
-        ...(o.description !== undefined ? { description: o.description } : {}),
-      });
-      if (o.json) io.out(`${JSON.stringify(created)}\n`);
-      else
-        io.out(
-          `id: ${String(created.id)}\nurl: ${String(created.url)}\nsecret: ${String(created.secret)}\n(the secret is shown only once)\n`,
+    .action(
+      async (o: {
+        url: string;
+        events: string;
+        description?: string;
+        json?: boolean;
+        idempotencyKey?: string;
+      }) => {
+        const created = await callApi(
+          io,
+          'POST',
+          '/v1/webhooks',
+          {
+            url: o.url,
+            event_types: o.events
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
+            ...(o.description !== undefined ? { description: o.description } : {}),
+          },
+          o.idempotencyKey,
         );
-    });
+        if (o.json) io.out(`${JSON.stringify(created)}\n`);
+        else
+          io.out(
+            `id: ${String(created.id)}\nurl: ${String(created.url)}\nsecret: ${String(created.secret)}\n(the secret is shown only once)\n`,
+          );
+      },
+    );
   webhook
     .command('list')
     .option('--json', 'print JSON')

@@ -40,7 +40,7 @@ export function DeploymentsPage() {
                   <Action
                     label="Run now"
                     testid="run-deployment"
-                    run={() => client.deployments.run(d.id)}
+                    run={(idempotencyKey) => client.deployments.run(d.id, { idempotencyKey })}
                     done={deployments.reload}
                   />{' '}
                   <Action

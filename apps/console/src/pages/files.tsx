@@ -57,7 +57,13 @@ function UploadFile({ done }: { done: () => void }) {
   const submit = async (form: HTMLFormElement) => {
     const file = (form.elements.namedItem('file') as HTMLInputElement).files?.[0];
     if (!file) return;
-    if (await run(async () => void (await client.files.upload({ file })))) {
+    const request = { name: file.name, size: file.size, lastModified: file.lastModified };
+    if (
+      await run(
+        async (idempotencyKey) => void (await client.files.upload({ file }, { idempotencyKey })),
+        request,
+      )
+    ) {
       form.reset();
       done();
     }

@@ -118,7 +118,9 @@ function CreateStore({ done }: { done: () => void }) {
     const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
     const description = field('description');
     const params = { name: field('name'), ...(description ? { description } : {}) };
-    if (await run(async () => void (await client.memoryStores.create(params as never)))) {
+    const create = async (idempotencyKey: string) =>
+      void (await client.memoryStores.create(params as never, { idempotencyKey }));
+    if (await run(create, params)) {
       form.reset();
       done();
     }
@@ -150,13 +152,14 @@ function WriteMemory({ storeId, done }: { storeId: string; done: () => void }) {
     const path = (form.elements.namedItem('path') as HTMLInputElement).value.trim();
     const content = (form.elements.namedItem('content') as HTMLTextAreaElement).value;
     const ok = await run(
-      async () =>
+      async (idempotencyKey) =>
         void (await client.memoryStores.memories.create(
           storeId,
           { path, content },
           { view: 'basic' },
-          { maxRetries: 0 },
+          { maxRetries: 0, idempotencyKey },
         )),
+      { storeId, path, content },
     );
     if (ok) {
       form.reset();

@@ -73,7 +73,8 @@ export function Action({
   testid,
 }: {
   label: string;
-  run: () => Promise<unknown>;
+  /** The write; `idempotencyKey` is the one to send (kept across the user's retries: useWrite). */
+  run: (idempotencyKey: string) => Promise<unknown>;
   done?: (result: unknown) => void;
   confirm?: string;
   testid?: string;
@@ -81,7 +82,7 @@ export function Action({
   const { busy, error, run: write } = useWrite();
   const click = async () => {
     if (confirm && !window.confirm(confirm)) return;
-    await write(async () => done?.(await run()));
+    await write(async (idempotencyKey) => done?.(await run(idempotencyKey)));
   };
   return (
     <>

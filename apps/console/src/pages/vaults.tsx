@@ -114,7 +114,10 @@ function CreateVault({ done }: { done: () => void }) {
   const { busy, error, run } = useWrite();
   const submit = async (form: HTMLFormElement) => {
     const name = (form.elements.namedItem('display_name') as HTMLInputElement).value.trim();
-    if (await run(async () => void (await client.vaults.create({ display_name: name })))) {
+    const params = { display_name: name };
+    const create = async (idempotencyKey: string) =>
+      void (await client.vaults.create(params, { idempotencyKey }));
+    if (await run(create, params)) {
       form.reset();
       done();
     }
@@ -153,8 +156,15 @@ function AddBearerCredential({ vaultId, done }: { vaultId: string; done: () => v
       ...(displayName ? { display_name: displayName } : {}),
     };
     (form.elements.namedItem('token') as HTMLInputElement).value = '';
+    // The retry key follows the request without its token (the page keeps no secret).
+    const request = { vaultId, url: params.auth.mcp_server_url, display_name: displayName };
     const ok = await run(
-      async () => void (await client.vaults.credentials.create(vaultId, params as never, { maxRetries: 0 })),
+      async (idempotencyKey) =>
+        void (await client.vaults.credentials.create(vaultId, params as never, {
+          maxRetries: 0,
+          idempotencyKey,
+        })),
+      request,
     );
     if (ok) {
       form.reset();

@@ -140,16 +140,17 @@ function CreateWebhook({ done }: { done: (created: unknown) => void }) {
     const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
     const description = field('description');
     let created: unknown;
-    const ok = await run(async () => {
-      created = await client.webhooks.create({
-        url: field('url'),
-        event_types: field('event_types')
-          .split(',')
-          .map((t) => t.trim())
-          .filter(Boolean),
-        ...(description ? { description } : {}),
-      } as never);
-    });
+    const params = {
+      url: field('url'),
+      event_types: field('event_types')
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+      ...(description ? { description } : {}),
+    };
+    const ok = await run(async (idempotencyKey) => {
+      created = await client.webhooks.create(params as never, { idempotencyKey });
+    }, params);
     if (ok) {
       form.reset();
       done(created);

@@ -65,6 +65,8 @@ export interface LaunchSettings {
   environmentId?: string;
   /** Passed to Session items: end an activation this long after the Session went idle. */
   sessionIdleMs?: number;
+  /** Passed to Session items: how many calls of different Threads may run at once (docs/worker-contract.md). */
+  maxConcurrentCalls?: number;
   /** The item runner's command (default: the TypeScript entry through the SWC register hook). */
   itemCommand?: string[];
   /** Passed to every item: the lease TTL its runner asks for. */

@@ -9,10 +9,11 @@
 
 /**
  * The largest body the socket forwards. The largest legitimate Work token request is a tool result or a
- * memory write: bash and custom tool output are capped at 100 KiB of text (`BASH_OUTPUT_CAP`,
- * `CUSTOM_TOOLS_LIMITS.maxOutputBytes`) and memory content at 100 KiB of UTF-8
+ * memory write: a `read` result is at most 110,000 bytes (`READ_VIEW_RANGE_ABOVE_BYTES`), bash output is
+ * cut at 30,000 characters (`BASH_OUTPUT_LIMIT_CHARS`), custom tool output is capped at 100 KiB of text
+ * (`CUSTOM_TOOLS_LIMITS.maxOutputBytes`) and memory content at 100 KiB of UTF-8
  * (`MANGO_MEMORY_MAX_CONTENT_BYTES`), which JSON may grow up to six times (`\u0001` for one control
- * byte): about 615 KB. 2 MiB leaves three times that.
+ * byte): about 660 KB. 2 MiB leaves three times that.
  */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 

@@ -22,6 +22,8 @@ export interface SandboxSettings {
   itemCommand?: string[];
   workTtlSeconds?: number;
   sessionIdleMs?: number;
+  /** Passed to Session items: how many calls of different Threads may run at once (docs/worker-contract.md). */
+  maxConcurrentCalls?: number;
 }
 
 export const ITEM_COMMAND = [
@@ -49,6 +51,9 @@ export function sandboxBaseEnv(settings: SandboxSettings): string[] {
     'PATH=/usr/local/bin:/usr/bin:/bin',
     ...(settings.workTtlSeconds !== undefined ? [`MANGO_WORK_TTL_SECONDS=${settings.workTtlSeconds}`] : []),
     ...(settings.sessionIdleMs !== undefined ? [`MANGO_SESSION_IDLE_MS=${settings.sessionIdleMs}`] : []),
+    ...(settings.maxConcurrentCalls !== undefined
+      ? [`MANGO_MAX_CONCURRENT_CALLS=${settings.maxConcurrentCalls}`]
+      : []),
   ];
 }
 

@@ -19,9 +19,10 @@ import {
 export const IDEMPOTENT_UPLOAD = 'mango:idempotent-upload';
 
 /**
- * Marks a streamed upload route whose use case commits its key itself, at the end of the upload, through
- * the request's {@link UploadIdempotency} (`uploadIdempotencyOf(req)`): its body is not parsed before the
- * handler, and its writes span an object-store upload and several transactions by design.
+ * Marks a route whose use case commits its key itself, at the end of its write, through the request's
+ * {@link UploadIdempotency} (`uploadIdempotencyOf(req)`): a streamed upload (Files, Skills: the body is
+ * not parsed before the handler) or a Memory write, whose writes span an object-store put and several
+ * transactions by design (a cleanup intent committed before the object is written).
  */
 export const IdempotentUpload = () => SetMetadata(IDEMPOTENT_UPLOAD, true);
 
@@ -51,12 +52,31 @@ export class UploadIdempotency {
   ) {}
 
   /**
+   * Before a write whose request is known up front (a Memory write's JSON body): a key that already
+   * answered this request throws {@link IdempotentReplay}, one recorded for another request is 409
+   * idempotency_key_reused — so a repeat is answered before checks the first request's write would now
+   * fail (the path it created is taken) and before anything is stored. `commit` checks again under the
+   * key's lock.
+   */
+  async precheck(parts: unknown): Promise<void> {
+    const first = await IdempotencyKeys.find(this.dataSource.manager, this.scope, new Date());
+    if (!first) return;
+    if (first.requestDigest !== this.digest(parts))
+      throw idempotencyKeyReused({ method: first.requestMethod, path: first.requestPath });
+    throw new IdempotentReplay(first);
+  }
+
+  private digest(parts: unknown): string {
+    return requestDigest(this.req.method, this.req.originalUrl, parts);
+  }
+
+  /**
    * `parts`: what identifies the upload's content (its parts' names, types and digests), known once the
    * body was read. `write` is the upload's final statement; its result is the response body.
    */
   async commit<T>(parts: unknown, write: () => Promise<T>): Promise<T> {
     const path = this.req.originalUrl;
-    const digest = requestDigest(this.req.method, path, parts);
+    const digest = this.digest(parts);
     return runInRequestTransaction(this.dataSource, async (tx) => {
       if (!(await IdempotencyKeys.tryLock(tx, this.scope))) {
         this.res.setHeader('retry-after', String(IDEMPOTENCY_IN_PROGRESS_RETRY_AFTER_S));

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { ancestorPaths, normalizeMemoryPath, normalizePathPrefix, readSha256 } from '@mango/domain-memory';
 import { conflict, invalidRequest, notFound, readObject } from '@mango/domain-kernel';
 import type { Principal } from '@mango/feature-auth';
+import type { UploadIdempotency } from '@mango/feature-idempotency';
 import {
   CleanupLease,
   CleanupLeaseKeeper,
@@ -61,7 +62,18 @@ export class MemoriesService {
 
   // ── Writes ─────────────────────────────────────────────────────────────────────────────────────────
 
-  async create(p: Principal, storeId: string, query: Record<string, unknown>, body: unknown) {
+  /**
+   * `idempotency`: the request's Idempotency-Key (docs/api-guide.md, "Idempotent requests"): a repeat is
+   * answered before any check or write, and the final transaction records the key with the response.
+   */
+  async create(
+    p: Principal,
+    storeId: string,
+    query: Record<string, unknown>,
+    body: unknown,
+    idempotency?: UploadIdempotency,
+  ) {
+    await idempotency?.precheck(body);
     rejectUnknownQuery(query, ['view']);
     const view = readView(query.view, 'basic');
     const o = readObject(body, 'body', ['path', 'content']);
@@ -71,7 +83,7 @@ export class MemoriesService {
     const content = readContent(o.content, this.settings.maxContentBytes);
     // A first look, so that a request bound to be refused writes no object at all.
     await this.createChecks(this.dataSource.manager, p, storeId, path, false);
-    return this.withContent(p, storeId, content, async (tx, staged) => {
+    return this.withContent(p, storeId, content, keyed(idempotency, body), async (tx, staged) => {
       const store = await this.createChecks(tx, p, storeId, path, true);
       const now = new Date();
       const memory = tx.create(MemoryEntity, {
@@ -97,7 +109,9 @@ export class MemoriesService {
     memoryId: string,
     query: Record<string, unknown>,
     body: unknown,
+    idempotency?: UploadIdempotency,
   ): Promise<MemoryView> {
+    await idempotency?.precheck(body);
     rejectUnknownQuery(query, ['view']);
     const view = readView(query.view, 'basic');
     const o = readObject(body, 'body', ['content', 'path', 'precondition']);
@@ -129,8 +143,9 @@ export class MemoriesService {
         view === 'full' ? (fresh?.toString('utf8') ?? (await this.objects.read(m.objectKey))) : null,
       );
 
+    const commit = keyed(idempotency, body);
     const first = await plan(this.dataSource.manager, false);
-    if (first.noop) return render(first.memory);
+    if (first.noop) return commit(() => render(first.memory));
 
     const apply = async (tx: EntityManager, staged: StagedContent | null): Promise<Outcome<MemoryView>> => {
       const { memory, noop } = await plan(tx, true);
@@ -160,8 +175,9 @@ export class MemoriesService {
       await this.recordVersion(tx, p, next, 'modified', now);
       return { value: await render(next, content ?? undefined), used: staged !== null };
     };
-    if (content === null) return this.dataSource.transaction(async (tx) => (await apply(tx, null)).value);
-    return this.withContent(p, storeId, content, apply);
+    if (content === null)
+      return commit(() => this.dataSource.transaction(async (tx) => (await apply(tx, null)).value));
+    return this.withContent(p, storeId, content, commit, apply);
   }
 
   async delete(p: Principal, storeId: string, memoryId: string, query: Record<string, unknown>) {
@@ -343,6 +359,7 @@ export class MemoriesService {
     p: Principal,
     storeId: string,
     content: Buffer,
+    commit: Committer,
     apply: (tx: EntityManager, staged: StagedContent) => Promise<Outcome<T>>,
   ): Promise<T> {
     const versionId = newId('memoryVersion');
@@ -365,11 +382,16 @@ export class MemoriesService {
     const keeper = new CleanupLeaseKeeper(this.cleanups, lease, this.settings.leaseMs, this.log);
     try {
       await this.objects.put(staged.objectKey, content);
-      outcome = await this.dataSource.transaction(async (tx) => {
-        const out = await apply(tx, staged);
-        if (out.used && !(await this.cleanups.release(lease, tx))) throw new LeaseLostError(lease);
-        return out;
+      let out: Outcome<T> | undefined;
+      await commit(async () => {
+        out = await this.dataSource.transaction(async (tx) => {
+          const applied = await apply(tx, staged);
+          if (applied.used && !(await this.cleanups.release(lease, tx))) throw new LeaseLostError(lease);
+          return applied;
+        });
+        return out.value;
       });
+      outcome = out!;
     } catch (err) {
       await keeper.stop();
       // A failure after the lease was lost (a sweeper took it, and may have removed the object mid-write)
@@ -401,6 +423,13 @@ export class MemoriesService {
       this.log.warn(`cleanup of unused memory object ${key} is left to the sweeper: ${String(err)}`);
     }
   }
+}
+
+/** Runs a write's final statement, with the request's Idempotency-Key when it has one. */
+type Committer = <V>(write: () => Promise<V>) => Promise<V>;
+
+function keyed(idempotency: UploadIdempotency | undefined, body: unknown): Committer {
+  return (write) => (idempotency ? idempotency.commit(body, write) : write());
 }
 
 function readPrecondition(raw: unknown): string | undefined {

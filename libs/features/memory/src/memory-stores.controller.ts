@@ -1,5 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { IdempotentUpload, uploadIdempotencyOf } from '@mango/feature-idempotency';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import { MemoriesService } from './memories.service';
 import { MemoryStoresService } from './memory-stores.service';
@@ -67,16 +68,20 @@ export class MemoryStoresController {
   }
 
   // ── Memories ──
+  // Memory writes commit their Idempotency-Key with their final statement (the content's object is put
+  // under a cleanup intent first): @IdempotentUpload, as File and Skill uploads.
   @Post(':memoryStoreId/memories')
   @HttpCode(201)
   @AllowCredentials('workspace', 'work')
+  @IdempotentUpload()
   createMemory(
     @CurrentPrincipal() p: Principal,
     @Param('memoryStoreId') id: string,
     @Body() body: unknown,
     @Query() q: Query,
+    @Req() req: object,
   ) {
-    return this.memories.create(p, id, q, body);
+    return this.memories.create(p, id, q, body, uploadIdempotencyOf(req));
   }
 
   @Get(':memoryStoreId/memories')
@@ -99,14 +104,16 @@ export class MemoryStoresController {
   @Post(':memoryStoreId/memories/:memoryId')
   @HttpCode(200)
   @AllowCredentials('workspace', 'work')
+  @IdempotentUpload()
   updateMemory(
     @CurrentPrincipal() p: Principal,
     @Param('memoryStoreId') id: string,
     @Param('memoryId') memoryId: string,
     @Body() body: unknown,
     @Query() q: Query,
+    @Req() req: object,
   ) {
-    return this.memories.update(p, id, memoryId, q, body);
+    return this.memories.update(p, id, memoryId, q, body, uploadIdempotencyOf(req));
   }
 
   @Delete(':memoryStoreId/memories/:memoryId')

@@ -30846,7 +30846,8 @@ func (r MemoryStoresListResponse) ContentType() string {
 
 // MemoryStoresCreateResponse201Headers the declared response headers of an HTTP 201 response for MemoryStoresCreate
 type MemoryStoresCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresCreateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresCreate
@@ -30862,6 +30863,12 @@ type MemoryStoresCreateResponse401Headers struct {
 // MemoryStoresCreateResponse403Headers the declared response headers of an HTTP 403 response for MemoryStoresCreate
 type MemoryStoresCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// MemoryStoresCreateResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresCreate
+type MemoryStoresCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresCreateResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresCreate
@@ -30892,6 +30899,8 @@ type MemoryStoresCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -30906,6 +30915,8 @@ type MemoryStoresCreateResponse struct {
 	Headers401 *MemoryStoresCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *MemoryStoresCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MemoryStoresCreateResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *MemoryStoresCreateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -30932,6 +30943,11 @@ func (r MemoryStoresCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r MemoryStoresCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MemoryStoresCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -31114,7 +31130,8 @@ func (r MemoryStoresDeleteResponse) ContentType() string {
 
 // MemoryStoresRetrieveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresRetrieve
 type MemoryStoresRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresRetrieveResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresRetrieve
@@ -31248,7 +31265,8 @@ func (r MemoryStoresRetrieveResponse) ContentType() string {
 
 // MemoryStoresUpdateResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresUpdate
 type MemoryStoresUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresUpdateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresUpdate
@@ -31411,7 +31429,8 @@ func (r MemoryStoresUpdateResponse) ContentType() string {
 
 // MemoryStoresArchiveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresArchive
 type MemoryStoresArchiveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresArchiveResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresArchive
@@ -31427,6 +31446,12 @@ type MemoryStoresArchiveResponse403Headers struct {
 // MemoryStoresArchiveResponse404Headers the declared response headers of an HTTP 404 response for MemoryStoresArchive
 type MemoryStoresArchiveResponse404Headers struct {
 	RequestId RequestId
+}
+
+// MemoryStoresArchiveResponse409Headers the declared response headers of an HTTP 409 response for MemoryStoresArchive
+type MemoryStoresArchiveResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // MemoryStoresArchiveResponse429Headers the declared response headers of an HTTP 429 response for MemoryStoresArchive
@@ -31457,6 +31482,8 @@ type MemoryStoresArchiveResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -31471,6 +31498,8 @@ type MemoryStoresArchiveResponse struct {
 	Headers403 *MemoryStoresArchiveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MemoryStoresArchiveResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MemoryStoresArchiveResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *MemoryStoresArchiveResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -31497,6 +31526,11 @@ func (r MemoryStoresArchiveResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MemoryStoresArchiveResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MemoryStoresArchiveResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -31693,7 +31727,8 @@ func (r MemoryStoresMemoriesListResponse) ContentType() string {
 
 // MemoryStoresMemoriesCreateResponse201Headers the declared response headers of an HTTP 201 response for MemoryStoresMemoriesCreate
 type MemoryStoresMemoriesCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoriesCreateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoriesCreate
@@ -32031,7 +32066,8 @@ func (r MemoryStoresMemoriesDeleteResponse) ContentType() string {
 
 // MemoryStoresMemoriesRetrieveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoriesRetrieve
 type MemoryStoresMemoriesRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoriesRetrieveResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoriesRetrieve
@@ -32179,7 +32215,8 @@ func (r MemoryStoresMemoriesRetrieveResponse) ContentType() string {
 
 // MemoryStoresMemoriesUpdateResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoriesUpdate
 type MemoryStoresMemoriesUpdateResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoriesUpdateResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoriesUpdate
@@ -32503,7 +32540,8 @@ func (r MemoryStoresMemoryVersionsListResponse) ContentType() string {
 
 // MemoryStoresMemoryVersionsRetrieveResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoryVersionsRetrieve
 type MemoryStoresMemoryVersionsRetrieveResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoryVersionsRetrieveResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoryVersionsRetrieve
@@ -32651,7 +32689,8 @@ func (r MemoryStoresMemoryVersionsRetrieveResponse) ContentType() string {
 
 // MemoryStoresMemoryVersionsRedactResponse200Headers the declared response headers of an HTTP 200 response for MemoryStoresMemoryVersionsRedact
 type MemoryStoresMemoryVersionsRedactResponse200Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // MemoryStoresMemoryVersionsRedactResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresMemoryVersionsRedact
@@ -35178,7 +35217,8 @@ func (r SkillsListResponse) ContentType() string {
 
 // SkillsCreateResponse201Headers the declared response headers of an HTTP 201 response for SkillsCreate
 type SkillsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SkillsCreateResponse400Headers the declared response headers of an HTTP 400 response for SkillsCreate
@@ -35194,6 +35234,12 @@ type SkillsCreateResponse401Headers struct {
 // SkillsCreateResponse403Headers the declared response headers of an HTTP 403 response for SkillsCreate
 type SkillsCreateResponse403Headers struct {
 	RequestId RequestId
+}
+
+// SkillsCreateResponse409Headers the declared response headers of an HTTP 409 response for SkillsCreate
+type SkillsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SkillsCreateResponse413Headers the declared response headers of an HTTP 413 response for SkillsCreate
@@ -35229,6 +35275,8 @@ type SkillsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -35245,6 +35293,8 @@ type SkillsCreateResponse struct {
 	Headers401 *SkillsCreateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SkillsCreateResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SkillsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -35273,6 +35323,11 @@ func (r SkillsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SkillsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SkillsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -35742,7 +35797,8 @@ func (r SkillsVersionsListResponse) ContentType() string {
 
 // SkillsVersionsCreateResponse201Headers the declared response headers of an HTTP 201 response for SkillsVersionsCreate
 type SkillsVersionsCreateResponse201Headers struct {
-	RequestId RequestId
+	IdempotentReplayed *string
+	RequestId          RequestId
 }
 
 // SkillsVersionsCreateResponse400Headers the declared response headers of an HTTP 400 response for SkillsVersionsCreate
@@ -35763,6 +35819,12 @@ type SkillsVersionsCreateResponse403Headers struct {
 // SkillsVersionsCreateResponse404Headers the declared response headers of an HTTP 404 response for SkillsVersionsCreate
 type SkillsVersionsCreateResponse404Headers struct {
 	RequestId RequestId
+}
+
+// SkillsVersionsCreateResponse409Headers the declared response headers of an HTTP 409 response for SkillsVersionsCreate
+type SkillsVersionsCreateResponse409Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
 }
 
 // SkillsVersionsCreateResponse413Headers the declared response headers of an HTTP 413 response for SkillsVersionsCreate
@@ -35800,6 +35862,8 @@ type SkillsVersionsCreateResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -35818,6 +35882,8 @@ type SkillsVersionsCreateResponse struct {
 	Headers403 *SkillsVersionsCreateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SkillsVersionsCreateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SkillsVersionsCreateResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SkillsVersionsCreateResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -35851,6 +35917,11 @@ func (r SkillsVersionsCreateResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SkillsVersionsCreateResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SkillsVersionsCreateResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -49552,6 +49623,13 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49578,6 +49656,13 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 	switch {
 	case rsp.StatusCode == 201:
 		var headers MemoryStoresCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49616,6 +49701,23 @@ func ParseMemoryStoresCreateResponse(rsp *http.Response) (*MemoryStoresCreateRes
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers MemoryStoresCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers MemoryStoresCreateResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -49888,6 +49990,13 @@ func ParseMemoryStoresRetrieveResponse(rsp *http.Response) (*MemoryStoresRetriev
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -50057,6 +50166,13 @@ func ParseMemoryStoresUpdateResponse(rsp *http.Response) (*MemoryStoresUpdateRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -50213,6 +50329,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50239,6 +50362,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresArchiveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -50277,6 +50407,23 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MemoryStoresArchiveResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers MemoryStoresArchiveResponse429Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -50587,6 +50734,13 @@ func ParseMemoryStoresMemoriesCreateResponse(rsp *http.Response) (*MemoryStoresM
 	switch {
 	case rsp.StatusCode == 201:
 		var headers MemoryStoresMemoriesCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -50968,6 +51122,13 @@ func ParseMemoryStoresMemoriesRetrieveResponse(rsp *http.Response) (*MemoryStore
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoriesRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -51154,6 +51315,13 @@ func ParseMemoryStoresMemoriesUpdateResponse(rsp *http.Response) (*MemoryStoresM
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoriesUpdateResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -51518,6 +51686,13 @@ func ParseMemoryStoresMemoryVersionsRetrieveResponse(rsp *http.Response) (*Memor
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoryVersionsRetrieveResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -51690,6 +51865,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MemoryStoresMemoryVersionsRedactResponse200Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54661,6 +54843,13 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -54694,6 +54883,13 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SkillsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54732,6 +54928,23 @@ func ParseSkillsCreateResponse(rsp *http.Response) (*SkillsCreateResponse, error
 			headers.RequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers SkillsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SkillsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -55322,6 +55535,13 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55355,6 +55575,13 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SkillsVersionsCreateResponse201Headers
+		if values := rsp.Header.Values("idempotent-replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "idempotent-replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -55403,6 +55630,23 @@ func ParseSkillsVersionsCreateResponse(rsp *http.Response) (*SkillsVersionsCreat
 			headers.RequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SkillsVersionsCreateResponse409Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SkillsVersionsCreateResponse413Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -32,6 +32,29 @@ func (t ToolFunc) Run(ctx context.Context, input map[string]any) (string, error)
 	return t.Fn(ctx, input)
 }
 
+// The worker contract of December 2026 (docs/worker-contract.md): the runner's defaults.
+const (
+	// DefaultToolTimeout bounds one tool call (upstream's tool-call limit; was 120 s).
+	DefaultToolTimeout = 325 * time.Second
+	// DefaultMaxConcurrentCalls: one call at a time (upstream's maxConcurrentCalls default).
+	DefaultMaxConcurrentCalls = 1
+)
+
+// ToolCall identifies the call a Tool runs: the agent.tool_use event id (for idempotent side effects and
+// per-call files) and its Thread ("" for the primary Thread; a tool keeps per-Thread state by it).
+type ToolCall struct {
+	ID       string
+	ThreadID string
+}
+
+type callKey struct{}
+
+// CallOf is the call a Tool's Run context belongs to (ok is false outside a SessionToolRunner).
+func CallOf(ctx context.Context) (call ToolCall, ok bool) {
+	call, ok = ctx.Value(callKey{}).(ToolCall)
+	return call, ok
+}
+
 // Why a SessionToolRunner stopped.
 const (
 	StopIdle       = "idle"       // the Session stayed idle (no pending call) for MaxIdle
@@ -58,8 +81,15 @@ type SessionToolRunner struct {
 	CustomTools []Tool
 	// MaxIdle stops the runner after the Session has been idle this long with nothing to run (0: 60 s).
 	MaxIdle time.Duration
-	// ToolTimeout bounds one call (0: 120 s).
+	// ToolTimeout bounds one call (0: DefaultToolTimeout, the worker contract's 325 s).
 	ToolTimeout time.Duration
+	// MaxConcurrentCalls is how many calls may run at once (0: DefaultMaxConcurrentCalls, 1, as upstream's
+	// maxConcurrentCalls). Only calls of different Threads run side by side: one Thread's calls run one at
+	// a time, in arrival order (a tool may keep per-Thread state, e.g. one shell per Thread: see CallOf).
+	MaxConcurrentCalls int
+	// OnIdle, when set, runs each time the Session goes idle (session.status_idle on the stream), never at
+	// the same time as AfterCall or another OnIdle (EnvironmentWorker: Memory is uploaded then).
+	OnIdle func(ctx context.Context)
 	// OnError sees stream interruptions and failed result submissions.
 	OnError func(error)
 	// AfterCall, when set, runs after each call whose result was posted, before the next call starts
@@ -73,7 +103,12 @@ type SessionToolRunner struct {
 	closed   map[string]bool
 	verdicts map[string]string
 	held     map[string]runnerEvent
-	queue    chan runnerEvent
+	waiting  []runnerEvent   // calls not started yet, in arrival order
+	busy     map[string]bool // Threads ("" = the primary) with a call running
+	running  int             // calls running
+	calls    sync.WaitGroup  // calls started and not finished
+	hookMu   sync.Mutex      // AfterCall and OnIdle run one at a time
+	ctx      context.Context // the runner's context (calls and hooks start under it)
 	pending  int
 	idleAt   time.Time // when the last non-neutral event was a finished-turn idle (zero: not idle)
 	stop     string
@@ -107,8 +142,9 @@ func (r *SessionToolRunner) Run(ctx context.Context, drain <-chan struct{}) (str
 	r.cancel = cancel
 	r.mu.Unlock()
 
-	done := make(chan struct{})
-	go r.execLoop(ctx, done)
+	r.mu.Lock()
+	r.ctx = ctx
+	r.mu.Unlock()
 	if drain != nil {
 		go func() {
 			select {
@@ -181,8 +217,7 @@ func (r *SessionToolRunner) Run(ctx context.Context, drain <-chan struct{}) (str
 	if reason != StopDrained {
 		r.cancelInflight()
 	}
-	close(r.queue)
-	<-done
+	r.calls.Wait()
 	return reason, nil
 }
 
@@ -190,7 +225,8 @@ func (r *SessionToolRunner) init() {
 	r.handled, r.seen, r.answered, r.closed = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	r.verdicts, r.held = map[string]string{}, map[string]runnerEvent{}
 	r.inflight = map[string]context.CancelFunc{}
-	r.queue = make(chan runnerEvent, 1024)
+	r.busy = map[string]bool{}
+	r.waiting = nil
 }
 
 func (r *SessionToolRunner) reconcile(ctx context.Context) error {
@@ -277,6 +313,13 @@ func (r *SessionToolRunner) handle(e runnerEvent) {
 	case "session.deleted":
 		r.setStop(StopDeleted)
 		return
+	case "session.status_idle":
+		if r.OnIdle != nil {
+			r.mu.Lock()
+			ctx := r.ctx
+			r.mu.Unlock()
+			go r.hook(ctx, r.OnIdle)
+		}
 	}
 	if release != nil {
 		r.enqueue(*release)
@@ -349,18 +392,51 @@ func (r *SessionToolRunner) enqueue(e runnerEvent) {
 		return
 	}
 	r.pending++
+	r.waiting = append(r.waiting, e)
 	r.mu.Unlock()
-	r.queue <- e
+	r.pump()
 }
 
-func (r *SessionToolRunner) execLoop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
-	for e := range r.queue {
-		r.execute(ctx, e)
-		r.mu.Lock()
-		r.pending--
-		r.mu.Unlock()
-		r.afterCall()
+// pump starts waiting calls in arrival order while fewer than MaxConcurrentCalls run, skipping calls
+// whose Thread already has one running.
+func (r *SessionToolRunner) pump() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	limit := r.MaxConcurrentCalls
+	if limit <= 0 {
+		limit = DefaultMaxConcurrentCalls
+	}
+	for i := 0; i < len(r.waiting) && r.running < limit; {
+		e := r.waiting[i]
+		if r.busy[e.SessionThreadID] {
+			i++
+			continue
+		}
+		r.waiting = append(r.waiting[:i], r.waiting[i+1:]...)
+		r.running++
+		r.busy[e.SessionThreadID] = true
+		r.calls.Add(1)
+		ctx := r.ctx
+		go func() {
+			r.execute(ctx, e)
+			r.mu.Lock()
+			r.running--
+			delete(r.busy, e.SessionThreadID)
+			r.pending--
+			r.mu.Unlock()
+			r.afterCall()
+			r.pump() // before Done: Run's Wait ends only once nothing waits
+			r.calls.Done()
+		}()
+	}
+}
+
+// hook runs fn after any hook in progress (AfterCall and OnIdle never overlap).
+func (r *SessionToolRunner) hook(ctx context.Context, fn func(context.Context)) {
+	r.hookMu.Lock()
+	defer r.hookMu.Unlock()
+	if ctx.Err() == nil {
+		fn(ctx)
 	}
 }
 
@@ -380,9 +456,9 @@ func (r *SessionToolRunner) execute(ctx context.Context, e runnerEvent) {
 	skip := (r.stop != "" && r.stop != StopDrained+"-pending") || r.closed[e.ID] || r.answered[e.ID]
 	timeout := r.ToolTimeout
 	if timeout <= 0 {
-		timeout = 120 * time.Second
+		timeout = DefaultToolTimeout
 	}
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	callCtx, cancel := context.WithTimeout(context.WithValue(ctx, callKey{}, ToolCall{ID: e.ID, ThreadID: e.SessionThreadID}), timeout)
 	r.inflight[e.ID] = cancel
 	r.mu.Unlock()
 	defer func() {
@@ -412,7 +488,7 @@ func (r *SessionToolRunner) execute(ctx context.Context, e runnerEvent) {
 	}
 	r.send(ctx, e, text, isError)
 	if r.AfterCall != nil && ctx.Err() == nil {
-		r.AfterCall(ctx)
+		r.hook(ctx, r.AfterCall)
 	}
 }
 

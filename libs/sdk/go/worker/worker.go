@@ -84,6 +84,10 @@ type EnvironmentWorker struct {
 	LeaseTTL time.Duration
 	// MaxIdle is passed to SessionToolRunner.
 	MaxIdle time.Duration
+	// MaxConcurrentCalls and ToolTimeout are passed to SessionToolRunner (0: the worker contract's 1 call
+	// at a time, only different Threads side by side, and 325 s a call; docs/worker-contract.md).
+	MaxConcurrentCalls int
+	ToolTimeout        time.Duration
 	// Block and ReclaimOlderThan configure the WorkPoller.
 	Block, ReclaimOlderThan time.Duration
 	// OnError sees non-fatal errors.
@@ -232,11 +236,22 @@ func (w *EnvironmentWorker) runSession(ctx context.Context, token *mango.Client,
 		}
 		return "", err
 	}
-	runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: tools, CustomTools: w.CustomTools, MaxIdle: w.MaxIdle, OnError: w.OnError}
+	runner := &SessionToolRunner{Client: token, SessionID: item.SessionID, Tools: tools, CustomTools: w.CustomTools, MaxIdle: w.MaxIdle,
+		MaxConcurrentCalls: w.MaxConcurrentCalls, ToolTimeout: w.ToolTimeout, OnError: w.OnError}
 	if memory != nil && w.MemorySyncInterval >= 0 {
 		runner.AfterCall = func(ctx context.Context) {
 			if _, err := memory.SyncIfDue(ctx); err != nil && ctx.Err() == nil {
 				w.report(err)
+			}
+		}
+	}
+	if memory != nil {
+		// The worker contract: Memory is uploaded when the Session goes idle — a push-only pass (local
+		// creates and updates; deletions and pulls stay with the full passes). Mango keeps its cadence and
+		// the passes after tool calls besides.
+		runner.OnIdle = func(ctx context.Context) {
+			if _, err := memory.Flush(ctx, MemoryFlushTimeout); err != nil && ctx.Err() == nil {
+				w.report(fmt.Errorf("memory sync at idle: %w", err))
 			}
 		}
 	}

@@ -156,6 +156,22 @@ describe('file tools', () => {
         /^read: view_range \[1, 2\] of big.txt exceeds 1024-byte limit/,
       );
     });
+    it('by default (the contract) a file above 110,000 bytes needs a view_range; one of 110,000 is read whole', async () => {
+      const read = readTool(new Confinement(ws, []));
+      const line = `${'z'.repeat(99)}\n`;
+      writeFileSync(join(ws, 'at-limit.txt'), line.repeat(1100));
+      writeFileSync(join(ws, 'above.txt'), `${line.repeat(1100)}!`);
+      expect(await read.run({ file_path: 'at-limit.txt' }, ctx())).toHaveLength(110_000);
+      const err = await read.run({ file_path: 'above.txt' }, ctx()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ToolError);
+      expect((err as Error).message).toBe(
+        'read: above.txt is 110001 bytes, exceeds 110000-byte limit. Use the view_range parameter to read specific line ranges, e.g. view_range: [1, 500].',
+      );
+      expect(await read.run({ file_path: 'above.txt', view_range: [1101, 1101] }, ctx())).toBe('!');
+    });
   });
 
   describe('write and edit', () => {

@@ -1,10 +1,15 @@
 import { createInterface } from 'node:readline';
 import { Confinement } from './confine';
 import { openConfined } from './file-io';
-import { DEFAULT_MAX_FILE_BYTES, Tool, ToolError } from './types';
+import { READ_VIEW_RANGE_ABOVE_BYTES } from '../worker-contract';
+import { Tool, ToolError } from './types';
 
-/** `read` (wire contract §5.2): raw UTF-8 text, capped; `view_range` selects 1-indexed inclusive lines. */
-export function readTool(conf: Confinement, maxBytes = DEFAULT_MAX_FILE_BYTES): Tool {
+/**
+ * `read` (wire contract §5.2): raw UTF-8 text; `view_range` selects 1-indexed inclusive lines. A file above
+ * `maxBytes` (the contract: 110,000) without a `view_range` is a tool error that asks for one, never a
+ * truncated dump; a selected range is capped at the same size.
+ */
+export function readTool(conf: Confinement, maxBytes = READ_VIEW_RANGE_ABOVE_BYTES): Tool {
   return {
     name: 'read',
     async run(input) {

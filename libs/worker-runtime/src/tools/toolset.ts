@@ -11,8 +11,13 @@ import { writeTool } from './write';
 export function createToolset(ctx: ToolsetContext): Tool[] {
   const conf = new Confinement(ctx.workdir, ctx.roots ?? []);
   return [
-    new BashTool({ workdir: ctx.workdir, env: ctx.env }),
-    readTool(conf, ctx.maxFileBytes),
+    new BashTool({
+      workdir: ctx.workdir,
+      env: ctx.env,
+      defaultTimeoutMs: ctx.bashTimeoutMs,
+      outputLimitChars: ctx.bashOutputLimitChars,
+    }),
+    readTool(conf, ctx.readViewRangeAboveBytes),
     writeTool(conf),
     editTool(conf, ctx.maxFileBytes),
     globTool(conf),

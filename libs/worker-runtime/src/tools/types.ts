@@ -24,8 +24,14 @@ export interface ToolsetContext {
   workdir: string;
   /** Extra permitted roots, e.g. `/mnt/memory/<store>`; `readOnly` roots refuse write and edit. */
   roots?: ToolRoot[];
-  /** Size cap of read and edit (see docs/capabilities.md: 64 KiB). */
+  /** Size cap of edit (see docs/capabilities.md: 64 KiB). */
   maxFileBytes?: number;
+  /** Above this size `read` asks for a `view_range` (docs/worker-contract.md: 110,000 bytes). */
+  readViewRangeAboveBytes?: number;
+  /** `bash`: a command's bound when the call passes no `timeout_ms` (the contract: 295 s). */
+  bashTimeoutMs?: number;
+  /** `bash`: characters a result carries before the output is cut and spilled (the contract: 30,000). */
+  bashOutputLimitChars?: number;
   /** The shell's base environment (an allowlist; Mango credentials are scrubbed from it regardless). */
   env?: NodeJS.ProcessEnv;
 }

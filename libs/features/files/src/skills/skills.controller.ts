@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { pipeline } from 'node:stream/promises';
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { IdempotentUpload } from '@mango/feature-idempotency';
 import { rejectUnknownQuery } from '@mango/platform-pagination';
 import type { Request, Response } from 'express';
 import { contentDisposition } from '../file-input';
@@ -22,6 +23,7 @@ export class SkillsController {
 
   @Post()
   @HttpCode(201)
+  @IdempotentUpload()
   create(@CurrentPrincipal() p: Principal, @Req() req: Request, @Query() query: Record<string, unknown>) {
     rejectUnknownQuery(query, []);
     return this.uploads.createSkill(p.workspaceId, req);
@@ -45,6 +47,7 @@ export class SkillsController {
 
   @Post(':skillId/versions')
   @HttpCode(201)
+  @IdempotentUpload()
   createVersion(
     @CurrentPrincipal() p: Principal,
     @Param('skillId') id: string,

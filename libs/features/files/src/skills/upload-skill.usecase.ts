@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { DomainError, ErrorCode, notFound } from '@mango/domain-kernel';
+import { UploadIdempotency, uploadIdempotencyOf } from '@mango/feature-idempotency';
 import { insertRow, SkillEntity, SkillVersionEntity } from '@mango/persistence';
 import { isId, newId } from '@mango/platform-ids';
 import { DataSource, EntityManager } from 'typeorm';
@@ -60,22 +61,24 @@ export class UploadSkill {
     const form = await this.receive(req, true);
     try {
       const stored = await this.store(workspaceId, skillId, form);
-      const skill = await this.commit(stored, async (tx) => {
-        const row = tx.create(SkillEntity, {
-          id: skillId,
-          workspaceId,
-          displayTitle: form.displayTitle,
-          latestVersion: 1,
-          nextVersion: 2,
-          createdAt: now,
-          updatedAt: now,
+      return await this.keyed(uploadIdempotencyOf(req), stored, form, async () => {
+        const skill = await this.commit(stored, async (tx) => {
+          const row = tx.create(SkillEntity, {
+            id: skillId,
+            workspaceId,
+            displayTitle: form.displayTitle,
+            latestVersion: 1,
+            nextVersion: 2,
+            createdAt: now,
+            updatedAt: now,
+          });
+          await insertRow(tx, SkillEntity, row);
+          await insertRow(tx, SkillVersionEntity, this.versionRow(workspaceId, skillId, 1, stored, now));
+          await insertSkillTexts(tx, skillId, 1, stored.texts);
+          return row;
         });
-        await insertRow(tx, SkillEntity, row);
-        await insertRow(tx, SkillVersionEntity, this.versionRow(workspaceId, skillId, 1, stored, now));
-        await insertSkillTexts(tx, skillId, 1, stored.texts);
-        return row;
+        return renderSkill(skill);
       });
-      return renderSkill(skill);
     } finally {
       await form.dispose();
     }
@@ -88,26 +91,62 @@ export class UploadSkill {
     const form = await this.receive(req, false);
     try {
       const stored = await this.store(workspaceId, skillId, form);
-      const version = await this.commit(stored, async (tx) => {
-        const now = new Date();
-        const [row]: Array<{ version: number }> = await tx.query(
-          `WITH bumped AS (
+      return await this.keyed(uploadIdempotencyOf(req), stored, form, async () => {
+        const version = await this.commit(stored, async (tx) => {
+          const now = new Date();
+          const [row]: Array<{ version: number }> = await tx.query(
+            `WITH bumped AS (
              UPDATE skills SET next_version = next_version + 1, latest_version = next_version, updated_at = $3
               WHERE id = $1 AND workspace_id = $2
              RETURNING next_version - 1 AS version)
            SELECT version FROM bumped`,
-          [skillId, workspaceId, now],
-        );
-        // Deleted while the bundle was being stored.
-        if (!row) throw notFound('skill', skillId);
-        const v = this.versionRow(workspaceId, skillId, row.version, stored, now);
-        await insertRow(tx, SkillVersionEntity, v);
-        await insertSkillTexts(tx, skillId, row.version, stored.texts);
-        return v;
+            [skillId, workspaceId, now],
+          );
+          // Deleted while the bundle was being stored.
+          if (!row) throw notFound('skill', skillId);
+          const v = this.versionRow(workspaceId, skillId, row.version, stored, now);
+          await insertRow(tx, SkillVersionEntity, v);
+          await insertSkillTexts(tx, skillId, row.version, stored.texts);
+          return v;
+        });
+        return renderSkillVersion(version);
       });
-      return renderSkillVersion(version);
     } finally {
       await form.dispose();
+    }
+  }
+
+  /**
+   * With an Idempotency-Key (docs/api-guide.md, "Idempotent requests"), the commit runs in one transaction
+   * with the key's lock, read and record; the request is identified by its display title and the stored
+   * archive's length and SHA-256 (the archive is deterministic: sorted members, no mtimes, portable), not
+   * by the multipart framing. A repeat (replayed), another request under the key (409) or a key still in
+   * use (409) never reaches the commit: its own archive and intent are removed as after any failure.
+   */
+  private async keyed<T>(
+    idempotency: UploadIdempotency | undefined,
+    stored: StoredArchive,
+    form: SkillForm,
+    commit: () => Promise<T>,
+  ): Promise<T> {
+    if (!idempotency) return commit();
+    let committing = false;
+    const parts = {
+      display_title: form.displayTitle,
+      archive_sha256: stored.sha256,
+      archive_bytes: stored.sizeBytes,
+    };
+    try {
+      return await idempotency.commit(parts, () => {
+        committing = true;
+        return commit();
+      });
+    } catch (err) {
+      if (!committing) {
+        await stored.keeper.stop();
+        await this.abandon(stored.objectKey, stored.lease);
+      }
+      throw err;
     }
   }
 

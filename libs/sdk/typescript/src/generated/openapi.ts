@@ -4247,6 +4247,7 @@ export interface components {
         /** @description The Memory Store. */
         MemoryStoreOk: {
             headers: {
+                "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                 "request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4257,6 +4258,7 @@ export interface components {
         /** @description The Memory. */
         MemoryOk: {
             headers: {
+                "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                 "request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -4267,6 +4269,7 @@ export interface components {
         /** @description The Memory version. */
         MemoryVersionOk: {
             headers: {
+                "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                 "request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -5662,7 +5665,20 @@ export interface operations {
     "skills.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5675,6 +5691,7 @@ export interface operations {
             /** @description The new Skill; its `latest_version` is `"1"`. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5685,6 +5702,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5790,7 +5808,20 @@ export interface operations {
     "skills.versions.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Skill id (`skill_…`). A wrong prefix, or another workspace's Skill, is 404. */
                 skill_id: components["parameters"]["SkillIdPath"];
@@ -5806,6 +5837,7 @@ export interface operations {
             /** @description The new version. */
             201: {
                 headers: {
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     "request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5817,6 +5849,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6528,7 +6561,20 @@ export interface operations {
     "memory_stores.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6542,6 +6588,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6571,7 +6618,20 @@ export interface operations {
     "memory_stores.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Memory Store id (`memstore_…`). A wrong prefix, or another workspace's Store, is 404. */
                 memory_store_id: components["parameters"]["MemoryStoreId"];
@@ -6628,7 +6688,20 @@ export interface operations {
     "memory_stores.archive": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Memory Store id (`memstore_…`). A wrong prefix, or another workspace's Store, is 404. */
                 memory_store_id: components["parameters"]["MemoryStoreId"];
@@ -6641,6 +6714,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6691,7 +6765,20 @@ export interface operations {
                 /** @description `basic` (content null) or `full` (content included). */
                 view?: components["parameters"]["MemoryView"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Memory Store id (`memstore_…`). A wrong prefix, or another workspace's Store, is 404. */
                 memory_store_id: components["parameters"]["MemoryStoreId"];
@@ -6749,7 +6836,20 @@ export interface operations {
                 /** @description `basic` (content null) or `full` (content included). */
                 view?: components["parameters"]["MemoryView"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Memory Store id (`memstore_…`). A wrong prefix, or another workspace's Store, is 404. */
                 memory_store_id: components["parameters"]["MemoryStoreId"];
@@ -6889,7 +6989,20 @@ export interface operations {
     "memory_stores.memory_versions.redact": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to send again (docs/api-guide.md, "Idempotent requests"). The first request
+                 *     with a key runs; a repeat with the same key and the same request (method, path with query, body)
+                 *     within the retention (24 hours by default) writes nothing and gets the first response replayed,
+                 *     with `idempotent-replayed: true` and the original `request-id`. The same key with a different
+                 *     request is 409 `invalid_request_error` (`details.error_code`: `idempotency_key_reused`); while the
+                 *     first request with the key is still running, a repeat is 409 (`idempotency_in_progress`, with
+                 *     `retry-after`). Keys are scoped to the Workspace and the kind of credential. A request that failed
+                 *     leaves no key. The official SDKs send a fresh key with every POST and reuse it on their retries.
+                 *     1 to 255 visible ASCII characters (a UUID, for example).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Memory Store id (`memstore_…`). A wrong prefix, or another workspace's Store, is 404. */
                 memory_store_id: components["parameters"]["MemoryStoreId"];

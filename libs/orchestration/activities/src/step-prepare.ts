@@ -10,6 +10,7 @@ import {
   threadKeyPrefix,
   threadLog,
   transcript,
+  turnTraceparent,
   withAnswered,
 } from '@mango/domain-sessions';
 import {
@@ -23,7 +24,7 @@ import {
 } from '@mango/persistence';
 import type { ModelStepRef, StepOutcome } from '@mango/workflows';
 import type { EntityManager } from 'typeorm';
-import { internal, type StoredEvent, turnTraceparent } from './step-events';
+import { internal, type StoredEvent } from './step-events';
 import type { StepFlights } from './step-flights';
 import { type ThreadContext, threadContext } from './thread-context';
 

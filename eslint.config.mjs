@@ -3,6 +3,7 @@ import jest from 'eslint-plugin-jest';
 import prettier from 'eslint-config-prettier';
 import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import mango from './tools/lint/rules/index.mjs';
 
 /**
  * Lint rules. Module boundaries are real: every project has a `type:` and a `scope:` tag
@@ -170,6 +171,26 @@ export default [
         },
       ],
     },
+  },
+  {
+    // SQL and the DataSource only in libs/persistence (ADR 0005), with a shrinking allowlist of the files
+    // that had them when the rule came (tools/lint/rules/sql-allowlist.json).
+    files: [
+      'libs/**/*.ts',
+      'libs/**/*.tsx',
+      'apps/**/*.ts',
+      'apps/**/*.tsx',
+      'tools/lint/fixtures/src/**/*.ts',
+    ],
+    ignores: [
+      'libs/persistence/**',
+      'libs/testing/**',
+      'libs/sdk/**',
+      'apps/*/test/**',
+      ...TEST_FILES.filter((f) => f.startsWith('**')),
+    ],
+    plugins: { mango },
+    rules: { 'mango/no-sql-outside-persistence': 'error' },
   },
   {
     files: TEST_FILES,

@@ -559,19 +559,3 @@ export class SessionLog {
     return this.dataSource;
   }
 }
-
-/** The Session log without a DataSource of its own (callers pass their transaction). */
-const defaultLog = new SessionLog();
-
-/**
- * Appends events in the caller's transaction: {@link SessionLog.append} with the default Work port.
- * Kept for callers not yet moved onto an injected SessionLog (features/work, mcp.activities).
- */
-export function appendEvents(
-  tx: EntityManager,
-  session: SessionEntity,
-  events: NewSessionEvent[],
-  now: Date,
-): Promise<SessionEventEntity[]> {
-  return defaultLog.append(tx, session, events, now);
-}

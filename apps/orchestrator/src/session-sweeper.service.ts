@@ -6,7 +6,6 @@ import { Counter } from 'prom-client';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { SessionRepository, SessionThreadRepository } from '@mango/persistence';
 import { threadWorkflowId } from '@mango/domain-sessions';
-import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
 
@@ -37,16 +36,14 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
   private stopped = false;
   private failing = false;
   private readonly restarts: Counter<'reason'>;
-  private readonly threads: SessionThreadRepository;
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(SessionRepository) private readonly sessions: SessionRepository,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
-    @Inject(DataSource) dataSource: DataSource,
+    @Inject(SessionThreadRepository) private readonly threads: SessionThreadRepository,
   ) {
-    this.threads = new SessionThreadRepository(dataSource);
     this.restarts = new Counter({
       name: 'mango_session_sweeper_restarts_total',
       help: 'Session workflows the sweeper started again for a running/rescheduling Session, by what it found (not_found, or the closed status, e.g. terminated).',

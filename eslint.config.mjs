@@ -207,6 +207,7 @@ export default [
       'libs/testing/**/*.ts',
       'tools/**/*.ts',
       'apps/*/test/**/*.ts',
+      'deployments/test/**/*.ts',
     ],
     rules: { 'no-restricted-syntax': 'off' },
   },

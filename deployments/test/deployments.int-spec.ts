@@ -27,12 +27,18 @@ function render(set: Record<string, unknown>): any[] {
 }
 
 const BASE = {
+  publicBaseUrl: 'https://mango.example',
   'database.url': 'postgres://u:p@db:5432/mango',
   'objectStore.accessKey': 'ak',
   'objectStore.secretKey': 'sk-object',
 };
 
 describe('Helm chart (helm lint + template)', () => {
+  it('refuses to render without publicBaseUrl (apps/api would refuse to start without its public URL)', () => {
+    const { publicBaseUrl: _omitted, ...rest } = BASE;
+    expect(() => render(rest)).toThrow(/publicBaseUrl is required/);
+  });
+
   it('lints cleanly', () => {
     const out = execFileSync(
       helm,
@@ -49,7 +55,7 @@ describe('Helm chart (helm lint + template)', () => {
   it('renders one Deployment per service, probes on the HTTP apps, a migration hook and the /v1 routing', () => {
     const docs = render({
       ...BASE,
-      'supervisor.enabled': 'true',
+      'supervisor.enabled': true,
       'supervisor.environmentId': 'env_x',
       'supervisor.existingSecret': 'sup',
       publicBaseUrl: 'https://mango.example',
@@ -177,7 +183,7 @@ describe('Helm chart (helm lint + template)', () => {
 
   it('operator custom tools: a ConfigMap the supervisor reads with --custom-tools, valid for its own parser', () => {
     const SUP = {
-      'supervisor.enabled': 'true',
+      'supervisor.enabled': true,
       'supervisor.environmentId': 'env_x',
       'supervisor.existingSecret': 'sup',
       publicBaseUrl: 'https://mango.example',
@@ -217,20 +223,26 @@ describe('Helm chart (helm lint + template)', () => {
   it('metrics: off by default; when on, every process gets an internal metrics port, a headless Service and an optional ServiceMonitor, never an ingress route', () => {
     const off = render(BASE);
     expect(off.some((d) => d.kind === 'ServiceMonitor')).toBe(false);
-    expect(JSON.stringify(off)).not.toContain('MANGO_METRICS_PORT');
+    // api and files open no metrics listener; the orchestrator's is always on: its probes ask /healthz there.
+    const offEnv = (name: string) =>
+      JSON.stringify(off.find((d) => d.kind === 'Deployment' && d.metadata.name === name).spec.template);
+    expect(offEnv('t-mango-api')).not.toContain('MANGO_METRICS_PORT');
+    expect(offEnv('t-mango-files')).not.toContain('MANGO_METRICS_PORT');
+    expect(offEnv('t-mango-orchestrator')).toContain('MANGO_METRICS_PORT');
+    expect(off.some((d) => d.kind === 'Service' && d.metadata.name.endsWith('-metrics'))).toBe(false);
     const SUP = {
-      'supervisor.enabled': 'true',
+      'supervisor.enabled': true,
       'supervisor.environmentId': 'env_x',
       'supervisor.existingSecret': 'sup',
       publicBaseUrl: 'https://mango.example',
     };
-    const noMonitor = render({ ...BASE, ...SUP, 'metrics.enabled': 'true' });
+    const noMonitor = render({ ...BASE, ...SUP, 'metrics.enabled': true });
     expect(noMonitor.some((d) => d.kind === 'ServiceMonitor')).toBe(false);
     const docs = render({
       ...BASE,
       ...SUP,
-      'metrics.enabled': 'true',
-      'metrics.serviceMonitor.enabled': 'true',
+      'metrics.enabled': true,
+      'metrics.serviceMonitor.enabled': true,
       'metrics.serviceMonitor.labels': { release: 'prom' } as never,
     });
     for (const d of docs.filter((x) => x.kind === 'Deployment')) {

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { VALUES_SHAPES, kubeDecodeRun, renderFile, templateFile } from './helm-shapes';
 
 /**
  * Helm's install order, checked without a cluster. `helm template` renders the chart for every values shape
@@ -155,68 +156,70 @@ const SUPERVISOR = {
   publicBaseUrl: 'https://mango.example',
 };
 /** Every values shape: each credential either from a value (the chart creates its Secret) or an existing Secret. */
-export const SHAPES: Array<{ name: string; values: Record<string, unknown>; external: string[] }> = [
-  {
-    name: 'database.url, object-store keys',
-    values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS },
-    external: [],
-  },
-  {
-    name: 'database.existingSecret, objectStore.existingSecret',
-    values: { 'database.existingSecret': 'db', 'objectStore.existingSecret': 'os' },
-    external: ['Secret/db', 'Secret/os'],
-  },
-  {
-    name: 'database.existingSecret, object-store keys',
-    values: { 'database.existingSecret': 'db', ...OBJECT_KEYS },
-    external: ['Secret/db'],
-  },
-  {
-    name: 'database.url, objectStore.existingSecret',
-    values: { 'database.url': 'postgres://u:p@db/mango', 'objectStore.existingSecret': 'os' },
-    external: ['Secret/os'],
-  },
-  {
-    name: 'database.url, model.apiKey, supervisor, metrics',
-    values: {
-      'database.url': 'postgres://u:p@db/mango',
-      ...OBJECT_KEYS,
-      'model.apiKey': 'sk-m',
-      ...SUPERVISOR,
-      'metrics.enabled': true,
+export const SHAPES: Array<{ name: string; values: Record<string, unknown>; external: string[] }> = (
+  [
+    {
+      name: 'database.url, object-store keys',
+      values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS },
+      external: [],
     },
-    external: ['Secret/sup-key'],
-  },
-  {
-    name: 'database.url, supervisor with --workspace-root',
-    values: {
-      'database.url': 'postgres://u:p@db/mango',
-      ...OBJECT_KEYS,
-      ...SUPERVISOR,
-      'supervisor.workspaceRoot': '/srv/mango/sessions',
+    {
+      name: 'database.existingSecret, objectStore.existingSecret',
+      values: { 'database.existingSecret': 'db', 'objectStore.existingSecret': 'os' },
+      external: ['Secret/db', 'Secret/os'],
     },
-    external: ['Secret/sup-key'],
-  },
-  {
-    name: 'database.url, model.existingSecret',
-    values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'model.existingSecret': 'model' },
-    external: ['Secret/model'],
-  },
-  {
-    name: 'database.url, migrations disabled',
-    values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'migrations.enabled': false },
-    external: [],
-  },
-  {
-    name: 'database.url, migrate Job with a ServiceAccount',
-    values: {
-      'database.url': 'postgres://u:p@db/mango',
-      ...OBJECT_KEYS,
-      'migrations.serviceAccountName': 'mango-migrate',
+    {
+      name: 'database.existingSecret, object-store keys',
+      values: { 'database.existingSecret': 'db', ...OBJECT_KEYS },
+      external: ['Secret/db'],
     },
-    external: ['ServiceAccount/mango-migrate'],
-  },
-];
+    {
+      name: 'database.url, objectStore.existingSecret',
+      values: { 'database.url': 'postgres://u:p@db/mango', 'objectStore.existingSecret': 'os' },
+      external: ['Secret/os'],
+    },
+    {
+      name: 'database.url, model.apiKey, supervisor, metrics',
+      values: {
+        'database.url': 'postgres://u:p@db/mango',
+        ...OBJECT_KEYS,
+        'model.apiKey': 'sk-m',
+        ...SUPERVISOR,
+        'metrics.enabled': true,
+      },
+      external: ['Secret/sup-key'],
+    },
+    {
+      name: 'database.url, supervisor with --workspace-root',
+      values: {
+        'database.url': 'postgres://u:p@db/mango',
+        ...OBJECT_KEYS,
+        ...SUPERVISOR,
+        'supervisor.workspaceRoot': '/srv/mango/sessions',
+      },
+      external: ['Secret/sup-key'],
+    },
+    {
+      name: 'database.url, model.existingSecret',
+      values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'model.existingSecret': 'model' },
+      external: ['Secret/model'],
+    },
+    {
+      name: 'database.url, migrations disabled',
+      values: { 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, 'migrations.enabled': false },
+      external: [],
+    },
+    {
+      name: 'database.url, migrate Job with a ServiceAccount',
+      values: {
+        'database.url': 'postgres://u:p@db/mango',
+        ...OBJECT_KEYS,
+        'migrations.serviceAccountName': 'mango-migrate',
+      },
+      external: ['ServiceAccount/mango-migrate'],
+    },
+  ] as Array<{ name: string; values: Record<string, unknown>; external: string[] }>
+).map((s) => ({ ...s, values: { publicBaseUrl: 'https://mango.example', ...s.values } }));
 
 describe('Helm install order: every object a hook or pod references exists when it starts', () => {
   it.each(SHAPES)('$name: helm install', ({ values, external }) => {
@@ -333,6 +336,7 @@ describe('Helm chart: strict Kubernetes types, lint --strict, bounded temporary 
 
   it('role-separated users: the migrate Job connects with migrations.database.*, the apps with database.*', () => {
     const docs = render({
+      publicBaseUrl: 'https://mango.example',
       'database.url': 'postgres://mango_app:a@db/mango',
       'migrations.database.url': 'postgres://mango_owner:o@db/mango',
       ...OBJECT_KEYS,
@@ -353,6 +357,7 @@ describe('Helm chart: strict Kubernetes types, lint --strict, bounded temporary 
     expect(appSecret.stringData.url).toBe('postgres://mango_app:a@db/mango');
     expect(missingReferences(docs, [], 'install')).toEqual([]);
     const existing = render({
+      publicBaseUrl: 'https://mango.example',
       'database.existingSecret': 'app-db',
       'migrations.database.existingSecret': 'owner-db',
       ...OBJECT_KEYS,
@@ -388,5 +393,37 @@ describe('Helm chart: the supervisor with --workspace-root', () => {
     });
     const off = render({ 'database.url': 'postgres://u:p@db/mango', ...OBJECT_KEYS, ...SUPERVISOR });
     expect(JSON.stringify(off)).not.toMatch(/WORKSPACE_ROOT|"workspaces"/);
+  });
+});
+
+describe('Helm install order and strict types for the values files (deployments/test/helm-values)', () => {
+  it.each(VALUES_SHAPES)(
+    '$file: helm install and helm upgrade find every referenced object',
+    ({ file, external }) => {
+      const docs = renderFile(file) as Obj[];
+      expect(missingReferences(docs, external, 'install')).toEqual([]);
+      expect(missingReferences(docs, external, 'upgrade')).toEqual([]);
+    },
+  );
+
+  it.each(VALUES_SHAPES)(
+    '$file: every rendered object (HPA, PDB, NetworkPolicy too) decodes strictly',
+    ({ file }) => {
+      const run = kubeDecodeRun(templateFile(file));
+      expect(run.stdout).not.toMatch(/^FAIL/m);
+      expect(run.stdout).toMatch(/^\d+ objects, 0 failed$/m);
+      expect(run.status).toBe(0);
+    },
+  );
+
+  it('the strict decoder knows HorizontalPodAutoscaler and refuses an unknown field in it', () => {
+    const hpa =
+      'apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n  maxReplicas: 2\n  minReplica: 1\n';
+    expect(kubeDecodeRun(hpa)).toMatchObject({
+      status: 1,
+      stdout: expect.stringMatching(
+        /FAIL autoscaling\/v2 HorizontalPodAutoscaler\/h: .*unknown field "minReplica"/,
+      ),
+    });
   });
 });

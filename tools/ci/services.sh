@@ -168,10 +168,11 @@ image_install() { docker_start; image_build; }; image_start() { image_install; }
 # Deployment tooling for the chart and Compose tests: helm (Go module proxy) and docker-compose (Debian) ----
 HELM_VERSION=${HELM_VERSION:-v3.16.4}
 deploytools_install() { go_build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; command -v docker-compose >/dev/null || apt_ensure docker-compose; kube_decode_build; }
-# kube-decode (deployments/test/kube-decode): decodes rendered manifests strictly into the k8s.io/api types;
+# kube-decode (deployments/test/kube-decode): decodes rendered manifests strictly into the k8s.io/api types and
+# (-pod-security LEVEL) evaluates every pod with k8s.io/pod-security-admission;
 # built from the Go module proxy, cached by the content key of its sources.
 KUBE_DECODE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deployments/test/kube-decode
-kube_decode_key() { cat "$KUBE_DECODE_SRC"/go.mod "$KUBE_DECODE_SRC"/go.sum "$KUBE_DECODE_SRC"/main.go | sha256sum | cut -c1-16; }
+kube_decode_key() { cat "$KUBE_DECODE_SRC"/go.mod "$KUBE_DECODE_SRC"/go.sum "$KUBE_DECODE_SRC"/*.go | sha256sum | cut -c1-16; }
 kube_decode_build() { with_lock kube-decode kube_decode_build_locked; }
 kube_decode_build_locked() {
   local want; want=$BIN/kube-decode-$(kube_decode_key)

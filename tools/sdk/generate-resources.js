@@ -297,6 +297,13 @@ const goIdent = (name) => {
     : id;
 };
 const goType = (ref) => `generated.${ref.charAt(0).toUpperCase()}${ref.slice(1)}`;
+// The Go SDK's module path, read from its go.mod (one place: docs/versioning.md, "Go module path").
+const goModulePath = () => {
+  const mod = fs.readFileSync(require('node:path').join(__dirname, '../../libs/sdk/go/go.mod'), 'utf8');
+  const m = /^module\s+(\S+)\s*$/m.exec(mod);
+  if (!m) throw new Error('libs/sdk/go/go.mod names no module');
+  return m[1];
+};
 
 function emitGo({ tree }) {
   const cls = (node) => `${node.path.map(pascal).join('')}Resource`;
@@ -312,7 +319,7 @@ function emitGo({ tree }) {
     '\t"net/http"',
     '\t"net/url"',
     '',
-    '\t"github.com/mango/mango/libs/sdk/go/generated"',
+    `\t"${goModulePath()}/generated"`,
     ')',
     '',
     'var (',

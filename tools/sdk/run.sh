@@ -57,6 +57,10 @@ case "$target" in
     unformatted=$("$(dirname "$SDK_GO")/gofmt" -l ../../../tools/sdk/conformance/go)
     if [ -n "$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:" >&2; echo "$unformatted" >&2; exit 1; fi
     (cd ../../../tools/sdk/conformance/go && GOFLAGS="$GOFLAGS -mod=mod" "$SDK_GO" vet .)
+    # The release's module-zip maker (tools/release/gomodproxy, its own module).
+    unformatted=$("$(dirname "$SDK_GO")/gofmt" -l ../../../tools/release/gomodproxy)
+    if [ -n "$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:" >&2; echo "$unformatted" >&2; exit 1; fi
+    (cd ../../../tools/release/gomodproxy && "$SDK_GO" vet .)
     ;;
   go-typecheck)
     cd libs/sdk/go

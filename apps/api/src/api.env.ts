@@ -1,25 +1,26 @@
 import { Type } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  Min,
-  MinLength,
-  ValidateIf,
-} from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { withS3CredentialsEnv } from '@mango/adapter-object-store';
+import { withAuditEnv } from '@mango/feature-audit';
 import { withRequestRateEnv } from '@mango/feature-auth';
-import { withJsonLimitsEnv } from '@mango/platform-http';
+import { ConfigRules } from '@mango/platform-config';
+import { publicBaseUrlProblems, withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
+import { withTemporalEnv } from '@mango/platform-temporal';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 /**
- * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
- * apps/api reads, validated once at boot.
+ * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv; the
+ * Temporal connection: withTemporalEnv; MANGO_ENV and trusted proxies: withServingEnv) apps/api reads,
+ * validated once at boot, with the rules across them (ConfigRules).
  */
-export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
+@ConfigRules(publicBaseUrlProblems)
+export class ApiEnv extends withAuditEnv(
+  withServingEnv(
+    withJsonLimitsEnv(
+      withRequestRateEnv(withS3CredentialsEnv(withTemporalEnv(ObservabilityEnv, { addressRequired: false }))),
+    ),
+  ),
+) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -39,7 +40,10 @@ export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEn
   @Max(3_600_000)
   MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
 
-  /** The base URL workers use to reach the API (it goes into each Work secret as api_base_url). */
+  /**
+   * The URL clients and workers reach the API at, behind the ingress (it goes into each Work secret as
+   * api_base_url; never the request's Host). Required outside development (MANGO_ENV), https unless loopback.
+   */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_PUBLIC_BASE_URL?: string;
@@ -116,16 +120,6 @@ export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEn
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_S3_ENDPOINT?: string;
 
-  @ValidateIf((e: ApiEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_ACCESS_KEY?: string;
-
-  @ValidateIf((e: ApiEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_SECRET_KEY?: string;
-
   @IsString()
   MANGO_S3_REGION: string = 'us-east-1';
 
@@ -154,14 +148,8 @@ export class ApiEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEn
   @IsString()
   MANGO_WEBHOOK_SECRETS_KEY?: string;
 
-  /** Temporal, for Deployment cron schedules (Temporal Schedules). Without it Deployments run manually only. */
-  @IsOptional()
-  @Matches(/^[^\s:]+:\d{1,5}$/, { message: 'MANGO_TEMPORAL_ADDRESS must be host:port' })
-  MANGO_TEMPORAL_ADDRESS?: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_TEMPORAL_NAMESPACE: string = 'default';
+  // Temporal (withTemporalEnv), for Deployment cron schedules (Temporal Schedules): optional. Without
+  // MANGO_TEMPORAL_ADDRESS Deployments run manually only.
 
   /** The orchestrator's task queue: scheduled Deployment runs start their workflow there. */
   @IsString()

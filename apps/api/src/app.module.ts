@@ -1,7 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AgentsModule } from '@mango/feature-agents';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { ObjectStore, s3CredentialsFrom } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
+import { AuditModule, auditSettingsFrom } from '@mango/feature-audit';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { EnvironmentsModule } from '@mango/feature-environments';
 import { FileTextAdmissionModule } from '@mango/feature-files';
@@ -12,17 +13,23 @@ import { parseAddressAllowlist } from '@mango/domain-mcp';
 import { WorkModule } from '@mango/feature-work';
 import { WebhooksModule } from '@mango/feature-webhooks';
 import { DeploymentScheduler, DeploymentsModule } from '@mango/feature-deployments';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { parseCidrList } from '@mango/domain-webhooks';
-import { HealthController } from '@mango/platform-http';
+import { HealthController, resolvePublicBaseUrl } from '@mango/platform-http';
 import { PersistenceModule } from '@mango/persistence';
 import { MangoMetrics, MetricsModule } from '@mango/platform-metrics';
 import type { Keyring } from '@mango/platform-secrets';
+import type { TemporalConnector } from '@mango/platform-temporal';
 import { ApiEnv } from './api.env';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: ApiEnv, metrics: MangoMetrics, keyring: Keyring | null): DynamicModule {
+  static forRoot(
+    env: ApiEnv,
+    metrics: MangoMetrics,
+    keyring: Keyring | null,
+    temporal: TemporalConnector | null,
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -40,6 +47,8 @@ export class AppModule {
             credential: env.MANGO_MAX_SSE_STREAMS_PER_KEY,
           }),
         ),
+        // Every write recorded in the audit log once its response finished (after the auth guard).
+        AuditModule.forRoot({ ...auditSettingsFrom(env), serveApi: true }),
         // Idempotency-Key on every POST: an interceptor after the auth guard (keys are per Workspace) and after
         // fair use (a refused request uses no key).
         IdempotencyModule.forRoot({
@@ -48,7 +57,9 @@ export class AppModule {
         }),
         // First among the routes after /healthz: Express tries routes in registration order, and Poll and
         // Ack are the requests every supervisor repeats (no other route overlaps /v1/environments/:id/work).
-        WorkModule.forRoot({ publicBaseUrl: env.MANGO_PUBLIC_BASE_URL }),
+        WorkModule.forRoot({
+          publicBaseUrl: resolvePublicBaseUrl(env, { host: env.MANGO_API_HOST, port: env.MANGO_API_PORT }),
+        }),
         AgentsModule,
         EnvironmentsModule,
         SessionsModule,
@@ -56,7 +67,7 @@ export class AppModule {
         sessionLimits(env),
         VaultsModule.forRoot({ keyring, allowlist: parseAddressAllowlist(env.MANGO_MCP_ALLOWED_ADDRESSES) }),
         webhooks(env, keyring),
-        DeploymentsModule.forRoot({ scheduler: scheduler(env) }),
+        DeploymentsModule.forRoot({ scheduler: scheduler(env, temporal) }),
         // FILE_TEXT_READER (bounded UTF-8 text of a File) only when object storage is configured.
         ...(env.MANGO_S3_ENDPOINT ? [fileText(env)] : []),
       ],
@@ -68,8 +79,8 @@ export class AppModule {
 function fileText(env: ApiEnv): DynamicModule {
   const store = new ObjectStore({
     endpoint: env.MANGO_S3_ENDPOINT!,
-    accessKey: env.MANGO_S3_ACCESS_KEY!,
-    secretKey: env.MANGO_S3_SECRET_KEY!,
+    // Keys, or the default credential chain (web identity, container, instance profile).
+    ...s3CredentialsFrom(env),
     region: env.MANGO_S3_REGION,
     bucket: env.MANGO_S3_BUCKET,
   });
@@ -120,11 +131,10 @@ function webhooks(env: ApiEnv, keyring: Keyring | null): DynamicModule {
 }
 
 /** Temporal Schedules for cron Deployments when the API knows Temporal (connected lazily); else manual only. */
-function scheduler(env: ApiEnv): DeploymentScheduler | null {
-  if (!env.MANGO_TEMPORAL_ADDRESS) return null;
-  const connection = Connection.lazy({ address: env.MANGO_TEMPORAL_ADDRESS });
+function scheduler(env: ApiEnv, temporal: TemporalConnector | null): DeploymentScheduler | null {
+  if (!temporal) return null;
   return new DeploymentScheduler(
-    new Client({ connection, namespace: env.MANGO_TEMPORAL_NAMESPACE }),
+    new Client({ connection: temporal.lazyClient(), namespace: temporal.namespace }),
     env.MANGO_TASK_QUEUE,
   );
 }

@@ -6,7 +6,12 @@ describe('openapi.yaml is the contract of apps/api', () => {
   let api: RunningApi;
   beforeAll(async () => {
     db = await createTestDatabase('contract');
-    api = await bootstrap({ MANGO_DATABASE_URL: db.url, MANGO_API_PORT: '0', MANGO_LOG_LEVEL: 'warn' });
+    api = await bootstrap({
+      MANGO_DATABASE_URL: db.url,
+      MANGO_API_PORT: '0',
+      MANGO_LOG_LEVEL: 'warn',
+      MANGO_ENV: 'development',
+    });
   });
   afterAll(async () => {
     await api.close();

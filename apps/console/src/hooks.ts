@@ -60,3 +60,47 @@ export function useWrite(): Write {
   };
   return { busy, error, run };
 }
+
+export interface Paged<T> {
+  rows: T[] | undefined;
+  error: string | null;
+  /** 1-based number of the page shown. */
+  page: number;
+  hasNext: boolean;
+  hasPrev: boolean;
+  next(): void;
+  prev(): void;
+}
+
+/**
+ * A list read a page at a time through its `next_page` cursor (every list page of the console): `next()`
+ * follows the cursor, `prev()` goes back to the page before (the cursors seen are kept), and a change of
+ * `deps` (a filter) starts again at the first page. The page shown is refreshed every `everyMs`.
+ */
+export function usePaged<T>(
+  fetchPage: (cursor: string | undefined) => Promise<{ data: T[]; next_page?: string | null }>,
+  deps: unknown[],
+  everyMs?: number,
+): Paged<T> {
+  // The cursors seen, for the filters they were seen with: other filters start again at the first page.
+  const key = JSON.stringify(deps.map((d) => (typeof d === 'object' ? null : d)));
+  const [seen, setSeen] = useState<{ key: string; cursors: Array<string | undefined> }>({
+    key,
+    cursors: [undefined],
+  });
+  const cursors = seen.key === key ? seen.cursors : [undefined];
+  const setCursors = (f: (c: Array<string | undefined>) => Array<string | undefined>) =>
+    setSeen({ key, cursors: f(cursors) });
+  const cursor = cursors[cursors.length - 1];
+  const { data, error } = useLoad(() => fetchPage(cursor), [...deps, cursor], everyMs);
+  const nextCursor = data?.next_page ?? null;
+  return {
+    rows: data?.data,
+    error,
+    page: cursors.length,
+    hasNext: nextCursor !== null,
+    hasPrev: cursors.length > 1,
+    next: () => nextCursor !== null && setCursors((c) => [...c, nextCursor]),
+    prev: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
+  };
+}

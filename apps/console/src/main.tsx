@@ -14,6 +14,7 @@ import { VaultsPage } from './pages/vaults';
 import { WebhooksPage } from './pages/webhooks';
 import { DeploymentsPage } from './pages/deployments';
 import { MemoryStoresPage } from './pages/memory-stores';
+import { AuditPage } from './pages/audit';
 import './styles.css';
 
 export const BASE = '/console';
@@ -42,6 +43,7 @@ function App() {
             <a href={`${BASE}/memory_stores`}>Memory Stores</a>
             <a href={`${BASE}/vaults`}>Vaults</a>
             <a href={`${BASE}/webhooks`}>Webhooks</a>
+            <a href={`${BASE}/audit`}>Audit log</a>
           </nav>
           <span class="who" data-testid="key-hint">
             key {keyHint(key)}
@@ -60,6 +62,7 @@ function App() {
             <Route path={`${BASE}/memory_stores`} component={MemoryStoresPage} />
             <Route path={`${BASE}/vaults`} component={VaultsPage} />
             <Route path={`${BASE}/webhooks`} component={WebhooksPage} />
+            <Route path={`${BASE}/audit`} component={AuditPage} />
             <Route default component={SessionsPage} />
           </Router>
         </main>

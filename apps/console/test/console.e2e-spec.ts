@@ -736,4 +736,85 @@ describe('web console in headless Chromium (real API, orchestrator, Temporal, sc
       page.off('dialog', accept);
     }
   }, 180_000);
+
+  it('pages the Sessions list past 50 rows and filters it by Agent and status; inspects an event raw; lists the audit log with filters', async () => {
+    const agent = (await ws.post('/v1/agents', { name: 'pager-agent', model: 'm' })).body;
+    const created: string[] = [];
+    for (let i = 0; i < 51; i++)
+      created.push(
+        (await ws.post('/v1/sessions', { agent: agent.id, environment_id: envId, title: `paged ${i}` })).body
+          .id,
+      );
+    await page.goto(`${origin}/console/`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector(
+      '[data-testid=session-filters] select[name=agent] option[value="' + agent.id + '"]',
+    );
+    await page.select('[data-testid=session-filters] select[name=agent]', agent.id);
+    const rowCount = () => page.$$eval('[data-testid=sessions] tbody tr', (rows) => rows.length);
+    const pageLabel = () => page.$eval('[data-testid=sessions-page]', (e) => (e as HTMLElement).innerText);
+    async function until(ok: () => Promise<boolean>, label: string) {
+      for (let i = 0; i < 200; i++) {
+        if (await ok().catch(() => false)) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`${label}: the page shows\n${await bodyText()}`);
+    }
+    await until(
+      async () => (await rowCount()) === 50 && (await bodyText()).includes('paged 50'),
+      'first page',
+    );
+    expect(await pageLabel()).toBe('page 1');
+    await shot('sessions-page-1');
+    await page.click('[data-testid=sessions-pager] button:last-child');
+    await until(async () => (await rowCount()) === 1 && (await pageLabel()) === 'page 2', 'second page');
+    // Newest first: the 51st row is the first Session created.
+    expect(await bodyText()).toContain('paged 0');
+    await shot('sessions-page-2');
+    await page.click('[data-testid=sessions-pager] button:first-child');
+    await until(
+      async () => (await rowCount()) === 50 && (await pageLabel()) === 'page 1',
+      'back to the first page',
+    );
+    await page.select('[data-testid=session-filters] select[name=status]', 'terminated');
+    await until(async () => (await bodyText()).includes('No Sessions match'), 'status filter');
+
+    // The event inspector: the raw JSON of each event, as the API returned it.
+    await ws.post(`/v1/sessions/${created[0]}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: 'inspect me' }] }],
+    });
+    const [sent] = (await events(created[0]!)).filter((e) => e.type === 'user.message');
+    await page.goto(`${origin}/console/sessions/${created[0]}`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector(`[data-testid=event-raw][data-event-id="${sent!.id}"]`);
+    const raw = await page.$eval(
+      `[data-testid=event-raw][data-event-id="${sent!.id}"] pre`,
+      (e) => e.textContent,
+    );
+    expect(JSON.parse(raw!)).toMatchObject({
+      id: sent!.id,
+      type: 'user.message',
+      processed_at: sent!.processed_at,
+    });
+
+    // The audit log page: the writes above, and a refused one found by its outcome.
+    const refused = await ws.post('/v1/agents', { name: 'no model' });
+    expect(refused.status).toBe(400);
+    await page.goto(`${origin}/console/audit`, { waitUntil: 'networkidle2' });
+    await page.waitForSelector('[data-testid=audit]');
+    await until(
+      async () => (await bodyText()).includes(`POST /v1/sessions/{session_id}/events`),
+      'audit rows',
+    );
+    await page.select('[data-testid=audit-filters] select[name=outcome]', 'failed');
+    const outcomes = () =>
+      page.$$eval('[data-testid=audit-row] .status', (els) => [...new Set(els.map((e) => e.textContent))]);
+    // Filtered: only failed writes, the refused one among them.
+    await until(
+      async () =>
+        JSON.stringify(await outcomes()) === '["failed"]' &&
+        (await bodyText()).includes(refused.headers.get('request-id')!),
+      'the refused write, filtered by outcome',
+    );
+    await shot('audit-log');
+    expect(await page.content()).not.toContain(key);
+  }, 180_000);
 });

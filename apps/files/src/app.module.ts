@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ObjectStore } from '@mango/adapter-object-store';
 import { AuthModule, fairUseSettingsFrom, FairUseModule } from '@mango/feature-auth';
 import { FilesModule } from '@mango/feature-files';
+import { AuditModule, auditSettingsFrom } from '@mango/feature-audit';
 import { IdempotencyModule } from '@mango/feature-idempotency';
 import { MemoryModule } from '@mango/feature-memory';
 import { WorkTokenAuthModule } from '@mango/feature-work';
@@ -24,6 +25,8 @@ export class AppModule {
         FairUseModule.forRoot(fairUseSettingsFrom(env)),
         // Work tokens are resolved (so a live one is 403 where it has no access, a dead one 401).
         WorkTokenAuthModule,
+        // Every write recorded in the audit log once its response finished (after the auth guard).
+        AuditModule.forRoot({ ...auditSettingsFrom(env), serveApi: false }),
         // Idempotency-Key on File uploads only (@IdempotentUpload: the upload commits its key itself).
         IdempotencyModule.forRoot({
           retentionMs: env.MANGO_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,

@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { ObjectStore, s3CredentialsFrom } from '@mango/adapter-object-store';
 import { assertMigrationsApplied } from '@mango/persistence';
 import { loadConfig } from '@mango/platform-config';
-import { createHttpApp } from '@mango/platform-http';
+import { createHttpApp, trustedProxies } from '@mango/platform-http';
 import { createLogger } from '@mango/platform-logging';
 import { MangoMetrics, serveMetrics } from '@mango/platform-metrics';
 import { initTracing } from '@mango/platform-tracing';
@@ -24,12 +24,20 @@ export interface RunningFiles {
 export async function bootstrap(rawEnv?: Record<string, string | undefined>): Promise<RunningFiles> {
   const env = loadConfig(FilesEnv, rawEnv);
   // Normal start only checks the migration ledger; `mango migrate` applies migrations.
-  await assertMigrationsApplied({ url: env.MANGO_DATABASE_URL, applicationName: 'mango-files' });
+  const newerSchema = await assertMigrationsApplied({
+    url: env.MANGO_DATABASE_URL,
+    applicationName: 'mango-files',
+  });
   const log = createLogger({ service: 'files', level: env.MANGO_LOG_LEVEL });
+  if (newerSchema.length)
+    log.warn(
+      { migrations: newerSchema },
+      'running on a schema a newer release expanded (compatible; finish the upgrade)',
+    );
   const store = new ObjectStore({
     endpoint: env.MANGO_S3_ENDPOINT,
-    accessKey: env.MANGO_S3_ACCESS_KEY,
-    secretKey: env.MANGO_S3_SECRET_KEY,
+    // Keys, or the default credential chain (web identity, container, instance profile).
+    ...s3CredentialsFrom(env),
     region: env.MANGO_S3_REGION,
     bucket: env.MANGO_S3_BUCKET,
     payloadSigning: env.MANGO_S3_PAYLOAD_SIGNING,
@@ -43,6 +51,7 @@ export async function bootstrap(rawEnv?: Record<string, string | undefined>): Pr
     keepAliveTimeoutMs: env.MANGO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     jsonShape: { maxDepth: env.MANGO_MAX_JSON_DEPTH, maxValues: env.MANGO_MAX_JSON_VALUES },
     streamedBody: isUploadRequest,
+    trustedProxies: trustedProxies(env.MANGO_TRUSTED_PROXIES),
   });
   const server = app.getHttpServer() as Server;
   server.requestTimeout = env.MANGO_FILES_REQUEST_TIMEOUT_MS;

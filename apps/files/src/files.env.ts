@@ -1,17 +1,21 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import { withS3CredentialsEnv } from '@mango/adapter-object-store';
+import { withAuditEnv } from '@mango/feature-audit';
 import { withRequestRateEnv } from '@mango/feature-auth';
-import { withJsonLimitsEnv } from '@mango/platform-http';
+import { withJsonLimitsEnv, withServingEnv } from '@mango/platform-http';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
 const MIB = 1024 * 1024;
 const TIB = 1024 * 1024 * MIB;
 
 /**
- * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv)
- * apps/files reads, validated once at boot.
+ * Every variable (metrics and tracing: ObservabilityEnv; fair-use request rates: withRequestRateEnv;
+ * MANGO_ENV and trusted proxies: withServingEnv; S3 credentials: withS3CredentialsEnv) apps/files reads, validated once at boot.
  */
-export class FilesEnv extends withJsonLimitsEnv(withRequestRateEnv(ObservabilityEnv)) {
+export class FilesEnv extends withAuditEnv(
+  withServingEnv(withJsonLimitsEnv(withRequestRateEnv(withS3CredentialsEnv(ObservabilityEnv)))),
+) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
 
@@ -26,14 +30,6 @@ export class FilesEnv extends withJsonLimitsEnv(withRequestRateEnv(Observability
 
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_S3_ENDPOINT!: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_ACCESS_KEY!: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_SECRET_KEY!: string;
 
   @IsString()
   MANGO_S3_REGION: string = 'us-east-1';

@@ -7,11 +7,17 @@ import { OrchestratorEnv } from './orchestrator.env';
 import { OutboxRelayService } from './outbox-relay.service';
 import { SessionSweeperService } from './session-sweeper.service';
 import { WebhookRelayService } from './webhook-relay.service';
-import { LOGGER, ORCHESTRATOR_ENV, TemporalWorkerService } from './temporal-worker.service';
+import type { TemporalConnector } from '@mango/platform-temporal';
+import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL, TemporalWorkerService } from './temporal-worker.service';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: OrchestratorEnv, log: Logger, metrics: MangoMetrics): DynamicModule {
+  static forRoot(
+    env: OrchestratorEnv,
+    log: Logger,
+    metrics: MangoMetrics,
+    temporal: TemporalConnector,
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -28,6 +34,7 @@ export class AppModule {
       providers: [
         { provide: ORCHESTRATOR_ENV, useValue: env },
         { provide: LOGGER, useValue: log },
+        { provide: TEMPORAL, useValue: temporal },
         // One per process: the outbox relay's LISTEN wakes the model steps waiting for tool results.
         { provide: SessionWakes, useValue: new SessionWakes() },
         TemporalWorkerService,

@@ -4,7 +4,8 @@ import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
-import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
+import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL } from './temporal-worker.service';
+import type { TemporalConnector } from '@mango/platform-temporal';
 
 /**
  * Runs the Deployment Schedule reconciler every `MANGO_DEPLOYMENT_RECONCILE_SECONDS` (first pass at
@@ -21,14 +22,15 @@ export class DeploymentReconcileService implements OnApplicationBootstrap, OnApp
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
     @Inject(DataSource) private readonly dataSource: DataSource,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const seconds = this.env.MANGO_DEPLOYMENT_RECONCILE_SECONDS;
     if (seconds === 0) return;
-    this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
-    const client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
+    this.connection = await this.temporal.connectClient();
+    const client = new Client({ connection: this.connection, namespace: this.temporal.namespace });
     const reconciler = new DeploymentScheduleReconciler(
       this.dataSource,
       new DeploymentScheduler(client, this.env.MANGO_TASK_QUEUE),

@@ -1,29 +1,18 @@
 import { Type } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  Min,
-  MinLength,
-  ValidateIf,
-} from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { withS3CredentialsEnv } from '@mango/adapter-object-store';
+import { withTemporalEnv } from '@mango/platform-temporal';
 import { ObservabilityEnv } from '@mango/platform-tracing';
 
-/** Every variable (metrics and tracing: ObservabilityEnv) apps/orchestrator reads, validated once at boot. */
-export class OrchestratorEnv extends ObservabilityEnv {
+/**
+ * Every variable (metrics and tracing: ObservabilityEnv; the Temporal connection: withTemporalEnv)
+ * apps/orchestrator reads, validated once at boot.
+ */
+export class OrchestratorEnv extends withS3CredentialsEnv(
+  withTemporalEnv(ObservabilityEnv, { addressRequired: true }),
+) {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'MANGO_DATABASE_URL must be a postgres:// URL' })
   MANGO_DATABASE_URL!: string;
-
-  @Matches(/^[^\s:]+:\d{1,5}$/, { message: 'MANGO_TEMPORAL_ADDRESS must be host:port' })
-  MANGO_TEMPORAL_ADDRESS!: string;
-
-  @IsString()
-  @MinLength(1)
-  MANGO_TEMPORAL_NAMESPACE: string = 'default';
 
   @IsString()
   @MinLength(1)
@@ -287,16 +276,6 @@ export class OrchestratorEnv extends ObservabilityEnv {
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   MANGO_S3_ENDPOINT?: string;
-
-  @ValidateIf((e: OrchestratorEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_ACCESS_KEY?: string;
-
-  @ValidateIf((e: OrchestratorEnv) => e.MANGO_S3_ENDPOINT !== undefined)
-  @IsString()
-  @MinLength(1)
-  MANGO_S3_SECRET_KEY?: string;
 
   @IsString()
   MANGO_S3_REGION: string = 'us-east-1';

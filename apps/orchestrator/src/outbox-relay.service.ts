@@ -29,7 +29,8 @@ import {
   workflowWake,
 } from '@mango/domain-sessions';
 import { OrchestratorEnv } from './orchestrator.env';
-import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
+import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL } from './temporal-worker.service';
+import type { TemporalConnector } from '@mango/platform-temporal';
 
 const BATCH = 100;
 
@@ -63,6 +64,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     @Inject(SessionThreadRepository) private readonly threads: SessionThreadRepository,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
     @Inject(SessionWakes) private readonly wakes: SessionWakes,
+    @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
   ) {
     metrics.gauge(
       'mango_outbox_pending',
@@ -81,12 +83,12 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   async onApplicationBootstrap(): Promise<void> {
     // The worker's native (Rust core) gRPC client: a signal costs a fraction of @grpc/grpc-js's CPU, and
     // the relay signals once per tool result.
-    this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
+    this.connection = await this.temporal.connectNative(NativeConnection);
     // With tracing, Temporal's client interceptor carries the dispatch span's context in the headers of
     // the signal-with-start, where the workflow interceptors continue it.
     this.client = new Client({
       connection: this.connection,
-      namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
+      namespace: this.temporal.namespace,
       interceptors: temporalClientInterceptors(),
     });
     // NOTIFY only says "look now"; after a lost connection the listener reconnects and the sweep and a
@@ -232,6 +234,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     await this.loop?.stop();
+    if (this.connection) this.temporal.release(this.connection);
     await this.connection?.close();
   }
 }

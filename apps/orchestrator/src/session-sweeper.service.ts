@@ -7,7 +7,8 @@ import { MangoMetrics } from '@mango/platform-metrics';
 import { SessionRepository, SessionThreadRepository } from '@mango/persistence';
 import { threadWorkflowId } from '@mango/domain-sessions';
 import { OrchestratorEnv } from './orchestrator.env';
-import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
+import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL } from './temporal-worker.service';
+import type { TemporalConnector } from '@mango/platform-temporal';
 
 /** Sessions looked at per pass (the oldest-updated first); the rest wait for the next pass. */
 const BATCH = 200;
@@ -40,6 +41,7 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
     @Inject(SessionRepository) private readonly sessions: SessionRepository,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
     @Inject(SessionThreadRepository) private readonly threads: SessionThreadRepository,
@@ -55,8 +57,8 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
   async onApplicationBootstrap(): Promise<void> {
     const seconds = this.env.MANGO_SESSION_SWEEP_SECONDS;
     if (seconds === 0) return;
-    this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
-    this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
+    this.connection = await this.temporal.connectClient();
+    this.client = new Client({ connection: this.connection, namespace: this.temporal.namespace });
     this.log.info({ every_seconds: seconds }, 'session sweeper running');
     this.metrics.backgroundLoop('session_sweeper', 'running');
     const tick = () => {

@@ -7,7 +7,7 @@ import {
   McpRuntime,
 } from '@mango/activities';
 import { DeploymentScheduler } from '@mango/feature-deployments';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { WebhookSender } from '@mango/adapter-webhooks';
 import { parseCidrList } from '@mango/domain-webhooks';
 import { McpConnector } from '@mango/adapter-mcp';
@@ -26,14 +26,17 @@ import {
   VaultCredentialRepository,
 } from '@mango/persistence';
 import { keyringFromSettings } from '@mango/platform-secrets';
+import { TemporalConnector } from '@mango/platform-temporal';
 import { DataSource } from 'typeorm';
 import { bundleWorkflowsInThread } from './workflow-bundle';
 import { OrchestratorEnv } from './orchestrator.env';
-import { ObjectStore } from '@mango/adapter-object-store';
+import { ObjectStore, s3CredentialsFrom } from '@mango/adapter-object-store';
 import { McpResultFileStore } from './mcp-result-files';
 
 export const ORCHESTRATOR_ENV = Symbol('ORCHESTRATOR_ENV');
 export const LOGGER = Symbol('LOGGER');
+/** The process's TemporalConnector (@mango/platform-temporal): every Temporal connection is opened through it. */
+export const TEMPORAL = Symbol('TEMPORAL');
 
 /** Runs the Temporal worker for Mango's workflows and activities until the app shuts down. */
 @Injectable()
@@ -48,6 +51,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
     @Inject(SessionWakes) private readonly wakes: SessionWakes,
+    @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
   ) {
     // Read from PostgreSQL at scrape time: cluster-wide, the same on every replica (aggregate with max).
     metrics.gauge(
@@ -67,8 +71,8 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     }
     const store = new ObjectStore({
       endpoint: env.MANGO_S3_ENDPOINT,
-      accessKey: env.MANGO_S3_ACCESS_KEY!,
-      secretKey: env.MANGO_S3_SECRET_KEY!,
+      // Keys, or the default credential chain (web identity, container, instance profile).
+      ...s3CredentialsFrom(env),
       region: env.MANGO_S3_REGION,
       bucket: env.MANGO_S3_BUCKET,
     });
@@ -101,7 +105,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       resultFiles: this.mcpResultFiles(),
       metrics: this.metrics,
     });
-    this.connection = await NativeConnection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
+    this.connection = await this.temporal.connectNative(NativeConnection);
     const endpoint = resolveModelEndpoint(this.env);
     this.log[endpoint.usable ? 'info' : 'warn'](
       { model_endpoint: endpoint.described },
@@ -109,7 +113,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
     );
     this.worker = await Worker.create({
       connection: this.connection,
-      namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
+      namespace: this.temporal.namespace,
       taskQueue: this.env.MANGO_TASK_QUEUE,
       // A prebuilt bundle, or one bundled now in a worker thread (webpack's memory leaves with it).
       workflowBundle: this.env.MANGO_WORKFLOW_BUNDLE
@@ -136,10 +140,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
             this.env.MANGO_FAIR_USE === 'on' ? this.env.MANGO_MAX_RUNNING_SESSIONS_PER_WORKSPACE : null,
           // Auto-pause also pauses the Deployment's Temporal Schedule.
           scheduler: new DeploymentScheduler(
-            new Client({
-              connection: Connection.lazy({ address: this.env.MANGO_TEMPORAL_ADDRESS }),
-              namespace: this.env.MANGO_TEMPORAL_NAMESPACE,
-            }),
+            new Client({ connection: this.temporal.lazyClient(), namespace: this.temporal.namespace }),
             this.env.MANGO_TASK_QUEUE,
           ),
         }),
@@ -178,7 +179,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
       process.exit(1);
     });
     this.log.info(
-      { taskQueue: this.env.MANGO_TASK_QUEUE, namespace: this.env.MANGO_TEMPORAL_NAMESPACE },
+      { taskQueue: this.env.MANGO_TASK_QUEUE, temporal: this.temporal.describe() },
       'temporal worker running',
     );
   }
@@ -186,6 +187,7 @@ export class TemporalWorkerService implements OnApplicationBootstrap, OnApplicat
   async onApplicationShutdown(): Promise<void> {
     if (this.worker && this.worker.getState() === 'RUNNING') this.worker.shutdown();
     await this.running;
+    if (this.connection) this.temporal.release(this.connection);
     await this.connection?.close();
   }
 }

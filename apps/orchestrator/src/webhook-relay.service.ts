@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { WakeLoop, WEBHOOK_DELIVERIES_CHANNEL, WebhookDeliveryRepository } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { OrchestratorEnv } from './orchestrator.env';
-import { LOGGER, ORCHESTRATOR_ENV } from './temporal-worker.service';
+import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL } from './temporal-worker.service';
+import type { TemporalConnector } from '@mango/platform-temporal';
 
 const BATCH = 100;
 const SWEEP_MS = 1000;
@@ -25,13 +26,14 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
     @Inject(WebhookDeliveryRepository) private readonly deliveries: WebhookDeliveryRepository,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.connection = await Connection.connect({ address: this.env.MANGO_TEMPORAL_ADDRESS });
-    this.client = new Client({ connection: this.connection, namespace: this.env.MANGO_TEMPORAL_NAMESPACE });
+    this.connection = await this.temporal.connectClient();
+    this.client = new Client({ connection: this.connection, namespace: this.temporal.namespace });
     this.loop = new WakeLoop({
       url: this.env.MANGO_DATABASE_URL,
       channel: WEBHOOK_DELIVERIES_CHANNEL,

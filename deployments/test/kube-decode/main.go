@@ -2,6 +2,9 @@
 // stdin and decodes every object strictly into its k8s.io/api Go type: an unknown field, a wrong type or an
 // unparsable quantity fails the object. Kinds outside k8s.io/api must be named with -crd Kind (they are
 // reported, not decoded). Prints one line per object and exits 1 when any object fails.
+//
+// With -pod-security LEVEL (privileged, baseline or restricted) every pod template is also evaluated by
+// Pod Security Admission's own evaluator (podsecurity.go); a pod that violates the level fails the run.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -56,6 +60,8 @@ func newObject(apiVersion, kind string) any {
 		return &networkingv1.Ingress{}
 	case "networking.k8s.io/v1/NetworkPolicy":
 		return &networkingv1.NetworkPolicy{}
+	case "autoscaling/v2/HorizontalPodAutoscaler":
+		return &autoscalingv2.HorizontalPodAutoscaler{}
 	case "policy/v1/PodDisruptionBudget":
 		return &policyv1.PodDisruptionBudget{}
 	case "rbac.authorization.k8s.io/v1/Role":
@@ -69,7 +75,16 @@ func newObject(apiVersion, kind string) any {
 func main() {
 	var crds crdList
 	flag.Var(&crds, "crd", "a custom resource kind to accept without decoding (repeatable)")
+	level := flag.String("pod-security", "", "evaluate every pod template against this Pod Security level (restricted, baseline, privileged)")
 	flag.Parse()
+	var psa *podSecurity
+	if *level != "" {
+		var err error
+		if psa, err = newPodSecurity(*level); err != nil {
+			fmt.Printf("FAIL %v\n", err)
+			os.Exit(2)
+		}
+	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(os.Stdin))
 	failed, count := 0, 0
 	for {
@@ -121,8 +136,17 @@ func main() {
 			continue
 		}
 		fmt.Printf("OK   %s\n", id)
+		if psa != nil {
+			psa.check(id, obj)
+		}
 	}
 	fmt.Printf("%d objects, %d failed\n", count, failed)
+	if psa != nil {
+		psa.summary()
+		if psa.violating > 0 {
+			os.Exit(1)
+		}
+	}
 	if failed > 0 || count == 0 {
 		os.Exit(1)
 	}

@@ -1,6 +1,7 @@
 export * from './data-source';
 export * from './entities';
 export * from './migrate';
+export * from './database-contents';
 export * from './migrations';
 export * from './persistence.module';
 export * from './insert-row';
@@ -25,3 +26,4 @@ export * from './sealed-values';
 export * from './vault-credential.repository';
 export * from './request-transaction';
 export * from './idempotency-key.repository';
+export * from './audit-log.repository';

@@ -1,4 +1,4 @@
-module github.com/mango/mango/libs/sdk/go
+module mango.dev/sdk
 
 go 1.26.0
 

@@ -41,6 +41,16 @@ function workflowBundleEnv(entry: string): Record<string, string> {
 }
 
 /**
+ * apps/api refuses to start without MANGO_PUBLIC_BASE_URL outside development (docs/operator-guide.md):
+ * the API started here is reached at its own loopback address, which is what its Work secrets must name.
+ * A test that sets MANGO_ENV or MANGO_PUBLIC_BASE_URL itself gets exactly what it set.
+ */
+function publicBaseUrlEnv(entry: string, env: Record<string, string>): Record<string, string> {
+  if (entry !== 'apps/api/src/main.ts' || 'MANGO_ENV' in env || 'MANGO_PUBLIC_BASE_URL' in env) return {};
+  return env.MANGO_API_PORT ? { MANGO_PUBLIC_BASE_URL: `http://127.0.0.1:${env.MANGO_API_PORT}` } : {};
+}
+
+/**
  * Extra node flags for the apps started here, for profiling a benchmark's server side, e.g.
  * `MANGO_APP_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'` (flags NODE_OPTIONS refuses). Only for
  * the entries named in MANGO_APP_NODE_FLAGS_FOR (comma-separated, e.g. `apps/api/src/main.ts`) when set.
@@ -105,6 +115,7 @@ export async function startApp(
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',
         ...workflowBundleEnv(entry),
+        ...publicBaseUrlEnv(entry, env),
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -20,3 +20,5 @@ export * from './cpu-profile';
 export * from './tcp-gate';
 export * from './raw-request';
 export * from './response-cut-proxy';
+export * from './test-certificates';
+export * from './mtls-proxy';

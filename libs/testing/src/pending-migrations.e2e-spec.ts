@@ -4,6 +4,7 @@ import {
   migrate,
   MIGRATIONS,
   pendingMigrations,
+  SCHEMA_LEVEL,
 } from '@mango/persistence';
 import { freePort, logged, startApp } from './app-process';
 import { freshBucketEnv } from './files-app';
@@ -84,7 +85,7 @@ describe('apps refuse to start while migrations are pending (real PostgreSQL, re
     } finally {
       await ds.destroy();
     }
-    await expect(assertMigrationsApplied({ url: db.url })).resolves.toBeUndefined();
+    await expect(assertMigrationsApplied({ url: db.url })).resolves.toEqual([]);
     const port = await freePort();
     const api = await startApp(
       'apps/api/src/main.ts',
@@ -93,5 +94,27 @@ describe('apps refuse to start while migrations are pending (real PostgreSQL, re
       90_000,
     );
     expect(await api.stop('SIGTERM')).toBe(0);
+  }, 120_000);
+
+  it('an app refuses to start on a schema a newer release contracted past it (a rollback too far)', async () => {
+    const ds = await createDataSource({ url: db.url, poolSize: 1 }).initialize();
+    try {
+      await ds.query('UPDATE schema_compatibility SET min_code_level = $1', [SCHEMA_LEVEL + 1]);
+      const started = startApp(
+        'apps/api/src/main.ts',
+        { MANGO_DATABASE_URL: db.url, MANGO_API_PORT: String(await freePort()), MANGO_LOG_LEVEL: 'info' },
+        logged('never logged: the app must not start'),
+        90_000,
+      );
+      await expect(started).rejects.toThrow(/exited with 1 during start-up/);
+      const output = String(await started.catch((e: Error) => e.message));
+      expect(output).toContain('SchemaTooNewError');
+      expect(output).toContain(
+        `needs level ${SCHEMA_LEVEL + 1} and this build understands level ${SCHEMA_LEVEL}`,
+      );
+    } finally {
+      await ds.query('UPDATE schema_compatibility SET min_code_level = $1', [SCHEMA_LEVEL]);
+      await ds.destroy();
+    }
   }, 120_000);
 });

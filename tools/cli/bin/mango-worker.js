@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // `mango-worker docker` — the Docker supervisor; `mango-worker item` — the runner inside each Work container.
 const path = require('node:path');
+if (['--version', '-V'].includes(process.argv[2])) {
+  // The release version (tools/cli/package.json, kept equal to the root's by tools/release/version.js).
+  process.stdout.write(`${require('../package.json').version}\n`);
+  process.exit(0);
+}
 const [command, ...rest] = process.argv.slice(2);
 if (command === 'volumes') {
   // `mango-worker volumes list|prune [--apply]`: Session workspaces on this Docker host and their orphans.
@@ -32,7 +37,7 @@ for (let i = 0; i < rest.length; i++) {
 const entries = { docker: 'apps/supervisor/src/main.ts', item: 'apps/supervisor/src/item-main.ts' };
 if (!entries[command]) {
   process.stderr.write(
-    'usage: mango-worker docker [--workspace-root DIR] [--custom-tools FILE] | mango-worker item | mango-worker volumes list|prune [--apply]\n',
+    'usage: mango-worker docker [--workspace-root DIR] [--custom-tools FILE] | mango-worker item | mango-worker volumes list|prune [--apply] | mango-worker --version\n',
   );
   process.exit(2);
 }

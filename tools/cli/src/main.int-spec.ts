@@ -13,7 +13,13 @@ import {
   startApi,
   TestDatabase,
 } from '@mango/testing';
-import { createDataSource, MIGRATIONS } from '@mango/persistence';
+import {
+  assertMigrationsApplied,
+  createDataSource,
+  MIGRATIONS,
+  SCHEMA_LEVEL,
+  SchemaTooNewError,
+} from '@mango/persistence';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { Webhook } from 'standardwebhooks';
@@ -306,5 +312,75 @@ describe('mango vault rotate-key (real PostgreSQL)', () => {
     expect(missing.err).toMatch(/wrapped under key new, which is not in the keyring/);
     const rows = await ds.query('SELECT DISTINCT kek_id FROM vault_credentials');
     expect(rows).toEqual([{ kek_id: 'new' }]);
+  });
+});
+
+describe('mango migrate status (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createEmptyDatabase('cli-status');
+  });
+  afterAll(() => db.drop());
+  const names = MIGRATIONS.map((m) => m.name);
+
+  it('on an empty database: every migration pending, exit 1, and nothing written', async () => {
+    const r = await run(db, ['migrate', 'status', '--json']);
+    expect(r.code).toBe(1);
+    const status = JSON.parse(r.out);
+    expect(status).toMatchObject({
+      pending: names,
+      applied: [],
+      unknown: [],
+      requiredLevel: null,
+      ok: false,
+    });
+    expect(status.reason).toContain('run `mango migrate`');
+    const ds = await createDataSource({ url: db.url, poolSize: 1 }).initialize();
+    try {
+      expect(await ds.query("SELECT to_regclass('mango_migrations') AS t")).toEqual([{ t: null }]);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('after `migrate`: nothing pending, the level the build understands, exit 0', async () => {
+    expect((await run(db, ['migrate'])).out).toMatch(new RegExp(`applied ${names.length} migration`));
+    const r = await run(db, ['migrate', 'status']);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('pending: none');
+    expect(r.out).toContain(
+      `schema level: database requires ${SCHEMA_LEVEL}, this build understands ${SCHEMA_LEVEL}`,
+    );
+    expect(r.out).toContain('this build can serve on this database\n');
+  });
+
+  it('a newer release that only expanded the schema: still served, its migration named', async () => {
+    const ds = await createDataSource({ url: db.url, poolSize: 1 }).initialize();
+    try {
+      await ds.query(
+        "INSERT INTO mango_migrations (timestamp, name) VALUES (1899999999999, 'AddFutureColumn1899999999999')",
+      );
+      const r = await run(db, ['migrate', 'status', '--json']);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.out)).toMatchObject({
+        ok: true,
+        unknown: ['AddFutureColumn1899999999999'],
+        newerCompatible: ['AddFutureColumn1899999999999'],
+      });
+      await expect(assertMigrationsApplied({ url: db.url })).resolves.toEqual([
+        'AddFutureColumn1899999999999',
+      ]);
+
+      // The same release then contracts the schema: this build refuses, saying what to do.
+      await ds.query('UPDATE schema_compatibility SET min_code_level = $1', [SCHEMA_LEVEL + 1]);
+      const refused = await run(db, ['migrate', 'status']);
+      expect(refused.code).toBe(1);
+      expect(refused.out).toContain(
+        `this build would refuse to start: the database schema needs level ${SCHEMA_LEVEL + 1} and this build understands level ${SCHEMA_LEVEL}`,
+      );
+      await expect(assertMigrationsApplied({ url: db.url })).rejects.toThrow(SchemaTooNewError);
+    } finally {
+      await ds.destroy();
+    }
   });
 });

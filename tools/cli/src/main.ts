@@ -2,16 +2,27 @@ import { Command, CommanderError } from 'commander';
 import { DomainError, ErrorCode } from '@mango/domain-kernel';
 import { ApiKeysService } from '@mango/feature-auth';
 import { rotateVaultKeys, vaultKeyringFrom } from '@mango/feature-vaults';
-import { createDataSource, migrate, resealStoredSecrets, sealedKeyUsage } from '@mango/persistence';
+import {
+  checkSchema,
+  createDataSource,
+  migrate,
+  resealStoredSecrets,
+  schemaStatus,
+  sealedKeyUsage,
+} from '@mango/persistence';
 import { generateKeyringEntry, Keyring, keyringFromSettings, KeyringError } from '@mango/platform-secrets';
 import { MangoClient } from '@mango/sdk';
+import { registerBackupCommands } from './backup/commands';
 import { connectSession, Connection, resolveConnection, UsageError } from './connect';
 import { rotateText, statusReport, statusText } from './keyring-report';
+import { schemaStatusText } from './schema-status-text';
+import { cliVersion } from './version';
 import { addressOf, listenForWebhooks } from './webhook-listen';
 
 /**
  * `mango` — operator commands that talk to PostgreSQL directly (MANGO_DATABASE_URL):
  *   mango migrate
+ *   mango migrate status [--json]          (applied/pending/newer migrations, schema level; exit 1 if refused)
  *   mango api-key create -workspace W [-environment E] -label L   (prints the key once)
  *   mango api-key list -workspace W
  *   mango api-key revoke -id K
@@ -27,8 +38,10 @@ import { addressOf, listenForWebhooks } from './webhook-listen';
  *   mango keyring rotate [--batch-size N]  (re-seal everything under the active key; exit 1 while any is left)
  *   mango keyring new-key --id ID          (prints a fresh `id:base64key` entry)
  *   mango vault rotate-key                 (older, Vault credentials only; reads MANGO_VAULT_KEYRING)
+ *   mango backup --out F … | mango restore --in F …   (encrypted archive: database, objects, keyring)
  * The keyring commands read MANGO_KEYRING or MANGO_KEYRING_FILE (and the older MANGO_VAULT_KEYRING and
  * MANGO_WEBHOOK_SECRETS_KEY) as the apps do (docs/operator-guide.md, Keyring).
+ *   mango --version                        (the release version, docs/versioning.md)
  * Single-dash long options (as documented) and the usual double-dash forms are both accepted.
  */
 const LONG_OPTIONS = [
@@ -120,10 +133,13 @@ class ApiCallError extends Error {}
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
-  const program = new Command('mango').description('Mango operator CLI').exitOverride();
+  const program = new Command('mango')
+    .description('Mango operator CLI')
+    .version(cliVersion(), '-V, --version', 'print the version')
+    .exitOverride();
   program.configureOutput({ writeOut: io.out, writeErr: io.err });
 
-  program
+  const migrateCommand = program
     .command('migrate')
     .description('apply pending database migrations (under an advisory lock)')
     .action(async () => {
@@ -133,6 +149,24 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n`
           : 'database is up to date\n',
       );
+    });
+  migrateCommand
+    .command('status')
+    .description(
+      'show applied, pending and newer-release migrations and the schema level; exits 1 when this build ' +
+        'would refuse to start on the database (pending migrations, or a schema contracted past it)',
+    )
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const status = await withDatabase(io, schemaStatus);
+      let verdict: { ok: true; newerCompatible: string[] } | { ok: false; reason: string };
+      try {
+        verdict = { ok: true, ...checkSchema(status) };
+      } catch (e) {
+        verdict = { ok: false, reason: (e as Error).message };
+      }
+      io.out(o.json ? `${JSON.stringify({ ...status, ...verdict })}\n` : schemaStatusText(status, verdict));
+      if (!verdict.ok) throw new DomainError(ErrorCode.Conflict, verdict.reason);
     });
 
   const apiKey = program.command('api-key').description('issue, list and revoke API keys');
@@ -435,6 +469,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           `${r.remaining} credential(s) still use old keys: run again`,
         );
     });
+
+  registerBackupCommands(program, io); // mango backup | restore (docs/operations.md, "Backup and restore")
 
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });

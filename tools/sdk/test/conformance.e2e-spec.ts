@@ -1,5 +1,13 @@
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -18,9 +26,11 @@ import {
 } from '@mango/testing';
 
 /**
- * The three conformance programs (tools/sdk/conformance/{typescript,python,go}), each run from its built
- * package — the `npm pack` tarball installed into a fresh directory, the wheel pip-installed into a fresh
- * target, the Go module through `replace` with GOFLAGS=-mod=mod — against real processes: apps/api,
+ * The three conformance programs (tools/sdk/conformance/{typescript,python,go}), each run from the files
+ * `npm run release` makes (tools/release/release.sh --only sdks, checked against its SHA256SUMS), installed
+ * offline into an empty project — the npm tarball with `npm install --offline`, the wheel into a fresh venv
+ * with `pip install --no-index`, the Go module with `go get mango.dev/sdk@v<version>` from the release's
+ * GOPROXY directory (no code host, an empty module cache) — against real processes: apps/api,
  * apps/files (S3), the orchestrator (Temporal) with the scripted model, behind one ingress. Each creates
  * an Agent and a budgeted Session, runs a scripted turn, reads usage and list_cost in the Session and in
  * the session.usage event, streams with Last-Event-ID resume, pages, and moves a ≥ 5 MiB binary File.
@@ -32,6 +42,11 @@ import {
  */
 
 const ROOT = join(__dirname, '../../..');
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+/** The Python spelling of VERSION (PEP 440: 1.0.0rc1 for 1.0.0-rc.1), as the wheel's name and __version__. */
+const PY_VERSION = execFileSync('node', [join(ROOT, 'tools/release/version.js'), 'python'], {
+  encoding: 'utf8',
+}).trim();
 
 interface Run {
   code: number | null;
@@ -106,8 +121,19 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
   let ingress: { url: string; close(): Promise<void> };
   let env: Record<string, string>;
   let work: string;
+  let release: string;
 
   beforeAll(async () => {
+    // The release's SDK files, made first (the same script `npm run release` runs) and verified.
+    work = mkdtempSync(join(tmpdir(), 'mango-sdk-conformance-'));
+    release = join(work, 'release');
+    await ok(
+      'bash',
+      [join(ROOT, 'tools/release/release.sh'), VERSION, '--only', 'sdks', '--out', release],
+      ROOT,
+    );
+    await ok('sha256sum', ['--check', '--strict', '--quiet', 'SHA256SUMS'], release);
+
     // Work secrets name the ingress (as MANGO_PUBLIC_BASE_URL does in a deployment): the Go worker
     // reads the Session's Skills (/v1/skills*, apps/files) at the secret's api_base_url.
     const ingressPort = await freePort();
@@ -142,8 +168,7 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
       MANGO_WORKER_ENVIRONMENT_ID: workers.id,
       MANGO_WORKER_ENVIRONMENT_KEY: workers.key,
     };
-    work = mkdtempSync(join(tmpdir(), 'mango-sdk-conformance-'));
-  }, 300_000);
+  }, 600_000);
 
   afterAll(async () => {
     await ingress?.close();
@@ -152,16 +177,12 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
     await files?.app.stop();
     if (s3) await dropBucket(s3).catch(() => undefined);
     await api?.close();
+    // The Go module cache is read-only by default; -modcacherw (ensure-tools.sh) keeps it removable.
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('TypeScript: the packed @mango/sdk, installed from its tarball', async () => {
-    const tarball = (
-      await ok('bash', [join(ROOT, 'tools/sdk/pack-typescript.sh'), join(work, 'ts-pack')], ROOT)
-    )
-      .trim()
-      .split('\n')
-      .at(-1)!;
+  it("TypeScript: the release's @mango/sdk tarball, installed offline into an empty project", async () => {
+    const tarball = join(release, 'npm', `mango-sdk-${VERSION}.tgz`);
     const app = join(work, 'ts-app');
     mkdirSync(app);
     writeFileSync(
@@ -175,7 +196,7 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
       JSON.stringify({
         compilerOptions: {
           strict: true,
-          module: 'commonjs',
+          module: 'nodenext',
           target: 'ES2022',
           lib: ['ES2023'],
           types: ['node'],
@@ -188,29 +209,66 @@ describe('SDK conformance programs (npm tarball, wheel, Go module) against real 
     await ok('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], app);
     const out = await ok('node', [join(app, 'out/conformance.js')], app, env);
     expect(out).toContain('CONFORMANCE OK typescript');
+    expect(readdirSync(join(app, 'node_modules/@mango/sdk/dist'))).toContain('index.mjs');
   }, 600_000);
 
-  it('Python: the mango-sdk wheel, pip-installed (sync and async clients)', async () => {
-    const wheel = (
-      await ok('bash', [join(ROOT, 'tools/sdk/run.sh'), 'python-wheel', join(work, 'py-dist')], ROOT)
-    )
-      .trim()
-      .split('\n')
-      .at(-1)!;
-    const site = join(work, 'py-site');
-    const script = `. tools/sdk/ensure-tools.sh && "$SDK_PY" -m pip install -q --no-deps --disable-pip-version-check --target "$0" "$1" && cd "$0/.." && PYTHONPATH="$0" "$SDK_PY" "$2"`;
+  it("Python: the release's mango-sdk wheel, pip-installed with --no-index into a fresh venv (sync and async clients)", async () => {
+    const wheel = join(release, 'python', `mango_sdk-${PY_VERSION}-py3-none-any.whl`);
+    expect(readdirSync(join(release, 'python')).sort()).toEqual([
+      `mango_sdk-${PY_VERSION}-py3-none-any.whl`,
+      `mango_sdk-${PY_VERSION}.tar.gz`,
+    ]);
+    // A fresh venv with nothing from an index: its dependencies (httpx, typing_extensions) are visible
+    // through a .pth file naming the SDK tools' site-packages, so pip resolves the wheel's declared
+    // requirements without downloading anything, and only the wheel's copy of mango_sdk is importable.
+    const venv = join(work, 'py-venv');
+    const script = `. tools/sdk/ensure-tools.sh
+      "$SDK_PY" -m venv "$0"
+      site=$("$SDK_PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+      own=$("$0/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+      echo "$site" > "$own/mango-sdk-tools.pth"
+      "$0/bin/python" -m pip install -q --no-index --disable-pip-version-check "$1"
+      cd "$0" && "$0/bin/python" "$2"`;
     const out = await ok(
       'bash',
-      ['-c', script, site, wheel, join(ROOT, 'tools/sdk/conformance/python/conformance.py')],
+      ['-c', script, venv, wheel, join(ROOT, 'tools/sdk/conformance/python/conformance.py')],
       ROOT,
       { ...env, MANGO_SDK_SOURCE: join(ROOT, 'libs/sdk/python'), PYTHONDONTWRITEBYTECODE: '1' },
     );
-    expect(out).toContain('CONFORMANCE OK python');
+    expect(out).toContain(`CONFORMANCE OK python ${PY_VERSION}`);
   }, 600_000);
 
-  it('Go: the SDK module via replace, including EnvironmentWorker: a healthcheck and a bash tool turn reading a staged Skill and a mounted Memory Store', async () => {
-    const script = `. tools/sdk/ensure-tools.sh && cd tools/sdk/conformance/go && GOFLAGS="$GOFLAGS -mod=mod" "$SDK_GO" run .`;
-    const out = await ok('bash', ['-c', script], ROOT, env);
+  it("Go: the release's module zip, required as mango.dev/sdk v<version> by an empty module and fetched from the release's GOPROXY directory, including EnvironmentWorker: a healthcheck and a bash tool turn reading a staged Skill and a mounted Memory Store", async () => {
+    // An empty module with the conformance program and the go.mod that `go get mango.dev/sdk@v<version>
+    // && go mod tidy` writes: the SDK and, as indirect requirements, the SDK's own (its go.mod's require
+    // blocks); go.sum starts as the SDK's. The module cache is empty, so the SDK can only come from the
+    // release's zip (GOPROXY=file://<release>/go); its dependencies come from the SDK tools' module cache,
+    // read as a second file proxy. Nothing is fetched from the network: the SDK's sum is in no checksum
+    // database yet (GONOSUMDB), its dependencies' are in go.sum.
+    const app = join(work, 'go-app');
+    mkdirSync(app);
+    copyFileSync(join(ROOT, 'tools/sdk/conformance/go/main.go'), join(app, 'main.go'));
+    const sdkMod = readFileSync(join(ROOT, 'libs/sdk/go/go.mod'), 'utf8');
+    const indirect = sdkMod
+      .slice(sdkMod.indexOf('\nrequire'))
+      .replace(/^(\t?(?:require )?\S+ v\S+)$/gm, '$1 // indirect');
+    writeFileSync(
+      join(app, 'go.mod'),
+      `module conformance\n\ngo 1.26.0\n\nrequire mango.dev/sdk v${VERSION}\n${indirect}`,
+    );
+    copyFileSync(join(ROOT, 'libs/sdk/go/go.sum'), join(app, 'go.sum'));
+    const script = `. tools/sdk/ensure-tools.sh
+      export GOPROXY="file://$0,file://$GOMODCACHE/cache/download" GONOSUMDB=mango.dev/sdk GOMODCACHE="$1"
+      cd "$2" && GOFLAGS="$GOFLAGS -mod=mod" "$SDK_GO" run .`;
+    const out = await ok(
+      'bash',
+      ['-c', script, join(release, 'go'), join(work, 'go-modcache'), app],
+      ROOT,
+      env,
+    );
+    // The SDK was extracted from the release's zip into the test's own module cache.
+    expect(readdirSync(join(work, 'go-modcache/mango.dev'))).toEqual([`sdk@v${VERSION}`]);
+    expect(readFileSync(join(app, 'go.sum'), 'utf8')).toContain(`mango.dev/sdk v${VERSION} h1:`);
     expect(out).toContain('CONFORMANCE OK go');
     // The bash call reached the scripted model's second request as a tool result.
     const bashTurns = model.requests.filter((r) =>

@@ -306,7 +306,29 @@ function Block({ block, tools }: { block: TranscriptBlock; tools: Map<string, To
   );
 }
 
-function EventRow({ event: e, tools }: { event: ConsoleEvent; tools: Map<string, ToolCallState> }) {
+/** One event as the transcript shows it, then its raw JSON (id, timing, usage) behind a disclosure. */
+function EventRow(props: { event: ConsoleEvent; tools: Map<string, ToolCallState> }) {
+  return (
+    <>
+      <EventBody {...props} />
+      <Inspect event={props.event} />
+    </>
+  );
+}
+
+/** The event inspector: the event exactly as the API returned it, with when it was processed. */
+function Inspect({ event: e }: { event: ConsoleEvent }) {
+  return (
+    <details class="raw" data-testid="event-raw" data-event-id={e.id}>
+      <summary class="dim">
+        {e.type} · {when(e.processed_at)} · raw
+      </summary>
+      <pre>{JSON.stringify(e, null, 2)}</pre>
+    </details>
+  );
+}
+
+function EventBody({ event: e, tools }: { event: ConsoleEvent; tools: Map<string, ToolCallState> }) {
   const anchor = (
     <a class="anchor dim" href={`#${e.id}`} title={e.id}>
       #

@@ -1,18 +1,84 @@
 import type { Session } from '@mango/sdk';
+import { useState } from 'preact/hooks';
 import { useClient } from '../api';
-import { useLoad, when } from '../hooks';
+import { useLoad, usePaged, when } from '../hooks';
 import { formatMoney, usageView } from '../transcript';
+import { Pager } from './pager';
 
-/** Sessions list: status, Agent, usage, cost against budget, created, updated — newest first, refreshed every 5 s. */
+export const SESSIONS_PER_PAGE = 50;
+const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
+
+/**
+ * Sessions list: status, Agent, usage, cost against budget, created, updated — newest first, 50 a page through
+ * the list's cursor, filtered by status, Agent and creation time, the page shown refreshed every 5 s.
+ */
 export function SessionsPage() {
   const client = useClient();
-  const { data, error } = useLoad(() => client.sessions.list({ limit: 50 }), [client], 5000);
+  const [status, setStatus] = useState('');
+  const [agentId, setAgentId] = useState('');
+  const [since, setSince] = useState('');
+  const agents = useLoad(() => client.agents.list({ limit: 100 }), [client]);
+  const sinceIso = since && !Number.isNaN(Date.parse(since)) ? new Date(since).toISOString() : '';
+  const paged = usePaged(
+    (page) =>
+      client.sessions.list({
+        limit: SESSIONS_PER_PAGE,
+        ...(page ? { page } : {}),
+        ...(status ? { 'statuses[]': [status] } : {}),
+        ...(agentId ? { agent_id: agentId } : {}),
+        ...(sinceIso ? { 'created_at[gte]': sinceIso } : {}),
+      } as never) as unknown as Promise<{ data: Session[]; next_page: string | null }>,
+    [client, status, agentId, sinceIso],
+    5000,
+  );
+  const rows = paged.rows;
   return (
     <section>
       <h1>Sessions</h1>
-      {error && <p class="error">{error}</p>}
-      {data && data.data.length === 0 && <p>No Sessions yet.</p>}
-      {data && data.data.length > 0 && (
+      <form class="filters" data-testid="session-filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Status{' '}
+          <select
+            name="status"
+            value={status}
+            onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}
+          >
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Agent{' '}
+          <select
+            name="agent"
+            value={agentId}
+            onChange={(e) => setAgentId((e.target as HTMLSelectElement).value)}
+          >
+            <option value="">any</option>
+            {(agents.data?.data ?? []).map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Created since{' '}
+          <input
+            type="datetime-local"
+            name="since"
+            value={since}
+            onChange={(e) => setSince((e.target as HTMLInputElement).value)}
+          />
+        </label>
+      </form>
+      {paged.error && <p class="error">{paged.error}</p>}
+      {rows && rows.length === 0 && <p>No Sessions{status || agentId || sinceIso ? ' match' : ' yet'}.</p>}
+      {rows && rows.length > 0 && (
         <table class="list" data-testid="sessions">
           <thead>
             <tr>
@@ -26,7 +92,7 @@ export function SessionsPage() {
             </tr>
           </thead>
           <tbody>
-            {data.data.map((s: Session) => {
+            {rows.map((s: Session) => {
               const u = usageView(s.usage as Record<string, unknown>, s.budget as never);
               const agent = s.agent as { id: string; name?: string; version?: number };
               return (
@@ -55,6 +121,7 @@ export function SessionsPage() {
           </tbody>
         </table>
       )}
+      <Pager paged={paged} testid="sessions" />
     </section>
   );
 }

@@ -1,1 +1,3 @@
 export * from './object-store';
+export * from './s3-credentials';
+export * from './metadata-credentials';

@@ -1,10 +1,19 @@
-import { Client } from 'minio';
+import { Client, IamAwsProvider } from 'minio';
+import { MetadataCredentialProvider } from './metadata-credentials';
+import type { CredentialChainSource } from './s3-credentials';
 
 export interface ObjectStoreSettings {
   /** e.g. http://127.0.0.1:17070 */
   endpoint: string;
-  accessKey: string;
-  secretKey: string;
+  /**
+   * Static keys (with `secretKey`, and `sessionToken` for temporary ones). Without them the minio client's
+   * IamAwsProvider finds credentials: web identity, container endpoint, instance profile (s3-credentials.ts).
+   */
+  accessKey?: string;
+  secretKey?: string;
+  sessionToken?: string;
+  /** Without keys: where temporary credentials come from (`s3CredentialsFrom`); default the instance profile. */
+  chain?: CredentialChainSource;
   region: string;
   bucket: string;
   /**
@@ -37,8 +46,14 @@ export class ObjectStore {
       endPoint: url.hostname,
       port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
       useSSL: url.protocol === 'https:',
-      accessKey: settings.accessKey,
-      secretKey: settings.secretKey,
+      ...(settings.accessKey
+        ? {
+            accessKey: settings.accessKey,
+            secretKey: settings.secretKey,
+            sessionToken: settings.sessionToken,
+          }
+        : // One provider for both clients: it caches the credentials and refreshes them before expiry.
+          { credentialsProvider: chainProvider(settings.chain ?? { kind: 'instance', endpoint: IMDS }) }),
       region: settings.region,
       pathStyle: true,
     };
@@ -105,4 +120,13 @@ export class ObjectStore {
       clearTimeout(timer);
     }
   }
+}
+
+const IMDS = 'http://169.254.169.254';
+
+/** The minio credential provider of a chain source. */
+function chainProvider(source: CredentialChainSource): IamAwsProvider | MetadataCredentialProvider {
+  // minio's IamAwsProvider reads AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN and AWS_REGION and asks AWS STS.
+  if (source.kind === 'web_identity') return new IamAwsProvider({});
+  return new MetadataCredentialProvider(source);
 }

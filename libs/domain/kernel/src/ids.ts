@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   apiKey: 'key_',
   workspace: 'wrkspc_',
   request: 'req_',
+  auditEntry: 'audit_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

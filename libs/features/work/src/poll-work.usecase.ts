@@ -57,7 +57,6 @@ export class PollWorkUseCase {
     environmentId: string,
     query: Record<string, unknown>,
     workerHeader: unknown,
-    origin: () => string,
   ): Promise<WorkView | Record<string, never>> {
     const input = parsePollQuery(query, workerHeader);
     const env = environmentPrincipal(p, environmentId);
@@ -65,7 +64,7 @@ export class PollWorkUseCase {
     for (;;) {
       const subscription = input.blockMs > 0 ? this.notifier.subscribe(environmentId) : undefined;
       try {
-        const attempt = await this.attempt(env.keyId, environmentId, input, origin);
+        const attempt = await this.attempt(env.keyId, environmentId, input);
         const step = nextPollStep(
           { claimed: attempt.work !== null, nextWakeMs: attempt.nextWakeMs },
           deadline - Date.now(),
@@ -92,13 +91,12 @@ export class PollWorkUseCase {
     keyId: string,
     environmentId: string,
     input: ReturnType<typeof parsePollQuery>,
-    origin: () => string,
   ): Promise<Attempt> {
     const token = generateCredential('workToken');
     const secret = (traceparent?: string) =>
       encodeWorkSecret({
         sessions_token: token,
-        api_base_url: this.settings.publicBaseUrl ?? origin(),
+        api_base_url: this.settings.publicBaseUrl,
         ...(traceparent ? { traceparent } : {}),
       });
     const out = await claimOne(this.dataSource, {

@@ -1,7 +1,6 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { AllowCredentials, CurrentPrincipal, Principal } from '@mango/feature-auth';
 import { IdempotentByProtocol } from '@mango/feature-idempotency';
-import type { Request } from 'express';
 import { PollWorkUseCase } from './poll-work.usecase';
 import { WorkTransitionsService } from './work-transitions.service';
 import { WorkService } from './work.service';
@@ -35,10 +34,8 @@ export class WorkController {
     @Param('environmentId') env: string,
     @Query() q: Q,
     @Headers('anthropic-worker-id') worker: unknown,
-    @Req() req: Request,
   ) {
-    // The request's origin is read only when MANGO_PUBLIC_BASE_URL is not set (and only for a claim).
-    return this.pollWork.execute(p, env, q, worker, () => `${req.protocol}://${req.get('host')}`);
+    return this.pollWork.execute(p, env, q, worker);
   }
 
   @Get('stats')

@@ -17,6 +17,8 @@ import { AddWorkClaimIndexes1796323337434 } from './1796323337434-AddWorkClaimIn
 import { AddVaultCredentialRefreshClaims1796661162194 } from './1796661162194-AddVaultCredentialRefreshClaims';
 import { AddSessionTurnsIndex1796662908196 } from './1796662908196-AddSessionTurnsIndex';
 import { CreateIdempotencyKeys1796700000000 } from './1796700000000-CreateIdempotencyKeys';
+import { CreateSchemaCompatibility1796800000000 } from './1796800000000-CreateSchemaCompatibility';
+import { CreateAuditLog1796800000001 } from './1796800000001-CreateAuditLog';
 
 /** Every migration, in order, as an imported array. Landed migrations are immutable. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -38,4 +40,6 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AddVaultCredentialRefreshClaims1796661162194,
   AddSessionTurnsIndex1796662908196,
   CreateIdempotencyKeys1796700000000,
+  CreateSchemaCompatibility1796800000000,
+  CreateAuditLog1796800000001,
 ];

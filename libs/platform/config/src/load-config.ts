@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
+import { configRulesOf } from './config-rules';
 
 /** One error that names every bad variable, so an operator fixes them all in one go. */
 export class ConfigError extends Error {
@@ -20,7 +21,8 @@ function describe(errors: ValidationError[], prefix = ''): string[] {
 
 /**
  * Validates the process environment against an app's env DTO (class-validator decorators, with
- * `@Type(() => Number)` etc. for conversion) once at boot. The only place that reads process.env.
+ * `@Type(() => Number)` etc. for conversion, and the DTO's rules across settings, `ConfigRules`) once at
+ * boot. The only place that reads process.env.
  */
 export function loadConfig<T extends object>(
   dto: new () => T,
@@ -30,6 +32,8 @@ export function loadConfig<T extends object>(
 ): T {
   const instance = plainToInstance(dto, { ...env, ...overrides }, { enableImplicitConversion: false });
   const errors = validateSync(instance, { whitelist: false, forbidUnknownValues: false });
-  if (errors.length > 0) throw new ConfigError(describe(errors));
+  // Then the rules across settings (ConfigRules): every problem of both kinds in one error.
+  const problems = [...describe(errors), ...configRulesOf(dto).flatMap((rule) => rule(instance))];
+  if (problems.length > 0) throw new ConfigError(problems);
   return instance;
 }

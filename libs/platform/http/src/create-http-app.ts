@@ -50,6 +50,11 @@ export interface HttpAppOptions {
    * reset. Above the usual balancer idle timeout (60 s), the balancer closes first.
    */
   keepAliveTimeoutMs?: number;
+  /**
+   * The proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (Express's `trust proxy`;
+   * MANGO_TRUSTED_PROXIES, parsed by `parseTrustedProxies`). Empty or unset: none, the peer is the client.
+   */
+  trustedProxies?: string[];
   /** Mounts plain Express handlers (e.g. static files) after the request middleware, before the routes. */
   beforeRoutes?: (app: NestExpressApplication) => void;
 }
@@ -75,6 +80,8 @@ export async function createHttpApp(
   // on every request for a conditional GET no Mango client makes (docs/api-guide.md).
   express.set('etag', false);
   express.set('query parser', 'extended');
+  // req.ip and req.protocol (access log) come from X-Forwarded-* only when the peer is a trusted proxy.
+  express.set('trust proxy', options.trustedProxies?.length ? options.trustedProxies : false);
   // The per-request middleware is two Express layers, not six: Express walks its stack layer by layer for
   // every request, and Poll and Ack are the requests every supervisor repeats.
   app.use(perRequest(options.log, options.metrics));
@@ -214,6 +221,8 @@ function accessLog(log: Logger, metrics?: MangoMetrics) {
           request_id: req.requestId,
           method: req.method,
           path: req.path,
+          client_ip: req.ip,
+          protocol: req.protocol,
           status: res.statusCode,
           ms: Math.round(ms * 10) / 10,
         },

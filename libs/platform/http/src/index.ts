@@ -14,3 +14,6 @@ export * from './run-main';
 export * from './storable-text';
 export * from './sse-writer';
 export * from './json-limits-env';
+export * from './public-base-url';
+export * from './serving-env';
+export * from './trusted-proxies';

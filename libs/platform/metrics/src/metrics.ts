@@ -216,7 +216,10 @@ export interface MetricsServer {
 
 /**
  * The internal metrics listener: `GET /metrics` on its own host/port (never the public API port, so no
- * ingress route reaches it unless an operator adds one). Anything else is 404.
+ * ingress route reaches it unless an operator adds one), and `GET /healthz`, the liveness answer of the
+ * processes without an HTTP port (orchestrator, supervisor; the Helm chart probes it): answered from the
+ * event loop without collecting any metric, and only once the app has booted (the listener opens after
+ * `app.init()`). Anything else is 404.
  */
 export async function startMetricsServer(
   metrics: MangoMetrics,
@@ -224,7 +227,13 @@ export async function startMetricsServer(
 ): Promise<MetricsServer> {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+    const readOnly = req.method === 'GET' || req.method === 'HEAD';
+    if (path === '/healthz' && readOnly) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(req.method === 'HEAD' ? undefined : '{"status":"ok"}');
+      return;
+    }
+    if (path !== '/metrics' || !readOnly) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }

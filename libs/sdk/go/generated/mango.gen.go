@@ -18,6 +18,60 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AuditEntryActorType.
+const (
+	EnvironmentKey AuditEntryActorType = "environment_key"
+	WorkToken      AuditEntryActorType = "work_token"
+	WorkspaceKey   AuditEntryActorType = "workspace_key"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryActorType enum.
+func (e AuditEntryActorType) Valid() bool {
+	switch e {
+	case EnvironmentKey:
+		return true
+	case WorkToken:
+		return true
+	case WorkspaceKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEntryOutcome.
+const (
+	AuditEntryOutcomeFailed    AuditEntryOutcome = "failed"
+	AuditEntryOutcomeSucceeded AuditEntryOutcome = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryOutcome enum.
+func (e AuditEntryOutcome) Valid() bool {
+	switch e {
+	case AuditEntryOutcomeFailed:
+		return true
+	case AuditEntryOutcomeSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEntryType.
+const (
+	AuditEntryTypeAuditEntry AuditEntryType = "audit_entry"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryType enum.
+func (e AuditEntryType) Valid() bool {
+	switch e {
+	case AuditEntryTypeAuditEntry:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AutoEvaluationEvaluatedPermission1ReasonCode.
 const (
 	JudgeFailed     AutoEvaluationEvaluatedPermission1ReasonCode = "judge_failed"
@@ -1254,6 +1308,63 @@ func (e AgentsVersionsList429JSONResponseBodyErrorDetailsScope) Valid() bool {
 	case AgentsVersionsList429JSONResponseBodyErrorDetailsScopeCredential:
 		return true
 	case AgentsVersionsList429JSONResponseBodyErrorDetailsScopeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditLogListParamsOutcome.
+const (
+	AuditLogListParamsOutcomeFailed    AuditLogListParamsOutcome = "failed"
+	AuditLogListParamsOutcomeSucceeded AuditLogListParamsOutcome = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the AuditLogListParamsOutcome enum.
+func (e AuditLogListParamsOutcome) Valid() bool {
+	switch e {
+	case AuditLogListParamsOutcomeFailed:
+		return true
+	case AuditLogListParamsOutcomeSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditLogList429JSONResponseBodyErrorDetailsLimit.
+const (
+	AuditLogList429JSONResponseBodyErrorDetailsLimitRequests        AuditLogList429JSONResponseBodyErrorDetailsLimit = "requests"
+	AuditLogList429JSONResponseBodyErrorDetailsLimitRunningSessions AuditLogList429JSONResponseBodyErrorDetailsLimit = "running_sessions"
+	AuditLogList429JSONResponseBodyErrorDetailsLimitStreams         AuditLogList429JSONResponseBodyErrorDetailsLimit = "streams"
+)
+
+// Valid indicates whether the value is a known member of the AuditLogList429JSONResponseBodyErrorDetailsLimit enum.
+func (e AuditLogList429JSONResponseBodyErrorDetailsLimit) Valid() bool {
+	switch e {
+	case AuditLogList429JSONResponseBodyErrorDetailsLimitRequests:
+		return true
+	case AuditLogList429JSONResponseBodyErrorDetailsLimitRunningSessions:
+		return true
+	case AuditLogList429JSONResponseBodyErrorDetailsLimitStreams:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditLogList429JSONResponseBodyErrorDetailsScope.
+const (
+	AuditLogList429JSONResponseBodyErrorDetailsScopeCredential AuditLogList429JSONResponseBodyErrorDetailsScope = "credential"
+	AuditLogList429JSONResponseBodyErrorDetailsScopeWorkspace  AuditLogList429JSONResponseBodyErrorDetailsScope = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AuditLogList429JSONResponseBodyErrorDetailsScope enum.
+func (e AuditLogList429JSONResponseBodyErrorDetailsScope) Valid() bool {
+	switch e {
+	case AuditLogList429JSONResponseBodyErrorDetailsScopeCredential:
+		return true
+	case AuditLogList429JSONResponseBodyErrorDetailsScopeWorkspace:
 		return true
 	default:
 		return false
@@ -5216,6 +5327,51 @@ type AlwaysAllowPolicy struct {
 	Type string `json:"type"`
 }
 
+// AuditEntry One write through the API (Mango addition).
+type AuditEntry struct {
+	Actor struct {
+		// Id The key's id (`key_…`), or the Work item (`work_…`) of a Work token.
+		Id string `json:"id"`
+
+		// Label The key's label when it wrote; null for a Work token.
+		Label *string             `json:"label"`
+		Type  AuditEntryActorType `json:"type"`
+	} `json:"actor"`
+
+	// CreatedAt When the request was received.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id `audit_…`
+	Id string `json:"id"`
+
+	// Operation The method and the route, e.g. `POST /v1/sessions/{session_id}/events`.
+	Operation string            `json:"operation"`
+	Outcome   AuditEntryOutcome `json:"outcome"`
+	RequestId string            `json:"request_id"`
+
+	// ResourceId The id the write created or returned, else the last id in its path.
+	ResourceId *string        `json:"resource_id"`
+	StatusCode int            `json:"status_code"`
+	Type       AuditEntryType `json:"type"`
+}
+
+// AuditEntryActorType defines model for AuditEntry.Actor.Type.
+type AuditEntryActorType string
+
+// AuditEntryOutcome defines model for AuditEntry.Outcome.
+type AuditEntryOutcome string
+
+// AuditEntryType defines model for AuditEntry.Type.
+type AuditEntryType string
+
+// AuditEntryList defines model for AuditEntryList.
+type AuditEntryList struct {
+	Data []AuditEntry `json:"data"`
+
+	// NextPage Cursor for the next page, or null on the last page.
+	NextPage *NextPage `json:"next_page"`
+}
+
 // AutoEvaluation Present on a call whose policy is `auto`: how it was decided. `evaluated_permission` is `allow` or
 // `ask` (`reason_code`: `judged_ask` — the judge asked; `judge_failed` — the request failed or timed
 // out; `judge_unparsable` — the answer was not the JSON asked for). `reason` is the judge's sentence or
@@ -8142,6 +8298,42 @@ type AgentsVersionsList429JSONResponseBodyErrorDetailsLimit string
 
 // AgentsVersionsList429JSONResponseBodyErrorDetailsScope defines parameters for AgentsVersionsList.
 type AgentsVersionsList429JSONResponseBodyErrorDetailsScope string
+
+// AuditLogListParams defines parameters for AuditLogList.
+type AuditLogListParams struct {
+	// Limit Maximum number of items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page Opaque cursor from a previous response's `next_page`. An invalid cursor is 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// CreatedAtGte Only objects created at or after this RFC 3339 timestamp.
+	CreatedAtGte *CreatedAtGte `form:"created_at[gte],omitempty" json:"created_at[gte],omitempty"`
+
+	// CreatedAtLte Only objects created at or before this RFC 3339 timestamp.
+	CreatedAtLte *CreatedAtLte `form:"created_at[lte],omitempty" json:"created_at[lte],omitempty"`
+
+	// ActorId Only writes by this key (`key_…`) or Work item (`work_…`).
+	ActorId *string `form:"actor_id,omitempty" json:"actor_id,omitempty"`
+
+	// ResourceId Only writes that touched this resource.
+	ResourceId *string `form:"resource_id,omitempty" json:"resource_id,omitempty"`
+
+	// Operation Only this operation, e.g. `POST /v1/sessions/{session_id}/events`.
+	Operation *string `form:"operation,omitempty" json:"operation,omitempty"`
+
+	// Outcome Only writes that succeeded (2xx, 3xx) or failed.
+	Outcome *AuditLogListParamsOutcome `form:"outcome,omitempty" json:"outcome,omitempty"`
+}
+
+// AuditLogListParamsOutcome defines parameters for AuditLogList.
+type AuditLogListParamsOutcome string
+
+// AuditLogList429JSONResponseBodyErrorDetailsLimit defines parameters for AuditLogList.
+type AuditLogList429JSONResponseBodyErrorDetailsLimit string
+
+// AuditLogList429JSONResponseBodyErrorDetailsScope defines parameters for AuditLogList.
+type AuditLogList429JSONResponseBodyErrorDetailsScope string
 
 // DeploymentRunsListParams defines parameters for DeploymentRunsList.
 type DeploymentRunsListParams struct {
@@ -12242,6 +12434,23 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/agents/{agent_id}/versions (the `AgentsVersionsList` operationId).
 	AgentsVersionsList(ctx context.Context, agentId AgentIdParameter, params *AgentsVersionsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AuditLogList List the audit log (Mango addition)
+	//
+	// **Mango addition.** Every write through the API (POST, PUT, PATCH, DELETE on apps/api and apps/files),
+	// whatever its outcome: who (the key's id and its label when it wrote, or the Work item of a Work
+	// token), what (`operation`: the method and route, and `resource_id`: the id created or the last id
+	// in the path), when, the `request-id` and the outcome. Newest first. Requests refused before a route
+	// ran (401, 403) and fair-use refusals (429) are not recorded; reads are not recorded. Nothing of a
+	// request or response body is kept but the resource id, so no secret is ever in the log. Rows are
+	// append-only (the database refuses UPDATE and TRUNCATE) and deleted after the operator's retention
+	// (`MANGO_AUDIT_RETENTION_DAYS`, default 365). A row is written once its response has finished, so it
+	// may appear a moment after the response.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Corresponds with GET /v1/audit_log (the `AuditLogList` operationId).
+	AuditLogList(ctx context.Context, params *AuditLogListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeploymentRunsList List Deployment runs
 	//
 	// Newest first. An unknown `deployment_id` gives an empty page.
@@ -13826,6 +14035,33 @@ func (c *Client) AgentsArchive(ctx context.Context, agentId AgentIdParameter, re
 // Corresponds with GET /v1/agents/{agent_id}/versions (the `AgentsVersionsList` operationId).
 func (c *Client) AgentsVersionsList(ctx context.Context, agentId AgentIdParameter, params *AgentsVersionsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentsVersionsListRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuditLogList List the audit log (Mango addition)
+//
+// **Mango addition.** Every write through the API (POST, PUT, PATCH, DELETE on apps/api and apps/files),
+// whatever its outcome: who (the key's id and its label when it wrote, or the Work item of a Work
+// token), what (`operation`: the method and route, and `resource_id`: the id created or the last id
+// in the path), when, the `request-id` and the outcome. Newest first. Requests refused before a route
+// ran (401, 403) and fair-use refusals (429) are not recorded; reads are not recorded. Nothing of a
+// request or response body is kept but the resource id, so no secret is ever in the log. Rows are
+// append-only (the database refuses UPDATE and TRUNCATE) and deleted after the operator's retention
+// (`MANGO_AUDIT_RETENTION_DAYS`, default 365). A row is written once its response has finished, so it
+// may appear a moment after the response.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Corresponds with GET /v1/audit_log (the `AuditLogList` operationId).
+func (c *Client) AuditLogList(ctx context.Context, params *AuditLogListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuditLogListRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -16702,6 +16938,144 @@ func NewAgentsVersionsListRequest(server string, agentId AgentIdParameter, param
 		if params.Page != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuditLogListRequest constructs an http.Request for the AuditLogList method
+func NewAuditLogListRequest(server string, params *AuditLogListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/audit_log")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[gte]", *params.CreatedAtGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at[lte]", *params.CreatedAtLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ActorId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor_id", *params.ActorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resource_id", *params.ResourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Operation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "operation", *params.Operation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Outcome != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "outcome", *params.Outcome, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -21963,6 +22337,25 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/agents/{agent_id}/versions (the `AgentsVersionsList` operationId).
 	AgentsVersionsListWithResponse(ctx context.Context, agentId AgentIdParameter, params *AgentsVersionsListParams, reqEditors ...RequestEditorFn) (*AgentsVersionsListResponse, error)
 
+	// AuditLogListWithResponse List the audit log (Mango addition)
+	//
+	// **Mango addition.** Every write through the API (POST, PUT, PATCH, DELETE on apps/api and apps/files),
+	// whatever its outcome: who (the key's id and its label when it wrote, or the Work item of a Work
+	// token), what (`operation`: the method and route, and `resource_id`: the id created or the last id
+	// in the path), when, the `request-id` and the outcome. Newest first. Requests refused before a route
+	// ran (401, 403) and fair-use refusals (429) are not recorded; reads are not recorded. Nothing of a
+	// request or response body is kept but the resource id, so no secret is ever in the log. Rows are
+	// append-only (the database refuses UPDATE and TRUNCATE) and deleted after the operator's retention
+	// (`MANGO_AUDIT_RETENTION_DAYS`, default 365). A row is written once its response has finished, so it
+	// may appear a moment after the response.
+	//
+	// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/audit_log (the `AuditLogList` operationId).
+	AuditLogListWithResponse(ctx context.Context, params *AuditLogListParams, reqEditors ...RequestEditorFn) (*AuditLogListResponse, error)
+
 	// DeploymentRunsListWithResponse List Deployment runs
 	//
 	// Newest first. An unknown `deployment_id` gives an empty page.
@@ -24482,6 +24875,140 @@ func (r AgentsVersionsListResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AgentsVersionsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuditLogListResponse200Headers the declared response headers of an HTTP 200 response for AuditLogList
+type AuditLogListResponse200Headers struct {
+	RequestId RequestId
+}
+
+// AuditLogListResponse400Headers the declared response headers of an HTTP 400 response for AuditLogList
+type AuditLogListResponse400Headers struct {
+	RequestId RequestId
+}
+
+// AuditLogListResponse401Headers the declared response headers of an HTTP 401 response for AuditLogList
+type AuditLogListResponse401Headers struct {
+	RequestId RequestId
+}
+
+// AuditLogListResponse403Headers the declared response headers of an HTTP 403 response for AuditLogList
+type AuditLogListResponse403Headers struct {
+	RequestId RequestId
+}
+
+// AuditLogListResponse429Headers the declared response headers of an HTTP 429 response for AuditLogList
+type AuditLogListResponse429Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+// AuditLogListResponse500Headers the declared response headers of an HTTP 500 response for AuditLogList
+type AuditLogListResponse500Headers struct {
+	RequestId RequestId
+}
+
+// AuditLogListResponse503Headers the declared response headers of an HTTP 503 response for AuditLogList
+type AuditLogListResponse503Headers struct {
+	RequestId  RequestId
+	RetryAfter *string
+}
+
+type AuditLogListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditEntryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuditLogListResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuditLogListResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuditLogListResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuditLogListResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuditLogListResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AuditLogListResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuditLogListResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuditLogListResponse) GetJSON200() *AuditEntryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuditLogListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuditLogListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuditLogListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuditLogListResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuditLogListResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuditLogListResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuditLogListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuditLogListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuditLogListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuditLogListResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -38208,6 +38735,31 @@ func (c *ClientWithResponses) AgentsVersionsListWithResponse(ctx context.Context
 	return ParseAgentsVersionsListResponse(rsp)
 }
 
+// AuditLogListWithResponse List the audit log (Mango addition)
+//
+// **Mango addition.** Every write through the API (POST, PUT, PATCH, DELETE on apps/api and apps/files),
+// whatever its outcome: who (the key's id and its label when it wrote, or the Work item of a Work
+// token), what (`operation`: the method and route, and `resource_id`: the id created or the last id
+// in the path), when, the `request-id` and the outcome. Newest first. Requests refused before a route
+// ran (401, 403) and fair-use refusals (429) are not recorded; reads are not recorded. Nothing of a
+// request or response body is kept but the resource id, so no secret is ever in the log. Rows are
+// append-only (the database refuses UPDATE and TRUNCATE) and deleted after the operator's retention
+// (`MANGO_AUDIT_RETENTION_DAYS`, default 365). A row is written once its response has finished, so it
+// may appear a moment after the response.
+//
+// **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/audit_log (the `AuditLogList` operationId).
+func (c *ClientWithResponses) AuditLogListWithResponse(ctx context.Context, params *AuditLogListParams, reqEditors ...RequestEditorFn) (*AuditLogListResponse, error) {
+	rsp, err := c.AuditLogList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuditLogListResponse(rsp)
+}
+
 // DeploymentRunsListWithResponse List Deployment runs
 //
 // Newest first. An unknown `deployment_id` gives an empty page.
@@ -41562,6 +42114,161 @@ func ParseAgentsVersionsListResponse(rsp *http.Response) (*AgentsVersionsListRes
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AgentsVersionsListResponse503Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuditLogListResponse parses an HTTP response from a AuditLogListWithResponse call
+func ParseAuditLogListResponse(rsp *http.Response) (*AuditLogListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuditLogListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditEntryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AuditLogListResponse200Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AuditLogListResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuditLogListResponse401Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuditLogListResponse403Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuditLogListResponse429Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("retry-after"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "retry-after", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AuditLogListResponse500Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuditLogListResponse503Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
 			var value RequestId
 			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

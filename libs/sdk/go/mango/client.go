@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
+	"mango.dev/sdk/generated"
 )
 
 // Version of this SDK, sent in the User-Agent header.

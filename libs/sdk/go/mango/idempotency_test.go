@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
+	"mango.dev/sdk/generated"
 )
 
 var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
+	"mango.dev/sdk/generated"
 )
 
 func liveEnv(t *testing.T, name string) string {

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
+	"mango.dev/sdk/generated"
 )
 
 var (
@@ -22,6 +22,7 @@ var (
 // Resources is every resource of openapi.yaml, grouped by operationId (c.Environments.Work.Poll).
 type Resources struct {
 	Agents         *AgentsResource
+	AuditLog       *AuditLogResource
 	DeploymentRuns *DeploymentRunsResource
 	Deployments    *DeploymentsResource
 	Environments   *EnvironmentsResource
@@ -37,6 +38,7 @@ type Resources struct {
 func newResources(c *Client) Resources {
 	return Resources{
 		Agents:         newAgentsResource(c),
+		AuditLog:       newAuditLogResource(c),
 		DeploymentRuns: newDeploymentRunsResource(c),
 		Deployments:    newDeploymentsResource(c),
 		Environments:   newEnvironmentsResource(c),
@@ -121,6 +123,32 @@ func (r *AgentsResource) Retrieve(ctx context.Context, agentID string, params *g
 // Update is POST /v1/agents/{agent_id} (Update an Agent (new version)).
 func (r *AgentsResource) Update(ctx context.Context, agentID string, body generated.AgentsUpdateJSONRequestBody, reqEditors ...generated.RequestEditorFn) (*generated.Agent, error) {
 	return Decode[generated.Agent](r.c.AgentsUpdate(ctx, agentID, body, reqEditors...))
+}
+
+// AuditLogResource is c.AuditLog.
+type AuditLogResource struct {
+	c *Client
+}
+
+func newAuditLogResource(c *Client) *AuditLogResource {
+	return &AuditLogResource{c: c}
+}
+
+// List is GET /v1/audit_log (List the audit log (Mango addition)).
+func (r *AuditLogResource) List(ctx context.Context, params *generated.AuditLogListParams, reqEditors ...generated.RequestEditorFn) (*generated.AuditEntryList, error) {
+	return Decode[generated.AuditEntryList](r.c.AuditLogList(ctx, params, reqEditors...))
+}
+
+// ListAll yields every item of every page of List, following next_page.
+func (r *AuditLogResource) ListAll(ctx context.Context, params *generated.AuditLogListParams, reqEditors ...generated.RequestEditorFn) iter.Seq2[generated.AuditEntry, error] {
+	var p generated.AuditLogListParams
+	if params != nil {
+		p = *params
+	}
+	return allFrom[generated.AuditEntry](ctx, p.Page, func(ctx context.Context, page *string) (*http.Response, error) {
+		p.Page = page
+		return r.c.AuditLogList(ctx, &p, reqEditors...)
+	})
 }
 
 // DeploymentRunsResource is c.DeploymentRuns.

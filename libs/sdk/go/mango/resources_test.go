@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
+	"mango.dev/sdk/generated"
 )
 
 func pascalPart(s string) string {

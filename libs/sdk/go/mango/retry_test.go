@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
+	"mango.dev/sdk/generated"
 )
 
 // A tiny local server stands in for a flaky upstream; Mango itself is exercised in live_test.go.

@@ -27,8 +27,8 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/generated"
+	"mango.dev/sdk/mango"
 )
 
 const (

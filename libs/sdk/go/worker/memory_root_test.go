@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/mango"
 )
 
 // memoryRootHolderEnv makes the test binary a worker process that mounts storeA below a Memory root and

@@ -20,8 +20,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/generated"
+	"mango.dev/sdk/mango"
 )
 
 // Work types (the data variants of a Work item).

@@ -27,7 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/mango"
 )
 
 // SkillLimits are the Session-wide bounds of Skill staging. A zero field means its DefaultSkillLimits value.

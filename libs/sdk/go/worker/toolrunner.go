@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/generated"
+	"mango.dev/sdk/mango"
 )
 
 // Tool is one local tool the runner dispatches agent.tool_use calls to, by name.

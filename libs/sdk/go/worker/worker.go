@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/generated"
+	"mango.dev/sdk/mango"
 )
 
 // HealthcheckTimeout bounds the provider's Healthcheck callback.

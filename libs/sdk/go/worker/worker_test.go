@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/mango"
 )
 
 const (

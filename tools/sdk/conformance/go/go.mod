@@ -2,7 +2,7 @@ module mango-sdk-conformance
 
 go 1.26.0
 
-require github.com/mango/mango/libs/sdk/go v0.0.0-00010101000000-000000000000
+require mango.dev/sdk v0.0.0-00010101000000-000000000000
 
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
@@ -11,6 +11,8 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 )
 
-// The SDK module from this repository (tools/sdk/test/conformance.e2e-spec.ts runs `go run` with
-// GOFLAGS=-mod=mod); a published copy would be `go get github.com/mango/mango/libs/sdk/go@vX`.
-replace github.com/mango/mango/libs/sdk/go => ../../../../libs/sdk/go
+// The SDK module from this repository, for `go vet` (tools/sdk/run.sh go-lint) and the orchestrator's
+// idempotent-retries e2e (./sendevent), both with GOFLAGS=-mod=mod. Users require the released module,
+// mango.dev/sdk vX.Y.Z (docs/versioning.md); tools/sdk/test/conformance.e2e-spec.ts runs main.go that way,
+// from the release's module zip.
+replace mango.dev/sdk => ../../../../libs/sdk/go

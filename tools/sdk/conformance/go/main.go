@@ -20,9 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mango/mango/libs/sdk/go/generated"
-	"github.com/mango/mango/libs/sdk/go/mango"
-	"github.com/mango/mango/libs/sdk/go/worker"
+	"mango.dev/sdk/generated"
+	"mango.dev/sdk/mango"
+	"mango.dev/sdk/worker"
 )
 
 const lang = "go"

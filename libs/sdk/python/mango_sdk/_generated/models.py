@@ -1636,6 +1636,33 @@ class WebhookRotateSecretRequest(TypedDict, closed=True):
     expire_previous_in_seconds: NotRequired[int]
 
 
+class Actor(TypedDict, closed=True):
+    type: Literal["workspace_key", "environment_key", "work_token"]
+    id: str
+    label: str | None
+
+
+class AuditEntry(TypedDict, closed=True):
+    """
+    One write through the API (Mango addition).
+    """
+
+    type: Literal["audit_entry"]
+    id: str
+    created_at: str
+    actor: Actor
+    operation: str
+    resource_id: str | None
+    request_id: str
+    status_code: int
+    outcome: Literal["succeeded", "failed"]
+
+
+class AuditEntryList(TypedDict, closed=True):
+    data: list[AuditEntry]
+    next_page: NextPage
+
+
 class WebhookList(TypedDict, closed=True):
     data: list[Webhook]
     next_page: NextPage

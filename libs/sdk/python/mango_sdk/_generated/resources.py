@@ -147,6 +147,40 @@ class Agents(SyncResource):
         )
 
 
+class AuditLog(SyncResource):
+    """``client.audit_log``"""
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        created_at: Mapping[str, Any] | None = None,
+        actor_id: str | None = None,
+        resource_id: str | None = None,
+        operation: str | None = None,
+        outcome: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> Paginator[m.AuditEntry]:
+        """``GET /v1/audit_log``: List the audit log (Mango addition)"""
+        return self._list(
+            "GET",
+            f"/v1/audit_log",
+            query={
+                "limit": limit,
+                "page": page,
+                "created_at": created_at,
+                "actor_id": actor_id,
+                "resource_id": resource_id,
+                "operation": operation,
+                "outcome": outcome,
+            },
+            extra_query=extra_query,
+            timeout=timeout,
+        )
+
+
 class DeploymentRuns(SyncResource):
     """``client.deployment_runs``"""
 
@@ -2101,6 +2135,7 @@ class Resources(SyncResource):
     def __init__(self, http: HttpClient) -> None:
         super().__init__(http)
         self.agents = Agents(http)
+        self.audit_log = AuditLog(http)
         self.deployment_runs = DeploymentRuns(http)
         self.deployments = Deployments(http)
         self.environments = Environments(http)
@@ -2242,6 +2277,40 @@ class AsyncAgents(AsyncResource):
                 body=params,
                 parts=None,
             ),
+        )
+
+
+class AsyncAuditLog(AsyncResource):
+    """``client.audit_log``"""
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        page: str | None = None,
+        created_at: Mapping[str, Any] | None = None,
+        actor_id: str | None = None,
+        resource_id: str | None = None,
+        operation: str | None = None,
+        outcome: str | None = None,
+        extra_query: Query | None = None,
+        timeout: float | None = None,
+    ) -> AsyncPaginator[m.AuditEntry]:
+        """``GET /v1/audit_log``: List the audit log (Mango addition)"""
+        return self._list(
+            "GET",
+            f"/v1/audit_log",
+            query={
+                "limit": limit,
+                "page": page,
+                "created_at": created_at,
+                "actor_id": actor_id,
+                "resource_id": resource_id,
+                "operation": operation,
+                "outcome": outcome,
+            },
+            extra_query=extra_query,
+            timeout=timeout,
         )
 
 
@@ -4203,6 +4272,7 @@ class AsyncResources(AsyncResource):
     def __init__(self, http: AsyncHttpClient) -> None:
         super().__init__(http)
         self.agents = AsyncAgents(http)
+        self.audit_log = AsyncAuditLog(http)
         self.deployment_runs = AsyncDeploymentRuns(http)
         self.deployments = AsyncDeployments(http)
         self.environments = AsyncEnvironments(http)

@@ -73,3 +73,7 @@ def test_the_wheel_pip_installs_and_imports(tmp_path: Path) -> None:
         text=True,
     )
     assert result.stdout.split() == ["True", "True", "True"]
+
+
+def test_ships_the_root_license_unchanged() -> None:
+    assert (SDK / "LICENSE").read_text() == (ROOT / "LICENSE").read_text()

@@ -1973,6 +1973,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit_log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log (Mango addition)
+         * @description **Mango addition.** Every write through the API (POST, PUT, PATCH, DELETE on apps/api and apps/files),
+         *     whatever its outcome: who (the key's id and its label when it wrote, or the Work item of a Work
+         *     token), what (`operation`: the method and route, and `resource_id`: the id created or the last id
+         *     in the path), when, the `request-id` and the outcome. Newest first. Requests refused before a route
+         *     ran (401, 403) and fair-use refusals (429) are not recorded; reads are not recorded. Nothing of a
+         *     request or response body is kept but the resource id, so no secret is ever in the log. Rows are
+         *     append-only (the database refuses UPDATE and TRUNCATE) and deleted after the operator's retention
+         *     (`MANGO_AUDIT_RETENTION_DAYS`, default 365). A row is written once its response has finished, so it
+         *     may appear a moment after the response.
+         *
+         *     **Credentials:** Workspace API key. Environment key or Work token → 403 `permission_error`.
+         */
+        get: operations["audit_log.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3487,6 +3517,38 @@ export interface components {
         WebhookRotateSecretRequest: {
             /** @default 86400 */
             expire_previous_in_seconds: number;
+        };
+        /** @description One write through the API (Mango addition). */
+        AuditEntry: {
+            /** @enum {string} */
+            type: "audit_entry";
+            /** @description `audit_…` */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the request was received.
+             */
+            created_at: string;
+            actor: {
+                /** @enum {string} */
+                type: "workspace_key" | "environment_key" | "work_token";
+                /** @description The key's id (`key_…`), or the Work item (`work_…`) of a Work token. */
+                id: string;
+                /** @description The key's label when it wrote; null for a Work token. */
+                label: string | null;
+            };
+            /** @description The method and the route, e.g. `POST /v1/sessions/{session_id}/events`. */
+            operation: string;
+            /** @description The id the write created or returned, else the last id in its path. */
+            resource_id: string | null;
+            request_id: string;
+            status_code: number;
+            /** @enum {string} */
+            outcome: "succeeded" | "failed";
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
+            next_page: components["schemas"]["NextPage"];
         };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
@@ -7819,6 +7881,50 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    "audit_log.list": {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous response's `next_page`. An invalid cursor is 400. */
+                page?: components["parameters"]["Page"];
+                /** @description Only objects created at or after this RFC 3339 timestamp. */
+                "created_at[gte]"?: components["parameters"]["CreatedAtGte"];
+                /** @description Only objects created at or before this RFC 3339 timestamp. */
+                "created_at[lte]"?: components["parameters"]["CreatedAtLte"];
+                /** @description Only writes by this key (`key_…`) or Work item (`work_…`). */
+                actor_id?: string;
+                /** @description Only writes that touched this resource. */
+                resource_id?: string;
+                /** @description Only this operation, e.g. `POST /v1/sessions/{session_id}/events`. */
+                operation?: string;
+                /** @description Only writes that succeeded (2xx, 3xx) or failed. */
+                outcome?: "succeeded" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit entries, newest first. */
+            200: {
+                headers: {
+                    "request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

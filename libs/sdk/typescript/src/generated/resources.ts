@@ -64,6 +64,15 @@ export class AgentsResource extends GeneratedResource {
   }
 }
 
+/** `client.auditLog` */
+export class AuditLogResource extends GeneratedResource {
+
+  /** `GET /v1/audit_log — List the audit log (Mango addition)` */
+  list(params?: Query<'audit_log.list'>, options?: RequestOptions): PagePromise<Item<'audit_log.list'>, Result<'audit_log.list'>> {
+    return callList<Item<'audit_log.list'>, Result<'audit_log.list'>>(this._http, { method: 'GET', path: `/v1/audit_log`, query: params, body: undefined, options });
+  }
+}
+
 /** `client.deploymentRuns` */
 export class DeploymentRunsResource extends GeneratedResource {
 
@@ -649,6 +658,7 @@ export class WebhooksResource extends GeneratedResource {
 /** Every resource of openapi.yaml (the root of `MangoClient`). */
 export class GeneratedResources extends GeneratedResource {
   readonly agents: AgentsResource;
+  readonly auditLog: AuditLogResource;
   readonly deploymentRuns: DeploymentRunsResource;
   readonly deployments: DeploymentsResource;
   readonly environments: EnvironmentsResource;
@@ -663,6 +673,7 @@ export class GeneratedResources extends GeneratedResource {
   constructor(http: HttpClient) {
     super(http);
     this.agents = new AgentsResource(http);
+    this.auditLog = new AuditLogResource(http);
     this.deploymentRuns = new DeploymentRunsResource(http);
     this.deployments = new DeploymentsResource(http);
     this.environments = new EnvironmentsResource(http);

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mango/mango/libs/sdk/go/mango"
+	"mango.dev/sdk/mango"
 )
 
 func main() {

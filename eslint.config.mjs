@@ -3,6 +3,7 @@ import jest from 'eslint-plugin-jest';
 import prettier from 'eslint-config-prettier';
 import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import mango from './tools/lint/rules/index.mjs';
 
 /**
  * Lint rules. Module boundaries are real: every project has a `type:` and a `scope:` tag
@@ -155,7 +156,8 @@ export default [
     rules: {
       '@nx/enforce-module-boundaries': boundaries([]),
       // Value-import cycles inside a project (nx already refuses cycles between projects). Like
-      // eslint-plugin-import, import-x skips `import type` edges: a type-only circle needs review.
+      // eslint-plugin-import, import-x skips `import type` edges: tools/lint/import-cycles.spec.ts refuses
+      // every circle between files of libs/ and apps/, type-only edges included.
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'off',
@@ -170,6 +172,26 @@ export default [
         },
       ],
     },
+  },
+  {
+    // SQL and the DataSource only in libs/persistence (ADR 0005), with a shrinking allowlist of the files
+    // that had them when the rule came (tools/lint/rules/sql-allowlist.json).
+    files: [
+      'libs/**/*.ts',
+      'libs/**/*.tsx',
+      'apps/**/*.ts',
+      'apps/**/*.tsx',
+      'tools/lint/fixtures/src/**/*.ts',
+    ],
+    ignores: [
+      'libs/persistence/**',
+      'libs/testing/**',
+      'libs/sdk/**',
+      'apps/*/test/**',
+      ...TEST_FILES.filter((f) => f.startsWith('**')),
+    ],
+    plugins: { mango },
+    rules: { 'mango/no-sql-outside-persistence': 'error' },
   },
   {
     files: TEST_FILES,

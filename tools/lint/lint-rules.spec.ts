@@ -1,11 +1,19 @@
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createProjectGraphAsync } from '@nx/devkit';
 
 const ROOT = join(__dirname, '../..');
 const FIXTURES = 'tools/lint/fixtures/src';
-const FILES = ['cycle-a.ts', 'cycle-b.ts', 'imports-testing.ts', 'floating-promise.ts', 'clean.ts'];
+const FILES = [
+  'cycle-a.ts',
+  'cycle-b.ts',
+  'imports-testing.ts',
+  'floating-promise.ts',
+  'sql-outside-persistence.ts',
+  'clean.ts',
+];
 
 interface Finding {
   ruleId: string | null;
@@ -74,6 +82,28 @@ describe('lint rules (eslint.config.mjs on fixtures)', () => {
       expect.objectContaining({ ruleId: '@typescript-eslint/no-floating-promises' }),
     ]);
   }, 120_000);
+
+  it('refuses SQL and the DataSource in a new file outside libs/persistence', async () => {
+    expect((await errors('sql-outside-persistence.ts'))?.map((f) => f.ruleId)).toEqual([
+      'mango/no-sql-outside-persistence',
+      'mango/no-sql-outside-persistence',
+      'mango/no-sql-outside-persistence',
+    ]);
+  }, 120_000);
+
+  it('the SQL allowlist only shrinks: every listed file exists and still has SQL or the DataSource', () => {
+    const { files } = JSON.parse(readFileSync(join(__dirname, 'rules/sql-allowlist.json'), 'utf8')) as {
+      files: string[];
+    };
+    const offends = /\.query\s*[(<]|createQueryBuilder|import\s[^;]*\bDataSource\b[^;]*from 'typeorm'/;
+    const stale = files.filter(
+      (f) => !existsSync(join(ROOT, f)) || !offends.test(readFileSync(join(ROOT, f), 'utf8')),
+    );
+    // A file that moved its SQL into libs/persistence leaves the list, so it cannot take SQL back.
+    expect(stale).toEqual([]);
+    expect(files.some((f) => f.startsWith('libs/persistence/'))).toBe(false);
+    expect([...files].sort()).toEqual(files);
+  });
 
   it('passes a clean file in the same project (awaited, voided, a shared domain import)', async () => {
     expect(await errors('clean.ts')).toEqual([]);

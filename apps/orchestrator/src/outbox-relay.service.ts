@@ -14,14 +14,14 @@ import {
 } from '@mango/platform-tracing';
 import {
   OUTBOX_CHANNEL,
-  OUTBOX_PRUNE_BATCH,
+  OutboxRepository,
+  type OutboxRow,
   primaryThreadId,
-  pruneDispatchedOutbox,
   SessionThreadRepository,
   SessionWakes,
   WakeLoop,
 } from '@mango/persistence';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import {
   THREAD_ARCHIVE_REQUESTED,
   threadWorkflowId,
@@ -33,18 +33,6 @@ import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL } from './temporal-worker.service';
 import type { TemporalConnector } from '@mango/platform-temporal';
 
 const BATCH = 100;
-
-/** An outbox row as the relay claims it. */
-interface OutboxRow {
-  id: string;
-  session_id: string;
-  event_seq: string;
-  kind: string;
-  session_thread_id: string | null;
-  tool_use_id: string | null;
-  waited: number;
-  traceparent: string | null;
-}
 
 /** One signal to send: to the Session workflow (`threadId` null) or a Thread's; `start` may start it. */
 type Delivery = OutboxRow & { threadId: string | null; start: boolean };
@@ -68,12 +56,12 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   private connection?: NativeConnection;
   private client?: Client;
   private prunedAt = 0;
-  private readonly threads = new SessionThreadRepository();
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(OutboxRepository) private readonly outbox: OutboxRepository,
+    @Inject(SessionThreadRepository) private readonly threads: SessionThreadRepository,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
     @Inject(SessionWakes) private readonly wakes: SessionWakes,
     @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
@@ -82,22 +70,14 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
       'mango_outbox_pending',
       'Outbox rows not yet dispatched (cluster-wide; aggregate replicas with max).',
       [],
-      async () => [{ value: Number((await this.backlog()).n) }],
+      async () => [{ value: Number((await this.outbox.backlog()).n) }],
     );
     metrics.gauge(
       'mango_outbox_lag_seconds',
       'Age of the oldest undispatched outbox row; 0 when the outbox is drained (cluster-wide).',
       [],
-      async () => [{ value: Math.max(0, Number((await this.backlog()).age ?? 0)) }],
+      async () => [{ value: Math.max(0, Number((await this.outbox.backlog()).age ?? 0)) }],
     );
-  }
-
-  private async backlog(): Promise<{ n: number; age: number | null }> {
-    const [row] = await this.dataSource.query(
-      `SELECT count(*)::int AS n, EXTRACT(EPOCH FROM (now() - min(created_at)))::float8 AS age
-         FROM outbox WHERE dispatched_at IS NULL`,
-    );
-    return row;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -146,15 +126,9 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
 
   private async drain(): Promise<void> {
     for (;;) {
-      const relayed = await this.dataSource.transaction(async (tx) => {
-        // The signal carries what the workflow needs to decide without a database round trip: the
-        // sequence, the kind and, for a tool result, the call it answers.
-        const rows: OutboxRow[] = await tx.query(
-          `SELECT o.id, o.session_id, o.event_seq, o.kind, o.session_thread_id, e.tool_use_id, e.body->>'_traceparent' AS traceparent,
-                  EXTRACT(EPOCH FROM (now() - o.created_at))::float8 AS waited
-             FROM outbox o LEFT JOIN session_events e ON e.session_id = o.session_id AND e.seq = o.event_seq
-            WHERE o.dispatched_at IS NULL ORDER BY o.id LIMIT ${BATCH} FOR UPDATE OF o SKIP LOCKED`,
-        );
+      // The signal carries what the workflow needs to decide without a database round trip: the
+      // sequence, the kind and, for a tool result, the call it answers.
+      const relayed = await this.outbox.dispatchBatch(BATCH, async (tx, rows) => {
         // One Session's signals go in sequence order; different Sessions' go concurrently (a batch of
         // a hundred Sessions is a few round trips, not a hundred, while the rows stay locked).
         const bySession = new Map<string, Delivery[]>();
@@ -218,11 +192,6 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
             }
         };
         await Promise.all(Array.from({ length: Math.min(SIGNAL_LANES, queue.length) }, lane));
-        if (rows.length)
-          await tx.query('UPDATE outbox SET dispatched_at = now() WHERE id = ANY($1::bigint[])', [
-            rows.map((r) => r.id),
-          ]);
-        return rows;
       });
       // Observed once the dispatch committed (a rolled-back pass is relayed, and counted, again).
       for (const r of relayed) this.metrics.outboxDispatchLag.observe(Math.max(0, Number(r.waited)));
@@ -260,10 +229,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
   private async prune(): Promise<void> {
     if (Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = Date.now();
-    for (let i = 0; i < PRUNE_BATCHES_PER_PASS; i++) {
-      const deleted = await pruneDispatchedOutbox(this.dataSource);
-      if (deleted < OUTBOX_PRUNE_BATCH) return;
-    }
+    await this.outbox.prune(PRUNE_BATCHES_PER_PASS);
   }
 
   async onApplicationShutdown(): Promise<void> {

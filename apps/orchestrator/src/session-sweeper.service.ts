@@ -6,7 +6,6 @@ import { Counter } from 'prom-client';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { SessionRepository, SessionThreadRepository } from '@mango/persistence';
 import { threadWorkflowId } from '@mango/domain-sessions';
-import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL } from './temporal-worker.service';
 import type { TemporalConnector } from '@mango/platform-temporal';
@@ -38,7 +37,6 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
   private stopped = false;
   private failing = false;
   private readonly restarts: Counter<'reason'>;
-  private readonly threads: SessionThreadRepository;
 
   constructor(
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
@@ -46,9 +44,8 @@ export class SessionSweeperService implements OnApplicationBootstrap, OnApplicat
     @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
     @Inject(SessionRepository) private readonly sessions: SessionRepository,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
-    @Inject(DataSource) dataSource: DataSource,
+    @Inject(SessionThreadRepository) private readonly threads: SessionThreadRepository,
   ) {
-    this.threads = new SessionThreadRepository(dataSource);
     this.restarts = new Counter({
       name: 'mango_session_sweeper_restarts_total',
       help: 'Session workflows the sweeper started again for a running/rescheduling Session, by what it found (not_found, or the closed status, e.g. terminated).',

@@ -2,9 +2,8 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { webhookDeliveryWorkflow } from '@mango/workflows';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { WakeLoop, WEBHOOK_DELIVERIES_CHANNEL } from '@mango/persistence';
+import { WakeLoop, WEBHOOK_DELIVERIES_CHANNEL, WebhookDeliveryRepository } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
-import { DataSource } from 'typeorm';
 import { OrchestratorEnv } from './orchestrator.env';
 import { LOGGER, ORCHESTRATOR_ENV, TEMPORAL } from './temporal-worker.service';
 import type { TemporalConnector } from '@mango/platform-temporal';
@@ -28,7 +27,7 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
     @Inject(ORCHESTRATOR_ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(TEMPORAL) private readonly temporal: TemporalConnector,
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(WebhookDeliveryRepository) private readonly deliveries: WebhookDeliveryRepository,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
   ) {}
 
@@ -56,26 +55,16 @@ export class WebhookRelayService implements OnApplicationBootstrap, OnApplicatio
 
   private async drain(): Promise<void> {
     for (;;) {
-      const relayed = await this.dataSource.transaction(async (tx) => {
-        const rows: Array<{ id: string }> = await tx.query(
-          `SELECT id FROM webhook_deliveries WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-        );
-        for (const row of rows) {
-          try {
-            await this.client!.workflow.start(webhookDeliveryWorkflow, {
-              workflowId: row.id,
-              taskQueue: this.env.MANGO_TASK_QUEUE,
-              args: [{ deliveryId: row.id, retryBaseMs: this.env.MANGO_WEBHOOK_RETRY_BASE_MS }],
-            });
-          } catch (err) {
-            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          }
+      const relayed = await this.deliveries.dispatchBatch(BATCH, async (deliveryId) => {
+        try {
+          await this.client!.workflow.start(webhookDeliveryWorkflow, {
+            workflowId: deliveryId,
+            taskQueue: this.env.MANGO_TASK_QUEUE,
+            args: [{ deliveryId, retryBaseMs: this.env.MANGO_WEBHOOK_RETRY_BASE_MS }],
+          });
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
         }
-        if (rows.length)
-          await tx.query('UPDATE webhook_deliveries SET dispatched_at = now() WHERE id = ANY($1::text[])', [
-            rows.map((r) => r.id),
-          ]);
-        return rows.length;
       });
       if (relayed < BATCH) return;
     }

@@ -15,6 +15,7 @@ export * from './session.repository';
 export * from './prompt-inputs';
 export * from './session-work.port';
 export * from './outbox';
+export * from './outbox.repository';
 export * from './session-memory-attachments';
 export * from './webhook-outbox';
 export * from './deployment-pause';

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { createDataSource, DatabaseSettings } from './data-source';
+import { OutboxRepository, WebhookDeliveryRepository } from './outbox.repository';
 import { SessionLog } from './session-log.repository';
 import { SessionRepository } from './session.repository';
 import { SessionThreadRepository } from './session-thread.repository';
@@ -9,7 +10,7 @@ import { VaultCredentialRepository } from './vault-credential.repository';
 
 /**
  * Provides the app's single initialized DataSource (closed on shutdown) and the aggregate repositories
- * built on it: the Session log, the Session repository, the Thread repository and the Vault credential repository, with the Work it needs behind `SESSION_WORK` (ADR 0005).
+ * built on it: the Session log, the Session repository, the Thread repository, the outbox and webhook-delivery relays' repositories and the Vault credential repository, with the Work it needs behind `SESSION_WORK` (ADR 0005).
  */
 @Global()
 @Module({})
@@ -41,6 +42,16 @@ export class PersistenceModule implements OnApplicationShutdown {
           inject: [DataSource],
         },
         {
+          provide: OutboxRepository,
+          useFactory: (ds: DataSource) => new OutboxRepository(ds),
+          inject: [DataSource],
+        },
+        {
+          provide: WebhookDeliveryRepository,
+          useFactory: (ds: DataSource) => new WebhookDeliveryRepository(ds),
+          inject: [DataSource],
+        },
+        {
           provide: VaultCredentialRepository,
           useFactory: (ds: DataSource) => new VaultCredentialRepository(ds),
           inject: [DataSource],
@@ -52,6 +63,8 @@ export class PersistenceModule implements OnApplicationShutdown {
         SessionRepository,
         SessionThreadRepository,
         VaultCredentialRepository,
+        OutboxRepository,
+        WebhookDeliveryRepository,
         SESSION_WORK,
       ],
     };

@@ -1,23 +1,9 @@
-import type { PromptMemoryStore, PromptSkill } from '@mango/domain-sessions';
+import type { FrozenSkill, PromptInputs, PromptMemoryStore } from '@mango/domain-sessions';
 import type { EntityManager } from 'typeorm';
 import type { SessionMemoryResource } from './session-memory-attachments';
 
-/** A frozen Skill as the prompt lists it, with the version it names (for `activate_skill`). */
-export interface FrozenSkill extends PromptSkill {
-  skillId: string;
-  version: number;
-}
-
-/**
- * What a Session's model requests show of its frozen Skills and attached Memory Stores (docs/api-guide.md
- * "What the model sees"). Both are fixed when the Session is created — Skill pins are frozen to versions,
- * Memory attachments cannot change — so Session create computes them once and stores them on the
- * Session (`sessions.prompt_inputs`); a model step reads them from the Session row it already holds.
- */
-export interface PromptInputs {
-  skills: FrozenSkill[];
-  memoryStores: PromptMemoryStore[];
-}
+/** Where they were declared before they moved to the domain (libs/domain/sessions model-request.ts). */
+export type { FrozenSkill, PromptInputs };
 
 /** A Skill pin of an Agent snapshot (`skills[]`; the version is a number or its decimal string). */
 export interface SkillPinRef {

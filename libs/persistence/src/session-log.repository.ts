@@ -1,5 +1,10 @@
 import {
+  pausedAtBudget,
   projectSessionStatus,
+  resumeStateFromLog,
+  sessionStatusAfter,
+  traceparentOf,
+  TURN_ORIGIN_TYPE,
   type ResumeLogEvent,
   RESUME_LOG_TYPES,
   SESSION_WIDE_RESUME_TYPES,
@@ -44,6 +49,26 @@ export const APPEND_SQL = `WITH e AS (
   SELECT pg_notify($18, $19) FROM u
   UNION ALL
   SELECT pg_notify($12, $1) FROM (SELECT 1 FROM o LIMIT 1) AS any_row`;
+
+/** The start-from-log columns of one event, as selected. */
+interface ResumeRow {
+  seq: string;
+  type: string;
+  idempotency_key: string | null;
+  stop_reason: string | null;
+  budget_changed: boolean;
+}
+
+/** What the resume fold reads of a {@link ResumeRow}. */
+function resumeEventOf(r: ResumeRow): ResumeLogEvent {
+  return {
+    seq: r.seq,
+    type: r.type,
+    idempotencyKey: r.idempotency_key,
+    stopReason: r.stop_reason,
+    budgetChanged: r.budget_changed,
+  };
+}
 
 /** One event row of {@link appendValues}. */
 export interface AppendRow {
@@ -269,10 +294,10 @@ export class SessionLog {
     session.updatedAt = now;
     // The only writer of sessions.status: what the status machine answers for the appended events —
     // or, once the Session has delegate Threads, what their statuses make (running while any runs).
-    session.status = projectSessionStatus(session.status, fresh);
-    // Each Thread's status, through the Thread status machine, for the same events (ADR 0017).
-    const { sessionStatus } = await this.threads.projectStatus(tx, session.id, fresh, now);
-    if (sessionStatus && session.status !== 'terminated') session.status = sessionStatus;
+    // Each Thread's status, through the Thread status machine, for the same events (ADR 0017); the
+    // precedence between the two machines is the domain's (`sessionStatusAfter`).
+    const { statuses } = await this.threads.projectStatus(tx, session.id, fresh, now);
+    session.status = sessionStatusAfter(projectSessionStatus(session.status, fresh), statuses);
     const projection = [
       session.lastSeq,
       now,
@@ -330,6 +355,49 @@ export class SessionLog {
     };
   }
 
+  /**
+   * Paused at the budget gate (`pausedAtBudget`, libs/domain/sessions session-resume.ts): the fold of the
+   * primary's start-from-log columns from its last turn start on (which answers as the whole log's). A
+   * Session that is not idle, or has no budget, is not paused (removing the budget is itself what lifts one).
+   */
+  async pausedAtBudget(
+    em: EntityManager,
+    session: Pick<SessionEntity, 'id' | 'status' | 'budget'>,
+  ): Promise<boolean> {
+    if (session.status !== 'idle' || session.budget === null) return false;
+    const rows: ResumeRow[] = await em.query(
+      `SELECT seq, type, idempotency_key, body->'stop_reason'->>'type' AS stop_reason,
+              (type = 'session.updated' AND body ? 'budget') AS budget_changed
+         FROM session_events
+        WHERE session_id = $1 AND session_thread_id IS NULL
+          AND (starts_with(idempotency_key, 'turn:') OR (type = 'session.updated' AND body ? 'budget'))
+          AND seq >= COALESCE((SELECT max(seq) FROM session_events
+                                WHERE session_id = $1 AND session_thread_id IS NULL
+                                  AND type = 'session.status_running' AND idempotency_key LIKE 'turn:%:running'), 0)
+        ORDER BY seq`,
+      [session.id],
+    );
+    return pausedAtBudget(resumeStateFromLog(rows.map(resumeEventOf)));
+  }
+
+  /**
+   * The trace a turn continues (`turnTraceparent`, libs/domain/sessions): the `_traceparent` of the
+   * latest {@link TURN_ORIGIN_TYPE} — before `beforeSeq` when given (the turn an older call belongs to).
+   */
+  async turnTraceparent(
+    em: EntityManager,
+    sessionId: string,
+    beforeSeq?: string,
+  ): Promise<string | undefined> {
+    const [row]: Array<{ body: Record<string, unknown> }> = await em.query(
+      `SELECT jsonb_build_object('_traceparent', body->'_traceparent') AS body FROM session_events
+        WHERE session_id = $1 AND type = $2 AND ($3::bigint IS NULL OR seq < $3::bigint)
+        ORDER BY seq DESC LIMIT 1`,
+      [sessionId, TURN_ORIGIN_TYPE, beforeSeq ?? null],
+    );
+    return traceparentOf(row?.body);
+  }
+
   /** The events whose idempotency key starts with `prefix` (e.g. one step's tool calls), in order. */
   eventsByKeyPrefix(tx: EntityManager, sessionId: string, prefix: string): Promise<SessionEventEntity[]> {
     return tx
@@ -371,14 +439,7 @@ export class SessionLog {
     // ones without a Thread (interrupts, budget changes, the terminal events); the primary's are those
     // without a Thread.
     const prefix = threadKeyPrefix(threadId);
-    const rows: Array<{
-      seq: string;
-      type: string;
-      idempotency_key: string | null;
-      stop_reason: string | null;
-      budget_changed: boolean;
-      session_thread_id: string | null;
-    }> = await this.ds().query(
+    const rows: Array<ResumeRow & { session_thread_id: string | null }> = await this.ds().query(
       `SELECT seq, type, idempotency_key, body->'stop_reason'->>'type' AS stop_reason,
               (type = 'session.updated' AND body ? 'budget') AS budget_changed, session_thread_id
          FROM session_events
@@ -396,13 +457,9 @@ export class SessionLog {
     return {
       session: session ?? null,
       ...(thread ? { thread } : {}),
-      events: own.map((r) => ({
-        seq: r.seq,
-        type: r.type,
-        idempotencyKey: unprefixedKey(r.idempotency_key, threadId),
-        stopReason: r.stop_reason,
-        budgetChanged: r.budget_changed,
-      })),
+      events: own.map((r) =>
+        resumeEventOf({ ...r, idempotency_key: unprefixedKey(r.idempotency_key, threadId) }),
+      ),
     };
   }
 
@@ -501,20 +558,4 @@ export class SessionLog {
     if (!this.dataSource) throw new Error('this SessionLog was built without a DataSource');
     return this.dataSource;
   }
-}
-
-/** The Session log without a DataSource of its own (callers pass their transaction). */
-const defaultLog = new SessionLog();
-
-/**
- * Appends events in the caller's transaction: {@link SessionLog.append} with the default Work port.
- * Kept for callers not yet moved onto an injected SessionLog (features/work, mcp.activities).
- */
-export function appendEvents(
-  tx: EntityManager,
-  session: SessionEntity,
-  events: NewSessionEvent[],
-  now: Date,
-): Promise<SessionEventEntity[]> {
-  return defaultLog.append(tx, session, events, now);
 }

@@ -2,7 +2,7 @@ import {
   type ArchiveDecision,
   archiveDecision,
   INITIAL_THREAD_STATUS,
-  sessionStatusOfThreads,
+  type ThreadStatuses,
   type ThreadStatus,
   projectThreadStatus,
   THREAD_ARCHIVE_REQUESTED,
@@ -125,7 +125,7 @@ export class SessionThreadRepository {
     sessionId: string,
     events: readonly ThreadScopedEvent[],
     now: Date,
-  ): Promise<{ changed: Array<Pick<SessionThreadEntity, 'id' | 'status'>>; sessionStatus?: ThreadStatus }> {
+  ): Promise<{ changed: Array<Pick<SessionThreadEntity, 'id' | 'status'>>; statuses?: ThreadStatuses }> {
     if (!events.some(movesAThread)) return { changed: [] };
     const rows: Array<{ id: string; status: string; primary: boolean }> = await tx.query(
       `SELECT id, status, parent_thread_id IS NULL AS primary FROM session_threads WHERE session_id = $1`,
@@ -148,9 +148,9 @@ export class SessionThreadRepository {
         [changed.map((c) => c.id), now, changed.map((c) => c.status)],
       );
     const primary = rows.find((r) => r.primary);
-    const children = rows.filter((r) => !r.primary).map((r) => after.get(r.id)!);
-    if (!primary || children.length === 0) return { changed };
-    return { changed, sessionStatus: sessionStatusOfThreads(after.get(primary.id)!, children) };
+    if (!primary) return { changed };
+    const delegates = rows.filter((r) => !r.primary).map((r) => after.get(r.id)!);
+    return { changed, statuses: { primary: after.get(primary.id)!, delegates } };
   }
 
   /**

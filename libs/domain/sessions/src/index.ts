@@ -13,3 +13,4 @@ export * from './tool-calls';
 export * from './transcript';
 export * from './session-resume';
 export * from './thread-orchestration';
+export * from './reply-events';

@@ -31,6 +31,23 @@ export interface PromptMemoryStore {
   instructions: string | null;
 }
 
+/** A frozen Skill as the prompt lists it, with the version it names (for `activate_skill`). */
+export interface FrozenSkill extends PromptSkill {
+  skillId: string;
+  version: number;
+}
+
+/**
+ * What a Session's model requests show of its frozen Skills and attached Memory Stores (docs/api-guide.md
+ * "What the model sees"). Both are fixed when the Session is created — Skill pins are frozen to versions,
+ * Memory attachments cannot change — so Session create computes them once and stores them on the
+ * Session (`sessions.prompt_inputs`); a model step reads them from the Session row it already holds.
+ */
+export interface PromptInputs {
+  skills: FrozenSkill[];
+  memoryStores: PromptMemoryStore[];
+}
+
 /** A client tool as the Messages API takes it. */
 export interface ClientToolDeclaration {
   name: string;

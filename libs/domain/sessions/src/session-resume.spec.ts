@@ -1,4 +1,10 @@
-import { ResumeLogEvent, resumeStateFromLog, SessionResumeState } from './session-resume';
+import {
+  pausedAtBudget,
+  ResumeLogEvent,
+  resumeStateFromLog,
+  SessionResumeState,
+  turnTraceparent,
+} from './session-resume';
 
 /**
  * A log in shorthand, one token per event (sequence = position + 1):
@@ -174,5 +180,71 @@ describe('resumeStateFromLog (the Session workflow state a log implies)', () => 
         { seq: 4, type: 'session.status_running', idempotencyKey: 'turn:1:step:0:resumed:1' },
       ]),
     ).toEqual({ ...base, consumed: 1, turn: 1, pending: 3, openTurn: { step: 0, interrupted: false } });
+  });
+});
+
+describe('pausedAtBudget (the budget pause the API refuses input at)', () => {
+  it.each<[string, ResumeLogEvent[], boolean]>([
+    ['no turn yet', log('msg', 'budget'), false],
+    ['the last turn ended at the gate', log('msg', 'run:1', 'step:1:0', 'idle:1:budget_reached'), true],
+    ['a budget change since resumes it', log('msg', 'run:1', 'idle:1:budget_reached', 'budget'), false],
+    ['another Session update does not', log('msg', 'run:1', 'idle:1:budget_reached', 'other'), true],
+    [
+      'a budget change before the pause does not',
+      log('msg', 'budget', 'run:1', 'idle:1:budget_reached'),
+      true,
+    ],
+    ['a turn that ended otherwise', log('msg', 'run:1', 'idle:1:end_turn'), false],
+    [
+      'a paused turn followed by a later turn',
+      log('run:1', 'idle:1:budget_reached', 'budget', 'run:2', 'idle:2:end_turn'),
+      false,
+    ],
+    [
+      'a later turn paused again',
+      log('run:1', 'idle:1:budget_reached', 'budget', 'run:2', 'idle:2:budget_reached'),
+      true,
+    ],
+    ['a turn still running', log('msg', 'run:1', 'step:1:0'), false],
+  ])('%s', (_name, events, paused) => {
+    expect(pausedAtBudget(resumeStateFromLog(events))).toBe(paused);
+  });
+
+  it('the suffix from the last turn start answers as the whole log', () => {
+    const whole = log(
+      'msg',
+      'run:1',
+      'idle:1:budget_reached',
+      'budget',
+      'msg',
+      'run:2',
+      'step:2:0',
+      'idle:2:budget_reached',
+      'other',
+    );
+    const lastRun = whole.map((e) => e.idempotencyKey).lastIndexOf('turn:2:running');
+    expect(pausedAtBudget(resumeStateFromLog(whole.slice(lastRun)))).toBe(
+      pausedAtBudget(resumeStateFromLog(whole)),
+    );
+  });
+});
+
+describe('turnTraceparent (the trace a turn continues)', () => {
+  const ev = (type: string, tp?: unknown) => ({ type, body: tp === undefined ? {} : { _traceparent: tp } });
+  it.each<[string, Array<ReturnType<typeof ev>>, string | undefined]>([
+    [
+      'the latest user.message',
+      [ev('user.message', 'a'), ev('agent.message', 'x'), ev('user.message', 'b')],
+      'b',
+    ],
+    [
+      'a latest message without one has none (not an older one)',
+      [ev('user.message', 'a'), ev('user.message')],
+      undefined,
+    ],
+    ['no message: none', [ev('agent.message', 'x')], undefined],
+    ['a value that is not a string is none', [ev('user.message', 7)], undefined],
+  ])('%s', (_name, events, expected) => {
+    expect(turnTraceparent(events)).toBe(expected);
   });
 });

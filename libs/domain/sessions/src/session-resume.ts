@@ -129,3 +129,30 @@ export function resumeStateFromLog(events: readonly ResumeLogEvent[]): SessionRe
   if (!ended) state.openTurn = { step: steps.get(turn) ?? 0, interrupted: interrupted > consumed };
   return state;
 }
+
+/**
+ * Paused at the budget gate: the last turn ended idle with `budget_reached` and no budget change came
+ * since (a change wakes the workflow, which resumes the turn). The fold of any suffix of the log that
+ * starts at the last turn's `session.status_running` answers as the fold of the whole log.
+ */
+export function pausedAtBudget(state: Pick<SessionResumeState, 'paused' | 'resume'>): boolean {
+  return state.paused && !state.resume;
+}
+
+/** The event whose trace a turn continues: the latest user.message (its `_traceparent`, stored by the API). */
+export const TURN_ORIGIN_TYPE = 'user.message';
+
+/** The trace context the API stored on an event (`_traceparent`, internal). */
+export function traceparentOf(body: Record<string, unknown> | null | undefined): string | undefined {
+  const tp = body?._traceparent;
+  return typeof tp === 'string' ? tp : undefined;
+}
+
+/** The trace of the turn: the one of the latest {@link TURN_ORIGIN_TYPE} among `events` (in log order). */
+export function turnTraceparent(
+  events: ReadonlyArray<{ type: string; body: Record<string, unknown> }>,
+): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--)
+    if (events[i]!.type === TURN_ORIGIN_TYPE) return traceparentOf(events[i]!.body);
+  return undefined;
+}

@@ -5,6 +5,7 @@ import {
   INITIAL_THREAD_STATUS,
   nextThreadStatus,
   projectThreadStatus,
+  sessionStatusAfter,
   sessionStatusOfThreads,
   THREAD_STATUSES,
   ThreadArchiveState,
@@ -171,5 +172,26 @@ describe('archive rules', () => {
     expect(() => archiveDecision(child({ status: 'paused' as ThreadStatus }))).toThrow(
       'unknown thread status "paused"',
     );
+  });
+});
+
+describe('the Session-versus-Thread status precedence (sessionStatusAfter)', () => {
+  it.each<
+    [string, ThreadStatus, { primary: ThreadStatus; delegates: ThreadStatus[] } | undefined, ThreadStatus]
+  >([
+    ['without Threads read, the Session keeps its own status', R, undefined, R],
+    ['with only the primary, the Session keeps its own status', I, { primary: R, delegates: [] }, I],
+    ['a running delegate keeps an idle Session running', I, { primary: I, delegates: [R] }, R],
+    ['a rescheduling delegate makes an idle Session rescheduling', I, { primary: I, delegates: [S] }, S],
+    [
+      'every Thread idle: the Session is idle, whatever its own machine said',
+      R,
+      { primary: I, delegates: [I] },
+      I,
+    ],
+    ['a terminated Session stays terminated whatever its Threads', T, { primary: I, delegates: [R] }, T],
+    ['a terminated primary terminates the Session', R, { primary: T, delegates: [R] }, T],
+  ])('%s', (_name, own, threads, expected) => {
+    expect(sessionStatusAfter(own, threads)).toBe(expected);
   });
 });

@@ -1,3 +1,5 @@
+import type { SessionStatus } from './session-status.state';
+
 /**
  * The Thread status state machine (openapi.yaml `SessionThread.status`, ADR 0017): which event moves
  * which Thread's status, when a Thread may be archived, whether it accepts input, and the Session-level
@@ -174,4 +176,20 @@ export function threadAcceptsInput(thread: ThreadArchiveState): boolean {
 
 function assertThreadStatus(s: never): never {
   throw new Error(`unknown thread status "${String(s)}"`);
+}
+
+/** The statuses of a Session's Threads after an append: its primary's and its delegates'. */
+export interface ThreadStatuses {
+  primary: ThreadStatus;
+  delegates: readonly ThreadStatus[];
+}
+
+/**
+ * The Session's status after an append (ADR 0017), the one precedence rule between the Session's own
+ * status machine and its Threads': a terminated Session stays terminated; a Session with delegate
+ * Threads has the status their statuses make ({@link sessionStatusOfThreads}); else its own.
+ */
+export function sessionStatusAfter(own: SessionStatus, threads?: ThreadStatuses): SessionStatus {
+  if (own === 'terminated' || !threads || threads.delegates.length === 0) return own;
+  return sessionStatusOfThreads(threads.primary, threads.delegates);
 }

@@ -11,7 +11,6 @@ import {
 import {
   primaryThreadId,
   requireLiveLease,
-  SessionEntity,
   SessionEventEntity,
   SessionLog,
   SessionThreadRepository,
@@ -78,7 +77,7 @@ export class SendEvents {
       if (session.status === 'terminated') throw conflict(`session ${session.id} is terminated`);
       // The Work item's current token and live lease, held FOR SHARE until the append commits.
       if (p.kind === 'work') await requireLiveLease(tx, p, session.id);
-      const paused = await this.pausedAtBudget(tx, session);
+      const paused = await this.log.pausedAtBudget(tx, session);
       checkBudgetPause(paused, events);
       // One outcome at a time: a new one is accepted once the current one ended.
       if (events.some((e) => e.type === 'user.define_outcome')) {
@@ -141,7 +140,7 @@ export class SendEvents {
             callId: target.id,
             // The call's span joins the trace of the turn that made it (the message before the call).
             traceparent: tracingEnabled()
-              ? await this.turnTraceparent(tx, session.id, target.seq)
+              ? await this.log.turnTraceparent(tx, session.id, target.seq)
               : undefined,
           });
         fresh.push({
@@ -222,20 +221,6 @@ export class SendEvents {
     };
   }
 
-  /** The `_traceparent` the API stored on the latest user.message before `seq` (the turn's trace). */
-  private async turnTraceparent(
-    tx: EntityManager,
-    sessionId: string,
-    seq: string,
-  ): Promise<string | undefined> {
-    const [row]: Array<{ tp: string | null }> = await tx.query(
-      `SELECT body->>'_traceparent' AS tp FROM session_events
-        WHERE session_id = $1 AND type = 'user.message' AND seq < $2 ORDER BY seq DESC LIMIT 1`,
-      [sessionId, String(seq)],
-    );
-    return row?.tp ?? undefined;
-  }
-
   /**
    * A call an interrupt (or a turn that ended without it) closed takes no new answer: the model already
    * saw it as interrupted. (Checked after the stored-answer lookup, so an identical retry still succeeds.)
@@ -260,22 +245,6 @@ export class SendEvents {
     );
     if (own.some((e) => closesOpenCalls(e)))
       throw conflict(`${call.id} was interrupted before it completed; it takes no ${type}`);
-  }
-
-  /**
-   * Paused at the budget gate: the last turn ended idle with `budget_reached` and no budget change has
-   * been accepted since (a change wakes the workflow, which resumes the turn).
-   */
-  private async pausedAtBudget(tx: EntityManager, session: SessionEntity): Promise<boolean> {
-    // Without a budget there is no pause (removing the budget is itself what lifts one).
-    if (session.status !== 'idle' || session.budget === null) return false;
-    const rows: Array<{ type: string; reason: string | null }> = await tx.query(
-      `SELECT type, body->'stop_reason'->>'type' AS reason FROM session_events
-        WHERE session_id = $1 AND (type IN ('session.status_idle', 'session.status_running') OR (type = 'session.updated' AND body ? 'budget'))
-        ORDER BY seq DESC LIMIT 1`,
-      [session.id],
-    );
-    return rows[0]?.type === 'session.status_idle' && rows[0].reason === 'budget_reached';
   }
 
   /** A denied call never runs; an `ask` call runs only after a persisted allow. */

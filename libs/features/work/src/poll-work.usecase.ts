@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { unauthenticated } from '@mango/domain-kernel';
 import { claim } from '@mango/domain-work-lease';
 import { digestCredential, generateCredential, Principal } from '@mango/feature-auth';
-import { claimOne, toLease, WorkItemRepository } from '@mango/persistence';
+import { claimOne, SessionLog, toLease, WorkItemRepository } from '@mango/persistence';
 import { MangoMetrics } from '@mango/platform-metrics';
 import { tracer, tracingEnabled } from '@mango/platform-tracing';
 import { DataSource, EntityManager } from 'typeorm';
@@ -36,7 +36,21 @@ export class PollWorkUseCase {
     private readonly notifier: WorkNotifier,
     @Inject(WORK_SETTINGS) private readonly settings: WorkSettings,
     @Inject(MangoMetrics) private readonly metrics: MangoMetrics,
+    @Inject(SessionLog) private readonly log: SessionLog,
   ) {}
+
+  /**
+   * The trace a claimed Session item continues, only while tracing is configured: the turn's
+   * (`SessionLog.turnTraceparent`, the request that started the turn the item serves). It rides in the
+   * Work secret to the worker (its `mango.environment.work` span); a healthcheck has none.
+   */
+  private workTraceparent(
+    em: EntityManager,
+    row: { kind: string; sessionId: string | null },
+  ): Promise<string | undefined> {
+    if (!tracingEnabled() || row.kind !== 'session' || !row.sessionId) return Promise.resolve(undefined);
+    return this.log.turnTraceparent(em, row.sessionId);
+  }
 
   async execute(
     p: Principal,
@@ -97,7 +111,7 @@ export class PollWorkUseCase {
         throw unauthenticated('the Environment key was revoked');
       case 'claimed':
         return {
-          work: renderWork(out.row, secret(await workTraceparent(this.dataSource.manager, out.row))),
+          work: renderWork(out.row, secret(await this.workTraceparent(this.dataSource.manager, out.row))),
           nextWakeMs: 0,
           reclaim: reclaimKindOf(out.previous),
           workType: out.row.kind,
@@ -145,7 +159,7 @@ export class PollWorkUseCase {
       const { next } = claim(toLease(row), now, input.reclaimOlderThanMs);
       await this.items.saveClaim(tx, row, next, digestCredential(token), input.workerId);
       return {
-        work: renderWork(row, secret(await workTraceparent(tx, row))),
+        work: renderWork(row, secret(await this.workTraceparent(tx, row))),
         nextWakeMs: 0,
         reclaim,
         workType: row.kind,
@@ -170,22 +184,4 @@ export class PollWorkUseCase {
     this.metrics.workClaims.inc({ ...labels, reclaim });
     if (reclaim === 'lease_expired') this.metrics.workLeaseExpiries.inc(labels);
   }
-}
-
-/**
- * The trace a claimed Session item continues, only while tracing is configured: the `_traceparent` the API
- * stored on the Session's latest user.message (the request that started the turn the item serves). It
- * rides in the Work secret to the worker (its `mango.environment.work` span); a healthcheck has none.
- */
-async function workTraceparent(
-  em: EntityManager,
-  row: { kind: string; sessionId: string | null },
-): Promise<string | undefined> {
-  if (!tracingEnabled() || row.kind !== 'session' || !row.sessionId) return undefined;
-  const [found]: Array<{ tp: string | null }> = await em.query(
-    `SELECT body->>'_traceparent' AS tp FROM session_events
-      WHERE session_id = $1 AND type = 'user.message' ORDER BY seq DESC LIMIT 1`,
-    [row.sessionId],
-  );
-  return found?.tp ?? undefined;
 }

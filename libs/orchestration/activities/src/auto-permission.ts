@@ -19,16 +19,20 @@ import type { DeclaredMcpTool } from '@mango/domain-mcp';
  */
 export async function autoEvaluations(
   model: ModelClient,
-  agent: AgentDefinition,
-  uses: Array<Extract<ModelContentBlock, { type: 'tool_use' }>>,
-  isCustom: (name: string) => boolean,
-  mcpTools: DeclaredMcpTool[],
+  reply: {
+    agent: AgentDefinition;
+    uses: ReadonlyArray<Pick<Extract<ModelContentBlock, { type: 'tool_use' }>, 'name' | 'input'>>;
+    /** Calls that have no policy: custom tools, and calls answered within the step. */
+    unjudged: (name: string) => boolean;
+    mcpTools: readonly DeclaredMcpTool[];
+  },
   settings: AutoJudgeSettings,
   signal: AbortSignal,
 ): Promise<{ evaluations: Map<number, AutoEvaluation>; usage: ModelUsage | null }> {
+  const { agent, uses, mcpTools } = reply;
   const picked: Array<{ index: number; call: AutoCall }> = [];
   uses.forEach((u, index) => {
-    if (isCustom(u.name)) return;
+    if (reply.unjudged(u.name)) return;
     const mcp = mcpTools.find((t) => t.modelName === u.name);
     if (mcp) {
       if (mcp.auto)
@@ -40,13 +44,7 @@ export async function autoEvaluations(
       picked.push({ index, call: { kind: 'sandbox', name: u.name, input: u.input } });
   });
   if (!picked.length) return { evaluations: new Map(), usage: null };
-  const judged = await judgeAutoCalls(
-    model,
-    agent,
-    picked.map((p) => p.call),
-    settings,
-    signal,
-  );
+  const judged = await judgeAutoCalls(model, { agent, calls: picked.map((p) => p.call) }, settings, signal);
   const used = judged.flatMap((j) => (j.usage ? [j.usage] : []));
   return {
     evaluations: new Map(picked.map((p, i) => [p.index, judged[i]!.evaluation])),
@@ -76,8 +74,7 @@ export interface AutoJudgeSettings {
  */
 export async function judgeAutoCalls(
   model: ModelClient,
-  agent: { model: { id: string }; system?: string | null },
-  calls: AutoCall[],
+  { agent, calls }: { agent: { model: { id: string }; system?: string | null }; calls: AutoCall[] },
   settings: AutoJudgeSettings,
   signal: AbortSignal,
 ): Promise<Array<{ evaluation: AutoEvaluation; usage?: ModelUsage }>> {

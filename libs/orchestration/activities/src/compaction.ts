@@ -1,4 +1,4 @@
-import type { ModelClient } from '@mango/adapter-model';
+import type { ModelClient, ModelUsage } from '@mango/adapter-model';
 import type { AgentDefinition } from '@mango/domain-agents';
 import {
   addUsage,
@@ -24,6 +24,23 @@ export interface CompactionSettings {
   profiles?: ModelProfileOverrides;
 }
 
+/** What compaction needs: the log, the model, when to compact, prices and metrics. */
+export interface CompactionDeps {
+  log: SessionLog;
+  model: ModelClient;
+  settings: CompactionSettings;
+  prices: PriceTable;
+  metrics?: MangoMetrics;
+}
+
+/** Which transcript to compact: a Session's, at a turn; a delegate Thread's (`threadId`): its own (ADR 0017). */
+export interface CompactionAt {
+  reader: SessionLogReader;
+  sessionId: string;
+  turn: number;
+  threadId?: string;
+}
+
 /**
  * Compaction near the model window (`agent.thread_context_compacted`): before a turn's first request,
  * when the next prompt's usage-based estimate reaches the threshold (80% of the model profile's window,
@@ -31,25 +48,30 @@ export interface CompactionSettings {
  * keeps the summary in internal fields (never rendered) and later transcripts start from it. Idempotent
  * per turn; the summarizing request's usage is counted like any other.
  */
-export async function compactIfNeeded(
-  log: SessionLog,
-  reader: SessionLogReader,
-  model: ModelClient,
-  sessionId: string,
-  turn: number,
-  settings: CompactionSettings,
-  prices: PriceTable,
-  metrics?: MangoMetrics,
-  /** A delegate Thread's compaction: its own transcript, its keys, its usage (ADR 0017). */
-  threadId?: string,
-): Promise<void> {
-  const key = `${threadKeyPrefix(threadId)}turn:${turn}:compacted`;
-  const plan = await log.withOpenSession(sessionId, async (tx, s) => {
-    const thread = await threadContext(tx, s, threadId);
+export async function compactIfNeeded(deps: CompactionDeps, at: CompactionAt): Promise<void> {
+  const key = `${threadKeyPrefix(at.threadId)}turn:${at.turn}:compacted`;
+  const plan = await planCompaction(deps, at, key);
+  if (!plan) return;
+  const response = await summarize(deps, plan);
+  const summary = response.content
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('\n');
+  const recorded = await recordSummary(deps, at, { key, plan, summary, usage: response.usage });
+  // The summarizing request's usage is counted like any other.
+  if (recorded && deps.metrics) countUsage(deps.metrics, plan.agent.model.id, response.usage, recorded);
+}
+
+type CompactionPlan = NonNullable<Awaited<ReturnType<typeof planCompaction>>>;
+
+/** The turns to summarize, read under the row lock; undefined when nothing is due (or it was done). */
+async function planCompaction({ log, settings }: CompactionDeps, at: CompactionAt, key: string) {
+  return log.withOpenSession(at.sessionId, async (tx, s) => {
+    const thread = await threadContext(tx, s, at.threadId);
     if (!thread) return undefined;
     // Read through the transaction's own connection: a second pool connection taken while this one holds
     // the Session's row lock deadlocks the pool once as many steps start at once as it has connections.
-    const events = threadLog(await reader.read(tx), threadId);
+    const events = threadLog(await at.reader.read(tx), at.threadId);
     if (events.some((e) => e.idempotencyKey === key)) return undefined;
     const agent: AgentDefinition = thread.agent;
     const profile = profileOf(agent.model.id, settings.profiles);
@@ -70,14 +92,17 @@ export async function compactIfNeeded(
       maxTokens: Math.min(SUMMARY_MAX_TOKENS, profile.max_output_tokens),
     };
   });
-  if (!plan) return;
+}
+
+/** The summarizing request (its duration observed like a step's). */
+async function summarize({ model, metrics }: CompactionDeps, plan: CompactionPlan) {
   const requested = process.hrtime.bigint();
   const observe = (outcome: 'ok' | 'error') =>
     metrics?.modelRequestDuration.observe(
       { model: plan.agent.model.id, outcome },
       Number(process.hrtime.bigint() - requested) / 1e9,
     );
-  const response = await model
+  return model
     .createMessage({
       model: plan.agent.model.id,
       max_tokens: plan.maxTokens,
@@ -101,12 +126,17 @@ export async function compactIfNeeded(
         throw err;
       },
     );
-  const summary = response.content
-    .filter((b) => b.type === 'text')
-    .map((b) => (b as { text: string }).text)
-    .join('\n');
+}
+
+/** The summary recorded once, and its usage added (a delegate's on the Session's and on its own Thread's). */
+async function recordSummary(
+  { log, prices }: CompactionDeps,
+  at: CompactionAt,
+  done: { key: string; plan: CompactionPlan; summary: string; usage: ModelUsage },
+): Promise<{ before: SessionUsage; after: SessionUsage } | undefined> {
+  const { plan, threadId } = { plan: done.plan, threadId: at.threadId };
   let recorded: { before: SessionUsage; after: SessionUsage } | undefined;
-  await log.withOpenSession(sessionId, async (tx, s) => {
+  await log.withOpenSession(at.sessionId, async (tx, s) => {
     const thread = await threadContext(tx, s, threadId);
     if (!thread) return;
     const inserted = await log.append(
@@ -114,7 +144,7 @@ export async function compactIfNeeded(
       s,
       [
         {
-          ...internal(COMPACTED, { _summary: summary, _through_seq: plan.throughSeq }, key),
+          ...internal(COMPACTED, { _summary: done.summary, _through_seq: plan.throughSeq }, done.key),
           ...(threadId ? { sessionThreadId: threadId } : {}),
         },
       ],
@@ -122,7 +152,7 @@ export async function compactIfNeeded(
     );
     if (inserted.length) {
       const before = s.usage as SessionUsage;
-      const add = (u: SessionUsage) => addUsage(plan.agent.model.id, u, response.usage, prices);
+      const add = (u: SessionUsage) => addUsage(plan.agent.model.id, u, done.usage, prices);
       // A delegate's summary counts on the Session's usage (the budget) and on its own Thread's.
       await log.saveUsage(
         tx,
@@ -133,6 +163,5 @@ export async function compactIfNeeded(
       recorded = { before, after: s.usage as SessionUsage };
     }
   });
-  // The summarizing request's usage is counted like any other.
-  if (recorded && metrics) countUsage(metrics, plan.agent.model.id, response.usage, recorded);
+  return recorded;
 }

@@ -14,7 +14,7 @@ import {
 import { SessionEventEntity, type SessionLog } from '@mango/persistence';
 import { MODEL_REQUEST_ATTEMPTS, type GradeOutcome, type OutcomeActivities } from '@mango/workflows';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import type { ModelStepDeps } from './model-step.activity';
+import type { ModelSettings } from './model-step.activity';
 import { countUsage, internal, type StoredEvent } from './step-events';
 
 /** Output tokens of one grader answer (a verdict and its explanation). */
@@ -40,7 +40,7 @@ const UNMATCHED_START = (events: SessionEventEntity[], outcomeId: string): strin
  * appends nothing twice; its usage is added to the Session's (and so counts against the budget).
  */
 export function createOutcomeGrader(
-  deps: ModelStepDeps & { ongoingMs?: number },
+  deps: ModelSettings & { ongoingMs?: number },
   log: SessionLog,
 ): OutcomeActivities {
   const ongoingMs = deps.ongoingMs ?? DEFAULT_ONGOING_MS;

@@ -1,6 +1,6 @@
 import type { ModelClient } from '@mango/adapter-model';
 import type { ModelProfileOverrides, PriceTable } from '@mango/domain-sessions';
-import { SessionLog, type SessionWakes } from '@mango/persistence';
+import { SessionLog, SessionRepository, type SessionWakes } from '@mango/persistence';
 import type { MangoMetrics } from '@mango/platform-metrics';
 import type { ModelStepRef, SessionActivities, StepsOutcome } from '@mango/workflows';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -24,6 +24,8 @@ export function createSessionActivities(deps: {
   dataSource: DataSource;
   /** The Session log repository (default: one on `dataSource` with the default Work port). */
   sessionLog?: SessionLog;
+  /** The Sessions repository (default: one on `dataSource`). */
+  sessions?: SessionRepository;
   /** The model endpoint, or why there is none usable (every turn then ends at once with that reason). */
   model: ModelClient | { unavailable: string } | null;
   /** Remote MCP (tool listing and journaled calls); absent: MCP servers are not offered to the model. */
@@ -47,7 +49,8 @@ export function createSessionActivities(deps: {
   outcomeOngoingMs?: number;
 }): SessionActivities {
   const log = deps.sessionLog ?? new SessionLog(deps.dataSource);
-  const modelStep = createModelStep(deps, log);
+  const sessions = deps.sessions ?? new SessionRepository(deps.dataSource);
+  const modelStep = createModelStep({ ...deps, log, sessions });
   return {
     ...createTurnActivities(log, deps.metrics),
     ...createOutcomeGrader({ ...deps, ongoingMs: deps.outcomeOngoingMs }, log),

@@ -1,6 +1,6 @@
 import type { ModelResponse } from '@mango/adapter-model';
 import { addedListCostUsd, type SessionUsage } from '@mango/domain-sessions';
-import type { NewSessionEvent, SessionEventEntity } from '@mango/persistence';
+import type { NewSessionEvent } from '@mango/persistence';
 import type { MangoMetrics } from '@mango/platform-metrics';
 
 /** Shared by the Session activities: how they shape their events, count usage and find a turn's trace. */
@@ -42,17 +42,4 @@ export function countUsage(
   };
   for (const [type, n] of Object.entries(tokens)) if (n > 0) metrics.modelTokens.inc({ model, type }, n);
   if (after.list_cost) metrics.modelListCost.inc({ model }, addedListCostUsd(before, after));
-}
-
-/** The trace context the API stored on an event (`_traceparent`, internal). */
-export function traceparentOf(body: Record<string, unknown> | undefined): string | undefined {
-  const tp = body?._traceparent;
-  return typeof tp === 'string' ? tp : undefined;
-}
-
-/** The trace of the turn: the one of the latest user.message. */
-export function turnTraceparent(events: SessionEventEntity[]): string | undefined {
-  for (let i = events.length - 1; i >= 0; i--)
-    if (events[i]!.type === 'user.message') return traceparentOf(events[i]!.body);
-  return undefined;
 }

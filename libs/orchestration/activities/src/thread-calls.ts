@@ -31,13 +31,16 @@ export interface PlatformCallDone {
 export async function carryOutPlatformCall(
   tx: EntityManager,
   s: SessionEntity,
-  snapshot: CoordinatorSnapshot,
-  name: string,
-  input: Record<string, unknown>,
-  key: string,
-  now: Date,
+  made: {
+    snapshot: CoordinatorSnapshot;
+    name: string;
+    input: Record<string, unknown>;
+    key: string;
+    now: Date;
+  },
 ): Promise<PlatformCallDone> {
-  const call = decidePlatformCall(name, input, snapshot);
+  const { snapshot, key, now } = made;
+  const call = decidePlatformCall(made.name, made.input, snapshot);
   if (call.kind === 'error') return { events: [], result: { text: call.text, isError: true } };
   if (call.kind === 'list') return { events: [], result: { text: call.text, isError: false } };
   const primary = primaryThreadId(s.id);

@@ -3,7 +3,7 @@ import { ADVISOR_REF, lastReplyText, type SessionUsage } from '@mango/domain-ses
 import type { MangoMetrics } from '@mango/platform-metrics';
 import { contextFrom, tracer } from '@mango/platform-tracing';
 import type { SessionActivities, TurnRef } from '@mango/workflows';
-import { internal, StoredEvent, traceparentOf } from './step-events';
+import { internal, StoredEvent } from './step-events';
 import { threadContext } from './thread-context';
 
 /**
@@ -95,11 +95,8 @@ export function createTurnActivities(
             const usage = s.usage as SessionUsage;
             const seconds = Math.max(0, (now.getTime() - started.createdAt.getTime()) / 1000);
             turnSeconds = seconds;
-            const origin = await tx.findOne(SessionEventEntity, {
-              where: { sessionId, type: 'user.message' },
-              order: { seq: 'DESC' },
-            });
-            turnSpan = { start: started.createdAt, end: now, traceparent: traceparentOf(origin?.body) };
+            const traceparent = await log.turnTraceparent(tx, sessionId);
+            turnSpan = { start: started.createdAt, end: now, traceparent };
             await log.saveUsage(tx, s, {
               ...usage,
               active_seconds: Math.round(((Number(usage.active_seconds) || 0) + seconds) * 1000) / 1000,

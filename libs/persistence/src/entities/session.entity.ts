@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import type { PromptInputs } from '../prompt-inputs';
+import type { PromptInputs } from '@mango/domain-sessions';
 import { EnvironmentEntity } from './environment.entity';
 import { WorkspaceEntity } from './workspace.entity';
 

@@ -55,6 +55,7 @@ export class AppModule {
         IdempotencyModule.forRoot({
           retentionMs: env.MANGO_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
           pruneIntervalMs: env.MANGO_IDEMPOTENCY_PRUNE_SECONDS * 1_000,
+          keyring,
         }),
         // First among the routes after /healthz: Express tries routes in registration order, and Poll and
         // Ack are the requests every supervisor repeats (no other route overlaps /v1/environments/:id/work).

@@ -1,3 +1,4 @@
+import { generateKeyringEntry } from '@mango/platform-secrets';
 import { httpClient, HttpClient } from '@mango/testing';
 import { ApiUnderTest, startApi } from './support';
 
@@ -25,7 +26,8 @@ describe('Idempotency-Key (real apps/api process, real PostgreSQL)', () => {
     Number((await api.sql<{ n: string }>(sql, params))[0]!.n);
 
   beforeAll(async () => {
-    api = await startApi('idempotency');
+    // A keyring: webhook endpoints (a once-shown signing secret) can be created.
+    api = await startApi('idempotency', { MANGO_KEYRING: generateKeyringEntry('idem-1') });
   });
   afterAll(() => api.close());
 
@@ -172,5 +174,34 @@ describe('Idempotency-Key (real apps/api process, real PostgreSQL)', () => {
     const n = await count('SELECT count(*) AS n FROM sessions WHERE workspace_id = $1', [id]);
     console.log(`sessions.create sent twice without Idempotency-Key: ${n} Sessions`);
     expect(n).toBe(2);
+  });
+
+  it('a once-shown secret (webhook create and rotate_secret) is replayed to a retry but kept sealed, never in clear', async () => {
+    const { id, ws } = await workspace();
+    const body = { url: 'https://hooks.example.com/mango', event_types: ['session.status_idled'] };
+    const first = await ws.post('/v1/webhooks', body, keyed('hook-1'));
+    expect(first.status).toBe(201);
+    const secret = first.body.secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    const again = await ws.post('/v1/webhooks', body, keyed('hook-1'));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const rotated = await ws.post(`/v1/webhooks/${first.body.id}/rotate_secret`, {}, keyed('rotate-1'));
+    expect(rotated.status).toBe(200);
+    const rotatedAgain = await ws.post(`/v1/webhooks/${first.body.id}/rotate_secret`, {}, keyed('rotate-1'));
+    expect(rotatedAgain.body).toEqual(rotated.body);
+    expect(await count('SELECT count(*) AS n FROM webhooks WHERE workspace_id = $1', [id])).toBe(1);
+    // Neither secret is in the kept responses; they are sealed.
+    const kept = await api.sql<{ response_body: unknown }>(
+      'SELECT response_body FROM idempotency_keys WHERE workspace_id = $1',
+      [id],
+    );
+    expect(kept).toHaveLength(2);
+    const stored = JSON.stringify(kept);
+    expect(stored).not.toContain(secret);
+    expect(stored).not.toContain(JSON.stringify(rotated.body).slice(1, 40));
+    for (const s of [secret, ...JSON.stringify(rotated.body).match(/whsec_[A-Za-z0-9+/=_-]+/g)!])
+      expect(stored).not.toContain(s);
+    expect(stored).toContain('mango_sealed_response');
   });
 });

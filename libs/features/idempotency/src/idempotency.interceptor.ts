@@ -29,6 +29,7 @@ import {
 } from './idempotency-key';
 import { IDEMPOTENCY_SETTINGS, IdempotencySettings } from './idempotency.settings';
 import { IDEMPOTENT_BY_PROTOCOL } from './idempotent-by-protocol.decorator';
+import { openResponse, SEALED_REPLAY, sealResponse } from './sealed-replay';
 import {
   attachUploadIdempotency,
   IDEMPOTENT_UPLOAD,
@@ -93,7 +94,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
         }),
       );
     }
-    return from(this.run(scope, req, res, status, next));
+    const sealed = Reflect.getMetadata(SEALED_REPLAY, handler) === true;
+    return from(this.run(scope, req, res, status, next, sealed));
   }
 
   private async run(
@@ -102,7 +104,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     res: Response,
     status: number,
     next: CallHandler,
+    sealed: boolean,
   ): Promise<unknown> {
+    const keyring = this.settings.keyring ?? null;
     const path = req.originalUrl;
     const digest = requestDigest(req.method, path, req.body);
     return runInRequestTransaction(this.dataSource, async (tx) => {
@@ -117,7 +121,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           throw idempotencyKeyReused({ method: first.requestMethod, path: first.requestPath });
         res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
         res.setHeader(REQUEST_ID_HEADER, first.requestId);
-        return first.responseBody ?? undefined;
+        return (sealed ? openResponse(keyring, scope, first.responseBody) : first.responseBody) ?? undefined;
       }
       // Called here, inside the request transaction's async context, so that the handler runs in it.
       const body = await lastValueFrom(next.handle(), { defaultValue: undefined });
@@ -131,7 +135,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
           requestPath: path,
           requestId: req.requestId ?? '',
           responseStatus: status,
-          responseBody: body,
+          // A once-shown secret in the response is kept sealed, never in clear.
+          responseBody: sealed ? sealResponse(keyring, scope, body) : body,
         },
         at,
         new Date(at.getTime() + this.settings.retentionMs),

@@ -1,3 +1,5 @@
+import type { Keyring } from '@mango/platform-secrets';
+
 /** apps/api's Idempotency-Key settings (docs/operator-guide.md). */
 export interface IdempotencySettings {
   /** How long a key and its response are kept (MANGO_IDEMPOTENCY_RETENTION_HOURS, default 24 h). */
@@ -10,6 +12,11 @@ export interface IdempotencySettings {
    * ignore it). Default `all`.
    */
   routes?: 'all' | 'uploads';
+  /**
+   * Seals the kept response of `@SealedReplay()` routes (a once-shown secret in the response); null or
+   * absent: such responses are not kept (those routes refuse to work without a keyring anyway).
+   */
+  keyring?: Keyring | null;
 }
 
 export const IDEMPOTENCY_SETTINGS = Symbol('IDEMPOTENCY_SETTINGS');

@@ -5,3 +5,4 @@ export * from './idempotency.module';
 export * from './idempotency.settings';
 export * from './idempotent-by-protocol.decorator';
 export * from './upload-idempotency';
+export * from './sealed-replay';

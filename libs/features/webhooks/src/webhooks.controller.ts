@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { CurrentPrincipal, Principal } from '@mango/feature-auth';
+import { SealedReplay } from '@mango/feature-idempotency';
 import { WebhooksService } from './webhooks.service';
 
 /** `/v1/webhooks` (Mango addition): Workspace API keys only. */
@@ -9,6 +10,7 @@ export class WebhooksController {
 
   @Post()
   @HttpCode(201)
+  @SealedReplay()
   create(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
     return this.webhooks.create(p.workspaceId, body);
   }
@@ -37,6 +39,7 @@ export class WebhooksController {
 
   @Post(':webhookId/rotate_secret')
   @HttpCode(200)
+  @SealedReplay()
   rotate(@CurrentPrincipal() p: Principal, @Param('webhookId') id: string, @Body() body: unknown) {
     return this.webhooks.rotateSecret(p.workspaceId, id, body);
   }

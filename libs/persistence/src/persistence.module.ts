@@ -2,6 +2,7 @@ import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@n
 import { DataSource } from 'typeorm';
 import { createDataSource, DatabaseSettings } from './data-source';
 import { OutboxRepository, WebhookDeliveryRepository } from './outbox.repository';
+import { SandboxEgressRecords } from './sandbox-egress-records';
 import { SessionLog } from './session-log.repository';
 import { SessionRepository } from './session.repository';
 import { SessionThreadRepository } from './session-thread.repository';
@@ -56,6 +57,11 @@ export class PersistenceModule implements OnApplicationShutdown {
           useFactory: (ds: DataSource) => new VaultCredentialRepository(ds),
           inject: [DataSource],
         },
+        {
+          provide: SandboxEgressRecords,
+          useFactory: (ds: DataSource) => new SandboxEgressRecords(ds),
+          inject: [DataSource],
+        },
       ],
       exports: [
         DataSource,
@@ -65,6 +71,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         VaultCredentialRepository,
         OutboxRepository,
         WebhookDeliveryRepository,
+        SandboxEgressRecords,
         SESSION_WORK,
       ],
     };

@@ -1,5 +1,5 @@
-import type { DataSource } from 'typeorm';
-import { SandboxEgressRecordEntity } from './entities';
+import { IsNull, type DataSource } from 'typeorm';
+import { SandboxEgressRecordEntity, SessionEntity } from './entities';
 
 /** One connection as the supervisor reports it (validated by the caller). */
 export interface SandboxEgressRecordInput {
@@ -51,6 +51,15 @@ export class SandboxEgressRecords {
       );
       return records.length;
     });
+  }
+
+  /** Whether the Workspace has this Session (not deleted): whose records a Workspace key may read. */
+  async sessionVisible(workspaceId: string, sessionId: string): Promise<boolean> {
+    const session = await this.dataSource.manager.findOne(SessionEntity, {
+      where: { id: sessionId, workspaceId, deletedAt: IsNull() },
+      select: { id: true },
+    });
+    return session !== null;
   }
 
   /** `limit + 1` records of the Session after the id `after` (oldest first). */

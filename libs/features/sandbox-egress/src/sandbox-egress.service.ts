@@ -3,8 +3,7 @@ import { invalidRequest, notFound, permissionDenied } from '@mango/domain-kernel
 import type { Principal } from '@mango/feature-auth';
 import { isId } from '@mango/platform-ids';
 import { decodeCursor, Page, parseLimit, rejectUnknownQuery, toPage } from '@mango/platform-pagination';
-import { SandboxEgressRecords, SessionEntity } from '@mango/persistence';
-import { DataSource, IsNull } from 'typeorm';
+import { SandboxEgressRecords } from '@mango/persistence';
 import { parseEgressReport } from './sandbox-egress-record-input';
 import { EgressRecordView, renderEgressRecord } from './sandbox-egress-record.view';
 
@@ -14,11 +13,7 @@ import { EgressRecordView, renderEgressRecord } from './sandbox-egress-record.vi
  */
 @Injectable()
 export class SandboxEgressService {
-  private readonly records: SandboxEgressRecords;
-
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {
-    this.records = new SandboxEgressRecords(dataSource);
-  }
+  constructor(@Inject(SandboxEgressRecords) private readonly records: SandboxEgressRecords) {}
 
   async report(p: Principal, environmentId: string, workId: string, body: unknown) {
     if (p.kind !== 'environment') throw permissionDenied('only the Environment key reports egress records');
@@ -40,11 +35,7 @@ export class SandboxEgressService {
     rejectUnknownQuery(query, ['limit', 'page']);
     const limit = parseLimit(query.limit);
     if (!isId('session', sessionId)) throw notFound('session', sessionId);
-    const session = await this.dataSource.manager.findOne(SessionEntity, {
-      where: { id: sessionId, workspaceId, deletedAt: IsNull() },
-      select: { id: true },
-    });
-    if (!session) throw notFound('session', sessionId);
+    if (!(await this.records.sessionVisible(workspaceId, sessionId))) throw notFound('session', sessionId);
     let after: string | undefined;
     if (typeof query.page === 'string') {
       after = decodeCursor(query.page, { scope: 'sandbox_egress_records', order: 'asc' }).after;

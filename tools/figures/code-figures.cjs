@@ -15,7 +15,11 @@ const files = [];
     if (e.isDirectory()) {
       if (['node_modules', 'dist', 'migrations', 'test', 'tmp'].includes(e.name)) continue;
       walk(p);
-    } else if (/\.tsx?$/.test(e.name) && !/\.(spec|int-spec|e2e-spec)\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts'))
+    } else if (
+      /\.tsx?$/.test(e.name) &&
+      !/\.(spec|int-spec|e2e-spec)\.tsx?$/.test(e.name) &&
+      !e.name.endsWith('.d.ts')
+    )
       files.push(p);
   }
 })(path.join(root, 'libs'));
@@ -25,14 +29,22 @@ const files = [];
     if (e.isDirectory()) {
       if (['node_modules', 'dist', 'migrations', 'test', 'tmp'].includes(e.name)) continue;
       walkApps(p);
-    } else if (/\.tsx?$/.test(e.name) && !/\.(spec|int-spec|e2e-spec)\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts'))
+    } else if (
+      /\.tsx?$/.test(e.name) &&
+      !/\.(spec|int-spec|e2e-spec)\.tsx?$/.test(e.name) &&
+      !e.name.endsWith('.d.ts')
+    )
       files.push(p);
   }
 })(path.join(root, 'apps'));
-const prod = files.filter((f) => !f.includes('/libs/sdk/') && !f.includes('/src/test/') && !f.includes('/testing/'));
+const prod = files.filter(
+  (f) => !f.includes('/libs/sdk/') && !f.includes('/src/test/') && !f.includes('/testing/'),
+);
 const rel = (f) => path.relative(root, f);
 
-const sizes = prod.map((f) => [rel(f), fs.readFileSync(f, 'utf8').split('\n').length]).sort((a, b) => b[1] - a[1]);
+const sizes = prod
+  .map((f) => [rel(f), fs.readFileSync(f, 'utf8').split('\n').length])
+  .sort((a, b) => b[1] - a[1]);
 console.log(`prod files: ${prod.length}, lines: ${sizes.reduce((n, s) => n + s[1], 0)}`);
 console.log(`\nlargest files:`);
 for (const [f, n] of sizes.slice(0, top)) console.log(`  ${n}\t${f}`);
@@ -46,7 +58,11 @@ for (const f of prod) {
     if (ts.isFunctionLike(node) && node.body) {
       const a = src.getLineAndCharacterOfPosition(node.getStart()).line;
       const b = src.getLineAndCharacterOfPosition(node.end).line;
-      const name = node.name ? node.name.getText() : ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : '(anonymous)';
+      const name = node.name
+        ? node.name.getText()
+        : ts.isVariableDeclaration(node.parent)
+          ? node.parent.name.getText()
+          : '(anonymous)';
       fns.push([b - a + 1, `${rel(f)}:${a + 1} ${name}`, node.parameters.length]);
     }
     ts.forEachChild(node, visit);
@@ -64,6 +80,8 @@ for (const f of prod) casts += (fs.readFileSync(f, 'utf8').match(/as unknown as/
 console.log(`\n'as unknown as' casts: ${casts}`);
 
 const sql = /\.query\s*[(<]|createQueryBuilder|\bDataSource\b|\bEntityManager\b/;
-const outside = prod.filter((f) => !rel(f).startsWith('libs/persistence/') && sql.test(fs.readFileSync(f, 'utf8')));
+const outside = prod.filter(
+  (f) => !rel(f).startsWith('libs/persistence/') && sql.test(fs.readFileSync(f, 'utf8')),
+);
 console.log(`\nfiles outside libs/persistence with SQL, DataSource or EntityManager: ${outside.length}`);
 if (process.env.LIST) for (const f of outside) console.log(`  ${rel(f)}`);

@@ -6,6 +6,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { AuditLog } from '@mango/persistence';
+import { PeriodicPass } from '@mango/platform-periodic';
 import { DataSource } from 'typeorm';
 import { AUDIT_SETTINGS, AuditSettings } from './audit.env';
 
@@ -18,42 +19,35 @@ const BATCH = 1_000;
 @Injectable()
 export class AuditPruner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('audit');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly periodic: PeriodicPass<number>;
 
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(AUDIT_SETTINGS) private readonly settings: AuditSettings,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.settings.pruneIntervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.pruneOnce().catch((err) => this.log.warn(`audit log pruning failed: ${String(err)}`));
-    }, this.settings.pruneIntervalMs);
-    this.timer.unref();
+  ) {
+    this.periodic = new PeriodicPass({
+      intervalMs: settings.pruneIntervalMs,
+      pass: () => this.pruneAll(new Date()),
+      onError: (err) => this.log.warn(`audit log pruning failed: ${String(err)}`),
+    });
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationBootstrap(): void {
+    this.periodic.start();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Deletes every row older than the retention at `now`; returns how many. */
-  pruneOnce(now = new Date()): Promise<number> {
+  async pruneAll(now: Date): Promise<number> {
     const before = new Date(now.getTime() - this.settings.retentionMs);
-    const run = (async () => {
-      let total = 0;
-      for (;;) {
-        const n = await AuditLog.prune(this.dataSource, before, BATCH);
-        total += n;
-        if (n < BATCH) return total;
-      }
-    })().finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
-    this.running = run;
-    return run;
+    let total = 0;
+    for (;;) {
+      const n = await AuditLog.prune(this.dataSource, before, BATCH);
+      total += n;
+      if (n < BATCH) return total;
+    }
   }
 }

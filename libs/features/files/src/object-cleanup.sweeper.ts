@@ -5,6 +5,7 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
+import { PeriodicPass } from '@mango/platform-periodic';
 import { FileObjects } from './file-objects';
 import { FILES_SETTINGS, FilesSettings } from './files.settings';
 import { ObjectCleanupRepository } from './object-cleanup.repository';
@@ -28,36 +29,31 @@ const BATCH = 100;
 @Injectable()
 export class ObjectCleanupSweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('files');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<SweepResult>;
+  private readonly periodic: PeriodicPass<SweepResult>;
 
   constructor(
     @Inject(ObjectCleanupRepository) private readonly cleanups: ObjectCleanupRepository,
     @Inject(FileObjects) private readonly objects: FileObjects,
     @Inject(FILES_SETTINGS) private readonly settings: FilesSettings,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.settings.sweepIntervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.sweepOnce().catch((err) => this.log.warn(`object cleanup sweep failed: ${String(err)}`));
-    }, this.settings.sweepIntervalMs);
-    this.timer.unref();
+  ) {
+    this.periodic = new PeriodicPass({
+      intervalMs: settings.sweepIntervalMs,
+      pass: () => this.sweep(),
+      onError: (err) => this.log.warn(`object cleanup sweep failed: ${String(err)}`),
+    });
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationBootstrap(): void {
+    this.periodic.start();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Claims and finishes every due intent (in batches) and reports what happened. */
   sweepOnce(): Promise<SweepResult> {
-    const run = this.sweep().finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
-    this.running = run;
-    return run;
+    return this.periodic.runOnce();
   }
 
   private async sweep(): Promise<SweepResult> {

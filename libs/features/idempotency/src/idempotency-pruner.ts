@@ -6,6 +6,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { IdempotencyKeys } from '@mango/persistence';
+import { PeriodicPass } from '@mango/platform-periodic';
 import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS, IdempotencySettings } from './idempotency.settings';
 
@@ -19,41 +20,34 @@ const BATCH = 1_000;
 @Injectable()
 export class IdempotencyPruner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('idempotency');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly periodic: PeriodicPass<number>;
 
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.settings.pruneIntervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.pruneOnce().catch((err) => this.log.warn(`idempotency key pruning failed: ${String(err)}`));
-    }, this.settings.pruneIntervalMs);
-    this.timer.unref();
+  ) {
+    this.periodic = new PeriodicPass({
+      intervalMs: settings.pruneIntervalMs,
+      pass: () => this.pruneAll(new Date()),
+      onError: (err) => this.log.warn(`idempotency key pruning failed: ${String(err)}`),
+    });
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationBootstrap(): void {
+    this.periodic.start();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Deletes every key expired at `now`; returns how many. */
-  pruneOnce(now = new Date()): Promise<number> {
-    const run = (async () => {
-      let total = 0;
-      for (;;) {
-        const n = await IdempotencyKeys.prune(this.dataSource, now, BATCH);
-        total += n;
-        if (n < BATCH) return total;
-      }
-    })().finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
-    this.running = run;
-    return run;
+  async pruneAll(now: Date): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await IdempotencyKeys.prune(this.dataSource, now, BATCH);
+      total += n;
+      if (n < BATCH) return total;
+    }
   }
 }

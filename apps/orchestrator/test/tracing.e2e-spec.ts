@@ -259,14 +259,16 @@ describe('OpenTelemetry traces across real processes (api, orchestrator, Tempora
       { events: [{ type: 'user.message', content: [{ type: 'text', text: 'echo it' }] }] },
       { headers: { traceparent: `00-${traceId}-40f067aa0ba902bb-01` } },
     );
+    // The span is exported when the MCP call returns, which can be before the result event is committed:
+    // wait for both (a CI run under load read the events between the two).
     let span: CollectedSpan | undefined;
-    for (let i = 0; i < 300 && !span; i++) {
+    let list: Array<Record<string, any>> = [];
+    for (let i = 0; i < 300; i++) {
       span = collector.spans.find((x) => x.name === 'mango.mcp_tool_use echo');
+      list = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data as Array<Record<string, any>>;
+      if (span && list.some((e) => e.type === 'agent.mcp_tool_result')) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const list = (await ws.get(`/v1/sessions/${s.id}/events?limit=1000`)).body.data as Array<
-      Record<string, any>
-    >;
     const use = list.find((e) => e.type === 'agent.mcp_tool_use')!;
     expect(list.find((e) => e.type === 'agent.mcp_tool_result')).toMatchObject({ is_error: false });
     const server = collector.spans.find(

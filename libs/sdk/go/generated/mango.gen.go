@@ -31433,6 +31433,11 @@ type MemoryStoresArchiveResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// MemoryStoresArchiveResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresArchive
+type MemoryStoresArchiveResponse400Headers struct {
+	RequestId RequestId
+}
+
 // MemoryStoresArchiveResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresArchive
 type MemoryStoresArchiveResponse401Headers struct {
 	RequestId RequestId
@@ -31476,6 +31481,8 @@ type MemoryStoresArchiveResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MemoryStoreOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -31492,6 +31499,8 @@ type MemoryStoresArchiveResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresArchiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MemoryStoresArchiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *MemoryStoresArchiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -31511,6 +31520,11 @@ type MemoryStoresArchiveResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r MemoryStoresArchiveResponse) GetJSON200() *MemoryStoreOk {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MemoryStoresArchiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -32693,6 +32707,11 @@ type MemoryStoresMemoryVersionsRedactResponse200Headers struct {
 	RequestId          RequestId
 }
 
+// MemoryStoresMemoryVersionsRedactResponse400Headers the declared response headers of an HTTP 400 response for MemoryStoresMemoryVersionsRedact
+type MemoryStoresMemoryVersionsRedactResponse400Headers struct {
+	RequestId RequestId
+}
+
 // MemoryStoresMemoryVersionsRedactResponse401Headers the declared response headers of an HTTP 401 response for MemoryStoresMemoryVersionsRedact
 type MemoryStoresMemoryVersionsRedactResponse401Headers struct {
 	RequestId RequestId
@@ -32736,6 +32755,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MemoryVersionOk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -32752,6 +32773,8 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MemoryStoresMemoryVersionsRedactResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MemoryStoresMemoryVersionsRedactResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *MemoryStoresMemoryVersionsRedactResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -32771,6 +32794,11 @@ type MemoryStoresMemoryVersionsRedactResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON200() *MemoryVersionOk {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MemoryStoresMemoryVersionsRedactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -50308,6 +50336,13 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50377,6 +50412,16 @@ func ParseMemoryStoresArchiveResponse(rsp *http.Response) (*MemoryStoresArchiveR
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MemoryStoresArchiveResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers MemoryStoresArchiveResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {
@@ -51811,6 +51856,13 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51880,6 +51932,16 @@ func ParseMemoryStoresMemoryVersionsRedactResponse(rsp *http.Response) (*MemoryS
 			headers.RequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MemoryStoresMemoryVersionsRedactResponse400Headers
+		if values := rsp.Header.Values("request-id"); len(values) > 0 {
+			var value RequestId
+			if err := runtime.BindStyledParameterWithOptions("simple", "request-id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers MemoryStoresMemoryVersionsRedactResponse401Headers
 		if values := rsp.Header.Values("request-id"); len(values) > 0 {

@@ -6711,6 +6711,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["MemoryStoreOk"];
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -7014,6 +7015,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["MemoryVersionOk"];
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

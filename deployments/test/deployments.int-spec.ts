@@ -288,9 +288,30 @@ describe('Helm chart (helm lint + template)', () => {
 describe('Compose stack (docker-compose config)', () => {
   const file = join(ROOT, 'deployments/compose/compose.yaml');
 
+  /** The values `.env.example` marks REQUIRED (no defaults: `${VAR:?}`). */
+  const REQUIRED = {
+    MANGO_DB_PASSWORD: 'p',
+    MANGO_S3_ACCESS_KEY: 'ak',
+    MANGO_S3_SECRET_KEY: 'sk',
+    MANGO_PUBLIC_BASE_URL: 'https://mango.example',
+  };
+  const config = (env: Record<string, string>) =>
+    execFileSync('docker-compose', ['-f', file, 'config'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/root', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+
+  it('refuses to start without each required secret, naming it (no default secrets)', () => {
+    for (const name of Object.keys(REQUIRED)) {
+      const { [name as keyof typeof REQUIRED]: _left, ...rest } = REQUIRED;
+      expect(() => config(rest)).toThrow(new RegExp(`set ${name}`));
+    }
+  });
+
   it('is valid and wires every service the way the local stack does', () => {
-    const config = parse(execFileSync('docker-compose', ['-f', file, 'config'], { encoding: 'utf8' }));
-    expect(Object.keys(config.services).sort()).toEqual([
+    const cfg = parse(config(REQUIRED));
+    expect(Object.keys(cfg.services).sort()).toEqual([
       'api',
       'files',
       'ingress',
@@ -298,16 +319,19 @@ describe('Compose stack (docker-compose config)', () => {
       'orchestrator',
       'postgres',
       's3',
+      'sandbox',
       'supervisor',
       'temporal',
+      'temporal-namespace',
+      'temporal-schema',
     ]);
-    expect(config.services.api.command).toEqual(['mango-server', 'api']);
-    expect(config.services.api.depends_on.migrate.condition).toBe('service_completed_successfully');
-    expect(config.services.migrate.command).toEqual(['mango', 'migrate']);
-    expect(config.services.supervisor.profiles).toEqual(['supervisor']);
+    expect(cfg.services.api.command).toEqual(['mango-server', 'api']);
+    expect(cfg.services.api.depends_on.migrate.condition).toBe('service_completed_successfully');
+    expect(cfg.services.migrate.command).toEqual(['mango', 'migrate']);
+    expect(cfg.services.supervisor.profiles).toEqual(['supervisor']);
     // Vaults, remote MCP and webhooks are configurable in both processes that use them.
     for (const name of ['api', 'orchestrator'])
-      expect(Object.keys(config.services[name].environment)).toEqual(
+      expect(Object.keys(cfg.services[name].environment)).toEqual(
         expect.arrayContaining([
           'MANGO_KEYRING',
           'MANGO_VAULT_KEYRING',

@@ -143,10 +143,14 @@ describe('SessionToolRunner scheduling (the worker contract: docs/worker-contrac
     return { r, done: r.run() };
   }
 
-  /** Resolves once the Session log holds a result for `id`. */
+  /**
+   * Resolves once the Session log holds a result for `id`. Polls on timer turns, not only on the immediate
+   * queue: an answer that waits on a timer (toolTimeoutMs) may come after any number of immediates (a CI run
+   * under load spent 1,000 of them before the 20 ms timeout fired). The bound (10 s) only stops a hang.
+   */
   async function untilAnswered(id: string): Promise<void> {
-    for (let i = 0; i < 1000 && !session.results.some((r) => r.tool_use_id === id); i++)
-      await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 10_000 && !session.results.some((r) => r.tool_use_id === id); i++)
+      await new Promise((r) => setTimeout(r, 1));
     expect(session.results.map((r) => r.tool_use_id)).toContain(id);
   }
 
@@ -207,7 +211,7 @@ describe('SessionToolRunner scheduling (the worker contract: docs/worker-contrac
     await tool.untilStarted(1);
     session.append({ type: 'user.interrupt' });
     // The running call is cancelled (nothing posted); the waiting one never starts.
-    for (let i = 0; i < 100 && tool.running; i++) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 10_000 && tool.running; i++) await new Promise((r) => setTimeout(r, 1));
     expect(tool.running).toBe(0);
     session.call('sevt_c');
     await tool.untilStarted(2);
@@ -253,7 +257,8 @@ describe('SessionToolRunner scheduling (the worker contract: docs/worker-contrac
     tool.release('sevt_a');
     await untilAnswered('sevt_a');
     session.append({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
-    for (let i = 0; i < 100 && !order.includes('idle:end'); i++) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 10_000 && !order.includes('idle:end'); i++)
+      await new Promise((r) => setTimeout(r, 1));
     expect(idles).toBe(1);
     expect(order).toEqual(['after:start', 'after:end', 'idle:start', 'idle:end']);
     stop.abort();

@@ -6,7 +6,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { AuditLog } from '@mango/persistence';
-import { PeriodicPass } from '@mango/platform-periodic';
+import { drainInBatches, PeriodicPass } from '@mango/platform-periodic';
 import { DataSource } from 'typeorm';
 import { AUDIT_SETTINGS, AuditSettings } from './audit.env';
 
@@ -43,11 +43,6 @@ export class AuditPruner implements OnApplicationBootstrap, BeforeApplicationShu
   /** Deletes every row older than the retention at `now`; returns how many. */
   async pruneAll(now: Date): Promise<number> {
     const before = new Date(now.getTime() - this.settings.retentionMs);
-    let total = 0;
-    for (;;) {
-      const n = await AuditLog.prune(this.dataSource, before, BATCH);
-      total += n;
-      if (n < BATCH) return total;
-    }
+    return drainInBatches((batch) => AuditLog.prune(this.dataSource, before, batch), BATCH);
   }
 }

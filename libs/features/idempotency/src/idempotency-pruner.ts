@@ -6,7 +6,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { IdempotencyKeys } from '@mango/persistence';
-import { PeriodicPass } from '@mango/platform-periodic';
+import { drainInBatches, PeriodicPass } from '@mango/platform-periodic';
 import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS, IdempotencySettings } from './idempotency.settings';
 
@@ -43,11 +43,6 @@ export class IdempotencyPruner implements OnApplicationBootstrap, BeforeApplicat
 
   /** Deletes every key expired at `now`; returns how many. */
   async pruneAll(now: Date): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const n = await IdempotencyKeys.prune(this.dataSource, now, BATCH);
-      total += n;
-      if (n < BATCH) return total;
-    }
+    return drainInBatches((batch) => IdempotencyKeys.prune(this.dataSource, now, batch), BATCH);
   }
 }

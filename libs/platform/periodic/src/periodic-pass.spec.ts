@@ -1,4 +1,4 @@
-import { PeriodicPass } from './periodic-pass';
+import { drainInBatches, PeriodicPass } from './periodic-pass';
 
 describe('PeriodicPass', () => {
   beforeEach(() => jest.useFakeTimers());
@@ -54,5 +54,12 @@ describe('PeriodicPass', () => {
     release();
     await run;
     await expect(stopped).resolves.toBe(true);
+  });
+
+  it('drainInBatches steps until a batch comes back short, and totals the rows', async () => {
+    jest.useRealTimers();
+    const sizes = [3, 3, 1];
+    expect(await drainInBatches(async (batch) => (expect(batch).toBe(3), sizes.shift()!), 3)).toBe(7);
+    expect(sizes).toEqual([]);
   });
 });

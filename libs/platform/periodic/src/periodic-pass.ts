@@ -43,3 +43,16 @@ export class PeriodicPass<T> {
     return run;
   }
 }
+
+/** Runs `step` (which handles at most `batch` rows) until a step handles fewer; returns the total. */
+export async function drainInBatches(
+  step: (batch: number) => Promise<number>,
+  batch: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await step(batch);
+    total += n;
+    if (n < batch) return total;
+  }
+}
